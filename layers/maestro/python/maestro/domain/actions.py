@@ -1,0 +1,317 @@
+"""The closed action vocabulary: nine lanes, each with typed params.
+
+The brain may only say one of these; anything else is a schema failure and falls back. An action
+names *what* to do and *which* work order; it never names a handler, a person or a free-form
+effect, so a prompt injection cannot widen what the system does.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+
+from maestro.domain.common import AwareDatetime, Frozen
+
+
+class Lane(StrEnum):
+    CREATE_WO = "create_wo"
+    RELAY_TO_OPEN_WO = "relay_to_open_wo"
+    SCHEDULE_VISIT = "schedule_visit"
+    RECORD_RATING = "record_rating"
+    RELAY_TO_VENDOR = "relay_to_vendor"
+    MANAGE_EXISTING = "manage_existing"
+    CONTINUE_WITH_ASSISTANT = "continue_with_assistant"
+    CLARIFY = "clarify"
+    ESCALATE = "escalate"
+
+
+class Mutation(StrEnum):
+    """How a lane touches the world; it decides the lane's consensus threshold class."""
+
+    WRITES = "writes"  # changes a work order
+    MESSAGES = "messages"  # sends words to a third party on the tenant's behalf
+    VIA_CONFIRM = "via_confirm"  # mutations are held until the party says YES
+    NONE = "none"
+    PAGES = "pages"  # wakes a person up
+
+
+class LaneSpec(Frozen):
+    lane: Lane
+    mutation: Mutation
+    target: Literal["required", "forbidden", "optional"]
+    event: str = Field(description="The domain event the lane's effect publishes")
+
+    @property
+    def mutating(self) -> bool:
+        """Mutating lanes need high agreement and an owned target."""
+        return self.mutation in {Mutation.WRITES, Mutation.MESSAGES}
+
+
+LANE_SPECS: dict[Lane, LaneSpec] = {
+    spec.lane: spec
+    for spec in (
+        LaneSpec(
+            lane=Lane.CREATE_WO, mutation=Mutation.WRITES, target="forbidden", event="wo.created"
+        ),
+        LaneSpec(
+            lane=Lane.RELAY_TO_OPEN_WO,
+            mutation=Mutation.WRITES,
+            target="required",
+            event="wo.updated",
+        ),
+        LaneSpec(
+            lane=Lane.SCHEDULE_VISIT,
+            mutation=Mutation.WRITES,
+            target="required",
+            event="wo.updated",
+        ),
+        LaneSpec(
+            lane=Lane.RECORD_RATING,
+            mutation=Mutation.WRITES,
+            target="required",
+            event="rating.recorded",
+        ),
+        LaneSpec(
+            lane=Lane.RELAY_TO_VENDOR,
+            mutation=Mutation.MESSAGES,
+            target="required",
+            event="message.sent",
+        ),
+        LaneSpec(
+            lane=Lane.MANAGE_EXISTING,
+            mutation=Mutation.VIA_CONFIRM,
+            target="forbidden",
+            event="confirm.held",
+        ),
+        LaneSpec(
+            lane=Lane.CONTINUE_WITH_ASSISTANT,
+            mutation=Mutation.NONE,
+            target="optional",
+            event="message.sent",
+        ),
+        LaneSpec(
+            lane=Lane.CLARIFY, mutation=Mutation.NONE, target="forbidden", event="message.sent"
+        ),
+        LaneSpec(
+            lane=Lane.ESCALATE, mutation=Mutation.PAGES, target="optional", event="escalation.paged"
+        ),
+    )
+}
+
+MUTATING_LANES: frozenset[Lane] = frozenset(s.lane for s in LANE_SPECS.values() if s.mutating)
+
+NEW_WO_PREFIX = "new:"
+"""Targets spelled ``new:<ref>`` point at a work order a ``create_wo`` earlier in the same
+package opens; dispose orders the create first and resolves the ref when it runs."""
+
+_NEW_REF = re.compile(r"^new:[a-z0-9][a-z0-9-]{0,31}$")
+
+
+def is_new_ref(target: str | None) -> bool:
+    return target is not None and target.startswith(NEW_WO_PREFIX)
+
+
+# ---------------------------------------------------------------------------------------------
+# Params, one model per lane. Closed (extra fields forbidden) and bounded in size, because they
+# come from a model and end up in messages and records.
+# ---------------------------------------------------------------------------------------------
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+Category = Literal[
+    "plumbing", "electrical", "hvac", "appliance", "pest", "structural", "locks", "general"
+]
+
+
+class CreateWoParams(Params):
+    ref: str = Field(default="new:1", description="How later actions in this package refer to it")
+    summary: str = Field(min_length=3, max_length=200)
+    category: Category = "general"
+    urgency: Literal["routine", "urgent", "emergency"] = "routine"
+    location: str | None = Field(default=None, max_length=100)
+
+    @field_validator("ref")
+    @classmethod
+    def _ref_shape(cls, value: str) -> str:
+        if not _NEW_REF.fullmatch(value):
+            raise ValueError("ref must look like 'new:1'")
+        return value
+
+
+class RelayToOpenWoParams(Params):
+    note: str = Field(min_length=1, max_length=1000, description="What to add to the WO")
+
+
+class ScheduleVisitParams(Params):
+    mode: Literal["propose", "confirm"] = "propose"
+    availability: str = Field(min_length=1, max_length=300, description="In the sender's words")
+    window_start: AwareDatetime | None = None
+    window_end: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _window_pair(self) -> ScheduleVisitParams:
+        if (self.window_start is None) != (self.window_end is None):
+            raise ValueError("give both window_start and window_end, or neither")
+        if self.window_start and self.window_end and self.window_end <= self.window_start:
+            raise ValueError("window_end must be after window_start")
+        return self
+
+
+class RecordRatingParams(Params):
+    stars: int = Field(ge=1, le=5)
+    comment: str | None = Field(default=None, max_length=500)
+
+
+class RelayToVendorParams(Params):
+    message: str = Field(min_length=1, max_length=1000)
+
+
+class ManageExistingParams(Params):
+    operation: Literal["list", "cancel", "reschedule"]
+    wo_ids: tuple[str, ...] = Field(default=(), max_length=20)
+    request: str = Field(default="", max_length=300, description="The party's words")
+
+
+class ContinueWithAssistantParams(Params):
+    reply_hint: str | None = Field(default=None, max_length=500)
+
+
+class ClarifyParams(Params):
+    question: str = Field(min_length=1, max_length=400)
+    candidate_ids: tuple[str, ...] = Field(default=(), max_length=10)
+    reason: Literal[
+        "ambiguous_relation",
+        "multi_context",
+        "low_agreement",
+        "stale_context",
+        "not_owned",
+        "unresolved_reference",
+    ] = "ambiguous_relation"
+
+
+class EscalateParams(Params):
+    reason: Literal["emergency", "identity", "guard_tripped", "fallback"] = "emergency"
+    severity: Literal["emergency", "urgent", "info"] = "emergency"
+    hazard: str = Field(default="", max_length=200)
+
+
+# ---------------------------------------------------------------------------------------------
+# Actions: the discriminated union by lane.
+# ---------------------------------------------------------------------------------------------
+
+
+class ActionBase(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    target_wo_id: str | None = Field(default=None, max_length=64)
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0, description="Self-reported")
+    why: str = Field(default="", max_length=400)
+    evidence: str = Field(default="", max_length=400, description="The words it rests on")
+
+    @property
+    def spec(self) -> LaneSpec:
+        return LANE_SPECS[Lane(self.lane)]  # type: ignore[attr-defined]
+
+    @model_validator(mode="after")
+    def _target_matches_lane(self) -> ActionBase:
+        rule = self.spec.target
+        if rule == "required" and not self.target_wo_id:
+            raise ValueError(f"{self.spec.lane} needs a target_wo_id")
+        if rule == "forbidden" and self.target_wo_id is not None:
+            raise ValueError(f"{self.spec.lane} takes no target_wo_id")
+        target = self.target_wo_id
+        if (
+            target is not None
+            and target.startswith(NEW_WO_PREFIX)
+            and not _NEW_REF.fullmatch(target)
+        ):
+            raise ValueError("a new-WO target must look like 'new:1'")
+        return self
+
+
+class CreateWo(ActionBase):
+    lane: Literal[Lane.CREATE_WO] = Lane.CREATE_WO
+    params: CreateWoParams
+
+
+class RelayToOpenWo(ActionBase):
+    lane: Literal[Lane.RELAY_TO_OPEN_WO] = Lane.RELAY_TO_OPEN_WO
+    params: RelayToOpenWoParams
+
+
+class ScheduleVisit(ActionBase):
+    lane: Literal[Lane.SCHEDULE_VISIT] = Lane.SCHEDULE_VISIT
+    params: ScheduleVisitParams
+
+
+class RecordRating(ActionBase):
+    lane: Literal[Lane.RECORD_RATING] = Lane.RECORD_RATING
+    params: RecordRatingParams
+
+
+class RelayToVendor(ActionBase):
+    lane: Literal[Lane.RELAY_TO_VENDOR] = Lane.RELAY_TO_VENDOR
+    params: RelayToVendorParams
+
+
+class ManageExisting(ActionBase):
+    lane: Literal[Lane.MANAGE_EXISTING] = Lane.MANAGE_EXISTING
+    params: ManageExistingParams
+
+
+class ContinueWithAssistant(ActionBase):
+    lane: Literal[Lane.CONTINUE_WITH_ASSISTANT] = Lane.CONTINUE_WITH_ASSISTANT
+    params: ContinueWithAssistantParams = ContinueWithAssistantParams()
+
+
+class Clarify(ActionBase):
+    lane: Literal[Lane.CLARIFY] = Lane.CLARIFY
+    params: ClarifyParams
+
+
+class Escalate(ActionBase):
+    lane: Literal[Lane.ESCALATE] = Lane.ESCALATE
+    params: EscalateParams = EscalateParams()
+
+
+Action = Annotated[
+    CreateWo
+    | RelayToOpenWo
+    | ScheduleVisit
+    | RecordRating
+    | RelayToVendor
+    | ManageExisting
+    | ContinueWithAssistant
+    | Clarify
+    | Escalate,
+    Field(discriminator="lane"),
+]
+
+ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
+
+
+class ActionPlan(BaseModel):
+    """What one brain sample proposes: an ordered list of actions for the package."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    actions: tuple[Action, ...] = Field(min_length=1, max_length=8)
+
+
+def parse_action(data: Any) -> Action:
+    """Validate one action from untrusted data; raises pydantic.ValidationError if invalid."""
+    return ACTION_ADAPTER.validate_python(data)
+
+
+def action_plan_json_schema() -> dict[str, Any]:
+    """The JSON schema of an :class:`ActionPlan`, for use as a model tool's ``input_schema``.
+
+    It is the closed vocabulary as the model sees it: a lane outside it does not validate.
+    """
+    return ActionPlan.model_json_schema(mode="validation")

@@ -1,0 +1,252 @@
+"""Parties, messages, packages, work orders and open contexts."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from maestro.domain.common import E164, AwareDatetime, Frozen
+
+
+class PartyRole(StrEnum):
+    TENANT = "tenant"
+    VENDOR = "vendor"
+    PM = "pm"
+
+
+class Party(Frozen):
+    """A person known by phone number. An unknown number is never bound to a Party by guess."""
+
+    party_id: str = Field(min_length=1)
+    role: PartyRole
+    phone: E164
+    name: str = ""
+    unit: str | None = None
+
+
+class Channel(StrEnum):
+    SMS = "sms"
+    VOICE = "voice"
+    IN_APP = "in_app"
+
+
+class Message(Frozen):
+    """One inbound SMS, call transcript or in-app message, keyed by the provider's id."""
+
+    message_id: str = Field(min_length=1, description="Provider id, e.g. Twilio MessageSid")
+    conversation_id: str = Field(min_length=1)
+    channel: Channel = Channel.SMS
+    from_phone: E164
+    to_phone: E164 | None = None
+    body: str = ""
+    media_urls: tuple[str, ...] = ()
+    received_at: AwareDatetime
+    seq: int = Field(ge=0, description="Position in the conversation, assigned at ingestion")
+
+
+class FlushTrigger(StrEnum):
+    KICKOFF = "kickoff"
+    CONVERSATION_ENDED = "conversation_ended"
+    IDLE_TIMEOUT = "idle_timeout"
+    URGENCY_EXPEDITE = "urgency_expedite"
+    MAX_WAIT = "max_wait"
+
+
+def package_id_for(conversation_id: str, flush_number: int) -> str:
+    """The deterministic package id for a conversation's n-th flush.
+
+    Deterministic so that a redelivered flush starts the same (idempotently named) execution.
+    """
+    digest = hashlib.sha256(f"{conversation_id}#{flush_number}".encode()).hexdigest()[:16]
+    return f"pkg-{digest}-{flush_number}"
+
+
+class Package(Frozen):
+    """The unit of routing: the messages one flush hands over, in order."""
+
+    package_id: str = Field(min_length=1)
+    conversation_id: str = Field(min_length=1)
+    flush_number: int = Field(ge=0)
+    trigger: FlushTrigger
+    sender_phone: E164
+    messages: tuple[Message, ...] = Field(min_length=1)
+    flushed_at: AwareDatetime
+
+    @model_validator(mode="after")
+    def _messages_belong_and_are_ordered(self) -> Package:
+        seqs = [m.seq for m in self.messages]
+        if seqs != sorted(seqs) or len(set(seqs)) != len(seqs):
+            raise ValueError("package messages must be in strictly increasing seq order")
+        if any(m.conversation_id != self.conversation_id for m in self.messages):
+            raise ValueError("every message of a package must belong to its conversation")
+        return self
+
+    @property
+    def text(self) -> str:
+        """The package's text, one message per line."""
+        return "\n".join(m.body for m in self.messages if m.body)
+
+
+class WorkOrderStatus(StrEnum):
+    OPEN = "open"
+    SCHEDULED = "scheduled"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+TERMINAL_STATUSES = frozenset({WorkOrderStatus.COMPLETED, WorkOrderStatus.CANCELLED})
+
+# The lifecycle: open → scheduled → in_progress → completed | cancelled. A visit can start
+# unscheduled (open → in_progress); anything not finished can be cancelled.
+ALLOWED_TRANSITIONS: dict[WorkOrderStatus, frozenset[WorkOrderStatus]] = {
+    WorkOrderStatus.OPEN: frozenset(
+        {WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS, WorkOrderStatus.CANCELLED}
+    ),
+    WorkOrderStatus.SCHEDULED: frozenset({WorkOrderStatus.IN_PROGRESS, WorkOrderStatus.CANCELLED}),
+    WorkOrderStatus.IN_PROGRESS: frozenset({WorkOrderStatus.COMPLETED, WorkOrderStatus.CANCELLED}),
+    WorkOrderStatus.COMPLETED: frozenset(),
+    WorkOrderStatus.CANCELLED: frozenset(),
+}
+
+
+class Urgency(StrEnum):
+    ROUTINE = "routine"
+    URGENT = "urgent"
+    EMERGENCY = "emergency"
+
+
+class InvalidTransitionError(ValueError):
+    """A work-order change the lifecycle does not allow."""
+
+
+class VisitWindow(Frozen):
+    start: AwareDatetime
+    end: AwareDatetime
+
+    @model_validator(mode="after")
+    def _ordered(self) -> VisitWindow:
+        if self.end <= self.start:
+            raise ValueError("a visit window must end after it starts")
+        return self
+
+
+class WorkOrder(Frozen):
+    """The real record of a job. Every change returns a new WorkOrder with ``version + 1``."""
+
+    wo_id: str = Field(min_length=1)
+    tenant_id: str = Field(min_length=1)
+    vendor_id: str | None = None
+    unit: str | None = None
+    summary: str = Field(min_length=1)
+    category: str = "general"
+    urgency: Urgency = Urgency.ROUTINE
+    status: WorkOrderStatus = WorkOrderStatus.OPEN
+    visit: VisitWindow | None = None
+    rating_requested: bool = False
+    rating: int | None = Field(default=None, ge=1, le=5)
+    version: int = Field(default=1, ge=1)
+    created_at: AwareDatetime
+    updated_at: AwareDatetime
+
+    @model_validator(mode="after")
+    def _rating_rules(self) -> WorkOrder:
+        if self.rating_requested and self.status is not WorkOrderStatus.COMPLETED:
+            raise ValueError("a rating can only be requested for a completed work order")
+        if self.rating_requested and self.rating is not None:
+            raise ValueError("a rated work order has no rating request outstanding")
+        return self
+
+    @property
+    def is_open(self) -> bool:
+        return self.status not in TERMINAL_STATUSES
+
+    def _changed(self, at: AwareDatetime, **changes: object) -> WorkOrder:
+        return self.model_validate(
+            {**self.model_dump(), **changes, "version": self.version + 1, "updated_at": at}
+        )
+
+    def transition(self, to: WorkOrderStatus, at: AwareDatetime) -> WorkOrder:
+        if to not in ALLOWED_TRANSITIONS[self.status]:
+            raise InvalidTransitionError(f"{self.wo_id}: {self.status} → {to} is not allowed")
+        return self._changed(at, status=to)
+
+    def schedule(self, window: VisitWindow, at: AwareDatetime) -> WorkOrder:
+        """Set (or move) the visit window; an open WO becomes scheduled."""
+        if self.status not in {WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED}:
+            raise InvalidTransitionError(
+                f"{self.wo_id}: cannot schedule a {self.status} work order"
+            )
+        return self._changed(at, status=WorkOrderStatus.SCHEDULED, visit=window.model_dump())
+
+    def request_rating(self, at: AwareDatetime) -> WorkOrder:
+        if self.status is not WorkOrderStatus.COMPLETED:
+            raise InvalidTransitionError(f"{self.wo_id}: only a completed work order can be rated")
+        return self._changed(at, rating_requested=True)
+
+    def record_rating(self, stars: int, at: AwareDatetime) -> WorkOrder:
+        """Store a rating; only while a rating request is outstanding (invariant I7)."""
+        if not self.rating_requested:
+            raise InvalidTransitionError(f"{self.wo_id}: no rating request is outstanding")
+        return self._changed(at, rating=stars, rating_requested=False)
+
+
+class ContextKind(StrEnum):
+    WORK_ORDER = "work_order"
+    PENDING_CLARIFICATION = "pending_clarification"
+    PENDING_CONFIRMATION = "pending_confirmation"
+
+
+Awaiting = Literal["nothing", "availability", "rating", "answer", "confirmation"]
+
+
+DEFAULT_CONTEXT_TTL = timedelta(hours=72)
+
+
+class OpenContext(Frozen):
+    """Something the party has open, shown to the brain as one line with its id."""
+
+    context_id: str = Field(min_length=1, description="The id an action targets, e.g. WO-204")
+    kind: ContextKind
+    description: str = Field(min_length=1, max_length=200)
+    opened_at: AwareDatetime
+    last_activity_at: AwareDatetime | None = None
+    awaiting: Awaiting = "nothing"
+    rating_requested: bool = False
+    wo_id: str | None = Field(
+        default=None, description="The work order this context concerns, if any"
+    )
+
+    @property
+    def freshness_anchor(self) -> AwareDatetime:
+        """When the context was last alive: last activity, else when it was opened."""
+        return self.last_activity_at or self.opened_at
+
+    def is_stale(self, now: AwareDatetime, ttl: timedelta = DEFAULT_CONTEXT_TTL) -> bool:
+        """True when the context is past its TTL and must not be resumed blindly (I2)."""
+        return now - self.freshness_anchor > ttl
+
+    def line(self) -> str:
+        """The one natural-language line the brain sees for this context."""
+        waiting = "" if self.awaiting == "nothing" else f"; awaiting {self.awaiting}"
+        return f"{self.context_id} ({self.kind.value}): {self.description}{waiting}"
+
+
+def context_for_work_order(
+    wo: WorkOrder, awaiting: Awaiting = "nothing", last_activity_at: AwareDatetime | None = None
+) -> OpenContext:
+    """The open context a work order gives the parties on it."""
+    return OpenContext(
+        context_id=wo.wo_id,
+        kind=ContextKind.WORK_ORDER,
+        description=f"{wo.summary}" + (f", unit {wo.unit}" if wo.unit else "") + f" [{wo.status}]",
+        opened_at=wo.created_at,
+        last_activity_at=last_activity_at or wo.updated_at,
+        awaiting="rating" if wo.rating_requested else awaiting,
+        rating_requested=wo.rating_requested,
+        wo_id=wo.wo_id,
+    )

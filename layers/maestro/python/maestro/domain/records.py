@@ -1,0 +1,173 @@
+"""What the brain says and what maestro records: samples, pre-check, decisions, state."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from maestro.domain.actions import Action, Lane, ManageExistingParams
+from maestro.domain.common import AwareDatetime, Frozen
+from maestro.domain.models import Urgency
+
+SampleFailure = Literal[
+    "transport_error", "timeout", "non_json", "schema_failure", "out_of_vocabulary", "refused"
+]
+
+
+class BrainSample(Frozen):
+    """One of the k answers the reasoning brain gave for a package.
+
+    A failed sample keeps its place: it counts in the consensus denominator, diluting agreement.
+    """
+
+    index: int = Field(ge=0)
+    actions: tuple[Action, ...] | None = None
+    failure: SampleFailure | None = None
+    detail: str = Field(default="", max_length=500)
+    model: str = "unknown"
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _either_actions_or_failure(self) -> BrainSample:
+        if (self.actions is None) == (self.failure is None):
+            raise ValueError("a sample has either actions or a failure, not both or neither")
+        if self.actions is not None and not self.actions:
+            raise ValueError("a valid sample proposes at least one action")
+        return self
+
+    @property
+    def valid(self) -> bool:
+        return self.actions is not None
+
+
+class Route(StrEnum):
+    ESCALATE = "escalate"
+    REASONING = "reasoning"
+    HANDBACK = "handback"
+
+
+class PreCheckResult(Frozen):
+    """The cheap triage before any mutation (I1). When unsure, it says ``reasoning``."""
+
+    route: Route
+    severity: Literal["none", "low", "urgent", "emergency"] = "none"
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: str = Field(default="", max_length=400)
+    source: Literal["safety_floor", "model", "default"] = "default"
+    fallback: bool = False
+
+
+class Disposition(StrEnum):
+    QUEUED = "queued"  # will be executed, in order
+    REJECTED = "rejected"  # violated a rule (ownership, I7, vocabulary); recorded, not executed
+    PREEMPTED = "preempted"  # an escalation took precedence; the context is kept
+    BELOW_THRESHOLD = "below_threshold"  # not enough agreement; recorded, not executed
+
+
+ContextRelation = Literal["resolves", "continues", "pivots", "ambiguous", "none"]
+
+
+class MaestroDecision(Frozen):
+    """The append-only record of one routing decision (ADR-0059 D3 fields that still apply).
+
+    ``decision_id`` is deterministic (package id + stage + index), so a re-execution writes the
+    same key and the conditional put refuses the duplicate.
+    """
+
+    decision_id: str
+    package_id: str
+    conversation_id: str
+    stage: Literal["precheck", "dispose", "fallback"]
+    index: int = Field(ge=0)
+    disposition: Disposition
+    lane: Lane
+    target_wo_id: str | None = None
+    command: Action | None = Field(default=None, description="What the brain proposed")
+    context_relation: ContextRelation = "none"
+    open_context_count: int = Field(ge=0)
+    bound_context_id: str | None = None
+    interrupted: bool = False
+    resume_revalidated: bool = False
+    abstained: bool = False
+    fallback: bool = False
+    confidence: float = Field(ge=0.0, le=1.0)
+    threshold: float | None = None
+    votes: dict[str, int] = Field(default_factory=dict)
+    samples: int = Field(default=0, ge=0)
+    valid_samples: int = Field(default=0, ge=0)
+    entropy_bits: float = Field(default=0.0, ge=0.0)
+    model: str = ""
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    reason: str = Field(default="", max_length=500)
+    idempotency_key: str | None = None
+    recorded_at: AwareDatetime
+
+
+class OutstandingItem(Frozen):
+    kind: Literal["availability", "rating", "clarification", "confirmation", "vendor_reply"]
+    since: AwareDatetime
+    note: str = ""
+
+
+class MaestroState(Frozen):
+    """A WO-keyed snapshot derived from the decision log: a routing aid, never the source of
+    truth, reconciled against the WO store. Updated with optimistic concurrency on ``version``.
+    """
+
+    wo_id: str
+    version: int = Field(default=1, ge=1)
+    urgency: Urgency = Urgency.ROUTINE
+    outstanding: tuple[OutstandingItem, ...] = ()
+    last_package_id: str | None = None
+    last_decision_id: str | None = None
+    updated_at: AwareDatetime
+
+
+DEFAULT_PENDING_TTL = timedelta(hours=72)
+
+
+class PendingClarification(Frozen):
+    """A question maestro asked, stored so "1" or "the kitchen one" resolves next time."""
+
+    clarification_id: str
+    package_id: str
+    conversation_id: str
+    party_id: str | None
+    question: str
+    candidate_ids: tuple[str, ...]
+    candidate_lines: tuple[str, ...] = ()
+    asked_at: AwareDatetime
+    expires_at: AwareDatetime
+
+    @model_validator(mode="after")
+    def _lines_match(self) -> PendingClarification:
+        if self.candidate_lines and len(self.candidate_lines) != len(self.candidate_ids):
+            raise ValueError("one description line per candidate, or none")
+        return self
+
+
+class PendingConfirmation(Frozen):
+    """A held mutation: the exact call with resolved ids, released only by YES, re-validated
+    before release, and never re-derived from the "yes"."""
+
+    confirmation_id: str
+    package_id: str
+    party_id: str
+    call: ManageExistingParams
+    proposal: str = Field(min_length=1, max_length=500, description="What the party was asked")
+    held_at: AwareDatetime
+    expires_at: AwareDatetime
+    status: Literal["held", "released", "discarded", "expired", "superseded"] = "held"
+
+    @model_validator(mode="after")
+    def _mutating_call(self) -> PendingConfirmation:
+        if self.call.operation == "list":
+            raise ValueError("only mutating calls are held for confirmation")
+        if not self.call.wo_ids:
+            raise ValueError("a held call names the resolved work-order ids")
+        return self

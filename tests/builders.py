@@ -1,0 +1,112 @@
+"""Small builders for test data, shared by the unit and property tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from maestro.domain.actions import Action, parse_action
+from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate
+from maestro.domain.models import (
+    ContextKind,
+    FlushTrigger,
+    Message,
+    OpenContext,
+    Package,
+    Party,
+    PartyRole,
+)
+from maestro.domain.records import BrainSample, SampleFailure
+
+T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
+TENANT_PHONE = "+14155550100"
+MARIA = Party(party_id="tenant-maria", role=PartyRole.TENANT, phone=TENANT_PHONE, name="Maria")
+
+
+def package(*bodies: str, at: datetime = T0, phone: str = TENANT_PHONE, flush: int = 1) -> Package:
+    messages = tuple(
+        Message(
+            message_id=f"SM{flush:03d}{i:04d}",
+            conversation_id="conv-1",
+            from_phone=phone,
+            body=body,
+            received_at=at - timedelta(seconds=len(bodies) - i),
+            seq=flush * 100 + i,
+        )
+        for i, body in enumerate(bodies)
+    )
+    return Package(
+        package_id=f"pkg-conv-1-{flush}",
+        conversation_id="conv-1",
+        flush_number=flush,
+        trigger=FlushTrigger.IDLE_TIMEOUT,
+        sender_phone=phone,
+        messages=messages,
+        flushed_at=at,
+    )
+
+
+def wo_context(
+    wo_id: str,
+    description: str = "leak under the kitchen sink, unit 3B",
+    *,
+    age: timedelta = timedelta(hours=2),
+    awaiting: str = "nothing",
+    rating_requested: bool = False,
+    now: datetime = T0,
+) -> OpenContext:
+    return OpenContext(
+        context_id=wo_id,
+        kind=ContextKind.WORK_ORDER,
+        description=description,
+        opened_at=now - age - timedelta(days=1),
+        last_activity_at=now - age,
+        awaiting="rating" if rating_requested else awaiting,
+        rating_requested=rating_requested,
+        wo_id=wo_id,
+    )
+
+
+def act(lane: str, target: str | None = None, confidence: float = 0.9, **params: Any) -> Action:
+    """An action of ``lane`` with sensible default params, overridable by keyword."""
+    defaults: dict[str, dict[str, Any]] = {
+        "create_wo": {"summary": "new maintenance request"},
+        "relay_to_open_wo": {"note": "more detail from the tenant"},
+        "schedule_visit": {"availability": "tomorrow after 2pm"},
+        "record_rating": {"stars": 5},
+        "relay_to_vendor": {"message": "the tenant says hi"},
+        "manage_existing": {"operation": "list"},
+        "continue_with_assistant": {},
+        "clarify": {"question": "which one?"},
+        "escalate": {"reason": "emergency", "hazard": "gas smell"},
+    }
+    return parse_action(
+        {
+            "lane": lane,
+            "target_wo_id": target,
+            "confidence": confidence,
+            "why": "test",
+            "params": {**defaults[lane], **params},
+        }
+    )
+
+
+def sample(index: int, *actions: Action, model: str = "scripted") -> BrainSample:
+    return BrainSample(index=index, actions=tuple(actions), model=model)
+
+
+def failed(index: int, failure: SampleFailure = "transport_error") -> BrainSample:
+    return BrainSample(index=index, failure=failure, model="scripted")
+
+
+def samples_of(*plans: Sequence[Action] | SampleFailure) -> list[BrainSample]:
+    """One sample per plan; a plan given as a failure kind is a failed sample."""
+    out: list[BrainSample] = []
+    for i, plan in enumerate(plans):
+        out.append(failed(i, plan) if isinstance(plan, str) else sample(i, *plan))
+    return out
+
+
+def consensus(*plans: Sequence[Action] | SampleFailure, k: int = 5) -> ConsensusResult:
+    return aggregate(samples_of(*plans), ConsensusPolicy(k=k))
