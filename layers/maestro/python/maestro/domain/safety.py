@@ -1,0 +1,626 @@
+"""The deterministic emergency-phrase floor (invariants I1, I5).
+
+The model is the primary safety detector; this floor backs it up so an obvious emergency ("i smel
+gas", "water coming thru the celing") escalates even when the model is down, slow or wrong. It is
+pure and fast: a fixed list of compiled regexes over the raw text, so a hit's ``start``/``end``
+index the message exactly as the tenant sent it (no normalisation that would shift offsets).
+
+Design choices, in order of priority:
+
+* recall on real emergencies first: missing one is dangerous, so patterns tolerate lower case,
+  common typos, missing apostrophes ("theres"), SMS punctuation and a few filler words;
+* precision second: bare ambiguous words ("gas", "fire", "smoke", "flood", "break in", "heat") never
+  fire alone; each needs an emergency context ("gas smell", "on fire", "smoke coming out", ...);
+* cheap negation: a negator right before a hit ("no smoke", "don't smell gas") or a resolution
+  right after it ("... is gone now") suppresses it. Fillers inside a pattern never include a
+  negator, so "there's no smoke" cannot match "there's ... smoke".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from pydantic import model_validator
+
+from maestro.domain.common import Frozen
+
+Category = Literal[
+    "gas",
+    "smoke_fire",
+    "carbon_monoxide",
+    "electrical",
+    "flooding",
+    "sewage",
+    "no_heat_freezing",
+    "break_in",
+    "structural",
+    "other",
+]
+Severity = Literal["emergency", "urgent"]
+
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+"""Every category the floor can report, in declaration order."""
+
+
+class SafetyHit(Frozen):
+    """One emergency phrase found by the floor; ``text[start:end] == phrase``."""
+
+    category: Category
+    severity: Severity
+    phrase: str
+    start: int
+    end: int
+
+    @model_validator(mode="after")
+    def _span_matches_phrase(self) -> SafetyHit:
+        # A span that disagrees with its phrase would point an operator at the wrong words.
+        if self.start < 0 or self.end <= self.start or self.end - self.start != len(self.phrase):
+            raise ValueError("start/end must be a non-empty span of exactly len(phrase)")
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
+# Building blocks. Patterns are compiled with IGNORECASE; "'" stands for any apostrophe form.
+# ---------------------------------------------------------------------------------------------
+
+_A = "['’`]?"  # optional apostrophe, straight or curly
+_NEG = (
+    rf"(?:no|not|never|nothing|without|nor|don{_A}t|doesn{_A}t|didn{_A}t|isn{_A}t|wasn{_A}t|"
+    rf"aren{_A}t|weren{_A}t|can{_A}t|cannot|couldn{_A}t|haven{_A}t|hasn{_A}t)"
+)
+# Fillers never join clauses, so "the floor is fine and my phone fell" cannot read as a collapse.
+_JOIN = r"(?:and|but|or|so|because|then|when|while|after|before|if|until|though|although)"
+# Separator between two words: spaces, apostrophes, dashes, commas; not sentence punctuation.
+_SEP = r"[^\w.!?;:]+"
+
+
+def _gap(n: int) -> str:
+    """A separator plus up to ``n`` filler words that are neither negators nor clause joiners."""
+    return rf"{_SEP}(?:(?!{_NEG}\b|{_JOIN}\b)[\w'’]+{_SEP}){{0,{n}}}?"
+
+
+def _alt(*parts: str) -> str:
+    return "(?:" + "|".join(parts) + ")"
+
+
+_THERES = (
+    r"(?:(?:there|ther|their)\W{0,3}s\b|there\W+is|there\W+was|there\W+are|theirs|"
+    r"ther\W+is)"
+)
+_LIKE = r"(?:like|lik|liek|lyk|lk)"
+_SMELL = (
+    r"(?:sme+l+(?:s|l?ing|l?in|l?ed|t|y)?|smel|stinks?|stinking|stinky|reeks?|reeking|"
+    r"odou?rs?|whiff|fumes?|stench|stank)"
+)
+_GAS = r"(?:ga+s+(?:es)?|propane|natural\W+gas)"
+_SMOKE = rf"(?:smo+a?ke?(?:{_A}s)?)"
+_CEIL = r"(?:[cs](?:ei|ie|e|ee|ii|i)l+(?:i|e)?ng?s?|cei?lings?)"
+_ELEC = (
+    r"(?:outlets?|plugs?|sockets?|receptacles?|(?:light\W+)?switch(?:es)?|wires?|wiring|cords?|"
+    r"panel|breakers?|breaker\W+box|fuse\W*box|fuses?|electrical\W+box|meter|power\W+strip|"
+    r"extension\W+cord|light\W+fixture|fixture|lamp|lights?|charger|transformer|power\W+lines?)"
+)
+# The electrical parts that can be hot/buzzing/melting; lights are left out ("bulb burnt out").
+_ELEC_STRONG = (
+    r"(?:outlets?|plugs?|sockets?|receptacles?|(?:light\W+)?switch(?:es)?|wires?|wiring|cords?|"
+    r"panel|breakers?|breaker\W+box|fuse\W*box|electrical\W+box|meter|power\W+strip|"
+    r"extension\W+cord)"
+)
+_APPLIANCE = (
+    r"(?:oven|stove|range|microwave|dryer|washer|dishwasher|fridge|refrigerator|toaster|heater|"
+    r"furnace|boiler|vent|vents|fan|motor|a/?c|air\W+conditioner|tv|appliance|walls?|attic|"
+    r"basement|garage|chimney|fireplace|roof|radiator|unit|hood)"
+)
+_PLACE = (
+    r"(?:apartment|apt|unit|house|home|building|kitchen|bedroom|bathroom|room|hallway|hall|"
+    r"stairwell|basement|garage|attic|closet|living\W+room|laundry\W+room|place|floor|lobby)"
+)
+_THROUGH = r"(?:through|thru|threw|throught|thro|tru|from|out\W+of|down\W+from|into|in\W+from)"
+_HEAT = r"(?:he+a?t|he+a?ting|he+a?ter|heaters|furnace|boiler|radiators?|heat\W+pump)"
+_HEAT_DEAD = _alt(
+    rf"not{_SEP}(?:work\w*|on|coming\W+on|turning\W+on|kicking\W+on)",
+    rf"(?:isn{_A}t|aren{_A}t|ain{_A}t|isnt|arent){_SEP}(?:work\w*|on|coming\W+on|turning\W+on)",
+    rf"(?:doesn{_A}t|don{_A}t|doesnt|dont|didn{_A}t|didnt){_SEP}(?:work|come\W+on|turn\W+on|start)",
+    rf"(?:hasn{_A}t|haven{_A}t|hasnt|havent){_SEP}(?:been{_SEP})?(?:work\w*|come\W+on|on)",
+    rf"(?:won{_A}t|wont|will\W+not){_SEP}(?:turn|come|kick|start|work|fire|light)\w*",
+    r"stopped(?:\W+working)?",
+    r"quit(?:\W+working)?",
+    r"died",
+    r"dead",
+    r"(?:went|gone|is|s|has\W+gone)\W+out\b",
+    r"out\b(?!\W+of\b)",
+    r"broke\b",
+    r"broken",
+    r"busted",
+    r"failed",
+    r"shut\W+off",
+    r"off\b",
+    r"out\W+of\W+(?:order|oil|fuel|gas|propane)",
+    r"(?:blowing\W+)?(?:ice\W+)?cold\b",
+    rf"not{_SEP}(?:warm|hot|heating)\w*",
+)
+_COLD = _alt(
+    r"freez\w*",
+    r"frozen",
+    r"froze\b",
+    r"below\W+(?:zero|freezing|0)",
+    r"sub\W?zero",
+    r"(?:negative|minus)\W+\d+",
+    r"(?<![\d.])(?:[0-5]?\d|6[0-2])\W*(?:°|degrees?|deg\b)",
+    r"(?<![\d.])[1-5]\d\W+(?:in\W+here|inside|indoors|in\W+the\W+(?:apartment|apt|unit|house))",
+    r"snow\w*",
+    r"ic(?:e|y)\b",
+    r"frigid",
+    r"cold",
+    r"chilly",
+    r"blizzard",
+    r"winter",
+)
+_CO_DEVICE = r"(?:alarms?|detectors?|detecter|dectector|detectr|monitor|sensor|meter)"
+_NO_HEAT_HAVE = (
+    rf"\b(?:don{_A}t|dont|do\W+not|doesn{_A}t|doesnt|haven{_A}t|havent|didn{_A}t|didnt)\W+"
+    rf"(?:have|got|get|has){_SEP}(?:any\W+)?(?:heat|heating|hot\W+air)\b"
+)
+# "broke in half", "get in touch": the words after "in" that make it no break-in.
+_NOT_IN_HALF = r"(?!\W+(?:half|two|pieces?|touch|line|contact)\b)"
+# "break-in at the building" is a crime; "a break in the fence/pipe/schedule" is not.
+_BREAK_IN_OBJECT_OK = (
+    r"(?!\W+(?:the|my|our|a|an|your|his|her|their|these|those|new|them|it)\W+"
+    r"(?!building|apartment|apt|unit|house|home|garage|complex|office|lobby|mail\w*|storage|"
+    r"basement|cars?\b|place)\w)"
+)
+# "no heat issues so far": the "no" is about problems, not about heat.
+_NOT_AN_ISSUE = r"(?!\W+(?:issues?|problems?|complaints?|concerns?|trouble)\b)"
+_PERSON = (
+    r"(?:some\W?one|some\W?body|sombody|somebdy|somone|some1|sum1|sumone|sumbody|smbdy|"
+    r"(?:a|some|this)\W+(?:guy|man|dude|woman|person|stranger|kids?)|people|they|"
+    r"thie(?:f|ves)|burglars?|robbers?|intruders?|ppl)"
+)
+_BATTERY_VETO = (
+    r"chirp\w*|low\W+batter\w*|batter(?:y|ies)\W+(?:is\W+|are\W+)?(?:low|dying|dead|going)|"
+    r"needs?\W+(?:a\W+)?(?:new\W+)?batter|replace\W+(?:the\W+|a\W+)?batter|new\W+batter"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    category: Category
+    severity: Severity
+    pattern: re.Pattern[str]
+    # The rule is skipped when `veto` matches anywhere in the message (e.g. "battery" for alarms).
+    veto: re.Pattern[str] | None = None
+    # The rule fires only when `requires` also matches somewhere (e.g. "freezing" for no heat).
+    requires: re.Pattern[str] | None = None
+    # A cheap stem every match contains, checked first so most texts skip the slow pattern
+    # (a test checks that each match holds its rule's trigger).
+    trigger: re.Pattern[str] | None = None
+
+
+def _rule(
+    category: Category,
+    severity: Severity,
+    *patterns: str,
+    veto: str | None = None,
+    requires: str | None = None,
+    trigger: str | None = None,
+) -> _Rule:
+    return _Rule(
+        category=category,
+        severity=severity,
+        pattern=re.compile(_alt(*patterns), re.IGNORECASE),
+        veto=re.compile(veto, re.IGNORECASE) if veto else None,
+        requires=re.compile(requires, re.IGNORECASE) if requires else None,
+        trigger=re.compile(trigger, re.IGNORECASE) if trigger else None,
+    )
+
+
+_SMOKE_VETO = (
+    r"cigar\w*|weed|marijuana|\bpot\b|vap(?:e|ing)|tobacco|hookah|second\W*hand|smokers?\b|"
+    r"smoke\W+(?:break|shop|show|signals?|screen|and\W+mirrors)"
+)
+# "people smoke in the stairwell" is a complaint about smokers, not a fire.
+_SMOKE_AS_VERB = r"(?<!people )(?<!they )(?<!he )(?<!she )(?<!i )(?<!we )(?<!to )(?<!you )"
+_FIRE = r"(?:fi+re|fyre|fier)"
+_FIRE_NOUN = (
+    rf"{_FIRE}\b(?!\W*(?:alarms?|extinguishers?|escapes?|drills?|inspections?|doors?|exits?|"
+    r"codes?|safety|marshal|hydrants?|pits?|place|wall|works|fighters?|m[ae]n|proof|rated|rating|"
+    r"sprinklers?|department|dept|station|insurance|hazards?|ants?|sale|tv|stick|up|away|off|"
+    r"at\W+will)\b|\W+(?:in|on)\W+(?:the|my|our|a)\W+(?:fire\W*place|fire\W*pit|grill|bbq|"
+    r"barbecue|wood\W*stove|camp\w*))"
+)
+
+_RULES: tuple[_Rule, ...] = (
+    # --- gas ------------------------------------------------------------------------------------
+    _rule(
+        "gas",
+        "emergency",
+        # "smell gas", "smells like gas", "reeks of gas", "odor of natural gas", "smel gass"
+        rf"\b{_SMELL}(?:{_SEP}(?:{_LIKE}|of|some|a|the|strong|strongly|much|so|lots|lot|faint|bit|"
+        rf"little|slight|really|definitely|kinda|kind|sort|maybe|possibly|what|sure|heavy|"
+        rf"heavily|it|its|is|s|smells?|something|somethin|smth|sth)){{0,4}}{_SEP}{_GAS}\b",
+        rf"\b{_SMELL}{_SEP}(?:\w+\W+)?gassy\b",
+        # "gas smell", "gas leak", "gas is leaking", "gas line leak", "gass leek"
+        rf"\b{_GAS}{_SEP}(?:(?:is|s|line|pipe|pipes|main|valve|stove|oven|range|dryer|heater|"
+        rf"furnace|fireplace|meter|outside|inside|here|again|still|really|definitely)\W+){{0,3}}"
+        rf"(?:{_SMELL}|le+a?k\w*|leek\w*|hiss\w*|fumes?)",
+        rf"\ble+a?k(?:ing|s|ed)?{_SEP}(?:(?:some|a|of|natural)\W+){{0,2}}{_GAS}\b",
+        r"^\W*ga+s+(?:\W+le+a?k)?\W*$",
+        rf"\b{_GAS}\W+(?:i|we)\W+(?:can\W+|could\W+)?{_SMELL}",
+        # rotten eggs is how people describe mercaptan without saying "gas"
+        rf"\b{_SMELL}{_gap(3)}rott?(?:en|on)\W+eggs?",
+        r"\brott?(?:en|on)\W+eggs?\W+(?:smell|odou?r|stench|stink)",
+        rf"\bhiss\w*{_gap(4)}{_GAS}\b(?!\W+(?:bill|station|price|prices|card|tank|money|mileage))",
+        trigger=r"ga|propane|rott",
+    ),
+    # --- carbon monoxide ------------------------------------------------------------------------
+    _rule(
+        "carbon_monoxide",
+        "emergency",
+        # "carbon monoxide ... going off", "CO alarm beeping"; a bare "co"/"carbon" needs a device
+        rf"\b(?:(?:carb[oa]n\W*m[a-z]{{4,}}|m[oa]n[oi]x\w*)(?:\W*{_CO_DEVICE})?|"
+        rf"(?:carbon|c\W?o2?)\W*{_CO_DEVICE}){_gap(4)}(?:going\W+off|"
+        rf"goes\W+off|went\W+off|gone\W+off|go(?:ing|in)?\W+off|beep\w*|sound\w*|ring\w*|"
+        rf"blar\w*|scream\w*|alarm\w*|reading|reads|says|shows|display\w*|ppm|triggered|"
+        rf"activated|poison\w*|(?:le+a?k|leek)\w*|high\b|headaches?|dizzy|nause\w*|sick)",
+        veto=_BATTERY_VETO,
+    ),
+    _rule(
+        "carbon_monoxide",
+        "emergency",
+        r"\bcarb[oa]n\W*m[a-z]{4,}|\bm[oa]n[oi]x[a-z]*|\bmonixide\b",
+        veto=_BATTERY_VETO + r"|install\w*|inspect\w*|missing|expired|\bnew\b",
+    ),
+    # --- smoke / fire ---------------------------------------------------------------------------
+    _rule(
+        "smoke_fire",
+        "emergency",
+        rf"\bon{_SEP}{_FIRE}\b",
+        rf"\b(?:caught|catch|catching|catches|cought|caugh|set){_SEP}(?:on{_SEP})?{_FIRE}\b",
+        rf"\b(?:an?|small|big|huge|kitchen|grease|electrical|electric|house|building|apartment|"
+        rf"stove|oven|dryer|garage|attic|basement|trash|garbage|real|major|massive)\W+{_FIRE_NOUN}",
+        rf"(?<!cease )(?<!camp )(?<!open )\b{_FIRE_NOUN}(?=\W+(?:in|at|on|near|inside|upstairs|"
+        rf"downstairs|"
+        rf"next\W+door)\W+(?:the|my|our|unit|apt|apartment|building|kitchen|bedroom|hallway|"
+        rf"basement|\d))",
+        rf"\b{_FIRE}\b\W*!+",
+        rf"\b{_THERES}{_gap(1)}{_FIRE_NOUN}",
+        r"\bfire\W+everywhere\b",
+        r"^\W*(?:fire\W*)+$",
+        rf"\b{_FIRE_NOUN}{_SEP}(?:is\W+|s\W+)?(?:spread\w*|growing|getting\W+bigger)",
+        rf"\b(?:{_PLACE}|{_APPLIANCE}|{_ELEC}){_gap(2)}(?:burning|in\W+flames)"
+        rf"\b(?!\W+(?:smell|hot|up|out))",
+        r"\bburning\W+down\b",
+        rf"\bflames{_gap(1)}(?:coming|shooting|from|out|everywhere|on|in|inside|under|behind|"
+        r"spreading)\b",
+        r"\b(?:in|into)\W+flames\b",
+        rf"\b(?:see|saw|seeing|{_THERES}){_gap(1)}flames?\b",
+        trigger=r"fi+re|fyre|fier|flame|burning",
+    ),
+    _rule(
+        "smoke_fire",
+        "emergency",
+        # smoke that is moving or somewhere: "smoke coming out of the oven", "smokes coming thru"
+        rf"{_SMOKE_AS_VERB}\b{_SMOKE}{_gap(1)}(?:coming|comming|pouring|billowing|bellowing|"
+        rf"filling|fills|filled|rising|everywhere|spreading|seeping|leaking|pour\w*|com(?:in|es)|"
+        rf"from|out\W+of|inside|under|in\W+(?:the|my|our|here|this|every))\b",
+        # someone sees or smells smoke: "theres smoke", "i smell smoke", "full of smoke"
+        rf"\b(?:{_THERES}|see|seeing|saw|{_SMELL}(?:\W+{_LIKE})?|full\W+of|filled\W+with|"
+        rf"filling\W+with|lots\W+of|so\W+much|black|thick|heavy|white|gr[ae]y){_gap(1)}{_SMOKE}\b"
+        rf"(?!\W+(?:detector|alarm|break))",
+        # an appliance or part that is smoking: "outlet is smoking", "the dryer started smoking"
+        rf"\b(?:{_ELEC}|{_APPLIANCE}){_gap(2)}smok(?:ing|in|es|ed)\b",
+        r"^\W*smoke\W*$|\bsmoke\W*!+",
+        veto=_SMOKE_VETO,
+        trigger=r"smo+a?k",
+    ),
+    _rule(
+        "smoke_fire",
+        "urgent",
+        # a sounding alarm may be a fire; a chirp is a battery (routine)
+        rf"\b(?:smoke|fire|smok)\W*(?:alarms?|detectors?|detecter|dectector|detectr){_gap(3)}"
+        rf"(?:go(?:ing|in)?\W+off|goes\W+off|went\W+off|gone\W+off|sounding|blaring|screaming|"
+        rf"ringing|won{_A}t\W+stop|wont\W+stop|alarming|triggered|activated|beeping\W+nonstop)",
+        # cooking, steam and an all-clear explain the alarm; a fire would match the rules above
+        veto=_BATTERY_VETO + r"|cook\w*|toast|steam|shower|false\W+alarm|all\W+good|all\W+fine|"
+        rf"it{_A}s\W+fine|its\W+fine|everything{_A}s\W+fine|no\W+fire",
+    ),
+    # --- electrical -----------------------------------------------------------------------------
+    _rule(
+        "electrical",
+        "emergency",
+        r"\bspark(?:ing|ed|in)\b(?!\W+(?:joy|interest|conversation|debate|ideas?))",
+        rf"\bsparks{_gap(1)}(?:coming|flying|shooting|everywhere|out|from|when|in\W+the\W+wall)",
+        rf"\b(?:{_ELEC}|{_APPLIANCE}){_gap(3)}sparks?\b",
+        rf"\bsparks?\b(?!\W*plugs?){_gap(3)}{_ELEC}",
+        rf"\belectrical{_gap(1)}(?:smell|odou?r|fire)",
+        # a hot, buzzing, melting or scorched part
+        rf"\b{_ELEC_STRONG}{_gap(4)}(?:melt\w*|scorch\w*|charred|blackened|burn(?:ing|t|ed)\b"
+        rf"(?!\W+out)|hot\W+to\W+the\W+touch|too\W+hot|really\W+hot|very\W+hot|so\W+hot|buzz\w*|"
+        rf"smok\w*|arcing|popping)",
+        rf"\b(?:melted|melting|scorched|charred|burnt|burned){_gap(1)}{_ELEC_STRONG}",
+        # shocks and live wires
+        rf"\b(?:shock\w*|electrocut\w*|zapp?\w*){_gap(3)}{_ELEC}",
+        rf"\b{_ELEC}{_gap(3)}(?:shock\w*|electrocut\w*|zapp?ed)",
+        r"\belectrocut\w*",
+        rf"\b(?:live|exposed|bare|hanging|loose|downed|fallen|sparking){_SEP}(?:electrical\W+|"
+        rf"electric\W+|power\W+|live\W+)?(?:wires?|wiring|lines?)\b",
+        rf"\bpower\W+lines?{_gap(2)}(?:down|fell|fallen|sparking|on\W+the)",
+        trigger=r"spark|electr|melt|scorch|charr|blacken|burn|hot|buzz|smok|arcing|popping|shock|"
+        r"zap|wir|line",
+    ),
+    _rule(
+        "electrical",
+        "urgent",
+        rf"\b{_ELEC_STRONG}{_gap(4)}(?:hot\b(?!\W+(?:water|tub|plate|pot|sauce|tea|food))|"
+        rf"crackl\w*|sizzl\w*|flash\w*)",
+        rf"\b{_SMELL}{_SEP}(?:(?:really|very|so|kinda|like)\W+)?hot\b(?!\W+(?:sauce|food|dog))",
+        trigger=r"hot|crackl|sizzl|flash",
+    ),
+    _rule(
+        "electrical",
+        "emergency",
+        # a burning smell with no cooking to explain it: "smells like something's burning"
+        rf"\bburn(?:ing|t|ed|in){_gap(1)}{_SMELL}",
+        rf"\b{_SMELL}(?:{_SEP}(?:{_LIKE}|of|some|something|somethings|smth|sth|a|the|strong|"
+        rf"electrical|electric|plastic|rubber|wires?|wiring|is|s|kinda|really)){{0,3}}{_SEP}"
+        rf"(?:burn\w*|melt\w*|electrical|scorch\w*)",
+        rf"\bsomething(?:{_A}s|\W+is)?{_SEP}(?:\w+\W+)?burning\b",
+        veto=r"\btoast\w*|popcorn|candle|incense|\bfood\b|dinner|cooking|\bpan\b|\bpot\b",
+        trigger=r"burn|melt|electric|scorch",
+    ),
+    # --- flooding -------------------------------------------------------------------------------
+    _rule(
+        "flooding",
+        "emergency",
+        # "flooding", "flooded", "flodding", "floding"; not "flooded with work"
+        r"\bfl(?:o{1,3}|u)d{1,2}(?:ing|in|ed|s|e)?\b(?!\W+(?:with|of|insurance|zones?|lights?|"
+        r"plains?|warnings?|watch|advisory|gates?|inbox|by\W+(?:calls|emails|messages|requests|"
+        r"work)))",
+        # liquid coming through the ceiling / light fixture: "leaking into my bathroom ceiling"
+        rf"\b(?:pour|le+a?k|leek|drip|gush|stream|seep|spray|spew|rain|flow|pissing|pissin)\w*"
+        rf"{_SEP}(?:in\W+|down\W+|out\W+)?{_THROUGH}{_gap(2)}(?:{_CEIL}|roof|light\W*fixtures?|"
+        rf"fixtures?|lights?|vents?)\b",
+        rf"\bwater(?:{_A}s|\W+is|\W+was)?{_gap(2)}(?:through|thru|threw){_gap(2)}(?:{_CEIL}|roof|"
+        rf"light|fixture|walls?|floor)",
+        # burst pipes and tanks
+        rf"\b(?:burst|bursted|busted|broken|broke|exploded|split|blown|ruptured|leaking|cracked)"
+        rf"{_gap(1)}(?:water\W+)?(?:pipes?|water\W+main|main\W+line|water\W+line|supply\W+line)",
+        rf"\b(?:pipes?|water\W*main|water\W+line|supply\W+line|water\W*heater|hot\W+water\W+tank|"
+        rf"tank|washer\W+hose|hose){_gap(2)}(?:burst\w*|bust(?:ed)?\b|broke\b|exploded|split\b|"
+        rf"blew|ruptured|popped)",
+        # water that will not stop
+        rf"\bwater{_gap(3)}(?:gushing|spraying|pouring|shooting|spewing|everywhere|all\W+over|"
+        rf"rising|won{_A}t\W+stop|wont\W+stop|not\W+stopping|keeps\W+(?:coming|pouring|rising))",
+        r"\b(?:inch|inches|foot|feet|ankle|ankles)\W+(?:of\W+|deep\W+(?:of\W+)?)?water\b",
+        r"\b(?:full|filled|filling|fills)\W+(?:up\W+)?(?:of|with)\W+water\b",
+        rf"\bwater{_gap(2)}(?:coming|pouring|gushing|flowing|seeping|leaking|rushing)\W+in\W+"
+        rf"(?:under|through|thru|from)\b",
+        r"\b(?:is|are|s|got|went|now)\W+under\W?water\b",
+        rf"\bwater{_gap(2)}(?:coming|pouring|gushing|flowing|seeping|leaking|rushing)\W+(?:in|into)"
+        rf"\W+(?:the\W+|my\W+|our\W+)?(?:apartment|apt|unit|house|home|basement|room|bedroom|"
+        rf"kitchen|living|garage|hallway|building)\b",
+        trigger=r"fl[ou]+d|water|pour|le+a?k|leek|drip|gush|stream|seep|spray|spew|rain|flow|piss|"
+        r"pipe|main|line|tank|hose|heater",
+    ),
+    _rule(
+        "flooding",
+        "emergency",
+        # keyword-light (I5): "it's coming through the light fixture now"; upstairs noise, light
+        # and air also "come through the ceiling", so those messages are left to the model
+        rf"\b(?:com(?:ing|in|e|es)|came|running|falling)\W+(?:in\W+|down\W+)?(?:through|thru|"
+        rf"threw|throught|into|in\W+through){_gap(2)}(?:{_CEIL}|roof|light\W*fixtures?|"
+        rf"fixtures?|lights?)\b",
+        veto=r"nois\w*|music|loud|hear\w*|sounds?|bass|footsteps?|stomp\w*|talk\w*|voices?|"
+        r"yell\w*|scream\w*|\btv\b|sun\w*|draft\w*|\bair\b|wind|bugs?|\bants?\b|roach\w*|mice|"
+        r"rats?\b|smell\w*|smoke",
+    ),
+    _rule(
+        "flooding",
+        "urgent",
+        rf"\b{_CEIL}{_gap(2)}(?:(?:le+a?k|leek)\w*|drip\w*|pour\w*|gush\w*|rain\w*)",
+        rf"\b(?:le+a?k|leek)\w*{_gap(1)}(?:in|from|through|thru){_gap(1)}{_CEIL}",
+        rf"\broof{_gap(2)}(?:(?:le+a?k|leek)\w*|pour\w*|gush\w*)",
+    ),
+    # --- sewage ---------------------------------------------------------------------------------
+    _rule(
+        "sewage",
+        "emergency",
+        r"\bsew(?:age|ege|adge|erage|ag|ar|er)\b(?=.*\b(?:back\w*\W*up|overflow\w*|coming|"
+        r"everywhere|all\W+over|flood\w*|bubbl\w*|in\W+the\W+(?:tub|sink|shower|basement|floor)))",
+        r"\bsew(?:age|ege|adge|erage)\b",
+        rf"\bback(?:ing|ed|s)?\W*up{_SEP}(?:in(?:to)?|through|thru|out\W+of|from){_gap(2)}(?:tub|"
+        rf"bathtub|shower|sinks?|basement|toilets?|floor|drains?)",
+        rf"\b(?:main|sewer|drain)(?:\W+\w+)?\W+line{_gap(2)}back(?:ed|ing)\W*up",
+        rf"\b(?:poop|poo|feces|faeces|excrement|shit|crap|waste\W*water|toilet\W+water){_gap(1)}"
+        rf"(?:water|coming|backing|everywhere|all\W+over|bubbl\w*|up\W+(?:through|in|from))",
+        veto=r"\bbills?\b|\bcharges?\b|\bfees?\b|\brates?\b|payment|\btax\b|district",
+    ),
+    _rule(
+        "sewage",
+        "urgent",
+        r"\bsewer\b",
+        rf"\btoil\w*{_gap(3)}over\W?flow\w*",
+        rf"\bover\W?flow\w*{_gap(2)}toil\w*",
+        rf"\b(?:coming|bubbl\w*|backing|gurgl\w*|pouring){_SEP}(?:up\W+)?(?:through|thru|from|"
+        rf"out\W+of|in){_gap(2)}(?:drains?|tub|bathtub|shower)\b",
+        veto=r"\bbills?\b|\bcharges?\b|\bfees?\b|\brates?\b|payment|\btax\b|district",
+    ),
+    # --- no heat in the cold --------------------------------------------------------------------
+    _rule(
+        "no_heat_freezing",
+        "emergency",
+        rf"\bno{_gap(1)}(?:{_HEAT}|hot\W+air)\b{_NOT_AN_ISSUE}",
+        rf"\b{_HEAT}{_gap(3)}{_HEAT_DEAD}",
+        _NO_HEAT_HAVE,
+        requires=_COLD,
+    ),
+    _rule(
+        "no_heat_freezing",
+        "urgent",
+        rf"\bno{_gap(1)}(?:he+a?t|he+a?ting)\b{_NOT_AN_ISSUE}",
+        _NO_HEAT_HAVE,
+        rf"\b{_HEAT}{_gap(2)}(?:is\W+off\b(?!\W+for\W+the\W+(?:summer|season))|not\W+work\w*|"
+        rf"isn{_A}t\W+work\w*|isnt\W+work\w*|doesn{_A}t\W+work|doesnt\W+work|stopped\W+working|"
+        rf"died|is\W+dead|went\W+out|is\W+out\b|(?:won{_A}t|wont)\W+(?:turn|come|kick)\W+on|"
+        rf"broke\b|broken)",
+        rf"\bpipes?{_gap(2)}(?:frozen|froze|freezing|(?:going|gonna|about)\W+to\W+freeze)",
+        r"\bfrozen\W+pipes?",
+        veto=r"\bbill\b|\bpayment\b",
+    ),
+    # --- break-in -------------------------------------------------------------------------------
+    _rule(
+        "break_in",
+        "emergency",
+        rf"\b{_PERSON}{_gap(2)}"
+        rf"(?:broke|brok|broken|break|breaking|bust(?:ed)?|forced|forcing|kicked|(?:trying|tried|"
+        rf"tryna|attempted)\W+to\W+(?:get|break|come|force|kick))"
+        rf"\W*(?:in|into|inside|in\W+to|in2)\b{_NOT_IN_HALF}",
+        rf"\b(?:was|been|got|were|is|are|being|getting|get){_gap(1)}broken\W*in(?:to)?\b"
+        rf"{_NOT_IN_HALF}",
+        rf"\bbreak(?:-|)ins?\b{_BREAK_IN_OBJECT_OK}",
+        rf"\b{_THERES}{_gap(1)}(?:an?\W+)?(?:attempted\W+)?break\W?ins?\b{_BREAK_IN_OBJECT_OK}",
+        r"\bbreak\W?in\b(?=\W+(?:at|last|tonight|today|earlier|this\W+(?:morning|afternoon|"
+        r"evening)|right\W+now|in\W+progress)\b|\W*$|\W*!)",
+        rf"\bdoors?{_gap(3)}(?:kicked|forced|pried|bashed|smashed)\W+(?:in|open|down|off)\b",
+        rf"\b(?:kicked|forced|pried|bashed)\W+(?:in\W+|down\W+|open\W+)?(?:my|our|the){_gap(1)}"
+        rf"doors?\b",
+        r"\b(?:burglar\w*|burgl[ae]r\w*|burgler\w*|robbed|robbery|home\W+invasion|ransacked)\b",
+        rf"\b{_PERSON}{_gap(2)}(?:broke|smashed|busted|kicked|forced|pried)\W+(?:\w+\W+){{0,2}}"
+        rf"(?:windows?|doors?|locks?)\b",
+        rf"\b{_PERSON}(?:{_A}s|\W+is|\W+was)?\W+(?:in|inside)\W+(?:my|our)\W+(?:apartment|apt|"
+        rf"unit|house|home|room|bedroom|place|basement)\b",
+        veto=r"shoes|boots|sneakers|heels|\bgloves?\b|\bbaseball\b|\bmitt\b",
+    ),
+    _rule(
+        "break_in",
+        "urgent",
+        r"\b(?:strangers?|intruders?|prowlers?)\b",
+        rf"\btrying{_gap(1)}(?:doors|door\W+handles|to\W+open\W+(?:my|our|the)\W+doors?)",
+    ),
+    _rule(
+        "break_in",
+        "urgent",
+        # keyword-light: belongings gone, with a door, window or lock in the story
+        r"\b(?:stuff|things|items|belongings|valuables|tv|laptop|jewelry|electronics)\W+"
+        r"(?:\w+\W+)?(?:is|are|were|was|s|got|been)?\W*(?:missing|stolen|gone|taken)\b",
+        requires=r"\bdoors?\b|\bwindows?\b|\blocks?\b",
+    ),
+    # --- structural -----------------------------------------------------------------------------
+    _rule(
+        "structural",
+        "emergency",
+        rf"\b(?:{_CEIL}|roof|balcon(?:y|ies)|deck|porch|stairs|stairway|staircase|steps|railing|"
+        rf"walls?|floors?|floorboards|beams?|joists?|foundation|chimney|building|awning|soffit)"
+        rf"{_gap(6)}(?:and\W+(?:it{_A}s\W+|its\W+|it\W+is\W+|is\W+|are\W+)?)?"
+        rf"(?:sag\w*|bow(?:ing|ed|s)?\b|bulg\w*|buckl\w*|collaps\w*|cav(?:ing|ed|e)\b|"
+        rf"fell\b|falling\W+(?:in|down|apart|off)|fall\W+(?:in|down)|coming\W+(?:down|apart|"
+        rf"loose|off)|came\W+(?:down|off|apart)|gave\W+way|giv(?:e|ing)\W+way|pull(?:ing|ed)"
+        rf"\W+away|separat\w*|detach\w*|sinking|sunk|sank|crumbl\w*|lean(?:ing|s)\b|tilt\w*|"
+        rf"droop\w*|dropp(?:ing|ed)|(?:about|going|gonna)\W+to\W+(?:fall|collapse|give)|"
+        rf"cracking\W+open|split\w*\W+open)",
+        rf"\b(?:sagging|collaps\w*|caved?\W+in|caving|bowing|bulging|buckl\w*|crumbling|"
+        rf"falling){_gap(1)}(?:{_CEIL}|roof|balcon(?:y|ies)|deck|porch|stairs|staircase)\b",
+        rf"\b(?:plaster|drywall|sheetrock|chunks?|pieces?|debris|bricks?){_gap(3)}(?:fall\w*|fell|"
+        rf"coming\W+down|came\W+down|dropp\w*)",
+        rf"\b(?:fall\w*|fell|coming\W+down|came\W+down){_SEP}(?:from|off|out\W+of){_gap(1)}"
+        rf"{_CEIL}",
+    ),
+    _rule(
+        "structural",
+        "urgent",
+        # keyword-light (I5): "it's sagging more every hour"; the model judges what "it" is
+        rf"\b(?:it|it{_A}s|its|it\W+is|they{_A}re|theyre|they\W+are|it\W+keeps)\W+(?:\w+\W+)?"
+        rf"(?:sagging|bowing|bulging|buckling|collapsing|caving|crumbling|giving\W+way)\b",
+        rf"\bcracks?{_gap(4)}(?:getting|growing|gotten)\W+(?:bigger|wider|larger|worse)",
+    ),
+    # --- other ----------------------------------------------------------------------------------
+    _rule(
+        "other",
+        "emergency",
+        rf"\b(?:stuck|trapped|locked){_gap(2)}(?:elevator|elavator|elevater|lift)\b",
+        rf"\b(?:elevator|elavator|elevater){_gap(4)}(?:inside|trapped|stuck\W+(?:in|inside))\b",
+        rf"\b(?:i{_A}m|im|we{_A}re|were|someone|somebody|kids?|child|baby|he|she|they|"
+        rf"he{_A}s|she{_A}s|they{_A}re){_gap(1)}trapped\b",
+        r"\b(?:call(?:ed|ing)?|dial(?:ed|ing)?|phoned?)\W+911\b",
+        rf"\b911{_gap(1)}(?:is|are|on\W+the\W+way|here|coming)\b",
+        r"\bfire\W+(?:department|dept|truck|trucks|fighters)\W+(?:is\W+|are\W+)?(?:here|on|"
+        r"coming|outside)\b",
+    ),
+)
+
+# A negator governing the hit: "no smoke", "don't smell gas", "never any sign of smoke".
+_NEG_BEFORE = re.compile(
+    rf"\b(?:{_NEG}|no\W+longer|do\W+not|does\W+not|did\W+not|is\W+not|was\W+not|are\W+not)"
+    r"(?:\W+(?:any|more|longer|sign|signs|of|smell|smells|smelling|smelled|see|seeing|saw|"
+    r"detect|notice|noticed|really|even|a|the|real|actual|strong|hear|hearing|further|visible|"
+    r"i|we|think|is|there|s|it))*\W*$",
+    re.IGNORECASE,
+)
+# The end of the clause that holds the hit: only a negator in the same clause counts.
+_CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|and|so|because|though)\b", re.IGNORECASE)
+# A resolution right after the hit: "the gas smell is gone now", "smoke has cleared".
+_RESOLVED_AFTER = re.compile(
+    r"^\W*(?:(?:is|s|has|have|was|it|its|all|now|already|finally|totally|completely|went)\W+){0,3}"
+    r"(?:gone|cleared|went\W+away|anymore|any\W+more|dissipated|resolved|fixed|aired\W+out|"
+    r"under\W+control)\b",
+    re.IGNORECASE,
+)
+_SEVERITY_RANK: dict[Severity, int] = {"emergency": 0, "urgent": 1}
+
+
+def _negated(text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - 60) : start]
+    breaks = list(_CLAUSE_BREAK.finditer(before))
+    if breaks:
+        before = before[breaks[-1].end() :]
+    if _NEG_BEFORE.search(before):
+        return True
+    return _RESOLVED_AFTER.match(text[end : end + 40]) is not None
+
+
+def _first_hit(rule: _Rule, text: str) -> SafetyHit | None:
+    if rule.trigger is not None and not rule.trigger.search(text):
+        return None
+    for match in rule.pattern.finditer(text):
+        start, end = match.span()
+        if end == start or _negated(text, start, end):
+            continue
+        # Whole-text conditions are checked only once a phrase matched: most texts never get here.
+        if rule.veto is not None and rule.veto.search(text):
+            return None
+        if rule.requires is not None and not rule.requires.search(text):
+            return None
+        return SafetyHit(
+            category=rule.category,
+            severity=rule.severity,
+            phrase=text[start:end],
+            start=start,
+            end=end,
+        )
+    return None
+
+
+def safety_floor(text: str) -> SafetyHit | None:
+    """Return the most severe, then earliest, emergency phrase in ``text``, or ``None``.
+
+    Pure and deterministic: the same text always gives the same hit. ``None`` means only that no
+    listed phrase was found; the model still judges the message (keyword-free emergencies).
+    """
+    if not text or not text.strip():
+        return None
+    best: SafetyHit | None = None
+    for rule in _RULES:
+        hit = _first_hit(rule, text)
+        if hit is None:
+            continue
+        if best is None or (_SEVERITY_RANK[hit.severity], hit.start) < (
+            _SEVERITY_RANK[best.severity],
+            best.start,
+        ):
+            best = hit
+    return best
+
+
+__all__ = ["CATEGORIES", "SafetyHit", "safety_floor"]

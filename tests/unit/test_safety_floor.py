@@ -1,0 +1,282 @@
+"""The deterministic safety floor (I1, I5): recall on emergencies, precision on everyday text."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from maestro.domain import safety
+from maestro.domain.safety import CATEGORIES, SafetyHit, safety_floor
+
+REPO = Path(__file__).resolve().parents[2]
+CLINC = REPO / ".." / "shared" / "data" / "clinc150" / "clinc150_train_val.json"
+LABELED = REPO / "evals" / "labeled"
+
+
+@cache
+def _clinc_texts() -> tuple[str, ...]:
+    if not CLINC.exists():
+        pytest.fail(
+            f"CLINC150 data not found at {CLINC.resolve()}: the false-raise gate needs "
+            "shared/data/clinc150/clinc150_train_val.json beside the repo clone"
+        )
+    data: dict[str, list[list[str]]] = json.loads(CLINC.read_text(encoding="utf-8"))
+    splits = ("train", "val", "oos_train", "oos_val")
+    return tuple(row[0] for split in splits for row in data[split])
+
+
+def _jsonl(name: str) -> list[dict[str, str]]:
+    lines = (LABELED / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+# --- the three measured gates --------------------------------------------------------------------
+
+
+def test_clinc150_false_raise_rate_is_at_most_half_a_percent() -> None:
+    texts = _clinc_texts()
+    assert len(texts) == 18_200
+    raised = [(text, hit.phrase) for text in texts if (hit := safety_floor(text)) is not None]
+    assert len(raised) / len(texts) <= 0.005, raised[:50]
+
+
+def test_recall_on_labeled_emergencies_is_at_least_95_percent() -> None:
+    rows = _jsonl("emergencies.jsonl")
+    assert len(rows) >= 60
+    missed = [row["text"] for row in rows if safety_floor(row["text"]) is None]
+    assert (len(rows) - len(missed)) / len(rows) >= 0.95, missed
+
+
+def test_labeled_emergencies_cover_every_category() -> None:
+    labels = {row["category"] for row in _jsonl("emergencies.jsonl")}
+    assert labels == set(CATEGORIES)
+
+
+def test_hard_negatives_raise_at_most_10_percent() -> None:
+    rows = _jsonl("non_emergencies.jsonl")
+    assert len(rows) >= 25
+    raised = [row["text"] for row in rows if safety_floor(row["text"]) is not None]
+    assert len(raised) / len(rows) <= 0.10, raised
+
+
+# --- explicit cases ------------------------------------------------------------------------------
+
+MUST_FIRE: list[tuple[str, str]] = [
+    # gas
+    ("i smell gas in the kitchen", "gas"),
+    ("smel gas near the stove", "gas"),
+    ("gass leak in the basement", "gas"),
+    ("Smells like gas in here!!", "gas"),
+    ("smells lik gas", "gas"),
+    ("is that gas i smell", "gas"),
+    ("the whole hallway reeks of gas", "gas"),
+    ("hissing behind the stove and it smells like rotten eggs", "gas"),
+    ("GAS LEAK!!!!", "gas"),
+    # smoke / fire
+    ("theres smoke coming out of the oven", "smoke_fire"),
+    ("there ' s smoke in the hall", "smoke_fire"),
+    ("theres smoak", "smoke_fire"),
+    ("FIRE in the kitchen", "smoke_fire"),
+    ("the kitchen is on fire!!!1", "smoke_fire"),
+    ("house on fyre", "smoke_fire"),
+    ("my dryer caught fire", "smoke_fire"),
+    ("grease fire on the stove", "smoke_fire"),
+    ("the outlet burst into flames", "smoke_fire"),
+    ("my smoke alarm is going off", "smoke_fire"),
+    # carbon monoxide
+    ("carbon monoxide alarm is going off", "carbon_monoxide"),
+    ("carbon monoxcide detector going off in the bedroom", "carbon_monoxide"),
+    ("CO alarm beeping and we all have headaches", "carbon_monoxide"),
+    ("co alarm goin off", "carbon_monoxide"),
+    ("C.O. alarm going off", "carbon_monoxide"),
+    # electrical
+    ("sparks coming out of the outlet", "electrical"),
+    ("light switch is sparking", "electrical"),
+    ("burning smell from the breaker panel", "electrical"),
+    ("smells like somethings burning in the walls", "electrical"),
+    ("the plug in the kitchen is melting", "electrical"),
+    ("exposed live wires hanging from the ceiling", "electrical"),
+    # flooding
+    ("water coming thru the celing in the bathroom", "flooding"),
+    ("water's through the ceiling now", "flooding"),
+    ("it's coming through the light fixture now", "flooding"),
+    ("the kitchen is flodding", "flooding"),
+    ("burst pipe under the sink, water everywhere", "flooding"),
+    ("celing is leeking", "flooding"),
+    ("the basement is under water", "flooding"),
+    # sewage
+    ("sewage backing up into the tub", "sewage"),
+    ("sewege all over the bathroom floor", "sewage"),
+    ("the toilet is backing up into the bathtub", "sewage"),
+    # no heat in freezing weather
+    ("no heat and it's freezing in here", "no_heat_freezing"),
+    ("no heet and its freezin", "no_heat_freezing"),
+    ("furnace stopped working, kids are freezing", "no_heat_freezing"),
+    ("the radiators are cold and its 30 degrees out", "no_heat_freezing"),
+    ("pipes froze", "no_heat_freezing"),
+    # break-in
+    ("someone broke into my apartment", "break_in"),
+    ("somebody broke in while i was at work", "break_in"),
+    ("sum1 broke in", "break_in"),
+    ("my apartment was broken into", "break_in"),
+    ("there was a break-in last night in the garage", "break_in"),
+    ("we came home and the door was kicked in", "break_in"),
+    # structural, including keyword-light phrasings (I5)
+    ("the ceiling is sagging", "structural"),
+    ("the celing is bowing down and dripping", "structural"),
+    ("part of the ceiling collapsed", "structural"),
+    ("huge crack in the ceiling and it's sagging", "structural"),
+    ("it's sagging more every hour", "structural"),
+    ("the balcony is pulling away from the wall", "structural"),
+    ("chunks of plaster falling from the ceiling", "structural"),
+    # other
+    ("im stuck in the elevator", "other"),
+]
+
+MUST_NOT_FIRE: list[str] = [
+    # the brief's everyday texts
+    "pay my gas bill",
+    "how much gas is in my car",
+    "fire up the playlist",
+    "set a smoke break reminder",
+    "you're fired",
+    "the gas station",
+    "i'm flooded with work",
+    "heat up dinner",
+    "break in my new shoes",
+    "smoke detector battery chirping, need a new battery",
+    # negations and all-clears
+    "no smoke, false alarm",
+    "i don't smell gas anymore",
+    "there is no gas smell",
+    "the gas smell is gone now",
+    "i burnt my toast and the smoke alarm went off, all good now",
+    "no heat issues so far this winter",
+    # maintenance-flavoured routine requests
+    "gas stove wont light, no smell",
+    "smoke detector needs a new battery",
+    "co detector is chirping",
+    "the carbon monoxide detector needs a new battery",
+    "the ceiling fan is wobbly",
+    "water heater is lukewarm",
+    "the light is burnt out in the kitchen",
+    "where is the fire extinguisher",
+    "the fire escape is blocked by bikes",
+    "can you light a fire in the fireplace for the open house",
+    "the sink is backed up",
+    "is there a sewer fee on my bill",
+    "water stain on the ceiling from last month, its dry now",
+    "the heat is off for the summer right?",
+    # words that only look like emergencies
+    "people smoke in the stairwell and it comes into my unit",
+    "loud music coming through the ceiling every night",
+    "cold air coming through the window",
+    "spark plugs for my car",
+    "what is the weather like in sparks right now",
+    "the flood lights in the parking lot are out",
+    "my card broke in half",
+    "someone tried to get in touch with me about the lease",
+    "there's a break in the fence",
+    "take a break in an hour",
+    "it's going to be freezing tonight, any tips for the pipes",
+    "",
+    "   ",
+]
+
+
+@pytest.mark.parametrize(("text", "category"), MUST_FIRE)
+def test_must_fire(text: str, category: str) -> None:
+    hit = safety_floor(text)
+    assert hit is not None, text
+    assert hit.category == category, hit
+
+
+@pytest.mark.parametrize("text", MUST_NOT_FIRE)
+def test_must_not_fire(text: str) -> None:
+    assert safety_floor(text) is None
+
+
+# --- the hit itself ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("hi, i smell gas in here", "smell gas"),
+        ("Water coming THRU the celing!!", "Water coming THRU the celing"),
+        ("pls help, theres smoke", "theres smoke"),
+        ("someone broke in", "someone broke in"),
+    ],
+)
+def test_hit_span_is_the_matched_text(text: str, phrase: str) -> None:
+    hit = safety_floor(text)
+    assert hit is not None
+    assert hit.phrase == phrase
+    assert text[hit.start : hit.end] == phrase
+    assert hit.start == text.index(phrase)
+
+
+def test_every_labeled_hit_span_indexes_the_original_text() -> None:
+    for row in _jsonl("emergencies.jsonl"):
+        hit = safety_floor(row["text"])
+        assert hit is not None
+        assert row["text"][hit.start : hit.end] == hit.phrase
+
+
+def test_emergency_outranks_an_earlier_urgent_hit() -> None:
+    # The alarm sounding is "urgent"; the gas smell after it is the emergency to report.
+    hit = safety_floor("smoke alarm going off and a gas smell in the hall")
+    assert hit is not None
+    assert (hit.category, hit.severity, hit.phrase) == ("gas", "emergency", "gas smell")
+
+
+def test_earliest_hit_wins_between_equal_severities() -> None:
+    hit = safety_floor("pipe burst in the kitchen and now theres smoke from the outlet")
+    assert hit is not None
+    assert hit.category == "flooding"
+
+
+def test_routine_alarm_is_urgent_not_emergency() -> None:
+    hit = safety_floor("the smoke detector keeps going off")
+    assert hit is not None
+    assert hit.severity == "urgent"
+
+
+def test_safety_hit_is_frozen_and_rejects_a_span_that_disagrees_with_its_phrase() -> None:
+    hit = SafetyHit(category="gas", severity="emergency", phrase="gas leak", start=3, end=11)
+    with pytest.raises(ValidationError):
+        hit.start = 0  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        SafetyHit(category="gas", severity="emergency", phrase="gas leak", start=3, end=9)
+    with pytest.raises(ValidationError):
+        SafetyHit(category="flood", severity="emergency", phrase="x", start=0, end=1)  # type: ignore[arg-type]
+
+
+def test_categories_are_the_literal_values() -> None:
+    assert CATEGORIES[0] == "gas"
+    assert len(set(CATEGORIES)) == len(CATEGORIES) == 10
+
+
+def test_rule_triggers_never_skip_a_match() -> None:
+    # A trigger is a speed shortcut: every raw match of the rule must contain it, or the shortcut
+    # would silently drop an emergency.
+    texts = [
+        *_clinc_texts(),
+        *(row["text"] for row in _jsonl("emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("non_emergencies.jsonl")),
+        *(text for text, _ in MUST_FIRE),
+        *MUST_NOT_FIRE,
+    ]
+    checked = 0
+    for rule in safety._RULES:
+        if rule.trigger is None:
+            continue
+        for text in texts:
+            for match in rule.pattern.finditer(text):
+                checked += 1
+                assert rule.trigger.search(match.group()), (rule.category, match.group(), text)
+    assert checked > 50
