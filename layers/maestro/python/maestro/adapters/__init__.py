@@ -1,0 +1,1 @@
+"""Adapters: the only modules that import boto3, twilio or anthropic."""

@@ -1,0 +1,77 @@
+"""DynamoDB plumbing shared by the adapters: item (de)serialisation and error classification."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+else:  # the stubs are a dev dependency; at run time any client will do
+    DynamoDBClient = Any
+
+__all__ = [
+    "DynamoDBClient",
+    "cancellation_codes",
+    "from_item",
+    "is_conditional_failure",
+    "to_item",
+    "to_value",
+]
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _decimalise(value: Any) -> Any:
+    # DynamoDB numbers must be Decimal; floats are refused by the serialiser.
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {k: _decimalise(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_decimalise(v) for v in value]
+    return value
+
+
+def _undecimalise(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _undecimalise(v) for k, v in value.items()}
+    if isinstance(value, list | set):
+        return [_undecimalise(v) for v in value]
+    return value
+
+
+def to_value(value: Any) -> dict[str, Any]:
+    """One attribute value in DynamoDB's wire form."""
+    return dict(_serializer.serialize(_decimalise(value)))
+
+
+def to_item(data: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-shaped dict (e.g. ``model.model_dump(mode="json")``) → a DynamoDB item.
+
+    None values are left out: DynamoDB sparse indexes rely on absent attributes.
+    """
+    return {k: to_value(v) for k, v in data.items() if v is not None}
+
+
+def from_item(item: dict[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item → a plain dict with ints and floats instead of Decimals."""
+    return {k: _undecimalise(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def is_conditional_failure(error: ClientError) -> bool:
+    return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+def cancellation_codes(error: ClientError) -> list[str]:
+    """The per-item reasons of a cancelled transaction ("None", "ConditionalCheckFailed"…)."""
+    if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        return []
+    reasons = error.response.get("CancellationReasons", [])
+    return [str(r.get("Code", "None")) for r in reasons]

@@ -1,0 +1,485 @@
+"""DynamoDB adapters for maestro's memory: decisions, state, work orders, pending items, parties.
+
+Each adapter takes a boto3 DynamoDB *client* and its table name; nothing touches AWS at import
+time. Key and index names come from ``maestro.tables`` so the stack, the local stack and these
+adapters cannot drift apart. Every lost condition becomes a port error; any other ClientError
+propagates untouched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar, get_args
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from maestro.adapters.ddb import (
+    DynamoDBClient,
+    from_item,
+    is_conditional_failure,
+    to_item,
+    to_value,
+)
+from maestro.domain.models import Party, WorkOrder
+from maestro.domain.records import (
+    MaestroDecision,
+    MaestroState,
+    PendingClarification,
+    PendingConfirmation,
+)
+from maestro.ports import (
+    AlreadyExistsError,
+    DecisionLog,
+    PartyDirectory,
+    PendingStore,
+    StaleVersionError,
+    StateStore,
+    WorkOrderStore,
+)
+from maestro.tables import DECISIONS, PARTIES, PENDING, STATE, WORK_ORDERS, Index, TableSpec
+
+__all__ = [
+    "DynamoDecisionLog",
+    "DynamoPartyDirectory",
+    "DynamoPendingStore",
+    "DynamoStateStore",
+    "DynamoWorkOrderStore",
+]
+
+M = TypeVar("M", bound=BaseModel)
+P = TypeVar("P", PendingClarification, PendingConfirmation)
+ConflictFactory = type[AlreadyExistsError] | type[StaleVersionError]
+
+# Attributes that are not a key: the decision's JSON dump, and the pending item's kind.
+_DOC = "doc"
+_KIND = "kind"
+# Stands in for a clarification's party when the sender is unknown (the index key can't be null).
+UNKNOWN_PARTY_KEY = "unknown"
+
+
+def _sort_time(at: datetime) -> str:
+    """A fixed-width UTC ISO time, so string order is time order in sort keys."""
+    return at.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _index(spec: TableSpec, name: str) -> Index:
+    return next(index for index in spec.indexes if index.name == name)
+
+
+def _sort_name(keyed: TableSpec | Index) -> str:
+    if keyed.sort is None:  # pragma: no cover - the specs are static
+        raise RuntimeError(f"{keyed} needs a sort key")
+    return keyed.sort.name
+
+
+def _model_item(model: BaseModel, **extra: Any) -> dict[str, Any]:
+    """The model's fields as native attributes (readable in the console), plus ``extra``."""
+    return to_item({**model.model_dump(mode="json"), **extra})
+
+
+def _load(cls: type[M], item: dict[str, Any], **defaults: Any) -> M:
+    # Drop the adapter's own attributes (index keys, TTL); ``defaults`` restores fields that
+    # to_item left out because they were None.
+    data = {k: v for k, v in from_item(item).items() if k in cls.model_fields}
+    return cls.model_validate({**defaults, **data})
+
+
+def _query(client: DynamoDBClient, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item a Query yields, across pages."""
+    while True:
+        page = client.query(**kwargs)
+        yield from page.get("Items", [])
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last
+
+
+def _get(client: DynamoDBClient, table_name: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    response = client.get_item(TableName=table_name, Key=to_item(key), ConsistentRead=True)
+    item = response.get("Item")
+    return dict(item) if item else None
+
+
+def _conditional_put(
+    client: DynamoDBClient,
+    table_name: str,
+    item: dict[str, Any],
+    condition: str,
+    names: dict[str, str],
+    values: dict[str, Any] | None,
+    error: ConflictFactory,
+) -> None:
+    kwargs: dict[str, Any] = {
+        "TableName": table_name,
+        "Item": item,
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": names,
+    }
+    if values:
+        kwargs["ExpressionAttributeValues"] = {k: to_value(v) for k, v in values.items()}
+    try:
+        client.put_item(**kwargs)
+    except ClientError as exc:
+        if is_conditional_failure(exc):
+            raise error(f"{table_name}: condition {condition!r} failed") from exc
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# The decision log: append-only.
+# ---------------------------------------------------------------------------------------------
+
+
+class DynamoDecisionLog(DecisionLog):
+    """The append-only MaestroDecision log.
+
+    There is deliberately no update or delete: ``append`` is a put-if-absent, so a re-executed
+    package writing the same deterministic decision id is refused, never overwrites.
+    """
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+        self._pk = DECISIONS.partition.name
+        self._sk = _sort_name(DECISIONS)
+        self._by_conversation = _index(DECISIONS, "by_conversation")
+
+    def append(self, decision: MaestroDecision) -> None:
+        conv_index = self._by_conversation
+        item: dict[str, Any] = {
+            self._pk: decision.package_id,
+            self._sk: decision.decision_id,
+            conv_index.partition.name: decision.conversation_id,
+            # decision_id breaks ties between decisions recorded in the same microsecond.
+            _sort_name(conv_index): f"{_sort_time(decision.recorded_at)}#{decision.decision_id}",
+            _DOC: decision.model_dump_json(),
+        }
+        _conditional_put(
+            self._client,
+            self._table,
+            to_item(item),
+            "attribute_not_exists(#pk)",
+            {"#pk": self._pk},
+            None,
+            AlreadyExistsError,
+        )
+
+    def get(self, package_id: str, decision_id: str) -> MaestroDecision | None:
+        item = _get(self._client, self._table, {self._pk: package_id, self._sk: decision_id})
+        return self._decode(item) if item else None
+
+    def for_package(self, package_id: str) -> list[MaestroDecision]:
+        decisions = [
+            self._decode(item)
+            for item in _query(
+                self._client,
+                TableName=self._table,
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": self._pk},
+                ExpressionAttributeValues={":pk": to_value(package_id)},
+                ConsistentRead=True,
+            )
+        ]
+        # The table sorts by decision id (a string); callers want the decisions' own order.
+        return sorted(decisions, key=lambda d: (d.index, d.recorded_at, d.decision_id))
+
+    def recent(self, conversation_id: str, limit: int) -> list[MaestroDecision]:
+        """The conversation's last ``limit`` decisions, oldest first."""
+        if limit <= 0:
+            return []
+        newest_first: list[MaestroDecision] = []
+        # A GSI cannot be read consistently; the log is append-only, so lag only hides the
+        # newest decisions for a moment, never shows a changed one.
+        for item in _query(
+            self._client,
+            TableName=self._table,
+            IndexName=self._by_conversation.name,
+            KeyConditionExpression="#pk = :pk",
+            ExpressionAttributeNames={"#pk": self._by_conversation.partition.name},
+            ExpressionAttributeValues={":pk": to_value(conversation_id)},
+            ScanIndexForward=False,
+            Limit=limit,
+        ):
+            newest_first.append(self._decode(item))
+            if len(newest_first) >= limit:
+                break
+        return newest_first[::-1]
+
+    @staticmethod
+    def _decode(item: dict[str, Any]) -> MaestroDecision:
+        return MaestroDecision.model_validate_json(from_item({_DOC: item[_DOC]})[_DOC])
+
+
+# ---------------------------------------------------------------------------------------------
+# State snapshots: optimistic concurrency on version.
+# ---------------------------------------------------------------------------------------------
+
+
+def _versioned_put(
+    client: DynamoDBClient,
+    table_name: str,
+    spec: TableSpec,
+    item: dict[str, Any],
+    expected_version: int | None,
+) -> None:
+    """Put ``item`` only if the stored version is ``expected_version`` (None: no item yet)."""
+    if expected_version is None:
+        _conditional_put(
+            client,
+            table_name,
+            item,
+            "attribute_not_exists(#pk)",
+            {"#pk": spec.partition.name},
+            None,
+            StaleVersionError,
+        )
+        return
+    _conditional_put(
+        client,
+        table_name,
+        item,
+        "#version = :expected",
+        {"#version": "version"},
+        {":expected": expected_version},
+        StaleVersionError,
+    )
+
+
+def _check_next_version(version: int, expected_version: int | None) -> None:
+    # A caller handing the wrong version is a bug, not a race: refuse before writing.
+    wanted = 1 if expected_version is None else expected_version + 1
+    if version != wanted:
+        raise ValueError(f"version must be {wanted} after {expected_version}, got {version}")
+
+
+class DynamoStateStore(StateStore):
+    """MaestroState snapshots, one per work order, versioned."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    def get(self, wo_id: str) -> MaestroState | None:
+        item = _get(self._client, self._table, {STATE.partition.name: wo_id})
+        return _load(MaestroState, item) if item else None
+
+    def put(self, state: MaestroState, expected_version: int | None) -> None:
+        _check_next_version(state.version, expected_version)
+        _versioned_put(self._client, self._table, STATE, _model_item(state), expected_version)
+
+
+# ---------------------------------------------------------------------------------------------
+# Work orders: create-once, versioned updates, sparse "open for party" indexes.
+# ---------------------------------------------------------------------------------------------
+
+
+class DynamoWorkOrderStore(WorkOrderStore):
+    """The default WO store. Open WOs carry the sparse index attributes; closed ones don't."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+        self._by_tenant = _index(WORK_ORDERS, "open_by_tenant")
+        self._by_vendor = _index(WORK_ORDERS, "open_by_vendor")
+
+    def get(self, wo_id: str) -> WorkOrder | None:
+        item = _get(self._client, self._table, {WORK_ORDERS.partition.name: wo_id})
+        return _load(WorkOrder, item) if item else None
+
+    def create(self, wo: WorkOrder) -> None:
+        _conditional_put(
+            self._client,
+            self._table,
+            self._item(wo),
+            "attribute_not_exists(#pk)",
+            {"#pk": WORK_ORDERS.partition.name},
+            None,
+            AlreadyExistsError,
+        )
+
+    def update(self, wo: WorkOrder, expected_version: int) -> None:
+        _check_next_version(wo.version, expected_version)
+        # A whole-item put (not UpdateItem), so a closing WO simply loses its index attributes.
+        _versioned_put(self._client, self._table, WORK_ORDERS, self._item(wo), expected_version)
+
+    def open_for_party(self, party_id: str) -> list[WorkOrder]:
+        """Open WOs where the party is the tenant or the vendor, sorted by id."""
+        candidates: set[str] = set()
+        for index in (self._by_tenant, self._by_vendor):
+            for item in _query(
+                self._client,
+                TableName=self._table,
+                IndexName=index.name,
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": index.partition.name},
+                ExpressionAttributeValues={":pk": to_value(party_id)},
+            ):
+                candidates.add(from_item(item)[WORK_ORDERS.partition.name])
+        # The indexes lag the table: re-read each candidate consistently, so a WO that just
+        # closed or changed hands is never offered as an open context.
+        found: list[WorkOrder] = []
+        for wo_id in sorted(candidates):
+            wo = self.get(wo_id)
+            if wo is not None and wo.is_open and party_id in (wo.tenant_id, wo.vendor_id):
+                found.append(wo)
+        return found
+
+    def _item(self, wo: WorkOrder) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if wo.is_open:
+            extra[self._by_tenant.partition.name] = wo.tenant_id
+            # None (no vendor yet) is dropped by to_item: the vendor index stays sparse.
+            extra[self._by_vendor.partition.name] = wo.vendor_id
+        return _model_item(wo, **extra)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pending clarifications and held confirmations, one table, expired by TTL.
+# ---------------------------------------------------------------------------------------------
+
+PendingKind = Literal["clarification", "confirmation"]
+_CONFIRMATION_STATUSES = frozenset(get_args(PendingConfirmation.model_fields["status"].annotation))
+
+
+class DynamoPendingStore(PendingStore):
+    """Pending clarifications and confirmations in one table, told apart by ``kind``.
+
+    DynamoDB TTL deletes lazily (up to days late), so every read also drops expired items.
+    """
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+        self._by_party = _index(PENDING, "by_party")
+        if PENDING.ttl_attribute is None:  # pragma: no cover - the spec is static
+            raise RuntimeError("the pending table needs a TTL attribute")
+        self._ttl = PENDING.ttl_attribute
+
+    def put_clarification(self, item: PendingClarification) -> None:
+        self._put(
+            item,
+            kind="clarification",
+            pending_id=item.clarification_id,
+            party_key=item.party_id or UNKNOWN_PARTY_KEY,
+            created=item.asked_at,
+            expires=item.expires_at,
+        )
+
+    def put_confirmation(self, item: PendingConfirmation) -> None:
+        self._put(
+            item,
+            kind="confirmation",
+            pending_id=item.confirmation_id,
+            party_key=item.party_id,
+            created=item.held_at,
+            expires=item.expires_at,
+        )
+
+    def clarifications_for(self, party_id: str, now: datetime) -> list[PendingClarification]:
+        return self._live(party_id, "clarification", PendingClarification, now)
+
+    def confirmations_for(self, party_id: str, now: datetime) -> list[PendingConfirmation]:
+        live = self._live(party_id, "confirmation", PendingConfirmation, now)
+        return [c for c in live if c.status == "held"]
+
+    def set_confirmation_status(self, confirmation_id: str, expected: str, status: str) -> None:
+        # Refuse a status the model can't load back, or the item would become unreadable.
+        if status not in _CONFIRMATION_STATUSES:
+            raise ValueError(f"unknown confirmation status {status!r}")
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=to_item({PENDING.partition.name: confirmation_id}),
+                UpdateExpression="SET #status = :status",
+                ConditionExpression="#kind = :kind AND #status = :expected",
+                ExpressionAttributeNames={"#status": "status", "#kind": _KIND},
+                ExpressionAttributeValues={
+                    ":status": to_value(status),
+                    ":expected": to_value(expected),
+                    ":kind": to_value("confirmation"),
+                },
+            )
+        except ClientError as exc:
+            if is_conditional_failure(exc):
+                raise StaleVersionError(
+                    f"confirmation {confirmation_id} is not {expected!r}"
+                ) from exc
+            raise
+
+    def _put(
+        self,
+        model: PendingClarification | PendingConfirmation,
+        *,
+        kind: PendingKind,
+        pending_id: str,
+        party_key: str,
+        created: datetime,
+        expires: datetime,
+    ) -> None:
+        extra = {
+            PENDING.partition.name: pending_id,
+            _KIND: kind,
+            self._by_party.partition.name: party_key,
+            _sort_name(self._by_party): f"{_sort_time(created)}#{pending_id}",
+            # Rounded up so TTL never deletes an item before it has expired.
+            self._ttl: math.ceil(expires.timestamp()),
+        }
+        self._client.put_item(TableName=self._table, Item=_model_item(model, **extra))
+
+    def _live(self, party_id: str, kind: PendingKind, cls: type[P], now: datetime) -> list[P]:
+        """The party's unexpired items of ``kind``, oldest first, re-read from the table."""
+        ids: list[str] = []
+        for item in _query(
+            self._client,
+            TableName=self._table,
+            IndexName=self._by_party.name,
+            KeyConditionExpression="#pk = :pk",
+            # A coarse server-side cut (whole seconds); the exact check is below.
+            FilterExpression="#kind = :kind AND #ttl > :now",
+            ExpressionAttributeNames={
+                "#pk": self._by_party.partition.name,
+                "#kind": _KIND,
+                "#ttl": self._ttl,
+            },
+            ExpressionAttributeValues={
+                ":pk": to_value(party_id),
+                ":kind": to_value(kind),
+                ":now": to_value(math.floor(now.timestamp())),
+            },
+        ):
+            ids.append(from_item(item)[PENDING.partition.name])
+        live: list[P] = []
+        for pending_id in ids:
+            # The index lags the table (a status just moved on); the table has the truth.
+            stored = _get(self._client, self._table, {PENDING.partition.name: pending_id})
+            if stored is None:
+                continue
+            # A clarification's party_id None was not stored (to_item drops None): restore it.
+            model = _load(cls, stored, party_id=None)
+            if model.expires_at > now:
+                live.append(model)
+        return live
+
+
+# ---------------------------------------------------------------------------------------------
+# The party directory.
+# ---------------------------------------------------------------------------------------------
+
+
+class DynamoPartyDirectory(PartyDirectory):
+    """Phone (E.164) → party. ``put`` overwrites: the directory is maintained, not appended."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    def by_phone(self, phone: str) -> Party | None:
+        item = _get(self._client, self._table, {PARTIES.partition.name: phone})
+        return _load(Party, item) if item else None
+
+    def put(self, party: Party) -> None:
+        self._client.put_item(TableName=self._table, Item=_model_item(party))

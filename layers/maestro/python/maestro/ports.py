@@ -1,0 +1,259 @@
+"""Ports: what maestro needs from the outside world, as Protocols.
+
+Handlers receive adapters implementing these (DynamoDB, SQS, Step Functions, Twilio…), and
+tests pass fakes. Nothing here imports boto3, twilio or anthropic.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import Field
+
+from maestro.domain.common import E164, AwareDatetime, Frozen
+from maestro.domain.models import Channel, FlushTrigger, Message, Package, Party, WorkOrder
+from maestro.domain.records import (
+    MaestroDecision,
+    MaestroState,
+    PendingClarification,
+    PendingConfirmation,
+)
+
+
+class ConflictError(Exception):
+    """A conditional write lost: the item already exists or changed since it was read."""
+
+
+class AlreadyExistsError(ConflictError):
+    """An append-only or create-once item is already there."""
+
+
+class StaleVersionError(ConflictError):
+    """An optimistic-concurrency write saw a different version than expected."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The conversation buffer: inbound messages, the per-conversation counters, flush claims, lease.
+# ---------------------------------------------------------------------------------------------
+
+
+class InboundDraft(Frozen):
+    """An inbound message as received, before the buffer gives it its place (seq)."""
+
+    message_id: str = Field(min_length=1)
+    conversation_id: str = Field(min_length=1)
+    channel: Channel
+    from_phone: E164
+    to_phone: E164 | None = None
+    body: str = ""
+    media_urls: tuple[str, ...] = ()
+    received_at: AwareDatetime
+    sender_party_id: str | None = None
+    unknown_sender: bool = Field(description="No party has this number: stored, never bound")
+
+
+class ConversationMeta(Frozen):
+    conversation_id: str
+    seq: int = Field(ge=0, description="The latest message's seq (0: none yet)")
+    flush_number: int = Field(ge=0, description="Flushes claimed so far")
+    flushed_through: int = Field(ge=0, description="Every seq up to this is in a package")
+    first_unflushed_at: AwareDatetime | None = None
+    last_inbound_at: AwareDatetime | None = None
+    sender_phone: E164 | None = None
+
+    @property
+    def has_unflushed(self) -> bool:
+        return self.seq > self.flushed_through
+
+
+class AppendResult(Frozen):
+    message: Message
+    duplicate: bool = Field(description="The provider id was already stored: nothing new")
+    opened_batch: bool = Field(
+        default=False, description="This message started a new run of unflushed messages"
+    )
+    meta: ConversationMeta
+
+
+class FlushClaim(Frozen):
+    """The messages one package holds: seqs in (after_seq, through_seq] of one conversation."""
+
+    conversation_id: str
+    flush_number: int = Field(ge=1)
+    package_id: str
+    after_seq: int = Field(ge=0)
+    through_seq: int = Field(ge=1)
+    trigger: FlushTrigger
+    claimed_at: AwareDatetime
+    started: bool = False
+
+
+class ConversationBuffer(Protocol):
+    def append(self, draft: InboundDraft) -> AppendResult:
+        """Store a message and give it the conversation's next seq, atomically.
+
+        A message id seen before returns ``duplicate=True`` and changes nothing.
+        """
+
+    def get_message(self, message_id: str) -> Message | None: ...
+
+    def meta(self, conversation_id: str) -> ConversationMeta | None: ...
+
+    def claim_flush(
+        self, seen: ConversationMeta, trigger: FlushTrigger, at: AwareDatetime
+    ) -> FlushClaim | None:
+        """Claim every unflushed message up to ``seen.seq`` as the next package.
+
+        Conditional on the conversation being exactly as ``seen``: if another flusher claimed
+        first or a newer message arrived, nothing is claimed and None is returned.
+        """
+
+    def unstarted_claims(self, conversation_id: str) -> list[FlushClaim]: ...
+
+    def messages_for(self, claim: FlushClaim) -> list[Message]: ...
+
+    def mark_started(self, claim: FlushClaim) -> None: ...
+
+    def acquire_lease(
+        self,
+        conversation_id: str,
+        package_id: str,
+        flush_number: int,
+        at: AwareDatetime,
+        ttl_seconds: int,
+    ) -> bool:
+        """Take the conversation's lease for one package, only in flush order."""
+
+    def release_lease(self, conversation_id: str, package_id: str, flush_number: int) -> bool: ...
+
+
+DeliveryStatus = Literal[
+    "accepted",
+    "queued",
+    "sending",
+    "sent",
+    "delivered",
+    "read",
+    "undelivered",
+    "failed",
+    "canceled",
+    "receiving",
+    "received",
+    "scheduled",
+]
+
+
+class OutboundStatusStore(Protocol):
+    def record_status(
+        self, message_sid: str, status: DeliveryStatus, at: AwareDatetime, error_code: str | None
+    ) -> bool:
+        """Store a delivery status unless it would regress (delivered never goes back to sent).
+
+        Returns True when the stored status changed.
+        """
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory: decisions, state, work orders, pending items, the party directory.
+# ---------------------------------------------------------------------------------------------
+
+
+class DecisionLog(Protocol):
+    """Append-only: there is deliberately no update or delete."""
+
+    def append(self, decision: MaestroDecision) -> None:
+        """Raises AlreadyExistsError when the decision id is already recorded."""
+
+    def get(self, package_id: str, decision_id: str) -> MaestroDecision | None: ...
+
+    def for_package(self, package_id: str) -> list[MaestroDecision]: ...
+
+    def recent(self, conversation_id: str, limit: int) -> list[MaestroDecision]: ...
+
+
+class StateStore(Protocol):
+    def get(self, wo_id: str) -> MaestroState | None: ...
+
+    def put(self, state: MaestroState, expected_version: int | None) -> None:
+        """Write ``state`` if the stored version is ``expected_version`` (None: no item yet).
+
+        ``state.version`` must be ``expected_version + 1`` (1 for a new item). Raises
+        StaleVersionError otherwise.
+        """
+
+
+class WorkOrderStore(Protocol):
+    def get(self, wo_id: str) -> WorkOrder | None: ...
+
+    def create(self, wo: WorkOrder) -> None:
+        """Raises AlreadyExistsError if the id exists."""
+
+    def update(self, wo: WorkOrder, expected_version: int) -> None:
+        """Raises StaleVersionError unless the stored version is ``expected_version``."""
+
+    def open_for_party(self, party_id: str) -> list[WorkOrder]: ...
+
+
+class PendingStore(Protocol):
+    def put_clarification(self, item: PendingClarification) -> None: ...
+
+    def put_confirmation(self, item: PendingConfirmation) -> None: ...
+
+    def clarifications_for(self, party_id: str, now: AwareDatetime) -> list[PendingClarification]:
+        """Unexpired clarifications for the party, oldest first."""
+
+    def confirmations_for(self, party_id: str, now: AwareDatetime) -> list[PendingConfirmation]:
+        """Unexpired confirmations still held for the party, oldest first."""
+
+    def set_confirmation_status(self, confirmation_id: str, expected: str, status: str) -> None:
+        """Move a held confirmation on; raises StaleVersionError if it is not ``expected``."""
+
+
+class PartyDirectory(Protocol):
+    def by_phone(self, phone: str) -> Party | None: ...
+
+    def put(self, party: Party) -> None: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Queues and workflows.
+# ---------------------------------------------------------------------------------------------
+
+
+class DebounceSignal(Frozen):
+    """What the debounce queue carries: "look at this conversation as of this seq"."""
+
+    conversation_id: str
+    seq: int = Field(ge=0)
+    trigger: FlushTrigger | None = Field(
+        default=None, description="None: an idle check; otherwise flush at once for this trigger"
+    )
+    sent_at: AwareDatetime
+
+
+MAX_DEBOUNCE_DELAY_SECONDS = 900
+"""The longest delay a debounce signal can have (SQS's own cap)."""
+
+
+class DebounceQueue(Protocol):
+    def send(self, signal: DebounceSignal, delay_seconds: int) -> None:
+        """Deliver ``signal`` after ``delay_seconds`` (at most MAX_DEBOUNCE_DELAY_SECONDS)."""
+
+
+class WorkflowStarter(Protocol):
+    def start(self, package: Package) -> bool:
+        """Start the package pipeline execution named by the package id.
+
+        Starting again with the same input is idempotent (True); an execution of that name with
+        other input raises ExecutionAlreadyExists in Step Functions, returned as False. Either
+        way the package's execution exists: a redelivery counts as done.
+        """
+
+
+class Clock(Protocol):
+    def now(self) -> AwareDatetime: ...
+
+
+class Secrets(Protocol):
+    def get(self, name_or_arn: str) -> str:
+        """The secret's value; settings hold names or ARNs, never values."""

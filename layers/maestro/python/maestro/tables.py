@@ -1,0 +1,158 @@
+"""Every DynamoDB table maestro uses: key schemas, indexes and TTL, defined once.
+
+The CDK stack and the embedded local stack both build their tables from these specs, and the
+adapters read key names from them, so the three cannot drift apart. Pure data: no boto3 here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+KeyType = Literal["S", "N"]
+
+
+class Key(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    type: KeyType = "S"
+
+
+class Index(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    partition: Key
+    sort: Key | None = None
+
+
+class TableSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    logical_name: str = Field(description="Settings and CDK refer to the table by this name")
+    partition: Key
+    sort: Key | None = None
+    indexes: tuple[Index, ...] = ()
+    ttl_attribute: str | None = None
+    purpose: str = ""
+
+    @property
+    def sort_name(self) -> str:
+        if self.sort is None:
+            raise ValueError(f"{self.logical_name} has no sort key")
+        return self.sort.name
+
+    def key_attributes(self) -> dict[str, KeyType]:
+        keys = [self.partition, *([self.sort] if self.sort else [])]
+        for index in self.indexes:
+            keys += [index.partition, *([index.sort] if index.sort else [])]
+        return {k.name: k.type for k in keys}
+
+    def create_table_kwargs(self, table_name: str) -> dict[str, Any]:
+        """Arguments for boto3 ``create_table`` (the local stack and tests use this)."""
+        schema = [{"AttributeName": self.partition.name, "KeyType": "HASH"}]
+        if self.sort:
+            schema.append({"AttributeName": self.sort.name, "KeyType": "RANGE"})
+        kwargs: dict[str, Any] = {
+            "TableName": table_name,
+            "KeySchema": schema,
+            "AttributeDefinitions": [
+                {"AttributeName": name, "AttributeType": kind}
+                for name, kind in self.key_attributes().items()
+            ],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        if self.indexes:
+            kwargs["GlobalSecondaryIndexes"] = [
+                {
+                    "IndexName": index.name,
+                    "KeySchema": [
+                        {"AttributeName": index.partition.name, "KeyType": "HASH"},
+                        *(
+                            [{"AttributeName": index.sort.name, "KeyType": "RANGE"}]
+                            if index.sort
+                            else []
+                        ),
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+                for index in self.indexes
+            ]
+        return kwargs
+
+
+MESSAGES = TableSpec(
+    logical_name="messages",
+    partition=Key(name="message_id"),
+    purpose="Every message by provider id: inbound ones (a redelivery is the same item, so the "
+    "conditional put dedupes) and outbound delivery status.",
+)
+
+CONVERSATIONS = TableSpec(
+    logical_name="conversations",
+    partition=Key(name="conversation_id"),
+    sort=Key(name="item"),
+    purpose="Per conversation: 'meta' (seq, first_unflushed_at, last_inbound_at, flush counter), "
+    "'msg#<seq>' the buffered messages in order (read back with a consistent query), "
+    "'flush#<n>' claims (the messages one package holds), and 'lease' (one package at a time).",
+)
+
+DECISIONS = TableSpec(
+    logical_name="decisions",
+    partition=Key(name="package_id"),
+    sort=Key(name="decision_id"),
+    indexes=(
+        Index(
+            name="by_conversation",
+            partition=Key(name="conversation_id"),
+            sort=Key(name="recorded_key"),
+        ),
+    ),
+    purpose="The append-only MaestroDecision log: put only if absent, never updated or deleted.",
+)
+
+STATE = TableSpec(
+    logical_name="state",
+    partition=Key(name="wo_id"),
+    purpose="MaestroState snapshots, WO-keyed, written with optimistic concurrency on version.",
+)
+
+WORK_ORDERS = TableSpec(
+    logical_name="work_orders",
+    partition=Key(name="wo_id"),
+    indexes=(
+        # Sparse: the attributes exist only while the WO is open: "party → open WOs".
+        Index(name="open_by_tenant", partition=Key(name="open_tenant_id"), sort=Key(name="wo_id")),
+        Index(name="open_by_vendor", partition=Key(name="open_vendor_id"), sort=Key(name="wo_id")),
+    ),
+    purpose="Work orders (the default WO store), versioned, with party → open WOs indexes.",
+)
+
+PENDING = TableSpec(
+    logical_name="pending",
+    partition=Key(name="pending_id"),
+    indexes=(
+        Index(name="by_party", partition=Key(name="party_key"), sort=Key(name="created_key")),
+    ),
+    ttl_attribute="expires_at_epoch",
+    purpose="Pending clarifications and held confirmations, expired by DynamoDB TTL.",
+)
+
+PARTIES = TableSpec(
+    logical_name="parties",
+    partition=Key(name="phone"),
+    indexes=(Index(name="by_party_id", partition=Key(name="party_id")),),
+    purpose="The party directory: phone (E.164) → party.",
+)
+
+ALL_TABLES: tuple[TableSpec, ...] = (
+    MESSAGES,
+    CONVERSATIONS,
+    DECISIONS,
+    STATE,
+    WORK_ORDERS,
+    PENDING,
+    PARTIES,
+)

@@ -1,0 +1,58 @@
+"""Integration fixtures: moto's in-memory AWS, with maestro's tables built from their specs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from maestro.tables import ALL_TABLES
+
+REGION = "us-east-1"
+TABLE_PREFIX = "maestro-test-"
+
+
+@dataclass(frozen=True)
+class AwsEnv:
+    """What a test gets from ``aws``: the region, a DynamoDB client, tables by logical name."""
+
+    region: str
+    dynamodb: Any
+    table_names: dict[str, str]
+
+    def client(self, service: str) -> Any:
+        """Another boto3 client inside the same mock (sqs, events, stepfunctions…)."""
+        return boto3.client(service, region_name=self.region)  # type: ignore[call-overload]
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsEnv]:
+    """moto's mock of every AWS service, with fake credentials so nothing can reach real AWS."""
+    for name, value in {
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECURITY_TOKEN": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+    }.items():
+        monkeypatch.setenv(name, value)
+    # A developer's profile must not leak into the tests.
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        table_names: dict[str, str] = {}
+        for spec in ALL_TABLES:
+            name = f"{TABLE_PREFIX}{spec.logical_name}"
+            dynamodb.create_table(**spec.create_table_kwargs(name))
+            if spec.ttl_attribute:
+                dynamodb.update_time_to_live(
+                    TableName=name,
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": spec.ttl_attribute},
+                )
+            table_names[spec.logical_name] = name
+        yield AwsEnv(region=REGION, dynamodb=dynamodb, table_names=table_names)
