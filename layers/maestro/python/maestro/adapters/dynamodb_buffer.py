@@ -1,0 +1,456 @@
+"""The conversation buffer on DynamoDB: messages, per-conversation counters, flush claims, lease.
+
+Two tables (specs in :mod:`maestro.tables`):
+- ``messages``: one item per provider message id. Its conditional put is the dedupe.
+- ``conversations``: per conversation, ``meta`` (counters), ``msg#<seq>`` (the buffered copy, so a
+  flush reads its messages with a *consistent* query, never an eventually consistent index),
+  ``flush#<n>`` (claims) and ``lease``.
+
+Storing a message and giving it its seq is one transaction, so seqs have no gaps and a flush that
+claims "everything up to seq n" can never miss a message still being written.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from maestro.adapters.ddb import (
+    DynamoDBClient,
+    cancellation_codes,
+    from_item,
+    is_conditional_failure,
+    to_item,
+    to_value,
+)
+from maestro.domain.models import FlushTrigger, Message, package_id_for
+from maestro.ports import (
+    AppendResult,
+    ConversationMeta,
+    DeliveryStatus,
+    FlushClaim,
+    InboundDraft,
+)
+from maestro.tables import CONVERSATIONS, MESSAGES
+
+META = "meta"
+LEASE = "lease"
+
+
+def _msg_key(seq: int) -> str:
+    return f"msg#{seq:010d}"
+
+
+def _flush_key(number: int) -> str:
+    return f"flush#{number:08d}"
+
+
+class BufferContentionError(RuntimeError):
+    """Too many concurrent writers on one conversation; the caller's retry (SQS, Twilio) helps."""
+
+
+class DynamoConversationBuffer:
+    """:class:`maestro.ports.ConversationBuffer` on DynamoDB."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        messages_table: str,
+        conversations_table: str,
+        *,
+        max_attempts: int = 30,
+        backoff: Callable[[int], None] | None = None,
+    ) -> None:
+        self._ddb = client
+        self._messages = messages_table
+        self._conversations = conversations_table
+        self._max_attempts = max_attempts
+        self._backoff = backoff or _jittered_sleep
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def _get(self, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+        response = self._ddb.get_item(
+            TableName=table, Key={k: to_value(v) for k, v in key.items()}, ConsistentRead=True
+        )
+        item = response.get("Item")
+        return from_item(item) if item else None
+
+    def _conv_key(self, conversation_id: str, item: str) -> dict[str, Any]:
+        return {CONVERSATIONS.partition.name: conversation_id, CONVERSATIONS.sort_name: item}
+
+    def meta(self, conversation_id: str) -> ConversationMeta | None:
+        data = self._get(self._conversations, self._conv_key(conversation_id, META))
+        if data is None:
+            return None
+        return ConversationMeta.model_validate(
+            {k: data.get(k) for k in ConversationMeta.model_fields if k in data}
+        )
+
+    def get_message(self, message_id: str) -> Message | None:
+        data = self._get(self._messages, {MESSAGES.partition.name: message_id})
+        if data is None or data.get("direction") != "inbound":
+            return None
+        return Message.model_validate(data["message"])
+
+    # -- append -----------------------------------------------------------------------------
+
+    def append(self, draft: InboundDraft) -> AppendResult:
+        cid = draft.conversation_id
+        for attempt in range(self._max_attempts):
+            seen = self.meta(cid) or ConversationMeta(
+                conversation_id=cid, seq=0, flush_number=0, flushed_through=0
+            )
+            seq = seen.seq + 1
+            message = Message(
+                message_id=draft.message_id,
+                conversation_id=cid,
+                channel=draft.channel,
+                from_phone=draft.from_phone,
+                to_phone=draft.to_phone,
+                body=draft.body,
+                media_urls=draft.media_urls,
+                received_at=draft.received_at,
+                seq=seq,
+            )
+            opened = not seen.has_unflushed
+            first_unflushed = draft.received_at if opened else seen.first_unflushed_at
+            after = seen.model_copy(
+                update={
+                    "seq": seq,
+                    "last_inbound_at": draft.received_at,
+                    "first_unflushed_at": first_unflushed,
+                    "sender_phone": seen.sender_phone or draft.from_phone,
+                }
+            )
+            message_json = message.model_dump(mode="json")
+            try:
+                self._ddb.transact_write_items(
+                    TransactItems=[
+                        {
+                            "Put": {
+                                "TableName": self._messages,
+                                "Item": to_item(
+                                    {
+                                        MESSAGES.partition.name: draft.message_id,
+                                        "direction": "inbound",
+                                        "conversation_id": cid,
+                                        "seq": seq,
+                                        "message": message_json,
+                                        "sender_party_id": draft.sender_party_id,
+                                        "unknown_sender": draft.unknown_sender,
+                                    }
+                                ),
+                                "ConditionExpression": "attribute_not_exists(#pk)",
+                                "ExpressionAttributeNames": {"#pk": MESSAGES.partition.name},
+                            }
+                        },
+                        {
+                            "Put": {
+                                "TableName": self._conversations,
+                                "Item": to_item(
+                                    {**self._conv_key(cid, _msg_key(seq)), "message": message_json}
+                                ),
+                                "ConditionExpression": "attribute_not_exists(#sk)",
+                                "ExpressionAttributeNames": {"#sk": CONVERSATIONS.sort_name},
+                            }
+                        },
+                        self._meta_put(after, expected_seq=None if seen.seq == 0 else seen.seq),
+                    ]
+                )
+            except ClientError as error:
+                codes = cancellation_codes(error)
+                if not codes:
+                    raise
+                if codes[0] == "ConditionalCheckFailed":
+                    return self._duplicate(draft.message_id, cid)
+                # Another message of this conversation took the seq first: read again.
+                self._backoff(attempt)
+                continue
+            return AppendResult(message=message, duplicate=False, opened_batch=opened, meta=after)
+        raise BufferContentionError(f"{cid}: gave up after {self._max_attempts} attempts")
+
+    def _meta_put(self, meta: ConversationMeta, expected_seq: int | None) -> Any:
+        item = to_item(
+            {**self._conv_key(meta.conversation_id, META), **meta.model_dump(mode="json")}
+        )
+        if expected_seq is None:
+            return {
+                "Put": {
+                    "TableName": self._conversations,
+                    "Item": item,
+                    "ConditionExpression": "attribute_not_exists(#sk)",
+                    "ExpressionAttributeNames": {"#sk": CONVERSATIONS.sort_name},
+                }
+            }
+        return {
+            "Put": {
+                "TableName": self._conversations,
+                "Item": item,
+                "ConditionExpression": "#seq = :seq",
+                "ExpressionAttributeNames": {"#seq": "seq"},
+                "ExpressionAttributeValues": {":seq": to_value(expected_seq)},
+            }
+        }
+
+    def _duplicate(self, message_id: str, conversation_id: str) -> AppendResult:
+        existing = self.get_message(message_id)
+        if existing is None:  # the id belongs to an outbound message: not ours to overwrite
+            raise ValueError(f"{message_id} is already stored as an outbound message")
+        meta = self.meta(existing.conversation_id) or self.meta(conversation_id)
+        assert meta is not None  # a stored inbound message always has its conversation meta
+        return AppendResult(message=existing, duplicate=True, meta=meta)
+
+    # -- flush claims -----------------------------------------------------------------------
+
+    def claim_flush(
+        self, seen: ConversationMeta, trigger: FlushTrigger, at: datetime
+    ) -> FlushClaim | None:
+        if not seen.has_unflushed:
+            raise ValueError("nothing unflushed to claim")
+        number = seen.flush_number + 1
+        claim = FlushClaim(
+            conversation_id=seen.conversation_id,
+            flush_number=number,
+            package_id=package_id_for(seen.conversation_id, number),
+            after_seq=seen.flushed_through,
+            through_seq=seen.seq,
+            trigger=trigger,
+            claimed_at=at,
+        )
+        after = seen.model_copy(
+            update={"flush_number": number, "flushed_through": seen.seq, "first_unflushed_at": None}
+        )
+        put_meta = self._meta_put(after, expected_seq=seen.seq)["Put"]
+        # Exactly as seen: same seq (no newer message) and same flush count (no rival flusher).
+        put_meta["ConditionExpression"] = "#seq = :seq AND #fn = :fn"
+        put_meta["ExpressionAttributeNames"]["#fn"] = "flush_number"
+        put_meta["ExpressionAttributeValues"][":fn"] = to_value(seen.flush_number)
+        try:
+            self._ddb.transact_write_items(
+                TransactItems=[
+                    {"Put": put_meta},
+                    {
+                        "Put": {
+                            "TableName": self._conversations,
+                            "Item": to_item(
+                                {
+                                    **self._conv_key(seen.conversation_id, _flush_key(number)),
+                                    **claim.model_dump(mode="json"),
+                                }
+                            ),
+                            "ConditionExpression": "attribute_not_exists(#sk)",
+                            "ExpressionAttributeNames": {"#sk": CONVERSATIONS.sort_name},
+                        }
+                    },
+                ]
+            )
+        except ClientError as error:
+            if cancellation_codes(error):
+                return None
+            raise
+        return claim
+
+    def unstarted_claims(self, conversation_id: str) -> list[FlushClaim]:
+        claims = [
+            FlushClaim.model_validate(
+                {k: v for k, v in item.items() if k in FlushClaim.model_fields}
+            )
+            for item in self._query(conversation_id, "flush#", "flush#~")
+        ]
+        return [c for c in claims if not c.started]
+
+    def messages_for(self, claim: FlushClaim) -> list[Message]:
+        items = self._query(
+            claim.conversation_id, _msg_key(claim.after_seq + 1), _msg_key(claim.through_seq)
+        )
+        messages = [Message.model_validate(item["message"]) for item in items]
+        expected = claim.through_seq - claim.after_seq
+        if len(messages) != expected:
+            # Seqs are gapless by construction; a hole means something is badly wrong. Fail
+            # loudly so the queue retries and nothing is packaged short.
+            raise RuntimeError(
+                f"{claim.package_id}: expected {expected} messages, found {len(messages)}"
+            )
+        return messages
+
+    def mark_started(self, claim: FlushClaim) -> None:
+        self._ddb.update_item(
+            TableName=self._conversations,
+            Key={
+                k: to_value(v)
+                for k, v in self._conv_key(
+                    claim.conversation_id, _flush_key(claim.flush_number)
+                ).items()
+            },
+            UpdateExpression="SET started = :yes",
+            ExpressionAttributeValues={":yes": to_value(True)},
+        )
+
+    def _query(self, conversation_id: str, low: str, high: str) -> list[dict[str, Any]]:
+        pk, sk = CONVERSATIONS.partition.name, CONVERSATIONS.sort_name
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._conversations,
+            "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :low AND :high",
+            "ExpressionAttributeNames": {"#pk": pk, "#sk": sk},
+            "ExpressionAttributeValues": {
+                ":pk": to_value(conversation_id),
+                ":low": to_value(low),
+                ":high": to_value(high),
+            },
+            "ConsistentRead": True,
+        }
+        while True:
+            response = self._ddb.query(**kwargs)
+            items.extend(from_item(i) for i in response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return items
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    # -- lease ------------------------------------------------------------------------------
+
+    def acquire_lease(
+        self,
+        conversation_id: str,
+        package_id: str,
+        flush_number: int,
+        at: datetime,
+        ttl_seconds: int,
+    ) -> bool:
+        """Take the lease for ``package_id`` if it is this flush's turn.
+
+        Turns go in flush order (``next_flush``). A holder whose lease expired without releasing
+        (it crashed) can be overtaken only by the flush right after it, so order holds.
+        """
+        turn = "#next = :n" if flush_number > 1 else "(attribute_not_exists(#next) OR #next = :n)"
+        condition = (
+            f"(attribute_not_exists(#holder) AND {turn}) OR #holder = :pkg"
+            " OR (#expires < :now AND #holder_flush = :prev)"
+        )
+        try:
+            self._ddb.update_item(
+                TableName=self._conversations,
+                Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
+                UpdateExpression="SET #holder = :pkg, #holder_flush = :n, #expires = :exp",
+                ConditionExpression=condition,
+                ExpressionAttributeNames={
+                    "#holder": "holder",
+                    "#holder_flush": "holder_flush",
+                    "#expires": "expires_at",
+                    "#next": "next_flush",
+                },
+                ExpressionAttributeValues={
+                    ":pkg": to_value(package_id),
+                    ":n": to_value(flush_number),
+                    ":prev": to_value(flush_number - 1),
+                    ":now": to_value(at.isoformat()),
+                    ":exp": to_value((at + timedelta(seconds=ttl_seconds)).isoformat()),
+                },
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def release_lease(self, conversation_id: str, package_id: str, flush_number: int) -> bool:
+        try:
+            self._ddb.update_item(
+                TableName=self._conversations,
+                Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
+                UpdateExpression="SET #next = :next REMOVE #holder, #holder_flush, #expires",
+                ConditionExpression="#holder = :pkg",
+                ExpressionAttributeNames={
+                    "#holder": "holder",
+                    "#holder_flush": "holder_flush",
+                    "#expires": "expires_at",
+                    "#next": "next_flush",
+                },
+                ExpressionAttributeValues={
+                    ":pkg": to_value(package_id),
+                    ":next": to_value(flush_number + 1),
+                },
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+
+# Twilio's statuses in the order a message moves through them; a callback may arrive late or
+# twice, and a lower rank never overwrites a higher one (delivered never goes back to sent).
+STATUS_RANK: dict[str, int] = {
+    "scheduled": 0,
+    "accepted": 1,
+    "queued": 2,
+    "sending": 3,
+    "sent": 4,
+    "receiving": 4,
+    "received": 5,
+    "delivered": 6,
+    "undelivered": 6,
+    "failed": 6,
+    "canceled": 6,
+    "read": 7,
+}
+
+
+class DynamoOutboundStatusStore:
+    """:class:`maestro.ports.OutboundStatusStore` on the messages table."""
+
+    def __init__(self, client: DynamoDBClient, messages_table: str) -> None:
+        self._ddb = client
+        self._messages = messages_table
+
+    def record_status(
+        self, message_sid: str, status: DeliveryStatus, at: datetime, error_code: str | None
+    ) -> bool:
+        rank = STATUS_RANK[status]
+        names = {"#rank": "status_rank", "#status": "status", "#dir": "direction"}
+        values = {
+            ":rank": to_value(rank),
+            ":status": to_value(status),
+            ":at": to_value(at.isoformat()),
+            ":out": to_value("outbound"),
+        }
+        update = "SET #rank = :rank, #status = :status, status_at = :at, #dir = :out"
+        if error_code:
+            update += ", error_code = :err"
+            values[":err"] = to_value(error_code)
+        try:
+            self._ddb.update_item(
+                TableName=self._messages,
+                Key={MESSAGES.partition.name: to_value(message_sid)},
+                UpdateExpression=update,
+                # Outbound only (an inbound item with this id is not ours), never backwards.
+                ConditionExpression="(attribute_not_exists(#dir) OR #dir = :out)"
+                " AND (attribute_not_exists(#rank) OR #rank < :rank)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def status_of(self, message_sid: str) -> str | None:
+        response = self._ddb.get_item(
+            TableName=self._messages,
+            Key={MESSAGES.partition.name: to_value(message_sid)},
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        return str(from_item(item)["status"]) if item and "status" in item else None
+
+
+def _jittered_sleep(attempt: int) -> None:
+    # Contention on one conversation is brief (a burst of texts); back off a little, with jitter.
+    time.sleep(min(0.2, 0.005 * (2 ** min(attempt, 6))) * random.random())

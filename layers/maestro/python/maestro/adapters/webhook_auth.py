@@ -1,0 +1,107 @@
+"""Request authentication: Twilio's webhook signature and maestro's own HMAC for in-app calls.
+
+Twilio signs the exact public URL it called plus the POST parameters. Behind API Gateway the
+Lambda sees neither directly, so the URL is either configured (``public_base_url``) or rebuilt
+from the event: scheme (X-Forwarded-Proto), host (Host), the stage as the caller saw it
+(requestContext.path), and the query string in the order received.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping, Sequence
+from urllib.parse import quote, urlencode
+
+from twilio.request_validator import RequestValidator, get_signature_algorithm
+
+
+class FormParams:
+    """Form parameters with repeated keys, in the shape twilio's validator reads (getlist)."""
+
+    def __init__(self, values: Mapping[str, Sequence[str]]) -> None:
+        self._values = {k: list(v) for k, v in values.items()}
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._values)
+
+    def getlist(self, name: str) -> list[str]:
+        return self._values.get(name, [])
+
+    def first(self, name: str, default: str = "") -> str:
+        values = self._values.get(name)
+        return values[0] if values else default
+
+    def keys(self) -> list[str]:
+        return list(self._values)
+
+
+def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
+    for key, value in (headers or {}).items():
+        if key.lower() == name.lower():
+            return value
+    return None
+
+
+def request_url(event: Mapping[str, object], public_base_url: str | None) -> str:
+    """The URL the caller used, as Twilio signed it."""
+    headers = event.get("headers") or {}
+    assert isinstance(headers, Mapping)
+    context = event.get("requestContext") or {}
+    assert isinstance(context, Mapping)
+    path = str(event.get("path") or "/")
+    if public_base_url:
+        url = public_base_url.rstrip("/") + path
+    else:
+        scheme = _header(headers, "X-Forwarded-Proto") or "https"
+        host = _header(headers, "Host") or str(context.get("domainName") or "localhost")
+        # requestContext.path is the path the client requested: with the stage on an
+        # execute-api host, with the base path on a custom domain.
+        url = f"{scheme}://{host}{context.get('path') or path}"
+    query = event.get("multiValueQueryStringParameters") or {}
+    assert isinstance(query, Mapping)
+    if query:
+        pairs = [(k, v) for k, values in query.items() for v in values]
+        url += "?" + urlencode(pairs, quote_via=quote, safe="")
+    return url
+
+
+def twilio_signature_valid(
+    token: str,
+    url: str,
+    params: FormParams,
+    signature: str | None,
+    signature_settings: str | None = None,
+) -> bool:
+    """Twilio's own validator (HMAC-SHA1, or SHA-256 when the settings header says so)."""
+    if not signature:
+        return False
+    validator = RequestValidator(token)
+    return bool(
+        validator.validate(url, params, signature, get_signature_algorithm(signature_settings))
+    )
+
+
+def app_signature(secret: str, timestamp: str, body: str) -> str:
+    """maestro's HMAC for in-app and assistant calls: ``v1=hex(HMAC-SHA256(ts + "." + body))``."""
+    mac = hmac.new(secret.encode(), f"{timestamp}.{body}".encode(), hashlib.sha256)
+    return "v1=" + mac.hexdigest()
+
+
+def app_signature_valid(
+    secret: str,
+    timestamp: str | None,
+    body: str,
+    signature: str | None,
+    now_epoch: float,
+    tolerance_seconds: int,
+) -> bool:
+    if not timestamp or not signature:
+        return False
+    try:
+        sent = int(timestamp)
+    except ValueError:
+        return False
+    if abs(now_epoch - sent) > tolerance_seconds:
+        return False  # a replay of an old request, or a clock far off
+    return hmac.compare_digest(app_signature(secret, timestamp, body), signature)

@@ -1,0 +1,10 @@
+"""The real clock. Scenarios and tests pass a virtual one instead (see :class:`ports.Clock`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)

@@ -1,0 +1,1 @@
+"""Ingestion: signed webhooks → the conversation buffer → the debounce queue → packages."""

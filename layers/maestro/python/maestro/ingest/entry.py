@@ -1,0 +1,104 @@
+"""Lambda entry points for ingestion, wired to the real adapters from settings.
+
+Settings are validated and adapters built on the first invocation (not at import), then reused
+by the warm container. Tests build the same services with fakes or moto instead.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from maestro.adapters.aws import client
+from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
+from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+from maestro.adapters.secrets import SecretsManagerSecrets
+from maestro.adapters.sqs import SqsDebounceQueue
+from maestro.adapters.stepfunctions import StepFunctionsStarter
+from maestro.clock import SystemClock
+from maestro.ingest.flusher import Flusher
+from maestro.ingest.service import Ingestor
+from maestro.ingest.webhooks import WebhookDeps, build_resolver
+from maestro.ports import DebounceSignal
+from maestro.settings import FlusherSettings, InboundSettings
+
+logger = Logger(service="maestro-flusher")
+
+
+@cache
+def _inbound() -> APIGatewayRestResolver:
+    settings = InboundSettings()  # read from the environment
+    ddb = client("dynamodb", settings.region)
+    secrets = SecretsManagerSecrets()
+    ingestor = Ingestor(
+        DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table),
+        DynamoPartyDirectory(ddb, settings.parties_table),
+        SqsDebounceQueue(client("sqs", settings.region), settings.debounce_queue_url),
+        idle_window_seconds=settings.idle_window_seconds,
+        max_wait_seconds=settings.max_wait_seconds,
+    )
+    return build_resolver(
+        WebhookDeps(
+            ingestor=ingestor,
+            statuses=DynamoOutboundStatusStore(ddb, settings.messages_table),
+            twilio_auth_token=lambda: secrets.get(settings.twilio_auth_token_secret),
+            app_signing_secret=lambda: secrets.get(settings.app_signing_secret),
+            clock=SystemClock(),
+            public_base_url=str(settings.public_base_url) if settings.public_base_url else None,
+            app_signature_tolerance_seconds=settings.app_signature_tolerance_seconds,
+        )
+    )
+
+
+def inbound_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return _inbound().resolve(event, context)
+
+
+@cache
+def _flusher() -> Flusher:
+    settings = FlusherSettings()  # read from the environment
+    ddb = client("dynamodb", settings.region)
+    return Flusher(
+        DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table),
+        StepFunctionsStarter(client("stepfunctions", settings.region), settings.state_machine_arn),
+        SystemClock(),
+        max_wait_seconds=settings.max_wait_seconds,
+    )
+
+
+def flush_record(record: SQSRecord, flusher: Flusher) -> None:
+    signal = DebounceSignal.model_validate_json(record.body)
+    packages = flusher.handle(signal)
+    for package in packages:
+        logger.info(
+            "package started",
+            extra={
+                "package_id": package.package_id,
+                "conversation_id": package.conversation_id,
+                "trigger": package.trigger.value,
+                "messages": len(package.messages),
+            },
+        )
+
+
+def flusher_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """SQS batch → flushes, reporting partial batch failures so only failed signals retry."""
+    flusher = _flusher()
+    processor = BatchProcessor(event_type=EventType.SQS)
+    response = process_partial_response(
+        event=event,
+        record_handler=lambda record: flush_record(record, flusher),
+        processor=processor,
+        context=context,
+    )
+    return dict(response)

@@ -1,0 +1,93 @@
+"""The flusher: turns debounce signals into packages, exactly once per flush.
+
+A signal says "look at this conversation as of seq n". The flusher flushes when
+- the signal carries a trigger (kickoff, conversation ended, urgency expedite): at once;
+- the oldest unflushed message has waited ``max_wait``: a chatty sender cannot starve the flush;
+- the signal's seq is still the conversation's latest: the sender went quiet for the idle window.
+It claims the messages with a conditional write (two racing flushers: one package), names the
+package deterministically from (conversation, flush number), and starts the execution named by
+the package id (an existing one counts as done). A claim that was made but never started (a
+crash in between) is started on the next signal for that conversation.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from maestro.domain.models import FlushTrigger, Package
+from maestro.ports import (
+    Clock,
+    ConversationBuffer,
+    ConversationMeta,
+    DebounceSignal,
+    FlushClaim,
+    WorkflowStarter,
+)
+
+MAX_CLAIM_ATTEMPTS = 5
+
+
+def flush_trigger(
+    meta: ConversationMeta | None,
+    signal: DebounceSignal,
+    now: datetime,
+    max_wait: timedelta,
+) -> FlushTrigger | None:
+    """Whether to flush now, and why. Pure."""
+    if meta is None or not meta.has_unflushed:
+        return None
+    if signal.trigger is not None:
+        return signal.trigger
+    if meta.first_unflushed_at is not None and now - meta.first_unflushed_at >= max_wait:
+        return FlushTrigger.MAX_WAIT
+    if signal.seq >= meta.seq:
+        return FlushTrigger.IDLE_TIMEOUT
+    return None  # a newer message arrived; its own signal will come
+
+
+class Flusher:
+    def __init__(
+        self,
+        buffer: ConversationBuffer,
+        starter: WorkflowStarter,
+        clock: Clock,
+        *,
+        max_wait_seconds: int,
+    ) -> None:
+        self._buffer = buffer
+        self._starter = starter
+        self._clock = clock
+        self._max_wait = timedelta(seconds=max_wait_seconds)
+
+    def handle(self, signal: DebounceSignal) -> list[Package]:
+        """Process one signal; returns the packages started (usually none or one)."""
+        started = [
+            self._start(claim) for claim in self._buffer.unstarted_claims(signal.conversation_id)
+        ]
+        for _ in range(MAX_CLAIM_ATTEMPTS):
+            meta = self._buffer.meta(signal.conversation_id)
+            now = self._clock.now()
+            trigger = flush_trigger(meta, signal, now, self._max_wait)
+            if trigger is None or meta is None:
+                return started
+            claim = self._buffer.claim_flush(meta, trigger, now)
+            if claim is not None:
+                started.append(self._start(claim))
+                return started
+            # Lost to a rival flusher or a newer message: decide again on fresh state.
+        return started
+
+    def _start(self, claim: FlushClaim) -> Package:
+        messages = self._buffer.messages_for(claim)
+        package = Package(
+            package_id=claim.package_id,
+            conversation_id=claim.conversation_id,
+            flush_number=claim.flush_number,
+            trigger=claim.trigger,
+            sender_phone=messages[0].from_phone,
+            messages=tuple(messages),
+            flushed_at=claim.claimed_at,
+        )
+        self._starter.start(package)
+        self._buffer.mark_started(claim)
+        return package

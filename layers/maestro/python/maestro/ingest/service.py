@@ -1,0 +1,116 @@
+"""Receiving a message: resolve the sender, buffer it, and schedule the flush checks.
+
+No model is called here and nothing slow happens: the webhook must answer Twilio fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from maestro.domain.models import Channel, FlushTrigger
+from maestro.domain.safety import safety_floor
+from maestro.ports import (
+    MAX_DEBOUNCE_DELAY_SECONDS,
+    AppendResult,
+    ConversationBuffer,
+    DebounceQueue,
+    DebounceSignal,
+    InboundDraft,
+    PartyDirectory,
+)
+
+
+def conversation_id_for(party_phone: str) -> str:
+    """One conversation per outside phone number, across channels.
+
+    Everything one person says is then packaged, leased and routed in one order.
+    """
+    return "conv-" + hashlib.sha256(party_phone.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """A message as a webhook received it, before the sender is resolved."""
+
+    message_id: str
+    channel: Channel
+    from_phone: str
+    to_phone: str | None
+    body: str
+    media_urls: tuple[str, ...]
+    received_at: datetime
+    trigger: FlushTrigger | None = None  # e.g. a call transcript ends the conversation
+
+
+class Ingestor:
+    def __init__(
+        self,
+        buffer: ConversationBuffer,
+        parties: PartyDirectory,
+        queue: DebounceQueue,
+        *,
+        idle_window_seconds: int,
+        max_wait_seconds: int,
+    ) -> None:
+        self._buffer = buffer
+        self._parties = parties
+        self._queue = queue
+        self._idle = idle_window_seconds
+        self._max_wait = max_wait_seconds
+
+    def receive(self, inbound: Inbound) -> AppendResult:
+        party = self._parties.by_phone(inbound.from_phone)
+        draft = InboundDraft(
+            message_id=inbound.message_id,
+            conversation_id=conversation_id_for(inbound.from_phone),
+            channel=inbound.channel,
+            from_phone=inbound.from_phone,
+            to_phone=inbound.to_phone,
+            body=inbound.body,
+            media_urls=inbound.media_urls,
+            received_at=inbound.received_at,
+            # Never guess a person: only an exact directory match binds the sender.
+            sender_party_id=party.party_id if party else None,
+            unknown_sender=party is None,
+        )
+        result = self._buffer.append(draft)
+        at = inbound.received_at
+        if result.duplicate:
+            # A retry of a message already stored. If a crash lost its debounce signal, this
+            # re-sends one for the conversation's latest seq; claims are atomic, so at worst it
+            # finds nothing to do.
+            if result.meta.has_unflushed:
+                self._signal(result.meta.conversation_id, result.meta.seq, None, at, self._idle)
+            return result
+
+        seq = result.message.seq
+        trigger = inbound.trigger
+        if trigger is None and safety_floor(inbound.body) is not None:
+            trigger = FlushTrigger.URGENCY_EXPEDITE
+        if trigger is not None:
+            self._signal(draft.conversation_id, seq, trigger, at, 0)
+        else:
+            self._signal(draft.conversation_id, seq, None, at, self._idle)
+        if result.opened_batch and trigger is None:
+            # The backstop for a sender who never pauses: look again once max_wait has passed.
+            delay = min(self._max_wait, MAX_DEBOUNCE_DELAY_SECONDS)
+            self._signal(draft.conversation_id, seq, None, at, delay)
+        return result
+
+    def request_flush(self, conversation_id: str, trigger: FlushTrigger, at: datetime) -> bool:
+        """Flush now (the assistant's kickoff, a sign-off). False when nothing is buffered."""
+        meta = self._buffer.meta(conversation_id)
+        if meta is None or not meta.has_unflushed:
+            return False
+        self._signal(conversation_id, meta.seq, trigger, at, 0)
+        return True
+
+    def _signal(
+        self, conversation_id: str, seq: int, trigger: FlushTrigger | None, at: datetime, delay: int
+    ) -> None:
+        self._queue.send(
+            DebounceSignal(conversation_id=conversation_id, seq=seq, trigger=trigger, sent_at=at),
+            delay,
+        )

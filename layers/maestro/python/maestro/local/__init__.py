@@ -1,0 +1,1 @@
+"""The embedded stack: maestro on one machine, no account (grows with #4)."""

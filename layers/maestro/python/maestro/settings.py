@@ -1,0 +1,53 @@
+"""One pydantic settings model per function, read from the environment at invocation.
+
+Settings hold table names, queue URLs, windows and the *names or ARNs* of secrets, never secret
+values. Each handler validates its settings on its first invocation (not at import), so a
+misconfigured function fails with a clear error in its own logs instead of at cold start.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, HttpUrl, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class _Base(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MAESTRO_", extra="ignore", frozen=True)
+
+    region: str | None = Field(default=None, description="Defaults to the Lambda's own region")
+
+
+class _Windows(_Base):
+    idle_window_seconds: int = Field(default=300, ge=1, le=900)
+    max_wait_seconds: int = Field(default=900, ge=1, le=900)
+
+    @model_validator(mode="after")
+    def _max_wait_covers_idle(self) -> _Windows:
+        if self.max_wait_seconds < self.idle_window_seconds:
+            raise ValueError("max_wait_seconds must be at least idle_window_seconds")
+        return self
+
+
+class InboundSettings(_Windows):
+    """functions/inbound_sms: the webhooks (Twilio SMS, status, transcripts; in-app; kickoff)."""
+
+    messages_table: str
+    conversations_table: str
+    parties_table: str
+    debounce_queue_url: str
+    twilio_auth_token_secret: str = Field(description="Secret name or ARN of the auth token")
+    app_signing_secret: str = Field(description="Secret name or ARN for in-app/kickoff HMAC")
+    public_base_url: HttpUrl | None = Field(
+        default=None,
+        description="The URL Twilio is configured with, up to the stage (or custom domain). When "
+        "unset, it is rebuilt from the request: X-Forwarded-Proto, Host, stage and path.",
+    )
+    app_signature_tolerance_seconds: int = Field(default=300, ge=1)
+
+
+class FlusherSettings(_Windows):
+    """functions/flusher: the debounce queue's consumer."""
+
+    messages_table: str
+    conversations_table: str
+    state_machine_arn: str

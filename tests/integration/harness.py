@@ -1,0 +1,252 @@
+"""An ingestion rig on moto: real DynamoDB buffer, real Step Functions executions, virtual time.
+
+SQS's DelaySeconds runs on wall-clock time, so the debounce queue here is a virtual-time stand-in
+(named as such) that delivers signals when the virtual clock reaches them, in SQS-shaped batches,
+through the same record handler the flusher Lambda uses.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from twilio.request_validator import RequestValidator
+
+from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
+from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+from maestro.adapters.stepfunctions import StepFunctionsStarter
+from maestro.adapters.webhook_auth import app_signature
+from maestro.domain.models import Package, Party, PartyRole
+from maestro.ingest.flusher import Flusher
+from maestro.ingest.service import Ingestor
+from maestro.ingest.webhooks import WebhookDeps, build_resolver
+from maestro.local.clock import VirtualClock
+from maestro.ports import DebounceSignal
+
+T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
+TOKEN = "twilio-test-auth-token"
+APP_SECRET = "app-test-secret"
+HOST = "abc123.execute-api.us-east-1.amazonaws.com"
+STAGE = "prod"
+MAESTRO_LINE = "+14155550000"
+MARIA = Party(party_id="tenant-maria", role=PartyRole.TENANT, phone="+14155550100", name="Maria")
+
+PASS_MACHINE = json.dumps(
+    {"StartAt": "Received", "States": {"Received": {"Type": "Pass", "End": True}}}
+)
+
+
+class VirtualDebounceQueue:
+    """A virtual-time stand-in for the SQS debounce queue (DebounceQueue port)."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self._clock = clock
+        self._heap: list[tuple[datetime, int, DebounceSignal]] = []
+        self._order = itertools.count()
+        self.sent: list[tuple[DebounceSignal, int]] = []
+
+    def send(self, signal: DebounceSignal, delay_seconds: int) -> None:
+        self.sent.append((signal, delay_seconds))
+        due = self._clock.now().timestamp() + delay_seconds
+        heapq.heappush(self._heap, (datetime.fromtimestamp(due, UTC), next(self._order), signal))
+
+    def due(self) -> list[DebounceSignal]:
+        out = []
+        while self._heap and self._heap[0][0] <= self._clock.now():
+            out.append(heapq.heappop(self._heap)[2])
+        return out
+
+    def next_due(self) -> datetime | None:
+        return self._heap[0][0] if self._heap else None
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
+@dataclass
+class Rig:
+    aws: Any
+    clock: VirtualClock
+    queue: VirtualDebounceQueue
+    buffer: DynamoConversationBuffer
+    statuses: DynamoOutboundStatusStore
+    parties: DynamoPartyDirectory
+    ingestor: Ingestor
+    flusher: Flusher
+    sfn: Any
+    machine_arn: str
+    resolver: Any
+    idle: int = 300
+    max_wait: int = 900
+    packages: list[Package] = field(default_factory=list)
+
+    # -- webhooks ---------------------------------------------------------------------------
+
+    def call(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self.resolver.resolve(event, None)  # type: ignore[no-any-return]
+
+    def sms(
+        self, body: str, *, sid: str, sender: str = MARIA.phone, **extra: str
+    ) -> dict[str, Any]:
+        params = {
+            "MessageSid": sid,
+            "From": sender,
+            "To": MAESTRO_LINE,
+            "Body": body,
+            "NumMedia": "0",
+            **extra,
+        }
+        return self.call(twilio_event("/twilio/sms", params))
+
+    # -- time -------------------------------------------------------------------------------
+
+    def run_due(self) -> list[Package]:
+        """Deliver every signal due now, as one SQS-shaped batch per signal."""
+        started: list[Package] = []
+        for signal in self.queue.due():
+            started.extend(self.flusher.handle(signal))
+        self.packages.extend(started)
+        return started
+
+    def advance(self, seconds: float) -> list[Package]:
+        """Move virtual time forward, delivering signals as they fall due, in order."""
+        target = self.clock.now().timestamp() + seconds
+        started: list[Package] = []
+        while (due := self.queue.next_due()) is not None and due.timestamp() <= target:
+            self.clock.set(max(due, self.clock.now()))
+            started.extend(self.run_due())
+        self.clock.set(datetime.fromtimestamp(target, UTC))
+        started.extend(self.run_due())
+        return started
+
+    def drain(self) -> list[Package]:
+        return self.advance(self.max_wait + self.idle + 1)
+
+    def executions(self) -> list[dict[str, Any]]:
+        return self.sfn.list_executions(stateMachineArn=self.machine_arn)["executions"]  # type: ignore[no-any-return]
+
+    def stored_message_count(self) -> int:
+        table = self.aws.table_names["messages"]
+        return int(self.aws.dynamodb.scan(TableName=table, Select="COUNT")["Count"])
+
+
+def make_rig(aws: Any, *, idle: int = 300, max_wait: int = 900) -> Rig:
+    clock = VirtualClock(T0)
+    queue = VirtualDebounceQueue(clock)
+    ddb = aws.dynamodb
+    names = aws.table_names
+    buffer = DynamoConversationBuffer(ddb, names["messages"], names["conversations"])
+    statuses = DynamoOutboundStatusStore(ddb, names["messages"])
+    parties = DynamoPartyDirectory(ddb, names["parties"])
+    parties.put(MARIA)
+    sfn = aws.client("stepfunctions")
+    iam_role = "arn:aws:iam::123456789012:role/maestro-test"
+    arn = sfn.create_state_machine(
+        name="package-pipeline", definition=PASS_MACHINE, roleArn=iam_role
+    )["stateMachineArn"]
+    ingestor = Ingestor(buffer, parties, queue, idle_window_seconds=idle, max_wait_seconds=max_wait)
+    flusher = Flusher(buffer, StepFunctionsStarter(sfn, arn), clock, max_wait_seconds=max_wait)
+    resolver = build_resolver(
+        WebhookDeps(
+            ingestor=ingestor,
+            statuses=statuses,
+            twilio_auth_token=lambda: TOKEN,
+            app_signing_secret=lambda: APP_SECRET,
+            clock=clock,
+        )
+    )
+    return Rig(
+        aws=aws,
+        clock=clock,
+        queue=queue,
+        buffer=buffer,
+        statuses=statuses,
+        parties=parties,
+        ingestor=ingestor,
+        flusher=flusher,
+        sfn=sfn,
+        machine_arn=arn,
+        resolver=resolver,
+        idle=idle,
+        max_wait=max_wait,
+    )
+
+
+def rest_event(
+    path: str,
+    body: str,
+    headers: Mapping[str, str],
+    *,
+    host: str = HOST,
+    stage: str = STAGE,
+    query: Mapping[str, list[str]] | None = None,
+    content_type: str = "application/x-www-form-urlencoded",
+) -> dict[str, Any]:
+    """An API Gateway REST (v1) proxy event, as the Lambda receives it."""
+    all_headers = {
+        "Host": host,
+        "X-Forwarded-Proto": "https",
+        "Content-Type": content_type,
+        **headers,
+    }
+    return {
+        "resource": path,
+        "path": path,
+        "httpMethod": "POST",
+        "headers": all_headers,
+        "multiValueHeaders": {k: [v] for k, v in all_headers.items()},
+        "queryStringParameters": {k: v[-1] for k, v in (query or {}).items()} or None,
+        "multiValueQueryStringParameters": dict(query) if query else None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": "POST",
+            "path": f"/{stage}{path}" if stage else path,
+            "stage": stage or "$default",
+            "domainName": host,
+            "requestId": "req-1",
+            "accountId": "123456789012",
+            "apiId": "abc123",
+            "identity": {"sourceIp": "127.0.0.1"},
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def form_body(params: Mapping[str, str]) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode(list(params.items()))
+
+
+def twilio_event(
+    path: str, params: Mapping[str, str], *, token: str = TOKEN, signature: str | None = None
+) -> dict[str, Any]:
+    """A correctly signed Twilio webhook (unless ``signature`` overrides it)."""
+    url = f"https://{HOST}/{STAGE}{path}"
+    signed = (
+        signature
+        if signature is not None
+        else RequestValidator(token).compute_signature(url, dict(params))
+    )
+    headers = {"X-Twilio-Signature": signed} if signed else {}
+    return rest_event(path, form_body(params), headers)
+
+
+def app_event(
+    path: str, payload: Mapping[str, Any], at: datetime, *, secret: str = APP_SECRET
+) -> dict[str, Any]:
+    body = json.dumps(payload)
+    timestamp = str(int(at.timestamp()))
+    headers = {
+        "X-Maestro-Timestamp": timestamp,
+        "X-Maestro-Signature": app_signature(secret, timestamp, body),
+    }
+    return rest_event(path, body, headers, content_type="application/json")

@@ -1,0 +1,147 @@
+"""The real Lambda entry points, wired from settings to real adapters on moto."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import MARIA, PASS_MACHINE, twilio_event
+from pydantic import ValidationError
+
+from maestro.ingest import entry
+from maestro.ports import DebounceSignal
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def configured(aws: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Environment as the CDK stack sets it, with moto resources behind every name."""
+    secrets = aws.client("secretsmanager")
+    secrets.create_secret(Name="maestro/twilio-auth-token", SecretString="twilio-test-auth-token")
+    secrets.create_secret(Name="maestro/app-signing", SecretString="app-test-secret")
+    queue_url = aws.client("sqs").create_queue(QueueName="debounce")["QueueUrl"]
+    sfn = aws.client("stepfunctions")
+    arn = sfn.create_state_machine(
+        name="pipeline", definition=PASS_MACHINE, roleArn="arn:aws:iam::123456789012:role/x"
+    )["stateMachineArn"]
+    env = {
+        "MAESTRO_MESSAGES_TABLE": aws.table_names["messages"],
+        "MAESTRO_CONVERSATIONS_TABLE": aws.table_names["conversations"],
+        "MAESTRO_PARTIES_TABLE": aws.table_names["parties"],
+        "MAESTRO_DEBOUNCE_QUEUE_URL": queue_url,
+        "MAESTRO_TWILIO_AUTH_TOKEN_SECRET": "maestro/twilio-auth-token",
+        "MAESTRO_APP_SIGNING_SECRET": "maestro/app-signing",
+        "MAESTRO_STATE_MACHINE_ARN": arn,
+        "MAESTRO_IDLE_WINDOW_SECONDS": "0",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("MAESTRO_IDLE_WINDOW_SECONDS", "1")
+    entry._inbound.cache_clear()
+    entry._flusher.cache_clear()
+    yield env  # type: ignore[misc]
+    entry._inbound.cache_clear()
+    entry._flusher.cache_clear()
+
+
+def test_settings_are_validated_at_invocation_not_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.startswith("MAESTRO_"):
+            monkeypatch.delenv(key)
+    entry._inbound.cache_clear()
+    # Importing the handler module needed no settings; invoking it does, and says what is missing.
+    with pytest.raises(ValidationError, match="messages_table"):
+        entry.inbound_handler(twilio_event("/twilio/sms", {"MessageSid": "SM1"}), None)  # type: ignore[arg-type]
+    entry._inbound.cache_clear()
+
+
+def test_inbound_entry_stores_and_enqueues_through_real_adapters(
+    aws: Any, configured: dict[str, str]
+) -> None:
+    params = {
+        "MessageSid": "SMe2e1",
+        "From": MARIA.phone,
+        "To": "+14155550000",
+        "Body": "the dishwasher is leaking",
+    }
+    response = entry.inbound_handler(twilio_event("/twilio/sms", params), None)  # type: ignore[arg-type]
+    assert response["statusCode"] == 200
+    messages = (
+        aws.client("sqs")
+        .receive_message(
+            QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"],
+            MaxNumberOfMessages=10,
+            WaitTimeSeconds=2,
+        )
+        .get("Messages", [])
+    )
+    signals = [DebounceSignal.model_validate_json(m["Body"]) for m in messages]
+    assert [s.seq for s in signals] == [1]
+
+
+def test_flusher_entry_reports_partial_batch_failures(aws: Any, configured: dict[str, str]) -> None:
+    params = {"MessageSid": "SMe2e2", "From": MARIA.phone, "To": "+14155550000", "Body": "no heat"}
+    entry.inbound_handler(twilio_event("/twilio/sms", params), None)  # type: ignore[arg-type]
+    sqs = aws.client("sqs")
+    (good,) = sqs.receive_message(
+        QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"], WaitTimeSeconds=2
+    )["Messages"]
+    event = {
+        "Records": [
+            _sqs_record(good["MessageId"], good["Body"]),
+            _sqs_record("bad-1", "this is not a signal"),
+        ]
+    }
+    result = entry.flusher_handler(event, None)  # type: ignore[arg-type]
+    assert result == {"batchItemFailures": [{"itemIdentifier": "bad-1"}]}
+    executions = aws.client("stepfunctions").list_executions(
+        stateMachineArn=configured["MAESTRO_STATE_MACHINE_ARN"]
+    )["executions"]
+    assert len(executions) == 1
+    described = aws.client("stepfunctions").describe_execution(
+        executionArn=executions[0]["executionArn"]
+    )
+    package = json.loads(described["input"])["package"]
+    assert [m["body"] for m in package["messages"]] == ["no heat"]
+
+
+def _sqs_record(message_id: str, body: str) -> dict[str, Any]:
+    return {
+        "messageId": message_id,
+        "receiptHandle": f"rh-{message_id}",
+        "body": body,
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "messageAttributes": {},
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:debounce",
+        "awsRegion": "us-east-1",
+    }
+
+
+def test_the_inbound_path_never_imports_the_model_sdk() -> None:
+    """The webhook must answer fast: its whole import graph leaves anthropic out."""
+    script = textwrap.dedent(
+        f"""
+        import importlib.util, sys
+        spec = importlib.util.spec_from_file_location(
+            "inbound_handler", {str(ROOT / "functions" / "inbound_sms" / "handler.py")!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        import maestro.ingest.webhooks, maestro.ingest.flusher
+        print("anthropic" in sys.modules)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "False"
