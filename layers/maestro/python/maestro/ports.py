@@ -6,13 +6,25 @@ tests pass fakes. Nothing here imports boto3, twilio or anthropic.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from pydantic import Field
 
 from maestro.domain.common import E164, AwareDatetime, Frozen
-from maestro.domain.models import Channel, FlushTrigger, Message, Package, Party, WorkOrder
+from maestro.domain.memory import SenderRole
+from maestro.domain.models import (
+    Channel,
+    FlushTrigger,
+    Message,
+    OpenContext,
+    Package,
+    Party,
+    WorkOrder,
+)
 from maestro.domain.records import (
+    BrainSample,
     MaestroDecision,
     MaestroState,
     PendingClarification,
@@ -191,7 +203,8 @@ class WorkOrderStore(Protocol):
     def update(self, wo: WorkOrder, expected_version: int) -> None:
         """Raises StaleVersionError unless the stored version is ``expected_version``."""
 
-    def open_for_party(self, party_id: str) -> list[WorkOrder]: ...
+    def open_for_party(self, party_id: str) -> list[WorkOrder]:
+        """The party's WOs still in conversation: open, or completed awaiting a rating."""
 
 
 class PendingStore(Protocol):
@@ -211,6 +224,8 @@ class PendingStore(Protocol):
 
 class PartyDirectory(Protocol):
     def by_phone(self, phone: str) -> Party | None: ...
+
+    def by_party_id(self, party_id: str) -> Party | None: ...
 
     def put(self, party: Party) -> None: ...
 
@@ -257,3 +272,97 @@ class Clock(Protocol):
 class Secrets(Protocol):
     def get(self, name_or_arn: str) -> str:
         """The secret's value; settings hold names or ARNs, never values."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Effects: messages out, domain events.
+# ---------------------------------------------------------------------------------------------
+
+EventType = Literal[
+    "message.sent",
+    "wo.created",
+    "wo.updated",
+    "rating.recorded",
+    "confirm.held",
+    "confirm.released",
+    "escalation.paged",
+    "decision.recorded",
+]
+
+
+class DomainEvent(Frozen):
+    """What an effect claims happened. Always published, in every environment: the watcher
+    reads the real surface and confirms it (Evidence) or not (Shame)."""
+
+    event_id: str = Field(description="Deterministic: a re-run publishes the same id")
+    type: EventType
+    package_id: str
+    action_index: int | None = None
+    subject_id: str = Field(description="What to read back: a WO id, a message SID, a decision")
+    claim: dict[str, str | int | bool | None] = Field(default_factory=dict)
+    occurred_at: AwareDatetime
+
+
+class EventBus(Protocol):
+    def publish(self, events: Sequence[DomainEvent]) -> None: ...
+
+
+class SentMessage(Frozen):
+    sid: str
+    to: E164
+    body: str
+    status: str = "queued"
+
+
+RECORDED_SID_PREFIX = "SMrec"
+"""Every SID a recording messenger hands out starts with this, so nobody mistakes a recorded
+message for one Twilio accepted."""
+
+
+def recorded_sid(idempotency_key: str) -> str:
+    """The deterministic SID a recording messenger gives a key (34 characters, like Twilio's)."""
+    return RECORDED_SID_PREFIX + hashlib.sha256(idempotency_key.encode()).hexdigest()[:29]
+
+
+class Messenger(Protocol):
+    def send(self, to: str, body: str, *, idempotency_key: str) -> SentMessage:
+        """Send one SMS. The same idempotency key never sends twice; it returns the first."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The brain and the step gates.
+# ---------------------------------------------------------------------------------------------
+
+
+class Brain(Protocol):
+    """The reasoning brain: k samples of an ordered action plan for a package."""
+
+    def describe(self) -> str:
+        """What answered, named in every output (e.g. "offline brain (…no model)")."""
+
+    def samples(
+        self,
+        package: Package,
+        sender_role: SenderRole,
+        open_contexts: Sequence[OpenContext],
+        k: int,
+    ) -> list[BrainSample]: ...
+
+
+class Gate(Frozen):
+    """A paused step gate: its task token waits for SendTaskSuccess."""
+
+    execution_id: str
+    gate: str
+    token: str
+    package_id: str
+    index: int | None = None
+    paused_at: AwareDatetime
+
+
+class GateStore(Protocol):
+    def put(self, gate: Gate) -> None: ...
+
+    def open_gates(self) -> list[Gate]: ...
+
+    def remove(self, execution_id: str, gate: str, index: int | None) -> None: ...

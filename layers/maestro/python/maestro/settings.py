@@ -7,6 +7,8 @@ misconfigured function fails with a clear error in its own logs instead of at co
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, HttpUrl, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -51,3 +53,31 @@ class FlusherSettings(_Windows):
     messages_table: str
     conversations_table: str
     state_machine_arn: str
+
+
+class PipelineSettings(_Base):
+    """functions/{lease,precheck,brain,dispose,act,persist,fail_open,step_gate}."""
+
+    messages_table: str
+    conversations_table: str
+    parties_table: str
+    work_orders_table: str
+    pending_table: str
+    decisions_table: str
+    state_table: str
+    gates_table: str
+    idempotency_table: str
+    event_bus_name: str
+    on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
+    brain: Literal["offline"] = Field(
+        default="offline",
+        description="Which brain answers. Only the offline brain exists until the model brain "
+        "(#5); it is named in every output.",
+    )
+    messenger: Literal["recording"] = Field(
+        default="recording",
+        description="Until the Twilio adapter (#6) the only messenger records messages and sends "
+        "nothing; it must be chosen explicitly so no deployment believes it texts anyone.",
+    )
+    samples: int = Field(default=5, ge=1, le=20)
+    lease_ttl_seconds: int = Field(default=900, ge=30)

@@ -147,6 +147,21 @@ PARTIES = TableSpec(
     purpose="The party directory: phone (E.164) → party.",
 )
 
+GATES = TableSpec(
+    logical_name="gates",
+    partition=Key(name="execution_id"),
+    sort=Key(name="gate_key"),
+    ttl_attribute="expires_at_epoch",
+    purpose="Paused step gates and their task tokens, for `maestro step` and the eval executor.",
+)
+
+IDEMPOTENCY = TableSpec(
+    logical_name="idempotency",
+    partition=Key(name="id"),
+    ttl_attribute="expiration",
+    purpose="Powertools idempotency records for the act step (key: package id + action index).",
+)
+
 ALL_TABLES: tuple[TableSpec, ...] = (
     MESSAGES,
     CONVERSATIONS,
@@ -155,4 +170,6 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     WORK_ORDERS,
     PENDING,
     PARTIES,
+    GATES,
+    IDEMPOTENCY,
 )

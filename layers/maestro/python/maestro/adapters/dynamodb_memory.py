@@ -278,7 +278,8 @@ class DynamoStateStore(StateStore):
 
 
 class DynamoWorkOrderStore(WorkOrderStore):
-    """The default WO store. Open WOs carry the sparse index attributes; closed ones don't."""
+    """The default WO store. WOs still in conversation (open, or awaiting a rating) carry the
+    sparse index attributes; the rest don't."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
@@ -307,7 +308,8 @@ class DynamoWorkOrderStore(WorkOrderStore):
         _versioned_put(self._client, self._table, WORK_ORDERS, self._item(wo), expected_version)
 
     def open_for_party(self, party_id: str) -> list[WorkOrder]:
-        """Open WOs where the party is the tenant or the vendor, sorted by id."""
+        """WOs in conversation (open, or awaiting a rating) where the party is the tenant or the
+        vendor, sorted by id."""
         candidates: set[str] = set()
         for index in (self._by_tenant, self._by_vendor):
             for item in _query(
@@ -324,13 +326,13 @@ class DynamoWorkOrderStore(WorkOrderStore):
         found: list[WorkOrder] = []
         for wo_id in sorted(candidates):
             wo = self.get(wo_id)
-            if wo is not None and wo.is_open and party_id in (wo.tenant_id, wo.vendor_id):
+            if wo is not None and wo.in_conversation and party_id in (wo.tenant_id, wo.vendor_id):
                 found.append(wo)
         return found
 
     def _item(self, wo: WorkOrder) -> dict[str, Any]:
         extra: dict[str, Any] = {}
-        if wo.is_open:
+        if wo.in_conversation:
             extra[self._by_tenant.partition.name] = wo.tenant_id
             # None (no vendor yet) is dropped by to_item: the vendor index stays sparse.
             extra[self._by_vendor.partition.name] = wo.vendor_id
@@ -377,6 +379,7 @@ class DynamoPendingStore(PendingStore):
             party_key=item.party_id,
             created=item.held_at,
             expires=item.expires_at,
+            create_once=True,
         )
 
     def clarifications_for(self, party_id: str, now: datetime) -> list[PendingClarification]:
@@ -419,6 +422,7 @@ class DynamoPendingStore(PendingStore):
         party_key: str,
         created: datetime,
         expires: datetime,
+        create_once: bool = False,
     ) -> None:
         extra = {
             PENDING.partition.name: pending_id,
@@ -428,7 +432,18 @@ class DynamoPendingStore(PendingStore):
             # Rounded up so TTL never deletes an item before it has expired.
             self._ttl: math.ceil(expires.timestamp()),
         }
-        self._client.put_item(TableName=self._table, Item=_model_item(model, **extra))
+        if not create_once:
+            self._client.put_item(TableName=self._table, Item=_model_item(model, **extra))
+            return
+        _conditional_put(
+            self._client,
+            self._table,
+            _model_item(model, **extra),
+            "attribute_not_exists(#pk)",
+            {"#pk": PENDING.partition.name},
+            None,
+            AlreadyExistsError,
+        )
 
     def _live(self, party_id: str, kind: PendingKind, cls: type[P], now: datetime) -> list[P]:
         """The party's unexpired items of ``kind``, oldest first, re-read from the table."""
@@ -480,6 +495,20 @@ class DynamoPartyDirectory(PartyDirectory):
     def by_phone(self, phone: str) -> Party | None:
         item = _get(self._client, self._table, {PARTIES.partition.name: phone})
         return _load(Party, item) if item else None
+
+    def by_party_id(self, party_id: str) -> Party | None:
+        index = _index(PARTIES, "by_party_id")
+        for item in _query(
+            self._client,
+            TableName=self._table,
+            IndexName=index.name,
+            KeyConditionExpression="#pk = :pk",
+            ExpressionAttributeNames={"#pk": index.partition.name},
+            ExpressionAttributeValues={":pk": to_value(party_id)},
+        ):
+            # The index may lag: confirm with a consistent read by phone.
+            return self.by_phone(str(from_item(item)[PARTIES.partition.name]))
+        return None
 
     def put(self, party: Party) -> None:
         self._client.put_item(TableName=self._table, Item=_model_item(party))

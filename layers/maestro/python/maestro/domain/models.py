@@ -165,6 +165,11 @@ class WorkOrder(Frozen):
     def is_open(self) -> bool:
         return self.status not in TERMINAL_STATUSES
 
+    @property
+    def in_conversation(self) -> bool:
+        """Open, or finished with a rating request out: something its parties may still answer."""
+        return self.is_open or self.rating_requested
+
     def _changed(self, at: AwareDatetime, **changes: object) -> WorkOrder:
         return self.model_validate(
             {**self.model_dump(), **changes, "version": self.version + 1, "updated_at": at}

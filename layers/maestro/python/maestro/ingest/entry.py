@@ -93,7 +93,13 @@ def flush_record(record: SQSRecord, flusher: Flusher) -> None:
 
 def flusher_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SQS batch → flushes, reporting partial batch failures so only failed signals retry."""
-    flusher = _flusher()
+    return process_debounce_batch(event, _flusher(), context)
+
+
+def process_debounce_batch(
+    event: dict[str, Any], flusher: Flusher, context: LambdaContext | None
+) -> dict[str, Any]:
+    """One SQS batch of debounce signals (the cloud handler and the local poller share it)."""
     processor = BatchProcessor(event_type=EventType.SQS)
     response = process_partial_response(
         event=event,

@@ -1,0 +1,5 @@
+"""Step Functions task: brain (see maestro.pipeline.steps)."""
+
+from maestro.pipeline.entry import brain as handler
+
+__all__ = ["handler"]

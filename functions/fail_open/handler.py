@@ -1,0 +1,5 @@
+"""Step Functions task: fail_open (see maestro.pipeline.steps)."""
+
+from maestro.pipeline.entry import fail_open as handler
+
+__all__ = ["handler"]

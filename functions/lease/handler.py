@@ -1,0 +1,5 @@
+"""Step Functions task: lease (see maestro.pipeline.steps)."""
+
+from maestro.pipeline.entry import lease as handler
+
+__all__ = ["handler"]

@@ -1,0 +1,5 @@
+"""Step Functions task: precheck (see maestro.pipeline.steps)."""
+
+from maestro.pipeline.entry import precheck as handler
+
+__all__ = ["handler"]

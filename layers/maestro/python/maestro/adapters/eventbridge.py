@@ -1,0 +1,46 @@
+"""Domain events on EventBridge: always published, in every environment."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from maestro.ports import DomainEvent
+
+if TYPE_CHECKING:
+    from mypy_boto3_events.client import EventBridgeClient
+else:
+    EventBridgeClient = Any
+
+EVENT_SOURCE = "maestro"
+_BATCH = 10  # PutEvents takes at most 10 entries
+
+
+class FailedPublishError(RuntimeError):
+    """EventBridge refused some entries; the step fails and its retry republishes (same ids)."""
+
+
+class EventBridgeBus:
+    """:class:`maestro.ports.EventBus`."""
+
+    def __init__(self, client: EventBridgeClient, bus_name: str) -> None:
+        self._events = client
+        self._bus = bus_name
+
+    def publish(self, events: Sequence[DomainEvent]) -> None:
+        for start in range(0, len(events), _BATCH):
+            batch = events[start : start + _BATCH]
+            response = self._events.put_events(
+                Entries=[
+                    {
+                        "EventBusName": self._bus,
+                        "Source": EVENT_SOURCE,
+                        "DetailType": event.type,
+                        "Detail": event.model_dump_json(),
+                        "Time": event.occurred_at,
+                    }
+                    for event in batch
+                ]
+            )
+            if response.get("FailedEntryCount"):
+                raise FailedPublishError(f"{response['FailedEntryCount']} event(s) not published")

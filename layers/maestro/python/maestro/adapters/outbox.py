@@ -1,0 +1,82 @@
+"""The recording messenger: outbound messages are written to the messages table, none is sent.
+
+Until the Twilio adapter lands (#6) this is the only messenger, in the cloud and locally. It is
+named for what it does, so nobody mistakes a recorded message for a delivered one: its SIDs
+start with "SMrec" and its status is "recorded".
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from maestro.adapters.ddb import (
+    DynamoDBClient,
+    from_item,
+    is_conditional_failure,
+    to_item,
+    to_value,
+)
+from maestro.ports import SentMessage, recorded_sid
+from maestro.tables import MESSAGES
+
+
+class DynamoRecordingMessenger:
+    """:class:`maestro.ports.Messenger` that records instead of sending (idempotent by key)."""
+
+    def __init__(self, client: DynamoDBClient, messages_table: str) -> None:
+        self._ddb = client
+        self._table = messages_table
+
+    def send(self, to: str, body: str, *, idempotency_key: str) -> SentMessage:
+        message = SentMessage(
+            sid=recorded_sid(idempotency_key), to=to, body=body, status="recorded"
+        )
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=to_item(
+                    {
+                        MESSAGES.partition.name: message.sid,
+                        "direction": "outbound",
+                        "to": to,
+                        "body": body,
+                        "status": "recorded",
+                        "idempotency_key": idempotency_key,
+                    }
+                ),
+                ConditionExpression="attribute_not_exists(#pk)",
+                ExpressionAttributeNames={"#pk": MESSAGES.partition.name},
+            )
+        except ClientError as error:
+            if not is_conditional_failure(error):
+                raise
+            stored = self._ddb.get_item(
+                TableName=self._table,
+                Key={MESSAGES.partition.name: to_value(message.sid)},
+                ConsistentRead=True,
+            )["Item"]
+            data = from_item(stored)
+            return SentMessage(
+                sid=message.sid,
+                to=data["to"],
+                body=data["body"],
+                status=data.get("status", "recorded"),
+            )
+        return message
+
+    def outbox(self) -> list[SentMessage]:
+        """Every recorded message (for the local demo and tests)."""
+        items = self._ddb.scan(TableName=self._table, ConsistentRead=True).get("Items", [])
+        out = []
+        for item in items:
+            data = from_item(item)
+            if data.get("direction") == "outbound" and data.get("status") == "recorded":
+                out.append(
+                    SentMessage(
+                        sid=data[MESSAGES.partition.name],
+                        to=data["to"],
+                        body=data["body"],
+                        status="recorded",
+                    )
+                )
+        return out

@@ -1,0 +1,626 @@
+"""The offline brain: deterministic rules standing in for the model when there is no API key.
+
+It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
+"offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
+first match wins:
+
+1. a safety-floor hit in the package → escalate;
+2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
+   on that context; a digit inside such an answer is never a rating (I7);
+3. a rating ("5 stars", "4/5", a bare "5") while a rating request is open → record_rating; a
+   bare digit with both questions open is ambiguous → clarify naming both;
+4. an ordinal or id ("1", "the first one", "WO-204") answering a pending clarification → relay
+   to the chosen candidate (that rule runs before 2 and 3: the question last asked was which);
+5. the words of exactly one open work order → relay_to_open_wo on it (a mere question about it:
+   the assistant, targeted at it); of several equally → clarify naming them (I4: never the most
+   recent); of none, and the text describes a maintenance problem → create_wo;
+6. nothing matched → continue_with_assistant.
+
+Same input, same output. The k samples agree except when a rule is unsure (a negated
+availability, a shared room but a different problem): then a minority of samples proposes the
+alternative reading, so consensus shows the doubt and dispose asks instead of guessing (I3).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from maestro.domain.actions import (
+    NEW_WO_PREFIX,
+    Action,
+    Category,
+    Clarify,
+    ClarifyParams,
+    ContinueWithAssistant,
+    ContinueWithAssistantParams,
+    CreateWo,
+    CreateWoParams,
+    Escalate,
+    EscalateParams,
+    RecordRating,
+    RecordRatingParams,
+    RelayToOpenWo,
+    RelayToOpenWoParams,
+    ScheduleVisit,
+    ScheduleVisitParams,
+)
+from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
+from maestro.domain.models import ContextKind, OpenContext, Package, PartyRole
+from maestro.domain.records import BrainSample
+
+from .precheck import package_safety_hit
+
+__all__ = ["MODEL_ID", "OfflineBrain"]
+
+MODEL_ID = "offline-brain"
+_NAME = "offline brain"
+
+_SURE = 0.9
+_FAIRLY_SURE = 0.8
+_UNSURE = 0.6
+_MAX_TARGET_LEN = 64  # ActionBase.target_wo_id's limit: a longer id cannot be targeted
+
+
+# --- text helpers ------------------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clean(text: str) -> str:
+    """The tenant's words as a model would see them: one line, phone numbers masked."""
+    return mask_phone_numbers(_one_line(text))
+
+
+_WORD = re.compile(r"[a-z]+")
+_STOPWORDS = frozenset(
+    {
+        "the", "a", "an", "and", "or", "but", "is", "are", "was", "were", "be", "been", "being",
+        "it", "its", "this", "that", "these", "those", "my", "our", "your", "their", "his", "her",
+        "i", "im", "we", "you", "they", "he", "she", "me", "us", "them", "of", "in", "on", "at",
+        "to", "from", "for", "with", "by", "under", "over", "again", "still", "back", "now",
+        "just", "also", "too", "one", "ones", "some", "any", "all", "very", "so", "not", "no",
+        "yes", "ok", "okay", "thanks", "thank", "please", "hi", "hello", "hey", "there", "here",
+        "what", "which", "when", "where", "who", "how", "why", "can", "could", "would", "should",
+        "will", "do", "does", "did", "done", "have", "has", "had", "get", "got", "up", "down",
+        "out", "off", "about", "like", "really", "fine", "come", "coming", "came", "go", "going",
+        "unit", "apt", "apartment", "open", "scheduled", "progress", "completed", "cancelled",
+        "fixed", "new", "same", "other", "another", "more", "less", "way", "thing", "things",
+    }
+)  # fmt: skip
+# Rooms say where, not what: sharing only a room with a work order is weak evidence.
+_LOCATIONS = frozenset(
+    {
+        "kitchen", "bathroom", "bath", "bedroom", "living", "room", "basement", "garage",
+        "hallway", "hall", "laundry", "closet", "attic", "balcony", "patio", "yard", "upstairs",
+        "downstairs", "front", "rear", "master", "guest", "entry",
+    }
+)  # fmt: skip
+
+
+def _stem(word: str) -> str:
+    # Crude on purpose; both sides of a comparison go through it, so "leaking" meets "leak".
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]  # "dripp" → "drip"
+    return word
+
+
+def _content_stems(text: str) -> frozenset[str]:
+    words = (w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOPWORDS)
+    return frozenset(_stem(w) for w in words)
+
+
+_LOCATION_STEMS = frozenset(_stem(w) for w in _LOCATIONS)
+
+
+# --- availability (rule 2) ---------------------------------------------------------------------
+
+_HOUR = r"(?:[01]?\d|2[0-3])(?::[0-5]\d)?"
+_AMPM = r"\s*(?:am|pm|a\.m\.|p\.m\.)"
+_TIME = re.compile(
+    r"\b(?:"
+    rf"{_HOUR}{_AMPM}"
+    rf"|(?:after|before|from|at|by|around|until|till|til|between|past)\s+{_HOUR}(?:{_AMPM})?"
+    rf"(?:\s*(?:-|to|and)\s*{_HOUR}(?:{_AMPM})?)?"
+    rf"|{_HOUR}(?:{_AMPM})?\s*(?:onwards?|on\b|or\s+later|and\s+after|o'?clock|ish)"
+    rf"|{_HOUR}(?:{_AMPM})?\s*-\s*{_HOUR}(?:{_AMPM})?"
+    r"|(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)day|tues|thurs"
+    r"|today|tonight|tomorrow|tmrw|tmr|weekend|weekdays?|this\s+week|next\s+week"
+    r"|(?:this\s+|tomorrow\s+)?(?:morning|afternoon|evening)s?|noon|midday|lunch\s*time"
+    r"|any\s*time|whenever|all\s+day"
+    r")\b",
+    re.IGNORECASE,
+)
+# Words that may sit between two time matches of one expression ("tomorrow, after 2").
+_TIME_GLUE = re.compile(r"^[\s,]*(?:and|or|from|to|-)?[\s,]*$", re.IGNORECASE)
+_NEGATED_AVAILABILITY = re.compile(
+    r"\b(?:not|can'?t|cannot|won'?t|busy|unavailable|except|no\s+good|doesn'?t\s+work)\b",
+    re.IGNORECASE,
+)
+
+
+def _availability(text: str) -> str | None:
+    """The time expressions in ``text``, in the sender's words, or None."""
+    groups: list[tuple[int, int]] = []
+    for match in _TIME.finditer(text):
+        start, end = match.span()
+        if groups and _TIME_GLUE.fullmatch(text[groups[-1][1] : start]):
+            groups[-1] = (groups[-1][0], end)
+        else:
+            groups.append((start, end))
+    if not groups:
+        return None
+    return truncate(", ".join(_one_line(text[s:e]) for s, e in groups), 300)
+
+
+# --- ratings (rule 3) --------------------------------------------------------------------------
+
+_SPELLED = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_STRONG_RATING = re.compile(
+    r"(?<![\w/.:#-])([1-5])\s*(?:stars?\b|⭐|/\s*5\b|out\s+of\s+(?:5|five)\b)"
+    r"|\b(one|two|three|four|five)\s+stars?\b",
+    re.IGNORECASE,
+)
+_LONE_DIGIT = re.compile(r"(?<![\w/.:#$-])([1-5])(?![\w/.:%$-])")
+_STAR_EMOJI = re.compile(r"^[\s⭐🌟]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Rating:
+    stars: int
+    strong: bool  # said as a rating ("5 stars", "4/5"), not just a digit
+
+
+def _rating(text: str) -> _Rating | None:
+    """A rating in ``text``: explicit ("5 stars", "4/5", "⭐⭐⭐⭐") or a lone digit in a short
+    message with no time words and no other number (a bare "5", "great job 5")."""
+    if match := _STRONG_RATING.search(text):
+        digit, word = match.groups()
+        return _Rating(int(digit) if digit else _SPELLED[word.lower()], strong=True)
+    if _STAR_EMOJI.fullmatch(text) and 1 <= (n := sum(ch in "⭐🌟" for ch in text)) <= 5:
+        return _Rating(n, strong=True)
+    lone = _LONE_DIGIT.findall(text)
+    if (
+        len(lone) == 1
+        and sum(ch.isdigit() for ch in text) == 1
+        and "?" not in text
+        and _TIME.search(text) is None
+        and len(text.split()) <= 8
+    ):
+        return _Rating(int(lone[0]), strong=False)
+    return None
+
+
+# --- clarification answers (rule 4) ------------------------------------------------------------
+
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
+_ORDINAL_REPLY = re.compile(
+    r"^\s*(?:the\s+|option\s+|number\s+|no\.?\s*|#\s*)?"
+    r"(?:(?P<num>\d{1,6})(?:st|nd|rd|th)?|(?P<word>first|second|third|fourth|fifth|last))"
+    r"(?:\s+one)?\s*(?:,?\s*(?:please|pls|thanks|thank\s+you|ty))?\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _id_pattern(context_id: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(context_id)}(?![\w-])", re.IGNORECASE)
+
+
+def _ids_named(text: str, contexts: Sequence[OpenContext]) -> list[str]:
+    """The ids of ``contexts`` that ``text`` names, in order of first appearance."""
+    found = [
+        (m.start(), c.context_id) for c in contexts if (m := _id_pattern(c.context_id).search(text))
+    ]
+    return [cid for _, cid in sorted(found)]
+
+
+def _resolve_ordinal(text: str, candidates: Sequence[str]) -> str | None:
+    """Which candidate an ordinal reply ("2", "the first one", "last", "204") picks, if any."""
+    match = _ORDINAL_REPLY.fullmatch(text)
+    if match is None or not candidates:
+        return None
+    if word := match.group("word"):
+        index = len(candidates) if word.lower() == "last" else _ORDINALS[word.lower()]
+    else:
+        index = int(match.group("num"))
+    if 1 <= index <= len(candidates):
+        return candidates[index - 1]
+    # Not a position: maybe the number of a candidate's id ("204" for WO-204), if only one.
+    by_number = [c for c in candidates if re.search(rf"(?<!\d){index}$", c)]
+    return by_number[0] if len(by_number) == 1 else None
+
+
+# --- the maintenance lexicon (rule 5) ----------------------------------------------------------
+
+
+def _lexicon(*entries: tuple[Category, str]) -> tuple[tuple[Category, re.Pattern[str]], ...]:
+    return tuple((c, re.compile(rf"\b(?:{p})\b", re.IGNORECASE)) for c, p in entries)
+
+
+_LEXICON = _lexicon(
+    (
+        "plumbing",
+        r"no\s+hot\s+water|hot\s+water|water\s+heater|leak\w*|drip\w*|clog\w*|toilets?|"
+        r"sinks?|faucets?|taps?|pipes?|drains?|showers?|(?:bath)?tubs?|plumbing|disposal",
+    ),
+    (
+        "hvac",
+        r"a/c|ac|air\s*con\w*|heat|heating|heater|furnace|thermostat|hvac|radiators?|boiler|"
+        r"vents?",
+    ),
+    (
+        "electrical",
+        r"outlets?|switch(?:es)?|breakers?|fuses?|power|lights?|bulbs?|wiring|electric\w*",
+    ),
+    (
+        "appliance",
+        r"fridge|refrigerator|freezer|oven|stove|dishwasher|washer|washing\s+machine|dryer|"
+        r"microwave|range\s+hood",
+    ),
+    (
+        "pest",
+        r"mice|mouse|rats?|roach\w*|cockroach\w*|ants|bed\s*bugs?|bugs|termites?|pests?|"
+        r"wasps?|hornets?|fleas|rodents?",
+    ),
+    ("locks", r"locks?|locked\s+out|keys?|deadbolt|latch|doors?|windows?"),
+    ("structural", r"ceilings?|walls?|floors?|roof|stairs|cracks?|cracked|holes?"),
+    ("general", r"mou?ld|mildew"),
+)
+# A noun alone ("the fridge") is not a problem; a symptom, a pest or mould is.
+_SYMPTOM = re.compile(
+    r"\b(?:broken|broke|busted|damaged|not\s+working|(?:does|do|is|are)?n'?t\s+work\w*|"
+    r"(?:does|do|is|are)\s+not\s+work\w*|won'?t\s+(?:turn|open|close|shut|lock|start|work|"
+    r"flush|drain|stop)\w*|stopped(?:\s+working)?|leak\w*|drip\w*|clog\w*|block(?:ed|age)|"
+    r"backed\s+up|overflow\w*|cracked|stuck|jammed|flicker\w*|no\s+hot\s+water|no\s+power|"
+    r"not\s+(?:cooling|heating|draining|flushing|closing|locking|turning\s+on)|"
+    r"(?:loud\s+)?nois\w*|loose|falling\s+off|(?:is|are|went|gone)\s+out|smell\w*|"
+    r"infest\w*|mou?ld\w*|mildew|missing|dead|died|(?<!no\s)(?:issue|problem)s?|"
+    r"needs?\s+(?:fixing|repair\w*|to\s+be\s+(?:fixed|repaired))|repair\w*)\b",
+    re.IGNORECASE,
+)
+_ROOM = re.compile(
+    r"\b(?:kitchen|bathroom|bedroom|living\s+room|basement|garage|hallway|laundry(?:\s+room)?|"
+    r"closet|attic|balcony|patio)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    category: Category
+    nouns: frozenset[str]  # stems of the lexicon words found
+
+
+def _problem(text: str) -> _Problem | None:
+    """The maintenance problem ``text`` describes, if it describes one."""
+    hits = sorted(
+        (m.start(), category, m.group(0))
+        for category, pattern in _LEXICON
+        for m in pattern.finditer(text)
+    )
+    if not hits:
+        return None
+    categories = {category for _, category, _ in hits}
+    if not (_SYMPTOM.search(text) or categories & {"pest", "general"}):
+        return None
+    nouns = frozenset(_stem(w) for _, _, phrase in hits for w in _WORD.findall(phrase.lower()))
+    return _Problem(category=hits[0][1], nouns=nouns)
+
+
+# --- readings ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What the offline brain reads in a package: a plan, and when unsure, the alternative a
+    minority of the samples proposes instead."""
+
+    rule: str
+    plan: tuple[Action, ...]
+    doubt: tuple[Action, ...] | None = None
+
+
+def _why(text: str) -> str:
+    return truncate(f"{_NAME}: {text}", 400)
+
+
+def _clarify(candidates: Sequence[OpenContext], why: str, evidence: str) -> Clarify:
+    ids = tuple(c.context_id for c in candidates)[:10]
+    options = "; ".join(
+        f"{n}) {c.context_id}: {c.description}" for n, c in enumerate(candidates, 1)
+    )
+    return Clarify(
+        confidence=_SURE,
+        why=_why(why),
+        evidence=truncate(evidence, 400),
+        params=ClarifyParams(
+            question=truncate(f"Just to be sure, which one do you mean? {options}", 400),
+            candidate_ids=ids,
+            reason="multi_context" if len(ids) > 1 else "ambiguous_relation",
+        ),
+    )
+
+
+def _best_by_words(text: str, contexts: Sequence[OpenContext]) -> list[OpenContext]:
+    """The contexts sharing the most content words with ``text`` (empty when none shares any)."""
+    words = _content_stems(text)
+    scores = [(len(words & _content_stems(c.description)), c) for c in contexts]
+    top = max((s for s, _ in scores), default=0)
+    return [c for s, c in scores if s == top] if top > 0 else []
+
+
+def _pick(text: str, contexts: Sequence[OpenContext]) -> list[OpenContext]:
+    """One context when ``text`` picks it (the only one, named by id, or by its words); else the
+    tied candidates, for a clarify."""
+    if len(contexts) <= 1:
+        return list(contexts)
+    named = _ids_named(text, contexts)
+    if named:
+        return [c for c in contexts if c.context_id in named]
+    best = _best_by_words(text, contexts)
+    return best if len(best) == 1 else list(contexts)
+
+
+class OfflineBrain:
+    """Deterministic samples from simple rules: the brain when there is no ANTHROPIC_API_KEY."""
+
+    model_id = MODEL_ID
+
+    @staticmethod
+    def describe() -> str:
+        return f"{_NAME} (deterministic rules, no model)"
+
+    def samples(
+        self,
+        package: Package,
+        sender_role: SenderRole | PartyRole,
+        open_contexts: Sequence[OpenContext],
+        k: int = 5,
+    ) -> list[BrainSample]:
+        """``k`` deterministic samples for ``package``; targets only from ``open_contexts``."""
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        reading = self._read(package, sender_role, open_contexts)
+        # A minority (2 of 5) doubts: short of the 0.8 a mutation needs, so consensus abstains.
+        doubters = min(k - 1, math.ceil(k * 0.4)) if reading.doubt is not None else 0
+        return [
+            BrainSample(
+                index=i,
+                actions=reading.doubt if i >= k - doubters and reading.doubt else reading.plan,
+                model=MODEL_ID,
+                detail=f"{_NAME}: rule {reading.rule}",
+            )
+            for i in range(k)
+        ]
+
+    def _read(
+        self,
+        package: Package,
+        sender_role: SenderRole | PartyRole,
+        open_contexts: Sequence[OpenContext],
+    ) -> _Reading:
+        """The rules, first match wins (see the module docstring)."""
+        text = _clean(package.text)
+        contexts = _targetable(open_contexts)
+
+        hit = package_safety_hit(package)
+        if hit is not None:
+            return _Reading(
+                "1-safety",
+                (
+                    Escalate(
+                        confidence=_SURE,
+                        why=_why(f"safety phrase ({hit.category})"),
+                        evidence=truncate(hit.phrase, 400),
+                        params=EscalateParams(
+                            reason="emergency", severity=hit.severity, hazard=hit.phrase[:200]
+                        ),
+                    ),
+                ),
+            )
+        for rule in (_clarification_answer, _availability_answer):
+            found = rule(text, contexts)
+            if found is not None:
+                return found
+        found = _rating_answer(text, contexts, str(sender_role) == "tenant")
+        if found is not None:
+            return found
+        return _by_words(text, contexts) or _Reading(
+            "6-assistant",
+            (ContinueWithAssistant(confidence=_FAIRLY_SURE, why=_why("no rule matched")),),
+        )
+
+
+def _targetable(open_contexts: Sequence[OpenContext]) -> list[OpenContext]:
+    """One per id, sorted by id (input order must not matter), only ids an action can carry."""
+    by_id: dict[str, OpenContext] = {}
+    for context in open_contexts:
+        cid = context.context_id
+        if len(cid) <= _MAX_TARGET_LEN and not cid.startswith(NEW_WO_PREFIX) and cid.strip():
+            by_id.setdefault(cid, context)
+    return [by_id[cid] for cid in sorted(by_id)]
+
+
+def _work_orders(contexts: Sequence[OpenContext]) -> list[OpenContext]:
+    return [c for c in contexts if c.kind is ContextKind.WORK_ORDER]
+
+
+def _relay(target: OpenContext, note: str, why: str, confidence: float = _FAIRLY_SURE) -> Action:
+    return RelayToOpenWo(
+        target_wo_id=target.context_id,
+        confidence=confidence,
+        why=_why(why),
+        evidence=truncate(note, 400),
+        params=RelayToOpenWoParams(note=truncate(note, 1000)),
+    )
+
+
+def _clarification_answer(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """Rule 4: "1", "the first one", "WO-204" answering a pending clarification."""
+    pending = [c for c in contexts if c.kind is ContextKind.PENDING_CLARIFICATION]
+    if not pending or not text:
+        return None
+    work_orders = _work_orders(contexts)
+    chosen: list[str] = []
+    for question in pending:
+        # The candidates are the open work orders its description names, in its order.
+        candidates = _ids_named(question.description, work_orders)
+        pick = _resolve_ordinal(text, candidates)
+        if pick is None and _ORDINAL_REPLY.fullmatch(text) is None:
+            named = _ids_named(text, work_orders)  # an explicit id also answers
+            pick = named[0] if len(named) == 1 and len(text.split()) <= 4 else None
+        if pick is not None and pick not in chosen:
+            chosen.append(pick)
+    if not chosen:
+        return None
+    picked = [c for c in work_orders if c.context_id in chosen]
+    if len(picked) > 1:  # two open questions read the answer differently: ask again
+        return _Reading(
+            "4-clarification", (_clarify(picked, "the answer fits two questions", text),)
+        )
+    return _Reading(
+        "4-clarification",
+        (
+            _relay(
+                picked[0],
+                f"the tenant chose this work order: {text}",
+                "answer to a clarification",
+                _SURE,
+            ),
+        ),
+    )
+
+
+def _availability_answer(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """Rule 2: a time expression while an availability question is open (I7: not a rating)."""
+    asking = [c for c in contexts if c.awaiting == "availability"]
+    availability = _availability(text) if asking else None
+    if availability is None:
+        return None
+    targets = _pick(text, asking)
+    if len(targets) > 1:
+        return _Reading(
+            "2-availability", (_clarify(targets, "availability for which visit?", text),)
+        )
+    (target,) = targets
+    negated = _NEGATED_AVAILABILITY.search(text) is not None
+    visit = ScheduleVisit(
+        target_wo_id=target.context_id,
+        confidence=_UNSURE if negated else _SURE,
+        why=_why(f"answer to the availability question of {target.context_id}"),
+        evidence=truncate(availability, 400),
+        params=ScheduleVisitParams(mode="propose", availability=availability),
+    )
+    plan: list[Action] = [visit]
+    rating = _rating(text)
+    rated = [c for c in contexts if c.rating_requested and c.context_id != target.context_id]
+    if rating is not None and rating.strong and len(rated) == 1:
+        plan.append(_record(rated[0], rating, text))  # "5 stars! tuesday works": both answers
+    doubt = (ContinueWithAssistant(confidence=_UNSURE, why=_why("availability unclear")),)
+    # "not monday": the time words may be when they are *not* free; some samples doubt it.
+    return _Reading("2-availability", tuple(plan), doubt if negated else None)
+
+
+def _record(target: OpenContext, rating: _Rating, text: str) -> Action:
+    return RecordRating(
+        target_wo_id=target.context_id,
+        confidence=_SURE if rating.strong else _FAIRLY_SURE,
+        why=_why(f"answer to the rating request of {target.context_id}"),
+        evidence=truncate(text, 400),
+        params=RecordRatingParams(
+            stars=rating.stars, comment=truncate(text, 500) if len(text.split()) > 2 else None
+        ),
+    )
+
+
+def _rating_answer(
+    text: str, contexts: Sequence[OpenContext], from_tenant: bool
+) -> _Reading | None:
+    """Rule 3: a rating while a rating request is open; a bare digit competing with an
+    availability question is ambiguous (I7)."""
+    rated = [c for c in contexts if c.rating_requested]
+    rating = _rating(text) if rated and from_tenant else None
+    if rating is None:
+        return None
+    asking = [c for c in contexts if c.awaiting == "availability" and c not in rated]
+    if asking and not rating.strong:
+        both = sorted([*rated, *asking], key=lambda c: c.context_id)
+        return _Reading("3-rating", (_clarify(both, "a bare number: a rating or a time?", text),))
+    targets = _pick(text, rated)
+    if len(targets) > 1:
+        return _Reading("3-rating", (_clarify(targets, "a rating for which work order?", text),))
+    return _Reading("3-rating", (_record(targets[0], rating, text),))
+
+
+def _by_words(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """Rule 5: relay to the one work order the words point at, clarify on a tie, or create."""
+    work_orders = _work_orders(contexts)
+    problem = _problem(text)
+    named = _ids_named(text, work_orders)
+    best = (
+        [c for c in work_orders if c.context_id in named]
+        if named
+        else _best_by_words(text, work_orders)
+    )
+    if len(best) > 1:
+        return _Reading("5-match", (_clarify(best, "the words fit several work orders", text),))
+    create = _create(text, problem) if problem is not None else None
+    if len(best) == 1:
+        (target,) = best
+        if problem is None and "?" in text:
+            # A question about it is for the assistant to answer, not a note for the vendor.
+            return _Reading(
+                "5-question",
+                (
+                    ContinueWithAssistant(
+                        target_wo_id=target.context_id,
+                        confidence=_FAIRLY_SURE,
+                        why=_why(f"a question about {target.context_id}"),
+                        evidence=truncate(text, 400),
+                        params=ContinueWithAssistantParams(
+                            reply_hint=truncate(f"question about {target.context_id}", 500)
+                        ),
+                    ),
+                ),
+            )
+        relay = _relay(target, text, f"about {target.context_id}")
+        shared = _content_stems(text) & _content_stems(target.description)
+        weak = (
+            not named
+            and shared <= _LOCATION_STEMS
+            and problem is not None
+            and create is not None
+            and not problem.nouns & _content_stems(target.description)
+        )
+        # Same room, different thing ("the bathroom light" vs "the bathroom ceiling leak"):
+        # maybe a new problem. A split between the two mutations makes consensus ask.
+        return _Reading("5-match", (relay,), (create,) if weak and create else None)
+    if create is not None:
+        return _Reading("5-create", (create,))
+    return None
+
+
+def _create(text: str, problem: _Problem) -> CreateWo | None:
+    summary = truncate(text, 200)
+    if len(summary) < 3:
+        return None
+    room = _ROOM.search(text)
+    return CreateWo(
+        confidence=_FAIRLY_SURE,
+        why=_why(f"a new {problem.category} problem; no open work order matches"),
+        evidence=truncate(text, 400),
+        params=CreateWoParams(
+            ref=f"{NEW_WO_PREFIX}1",
+            summary=summary,
+            category=problem.category,
+            location=room.group(0).lower() if room else None,
+        ),
+    )

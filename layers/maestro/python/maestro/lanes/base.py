@@ -1,0 +1,103 @@
+"""What every lane gets and gives back.
+
+A lane is the effect of one disposed action. It runs once per (package id, action index): the
+act handler wraps it in Powertools idempotency, and the lane itself is written so a re-run is
+harmless anyway (deterministic ids, conditional creates, a messenger keyed by the same key).
+Every effect returns the domain events it claims, for the bus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from maestro.domain.actions import NEW_WO_PREFIX, Action
+from maestro.domain.common import Frozen
+from maestro.domain.models import OpenContext, Package, Party
+from maestro.ports import (
+    DomainEvent,
+    EventType,
+    Messenger,
+    PartyDirectory,
+    PendingStore,
+    SentMessage,
+    WorkOrderStore,
+)
+
+
+def wo_id_for(package_id: str, ref: str) -> str:
+    """The id a ``create_wo`` gives its work order: deterministic, so a re-run cannot create a
+    second one, and a later action in the same package can name it by its ``new:`` ref."""
+    digest = hashlib.sha256(f"{package_id}#{ref}".encode()).hexdigest()[:8].upper()
+    return f"WO-{digest}"
+
+
+@dataclass
+class LaneContext:
+    """Everything a lane may touch, passed in (fakes in unit tests, DynamoDB in the stack)."""
+
+    package: Package
+    sender: Party | None
+    open_contexts: tuple[OpenContext, ...]
+    action_index: int
+    idempotency_key: str
+    work_orders: WorkOrderStore
+    pending: PendingStore
+    parties: PartyDirectory
+    messenger: Messenger
+    on_call_pm_phone: str
+    now: datetime
+    events: list[DomainEvent] = field(default_factory=list)
+
+    def resolve_target(self, target: str | None) -> str | None:
+        """A ``new:<ref>`` target names the WO an earlier create in this package made."""
+        if target is not None and target.startswith(NEW_WO_PREFIX):
+            return wo_id_for(self.package.package_id, target)
+        return target
+
+    def event(
+        self,
+        type_: EventType,
+        subject_id: str,
+        suffix: str = "",
+        **claim: str | int | bool | None,
+    ) -> DomainEvent:
+        """Record a domain event; its id is deterministic (key + type + suffix)."""
+        event = DomainEvent(
+            event_id=f"{self.idempotency_key}#{type_}{('#' + suffix) if suffix else ''}",
+            type=type_,
+            package_id=self.package.package_id,
+            action_index=self.action_index,
+            subject_id=subject_id,
+            claim=claim,
+            occurred_at=self.now,
+        )
+        self.events.append(event)
+        return event
+
+    def send(self, to: str, body: str, suffix: str = "") -> SentMessage:
+        """Send a message and record its ``message.sent`` event."""
+        key = f"{self.idempotency_key}#{suffix}" if suffix else self.idempotency_key
+        sent = self.messenger.send(to, body, idempotency_key=key)
+        self.event("message.sent", sent.sid, suffix or "msg", to=to, body=body[:300])
+        return sent
+
+
+class LaneOutcome(Frozen):
+    """What an executed action did, as the lane claims it (the watcher checks the claims)."""
+
+    idempotency_key: str
+    lane: str
+    status: Literal["done", "skipped"] = "done"
+    target_wo_id: str | None = None
+    created_wo_id: str | None = None
+    message_sids: tuple[str, ...] = ()
+    events: tuple[DomainEvent, ...] = ()
+    note: str = Field(default="", max_length=500)
+
+
+__all__ = ["Action", "LaneContext", "LaneOutcome", "wo_id_for"]

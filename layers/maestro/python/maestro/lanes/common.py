@@ -1,0 +1,108 @@
+"""Helpers every lane shares: the outcome, phone look-up by party id, ownership at the effect,
+the versioned WO update with one retry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from maestro.domain.actions import Lane
+from maestro.domain.models import PartyRole, WorkOrder
+from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.ports import StaleVersionError, WorkOrderStore
+
+__all__ = ["Change", "finish", "may_act_on", "phone_of", "short", "touch", "update_work_order"]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def finish(
+    ctx: LaneContext,
+    lane: Lane,
+    *,
+    status: Literal["done", "skipped"] = "done",
+    target: str | None = None,
+    created: str | None = None,
+    note: str = "",
+) -> LaneOutcome:
+    """The outcome of a lane: the events it recorded (once each, even if the same context ran
+    twice: event ids are deterministic) and the SIDs of the messages it sent."""
+    events = tuple({e.event_id: e for e in ctx.events}.values())
+    sids = tuple(dict.fromkeys(e.subject_id for e in events if e.type == "message.sent"))
+    return LaneOutcome(
+        idempotency_key=ctx.idempotency_key,
+        lane=lane.value,
+        status=status,
+        target_wo_id=target,
+        created_wo_id=created,
+        message_sids=sids,
+        events=events,
+        note=note[:500],
+    )
+
+
+def phone_of(ctx: LaneContext, party_id: str | None) -> str | None:
+    """A party's phone by party id from the directory, or None: never guessed."""
+    if party_id is None:
+        return None
+    if ctx.sender is not None and ctx.sender.party_id == party_id:
+        return ctx.sender.phone
+    party = ctx.parties.by_party_id(party_id)
+    return party.phone if party is not None else None
+
+
+def may_act_on(ctx: LaneContext, wo: WorkOrder) -> bool:
+    """Ownership, re-checked at the effect (dispose checked it first): a party affects only WOs
+    it is on; a PM may act on any."""
+    sender = ctx.sender
+    if sender is None:
+        return False
+    return sender.role is PartyRole.PM or sender.party_id in (wo.tenant_id, wo.vendor_id)
+
+
+Change = Callable[[WorkOrder], WorkOrder | None]
+"""Given the current WO, the WO to write (version + 1), or None when there is nothing to write
+because the change is already there (what makes a re-run harmless)."""
+
+
+def update_work_order(store: WorkOrderStore, wo_id: str, change: Change) -> WorkOrder | None:
+    """Read, change, write conditionally on the version read; on a lost race, re-read and try
+    once more (a second loss propagates: the caller's retry policy decides).
+
+    Returns the WO as stored afterwards, or None if there is no such WO. ``change`` may raise
+    InvalidTransitionError when the re-read WO no longer allows it.
+    """
+    try:
+        return _read_change_write(store, wo_id, change)
+    except StaleVersionError:
+        return _read_change_write(store, wo_id, change)
+
+
+def _read_change_write(store: WorkOrderStore, wo_id: str, change: Change) -> WorkOrder | None:
+    current = store.get(wo_id)
+    if current is None:
+        return None
+    changed = change(current)
+    if changed is None:
+        return current
+    store.update(changed, current.version)
+    return changed
+
+
+def touch(ctx: LaneContext) -> Change:
+    """Record activity on a WO that has no field for it (no notes yet): bump the version with
+    ``updated_at = now``. Already touched at or after ``now`` → nothing to write, so a re-run
+    with the same context does not bump it twice."""
+
+    def change(wo: WorkOrder) -> WorkOrder | None:
+        if wo.updated_at >= ctx.now:
+            return None
+        return wo.model_copy(update={"version": wo.version + 1, "updated_at": ctx.now})
+
+    return change
+
+
+def short(text: str, limit: int = 80) -> str:
+    """Text cut to ``limit`` characters for an SMS line."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,63 @@
+"""create_wo: open a new work order; the tenant gets its reference.
+
+The id is ``wo_id_for(package id, ref)``, so a re-run finds the WO the first run made instead of
+opening a second one, and later actions in the package can target it as ``new:<ref>``.
+"""
+
+from __future__ import annotations
+
+from maestro.domain.actions import CreateWo, Lane
+from maestro.domain.models import Urgency, WorkOrder
+from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
+from maestro.lanes.common import finish, short
+from maestro.ports import AlreadyExistsError
+
+__all__ = ["run"]
+
+
+def _summary(action: CreateWo) -> str:
+    # The location goes into the summary: it is what "the kitchen one" is later resolved against.
+    summary, location = action.params.summary, action.params.location
+    if location and location.lower() not in summary.lower():
+        return f"{summary} ({location})"
+    return summary
+
+
+def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
+    lane = Lane.CREATE_WO
+    sender = ctx.sender
+    if sender is None:
+        # Never guess a person: dispose hands unknown numbers to the PM; this is the backstop.
+        return finish(ctx, lane, status="skipped", note="unknown sender: no work order opened")
+
+    wo_id = wo_id_for(ctx.package.package_id, action.params.ref)
+    wo = WorkOrder(
+        wo_id=wo_id,
+        tenant_id=sender.party_id,
+        unit=sender.unit,
+        summary=_summary(action),
+        category=action.params.category,
+        urgency=Urgency(action.params.urgency),
+        created_at=ctx.now,
+        updated_at=ctx.now,
+    )
+    note = f"opened {wo_id}"
+    try:
+        ctx.work_orders.create(wo)
+    except AlreadyExistsError:
+        # A re-run: the first run created it. Report what is stored, not what we built now.
+        existing = ctx.work_orders.get(wo_id)
+        if existing is None:  # pragma: no cover - a create-once store never loses an item
+            raise
+        wo, note = existing, f"{wo_id} already opened by an earlier run"
+
+    ctx.event(
+        "wo.created", wo_id, summary=wo.summary, status=wo.status.value, tenant_id=wo.tenant_id
+    )
+    ctx.send(
+        sender.phone,
+        f"Got it: I've opened {wo_id} for {short(wo.summary, 120)}. "
+        "We'll be in touch to arrange a visit; reply here with anything to add.",
+        suffix="tenant",
+    )
+    return finish(ctx, lane, target=wo_id, created=wo_id, note=note)

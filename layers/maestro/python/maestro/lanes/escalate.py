@@ -1,0 +1,96 @@
+"""escalate: page the on-call PM; for an emergency, tell the tenant how to stay safe.
+
+Escalation closes nothing (I1): open WOs, pending clarifications and held confirmations are
+left exactly as they were, to be re-validated when the emergency is over (I6). An identity
+escalation (a number nobody knows) pages the PM with the number and the words, and sends the
+sender no safety advice: nothing says it is an emergency, and the number is bound to no one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from maestro.domain.actions import Escalate, Lane
+from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.common import finish, short
+
+__all__ = ["run", "safety_instructions"]
+
+# Checked in order: the first that matches picks the advice. Carbon monoxide before gas and
+# smoke ("CO alarm" is neither), gas before water ("gas leak" is not a water leak).
+_SAFETY: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "carbon_monoxide",
+        re.compile(r"carbon\W*monoxide|\bco\b(?!-)", re.IGNORECASE),
+        "Get everyone out to fresh air now and call 911. Don't go back in until the fire "
+        "department says it is safe.",
+    ),
+    (
+        "gas",
+        re.compile(r"\bgas\b|propane|rotten\W+eggs?", re.IGNORECASE),
+        "Leave now. Don't use light switches, phones, appliances or flames inside. From "
+        "outside, call 911 or the gas company's emergency line.",
+    ),
+    (
+        "fire",
+        re.compile(r"fire|smok|flame|burning|sparks?\b", re.IGNORECASE),
+        "Get out now and call 911. Close doors behind you; don't go back for belongings.",
+    ),
+    (
+        "water",
+        re.compile(r"flood|water|leak|burst|pipe|overflow|sewage", re.IGNORECASE),
+        "If it is safe, shut off the water at the main valve. Keep clear of outlets, "
+        "appliances and anything electrical near the water.",
+    ),
+)
+_GENERIC = "If anyone is in danger, call 911 now."
+
+
+def safety_instructions(hazard: str, text: str = "") -> tuple[str, str]:
+    """(kind, advice) for a hazard: chosen from the hazard's words first, then the sender's."""
+    for source in (hazard, text):
+        for kind, pattern, advice in _SAFETY:
+            if source and pattern.search(source):
+                return kind, advice
+    return "generic", _GENERIC
+
+
+def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
+    params = action.params
+    sender = ctx.sender
+    phone = sender.phone if sender is not None else ctx.package.sender_phone
+    target = ctx.resolve_target(action.target_wo_id)
+    words = short(ctx.package.text.replace("\n", " / "), 600)
+
+    advice_kind: str | None = None
+    if params.reason == "emergency":
+        # The tenant's safety first, then the page: both go out in the same run.
+        advice_kind, advice = safety_instructions(params.hazard, ctx.package.text)
+        ctx.send(
+            phone,
+            f"{advice} We've alerted the on-call property manager, who will contact you.",
+            suffix="safety",
+        )
+
+    if sender is None:
+        who = f"UNKNOWN number {phone} (not in the directory; not bound to anyone)"
+    else:
+        name = sender.name or sender.party_id
+        unit = f", unit {sender.unit}" if sender.unit else ""
+        who = f"{name} ({sender.role.value}{unit}, {phone})"
+    about = f" re {target}" if target else ""
+    hazard = f": {params.hazard}" if params.hazard else ""
+    page = ctx.send(
+        ctx.on_call_pm_phone,
+        f"[{params.severity.upper()}] {params.reason}{hazard}. From {who}{about}. "
+        f'They said: "{words}"',
+        suffix="page",
+    )
+    ctx.event("escalation.paged", page.sid, "page", reason=params.reason, severity=params.severity)
+    safety = f"; safety instructions sent ({advice_kind})" if advice_kind else ""
+    return finish(
+        ctx,
+        Lane.ESCALATE,
+        target=target,
+        note=f"paged the on-call PM ({params.reason}, {params.severity}){safety}; contexts kept",
+    )

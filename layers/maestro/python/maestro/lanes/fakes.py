@@ -1,0 +1,187 @@
+"""In-memory stand-ins for the lane ports: unit tests now, the local demo until Twilio lands (#6).
+
+They follow the port contracts *and* the DynamoDB adapters' observable behaviour, so a lane that
+passes against them does the same against the real stores: create-once (AlreadyExistsError),
+optimistic versions (StaleVersionError, and a ValueError for a version that is not +1), expiry
+filtering on every read, and a messenger that never sends twice for one idempotency key.
+
+``RecordingMessenger`` is named for what it is: it records messages and sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Literal, get_args
+
+from maestro.domain.models import Party, WorkOrder
+from maestro.domain.records import PendingClarification, PendingConfirmation
+from maestro.ports import (
+    RECORDED_SID_PREFIX,
+    AlreadyExistsError,
+    SentMessage,
+    StaleVersionError,
+    recorded_sid,
+)
+
+__all__ = [
+    "RECORDED_SID_PREFIX",
+    "InMemoryPartyDirectory",
+    "InMemoryPendingStore",
+    "InMemoryWorkOrderStore",
+    "RecordingMessenger",
+    "recorded_sid",
+]
+
+
+# The DynamoDB pending store files a clarification for an unknown sender under this key (an index
+# key cannot be null); the fake answers ``clarifications_for("unknown")`` the same way.
+UNKNOWN_PARTY_KEY = "unknown"
+
+_CONFIRMATION_STATUSES = frozenset(get_args(PendingConfirmation.model_fields["status"].annotation))
+
+
+class InMemoryWorkOrderStore:
+    """WorkOrderStore in a dict. ``writes`` logs every accepted write, so tests can count them."""
+
+    def __init__(self, work_orders: Iterable[WorkOrder] = ()) -> None:
+        self._items: dict[str, WorkOrder] = {wo.wo_id: wo for wo in work_orders}
+        self.writes: list[tuple[Literal["create", "update"], str, int]] = []
+
+    def get(self, wo_id: str) -> WorkOrder | None:
+        return self._items.get(wo_id)
+
+    def create(self, wo: WorkOrder) -> None:
+        if wo.wo_id in self._items:
+            raise AlreadyExistsError(f"work order {wo.wo_id} already exists")
+        self._items[wo.wo_id] = wo
+        self.writes.append(("create", wo.wo_id, wo.version))
+
+    def update(self, wo: WorkOrder, expected_version: int) -> None:
+        # Same order as the adapter: a wrong next version is a caller bug, checked before the race.
+        if wo.version != expected_version + 1:
+            raise ValueError(
+                f"version must be {expected_version + 1} after {expected_version}, got {wo.version}"
+            )
+        stored = self._items.get(wo.wo_id)
+        # A conditional put on a missing item fails too: update never creates.
+        if stored is None or stored.version != expected_version:
+            found = None if stored is None else stored.version
+            raise StaleVersionError(f"{wo.wo_id}: expected version {expected_version}, got {found}")
+        self._items[wo.wo_id] = wo
+        self.writes.append(("update", wo.wo_id, wo.version))
+
+    def open_for_party(self, party_id: str) -> list[WorkOrder]:
+        """WOs in conversation (open, or completed awaiting a rating) where the party is the
+        tenant or the vendor, sorted by id (as the adapter)."""
+        return [
+            wo
+            for _, wo in sorted(self._items.items())
+            if wo.in_conversation and party_id in (wo.tenant_id, wo.vendor_id)
+        ]
+
+    def all(self) -> list[WorkOrder]:
+        return [wo for _, wo in sorted(self._items.items())]
+
+
+class InMemoryPendingStore:
+    """PendingStore in two dicts. Puts overwrite by id (as the adapter's unconditional put)."""
+
+    def __init__(self) -> None:
+        self._clarifications: dict[str, PendingClarification] = {}
+        self._confirmations: dict[str, PendingConfirmation] = {}
+
+    def put_clarification(self, item: PendingClarification) -> None:
+        self._clarifications[item.clarification_id] = item
+
+    def put_confirmation(self, item: PendingConfirmation) -> None:
+        if item.confirmation_id in self._confirmations:
+            raise AlreadyExistsError(item.confirmation_id)
+        self._confirmations[item.confirmation_id] = item
+
+    def clarifications_for(self, party_id: str, now: datetime) -> list[PendingClarification]:
+        live = [
+            c
+            for c in self._clarifications.values()
+            if (c.party_id or UNKNOWN_PARTY_KEY) == party_id and c.expires_at > now
+        ]
+        return sorted(live, key=lambda c: (c.asked_at, c.clarification_id))
+
+    def confirmations_for(self, party_id: str, now: datetime) -> list[PendingConfirmation]:
+        live = [
+            c
+            for c in self._confirmations.values()
+            if c.party_id == party_id and c.status == "held" and c.expires_at > now
+        ]
+        return sorted(live, key=lambda c: (c.held_at, c.confirmation_id))
+
+    def set_confirmation_status(self, confirmation_id: str, expected: str, status: str) -> None:
+        if status not in _CONFIRMATION_STATUSES:
+            raise ValueError(f"unknown confirmation status {status!r}")
+        stored = self._confirmations.get(confirmation_id)
+        if stored is None or stored.status != expected:
+            raise StaleVersionError(f"confirmation {confirmation_id} is not {expected!r}")
+        self._confirmations[confirmation_id] = stored.model_copy(update={"status": status})
+
+    def confirmation(self, confirmation_id: str) -> PendingConfirmation | None:
+        """Any stored confirmation, whatever its status or expiry (for tests and the demo)."""
+        return self._confirmations.get(confirmation_id)
+
+    def clarification(self, clarification_id: str) -> PendingClarification | None:
+        return self._clarifications.get(clarification_id)
+
+
+class InMemoryPartyDirectory:
+    """PartyDirectory keyed by phone, with look-up by party id; ``put`` overwrites, as the
+    adapter's does."""
+
+    def __init__(self, parties: Iterable[Party] = ()) -> None:
+        self._by_phone: dict[str, Party] = {}
+        for party in parties:
+            self.put(party)
+
+    def by_phone(self, phone: str) -> Party | None:
+        return self._by_phone.get(phone)
+
+    def put(self, party: Party) -> None:
+        self._by_phone[party.phone] = party
+
+    def by_party_id(self, party_id: str) -> Party | None:
+        # Several phones may carry the same id after a number change: the newest put wins.
+        found = [p for p in self._by_phone.values() if p.party_id == party_id]
+        return found[-1] if found else None
+
+    def phone_of(self, party_id: str) -> str | None:
+        party = self.by_party_id(party_id)
+        return party.phone if party else None
+
+
+class RecordingMessenger:
+    """A Messenger that records messages and sends nothing.
+
+    The same idempotency key returns the first SentMessage and records nothing new, whatever the
+    recipient or body of the repeat (as the port promises).
+    """
+
+    def __init__(self) -> None:
+        self.sent: list[SentMessage] = []
+        self._by_key: dict[str, SentMessage] = {}
+
+    def send(self, to: str, body: str, *, idempotency_key: str) -> SentMessage:
+        first = self._by_key.get(idempotency_key)
+        if first is not None:
+            return first
+        # SentMessage validates ``to`` as E.164, as Twilio would refuse a malformed number.
+        message = SentMessage(
+            sid=recorded_sid(idempotency_key), to=to, body=body, status="recorded"
+        )
+        self._by_key[idempotency_key] = message
+        self.sent.append(message)
+        return message
+
+    def get(self, sid: str) -> SentMessage | None:
+        """Read a recorded message back by SID (what the watcher does against Twilio)."""
+        return next((m for m in self.sent if m.sid == sid), None)
+
+    def to(self, phone: str) -> list[SentMessage]:
+        return [m for m in self.sent if m.to == phone]

@@ -1,0 +1,44 @@
+"""relay_to_open_wo: add the sender's information to an open WO and relay it to the WO's vendor."""
+
+from __future__ import annotations
+
+from maestro.domain.actions import Lane, RelayToOpenWo
+from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.common import finish, may_act_on, phone_of, short, touch, update_work_order
+
+__all__ = ["run"]
+
+
+def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
+    lane = Lane.RELAY_TO_OPEN_WO
+    wo_id = ctx.resolve_target(action.target_wo_id)
+    wo = ctx.work_orders.get(wo_id) if wo_id else None
+    if wo is None or wo_id is None:
+        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
+    if not may_act_on(ctx, wo):
+        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    if not wo.is_open:
+        return finish(ctx, lane, status="skipped", target=wo_id, note=f"{wo_id} is {wo.status}")
+
+    note = action.params.note
+    updated = update_work_order(ctx.work_orders, wo_id, touch(ctx)) or wo
+    ctx.event("wo.updated", wo_id, note=note[:300])
+
+    sender_id = ctx.sender.party_id if ctx.sender else None
+    vendor_phone = phone_of(ctx, updated.vendor_id)
+    if updated.vendor_id is None:
+        relayed = "no vendor assigned yet: nothing relayed"
+    elif updated.vendor_id == sender_id:
+        relayed = "the sender is the vendor: nothing relayed"
+    elif vendor_phone is None:
+        relayed = f"vendor {updated.vendor_id} has no phone the directory can find: not relayed"
+    else:
+        ctx.send(
+            vendor_phone,
+            f"Update on {wo_id} ({short(updated.summary)}"
+            + (f", unit {updated.unit}" if updated.unit else "")
+            + f"): {note}",
+            suffix="vendor",
+        )
+        relayed = f"relayed to vendor {updated.vendor_id}"
+    return finish(ctx, lane, target=wo_id, note=f"note added to {wo_id}; {relayed}")

@@ -1,0 +1,42 @@
+"""relay_to_vendor: pass the sender's message on to the WO's vendor."""
+
+from __future__ import annotations
+
+from maestro.domain.actions import Lane, RelayToVendor
+from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.common import finish, may_act_on, phone_of, short
+
+__all__ = ["run"]
+
+
+def run(action: RelayToVendor, ctx: LaneContext) -> LaneOutcome:
+    lane = Lane.RELAY_TO_VENDOR
+    wo_id = ctx.resolve_target(action.target_wo_id)
+    wo = ctx.work_orders.get(wo_id) if wo_id else None
+    if wo is None or wo_id is None:
+        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
+    if not may_act_on(ctx, wo):
+        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    if wo.vendor_id is None:
+        return finish(ctx, lane, status="skipped", target=wo_id, note=f"{wo_id} has no vendor yet")
+    if ctx.sender is not None and ctx.sender.party_id == wo.vendor_id:
+        return finish(ctx, lane, status="skipped", target=wo_id, note="the sender is the vendor")
+    vendor_phone = phone_of(ctx, wo.vendor_id)
+    if vendor_phone is None:
+        return finish(
+            ctx,
+            lane,
+            status="skipped",
+            target=wo_id,
+            note=f"vendor {wo.vendor_id} has no phone the directory can find: not relayed",
+        )
+
+    # may_act_on passed: the sender is the tenant or a PM.
+    who = "the tenant" if ctx.sender and ctx.sender.party_id == wo.tenant_id else "the PM"
+    unit = f", unit {wo.unit}" if wo.unit else ""
+    ctx.send(
+        vendor_phone,
+        f"Message from {who} about {wo_id} ({short(wo.summary)}{unit}): {action.params.message}",
+        suffix="vendor",
+    )
+    return finish(ctx, lane, target=wo_id, note=f"relayed to vendor {wo.vendor_id}")

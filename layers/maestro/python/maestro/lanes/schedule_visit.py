@@ -1,0 +1,119 @@
+"""schedule_visit: propose or confirm a visit window; tell the tenant and the vendor.
+
+``propose`` passes the availability on and leaves the WO's status and window as they are (the
+activity is recorded as a touch, which keeps the context fresh); ``confirm`` with a window sets
+it and moves an open WO to scheduled. Only an open or scheduled WO is ever scheduled.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from maestro.domain.actions import Lane, ScheduleVisit
+from maestro.domain.models import (
+    InvalidTransitionError,
+    PartyRole,
+    VisitWindow,
+    WorkOrder,
+    WorkOrderStatus,
+)
+from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.common import (
+    Change,
+    finish,
+    may_act_on,
+    phone_of,
+    short,
+    touch,
+    update_work_order,
+)
+
+__all__ = ["run"]
+
+_SCHEDULABLE = frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED})
+
+
+def _when(window: VisitWindow) -> str:
+    return f"{_stamp(window.start)} to {_stamp(window.end)}"
+
+
+def _stamp(at: datetime) -> str:
+    return at.strftime("%a %d %b %H:%M UTC")
+
+
+def _confirm(window: VisitWindow, now: datetime) -> Change:
+    def change(wo: WorkOrder) -> WorkOrder | None:
+        if wo.status is WorkOrderStatus.SCHEDULED and wo.visit == window:
+            return None  # already scheduled for exactly this window: a re-run writes nothing
+        return wo.schedule(window, now)
+
+    return change
+
+
+def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
+    lane = Lane.SCHEDULE_VISIT
+    params = action.params
+    wo_id = ctx.resolve_target(action.target_wo_id)
+    wo = ctx.work_orders.get(wo_id) if wo_id else None
+    if wo is None or wo_id is None:
+        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
+    if not may_act_on(ctx, wo):
+        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    if wo.status not in _SCHEDULABLE:
+        return finish(
+            ctx, lane, status="skipped", target=wo_id, note=f"{wo_id} is {wo.status}: not scheduled"
+        )
+
+    window: VisitWindow | None = None
+    if params.mode == "confirm" and params.window_start and params.window_end:
+        window = VisitWindow(start=params.window_start, end=params.window_end)
+    try:
+        change = _confirm(window, ctx.now) if window else touch(ctx)
+        updated = update_work_order(ctx.work_orders, wo_id, change) or wo
+    except InvalidTransitionError as exc:
+        # The re-read WO moved on (completed, cancelled) between the check and the write.
+        return finish(ctx, lane, status="skipped", target=wo_id, note=str(exc))
+
+    ctx.event(
+        "wo.updated",
+        wo_id,
+        status=updated.status.value,
+        window=_when(window) if window else None,
+        mode="confirm" if window else "propose",
+    )
+
+    label = f"{wo_id} ({short(updated.summary)})"
+    from_vendor = ctx.sender is not None and ctx.sender.role is PartyRole.VENDOR
+    if window:
+        to_tenant = to_vendor = f"Visit confirmed for {label}: {_when(window)}."
+    elif from_vendor:
+        to_tenant = f"The technician proposes a visit for {label}: {params.availability}. OK?"
+        to_vendor = f"Thanks, I've asked the tenant about {label}: {params.availability}."
+    else:
+        to_tenant = f"Thanks, noted your availability for {label}: {params.availability}."
+        to_vendor = (
+            f"Tenant availability for {label}: {params.availability}. Please confirm a time."
+        )
+
+    told: list[str] = []
+    missing: list[str] = []
+    for who, party_id, body in (
+        ("tenant", updated.tenant_id, to_tenant),
+        ("vendor", updated.vendor_id, to_vendor),
+    ):
+        if party_id is None:
+            continue  # no vendor assigned yet: only the tenant hears about it
+        phone = phone_of(ctx, party_id)
+        if phone is None:
+            missing.append(who)
+            continue
+        ctx.send(phone, body, suffix=who)
+        told.append(who)
+
+    what = f"visit confirmed {_when(window)}" if window else "availability proposed"
+    if params.mode == "confirm" and window is None:
+        what += " (confirm without a window: treated as a proposal)"
+    note = f"{what}; told {', '.join(told) or 'nobody'}"
+    if missing:
+        note += f"; no phone found for {', '.join(missing)}"
+    return finish(ctx, lane, target=wo_id, note=note)

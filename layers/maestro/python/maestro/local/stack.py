@@ -1,0 +1,516 @@
+"""The embedded stack: the whole of maestro in one process, no account, no Docker.
+
+- moto in-process for DynamoDB, SQS, EventBridge, Secrets Manager and Step Functions, with
+  ``execute_state_machine`` on: **the same ASL file** as the cloud, placeholders substituted.
+- Lambda tasks reach moto's simple Lambda backend; a dispatcher there calls the same handler
+  functions the cloud deploys, with a Lambda context object.
+- SQS pollers emulate event source mappings: batches of up to 10, partial batch failures, and a
+  redrive to the DLQ after ``maxReceiveCount`` (moto's own redrive policy).
+- EventBridge rule → SQS: every domain event lands on the events queue (the watcher, #6, reads
+  it; moto delivers rules to SQS, not to Lambda, which is also the cloud's shape).
+- A virtual clock: debounce delays are held until virtual time reaches them, so a 5-minute idle
+  window costs no wall time. Step Functions retries do not sleep either.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import types
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from maestro.local.clock import VirtualClock
+from maestro.ports import DebounceSignal, Gate
+
+ROOT = Path(__file__).resolve().parents[5]
+ASL_PATH = ROOT / "statemachines" / "package_pipeline.asl.json"
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+PREFIX = "maestro-local-"
+DEFAULT_TWILIO_TOKEN = "maestro-local-twilio-token"
+DEFAULT_APP_SECRET = "maestro-local-app-secret"
+ON_CALL_PM = "+14155550199"
+RETRY_TIME_SCALE = 0.02
+LINE = "+14155550000"
+STEP_FUNCTIONS = (
+    "lease",
+    "precheck",
+    "brain",
+    "dispose",
+    "act",
+    "persist",
+    "fail_open",
+    "step_gate",
+)
+PLACEHOLDER_FOR_STEP = {
+    "lease": "LeaseFunctionArn",
+    "precheck": "PreCheckFunctionArn",
+    "brain": "BrainFunctionArn",
+    "dispose": "DisposeFunctionArn",
+    "act": "ActFunctionArn",
+    "persist": "PersistFunctionArn",
+    "fail_open": "FailOpenFunctionArn",
+    "step_gate": "StepGateFunctionArn",
+}
+
+
+def function_arn(step: str) -> str:
+    return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:maestro-{step.replace('_', '-')}"
+
+
+def asl_substitutions(event_bus_name: str) -> dict[str, str]:
+    """Every ``${Placeholder}`` of the pipeline's ASL and its value on the local stack."""
+    subs = {placeholder: function_arn(step) for step, placeholder in PLACEHOLDER_FOR_STEP.items()}
+    subs["EventBusName"] = event_bus_name
+    return subs
+
+
+def substitute(definition: str, substitutions: dict[str, str]) -> str:
+    for name, value in substitutions.items():
+        definition = definition.replace("${" + name + "}", value)
+    return definition
+
+
+@dataclass
+class FakeLambdaContext:
+    """What a handler may read from the Lambda context object."""
+
+    function_name: str
+    aws_request_id: str
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = ""
+    log_group_name: str = "/aws/lambda/local"
+    log_stream_name: str = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+class LambdaFunctionError(Exception):
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+class VirtualDelayQueue:
+    """The debounce queue on the local stack: signals wait in virtual time, then go to SQS."""
+
+    def __init__(self, clock: VirtualClock, sqs: Any, url: str) -> None:
+        self._clock = clock
+        self._sqs = sqs
+        self._url = url
+        self._held: list[tuple[datetime, int, DebounceSignal]] = []
+        self._order = 0
+        self._lock = threading.Lock()
+
+    def send(self, signal: DebounceSignal, delay_seconds: int) -> None:
+        with self._lock:
+            due = datetime.fromtimestamp(self._clock.now().timestamp() + delay_seconds, UTC)
+            self._order += 1
+            self._held.append((due, self._order, signal))
+            self._held.sort(key=lambda h: (h[0], h[1]))
+
+    def release_due(self) -> int:
+        """Hand every signal whose time has come to SQS; returns how many."""
+        with self._lock:
+            now = self._clock.now()
+            due = [h for h in self._held if h[0] <= now]
+            self._held = [h for h in self._held if h[0] > now]
+        for _, _, signal in due:
+            self._sqs.send_message(QueueUrl=self._url, MessageBody=signal.model_dump_json())
+        return len(due)
+
+    def next_due(self) -> datetime | None:
+        with self._lock:
+            return self._held[0][0] if self._held else None
+
+
+class LocalStack:
+    """Start with ``with LocalStack() as stack:``; everything stops when the block ends."""
+
+    def __init__(
+        self,
+        *,
+        start: datetime | None = None,
+        twilio_token: str | None = None,
+        idle_window_seconds: int = 300,
+        max_wait_seconds: int = 900,
+    ) -> None:
+        self.clock = VirtualClock(start or datetime(2026, 6, 17, 14, 0, tzinfo=UTC))
+        self.twilio_token = twilio_token or os.environ.get(
+            "TWILIO_AUTH_TOKEN", DEFAULT_TWILIO_TOKEN
+        )
+        self.app_secret = DEFAULT_APP_SECRET
+        self.idle = idle_window_seconds
+        self.max_wait = max_wait_seconds
+        self._exit = ExitStack()
+        self.handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
+        # A test hook around every Lambda call: fault(step, event, call) -> result. It can fail
+        # before or after the real handler runs (call()), to rehearse crashes and retries.
+        self.fault: Callable[[str, dict[str, Any], Callable[[], dict[str, Any]]], dict[str, Any]]
+        self.fault = lambda _step, _event, call: call()
+        self.invocations: list[tuple[str, str, str]] = []  # (step, package id, outcome)
+        self._log_lock = threading.Lock()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def __enter__(self) -> LocalStack:
+        try:
+            self._start()
+        except BaseException:
+            self._exit.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.wait_for_executions(timeout=10, allow_paused=True)
+            for execution in self.running_executions():
+                self.sfn.stop_execution(executionArn=execution["executionArn"])
+        finally:
+            self._exit.close()
+
+    def _start(self) -> None:
+        env = {
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "AWS_SESSION_TOKEN": "local",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+            "POWERTOOLS_IDEMPOTENCY_DISABLED": "false",
+        }
+        self._exit.enter_context(mock.patch.dict(os.environ, env))
+        from moto import mock_aws
+        from moto.awslambda_simple.models import LambdaSimpleBackend
+        from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+        self._exit.enter_context(
+            mock_aws(
+                config={
+                    "stepfunctions": {"execute_state_machine": True},
+                    "lambda": {"use_docker": False},
+                }
+            )
+        )
+        stack = self
+
+        def dispatch(
+            _self: Any,
+            function_name: str,
+            qualifier: Any,  # noqa: ARG001 - moto passes it; unused here
+            body: bytes,
+            headers: Any,  # noqa: ARG001
+            response_headers: dict[str, str],
+        ) -> bytes:
+            return stack._dispatch(function_name, body, response_headers)
+
+        self._exit.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", dispatch))
+        # Retries back off fifty times faster than in the cloud: a waiting package still yields
+        # to the one holding the lease, but a demo does not sit through real backoff.
+        fast = types.SimpleNamespace(
+            **{k: getattr(time, k) for k in dir(time) if not k.startswith("__")}
+        )
+        fast.sleep = lambda seconds: time.sleep(seconds * RETRY_TIME_SCALE)
+        self._exit.enter_context(mock.patch.object(retrier_decl, "time", fast))
+        self._build()
+
+    def _build(self) -> None:
+        import boto3
+
+        from maestro.adapters import aws as aws_clients
+        from maestro.adapters.dynamodb_buffer import (
+            DynamoConversationBuffer,
+            DynamoOutboundStatusStore,
+        )
+        from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+        from maestro.adapters.stepfunctions import StepFunctionsStarter
+        from maestro.ingest.flusher import Flusher
+        from maestro.ingest.service import Ingestor
+        from maestro.ingest.webhooks import WebhookDeps, build_resolver
+        from maestro.observability import logger
+        from maestro.pipeline.entry import build_pipeline, make_handlers
+        from maestro.settings import PipelineSettings
+        from maestro.tables import ALL_TABLES
+
+        aws_clients.client.cache_clear()  # clients from an earlier stack belong to its mock
+        logger.setLevel("WARNING")
+        session = boto3.session.Session(region_name=REGION)
+        # Typed loosely on purpose: this is test-and-demo plumbing over moto.
+        self.ddb: Any = session.client("dynamodb")
+        self.sqs: Any = session.client("sqs")
+        self.events: Any = session.client("events")
+        self.sfn: Any = session.client("stepfunctions")
+        self.tables: dict[str, str] = {}
+        for spec in ALL_TABLES:
+            name = PREFIX + spec.logical_name
+            self.ddb.create_table(**spec.create_table_kwargs(name))
+            self.tables[spec.logical_name] = name
+
+        def queue_with_dlq(name: str) -> tuple[str, str]:
+            dlq = self.sqs.create_queue(QueueName=f"{PREFIX}{name}-dlq")["QueueUrl"]
+            dlq_arn = self.sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])[
+                "Attributes"
+            ]["QueueArn"]
+            url = self.sqs.create_queue(
+                QueueName=PREFIX + name,
+                Attributes={
+                    "VisibilityTimeout": "0",  # a failed record is retried on the next poll
+                    "RedrivePolicy": json.dumps(
+                        {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}
+                    ),
+                },
+            )["QueueUrl"]
+            return url, dlq
+
+        self.debounce_url, self.debounce_dlq = queue_with_dlq("debounce")
+        self.events_url, self.events_dlq = queue_with_dlq("events")
+        self.bus_name = PREFIX + "bus"
+        self.events.create_event_bus(Name=self.bus_name)
+        events_arn = self.sqs.get_queue_attributes(
+            QueueUrl=self.events_url, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+        self.events.put_rule(
+            Name=PREFIX + "all-domain-events",
+            EventBusName=self.bus_name,
+            EventPattern=json.dumps({"source": ["maestro"]}),
+        )
+        self.events.put_targets(
+            Rule=PREFIX + "all-domain-events",
+            EventBusName=self.bus_name,
+            Targets=[{"Id": "watcher-queue", "Arn": events_arn}],
+        )
+
+        definition = substitute(ASL_PATH.read_text(), asl_substitutions(self.bus_name))
+        self.machine_arn = self.sfn.create_state_machine(
+            name=PREFIX + "package-pipeline",
+            definition=definition,
+            roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
+        )["stateMachineArn"]
+
+        settings = PipelineSettings(
+            messages_table=self.tables["messages"],
+            conversations_table=self.tables["conversations"],
+            parties_table=self.tables["parties"],
+            work_orders_table=self.tables["work_orders"],
+            pending_table=self.tables["pending"],
+            decisions_table=self.tables["decisions"],
+            state_table=self.tables["state"],
+            gates_table=self.tables["gates"],
+            idempotency_table=self.tables["idempotency"],
+            event_bus_name=self.bus_name,
+            on_call_pm_phone=ON_CALL_PM,
+            region=REGION,
+        )
+        self.pipeline, persistence = build_pipeline(settings, self.clock)
+        self.handlers = make_handlers(self.pipeline, persistence)
+
+        buffer = DynamoConversationBuffer(
+            self.ddb, self.tables["messages"], self.tables["conversations"]
+        )
+        self.buffer = buffer
+        self.parties = DynamoPartyDirectory(self.ddb, self.tables["parties"])
+        self.debounce = VirtualDelayQueue(self.clock, self.sqs, self.debounce_url)
+        self.ingestor = Ingestor(
+            buffer,
+            self.parties,
+            self.debounce,
+            idle_window_seconds=self.idle,
+            max_wait_seconds=self.max_wait,
+        )
+        self.flusher = Flusher(
+            buffer,
+            StepFunctionsStarter(self.sfn, self.machine_arn),
+            self.clock,
+            max_wait_seconds=self.max_wait,
+        )
+        self.resolver = build_resolver(
+            WebhookDeps(
+                ingestor=self.ingestor,
+                statuses=DynamoOutboundStatusStore(self.ddb, self.tables["messages"]),
+                twilio_auth_token=lambda: self.twilio_token,
+                app_signing_secret=lambda: self.app_secret,
+                clock=self.clock,
+            )
+        )
+
+    # -- Lambda ---------------------------------------------------------------------------------
+
+    def _dispatch(self, function_name: str, body: bytes, response_headers: dict[str, str]) -> bytes:
+        name = function_name.split(":function:")[-1].split(":")[0]
+        step = name.removeprefix("maestro-").replace("-", "_")
+        event = json.loads(body) if body else {}
+        context = FakeLambdaContext(
+            function_name=name,
+            aws_request_id=uuid.uuid4().hex,
+            invoked_function_arn=function_arn(step),
+        )
+        package_id = str(event.get("package_id", ""))
+        try:
+            result = self.fault(step, event, lambda: self.handlers[step](event, context))
+        except Exception as error:  # a Lambda function error, as the service reports it
+            error_type = getattr(error, "error_type", None) or type(error).__name__
+            with self._log_lock:
+                self.invocations.append((step, package_id, error_type))
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": error_type, "errorMessage": str(error)}).encode()
+        with self._log_lock:
+            self.invocations.append((step, package_id, "ok"))
+        return json.dumps(result).encode()
+
+    # -- webhooks and time ----------------------------------------------------------------------
+
+    def http(self, event: dict[str, Any]) -> dict[str, Any]:
+        """An API Gateway-shaped event through the real inbound resolver."""
+        context: Any = FakeLambdaContext("maestro-inbound", uuid.uuid4().hex)
+        response: dict[str, Any] = self.resolver.resolve(event, context)
+        return response
+
+    def poll_debounce(self) -> int:
+        """One event-source-mapping poll: a batch of up to 10 → the flusher, partial failures."""
+        from maestro.ingest.entry import process_debounce_batch
+
+        handled = 0
+        while True:
+            messages = self.sqs.receive_message(
+                QueueUrl=self.debounce_url,
+                MaxNumberOfMessages=10,
+                AttributeNames=["ApproximateReceiveCount"],
+            ).get("Messages", [])
+            if not messages:
+                return handled
+            event = {"Records": [_sqs_record(m, self.debounce_url) for m in messages]}
+            result = process_debounce_batch(event, self.flusher, None)
+            failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+            for message in messages:
+                if message["MessageId"] not in failed:
+                    self.sqs.delete_message(
+                        QueueUrl=self.debounce_url, ReceiptHandle=message["ReceiptHandle"]
+                    )
+            handled += len(messages) - len(failed)
+            if failed:
+                return handled  # leave the failures for the next poll (and the DLQ)
+
+    def advance(self, seconds: float) -> None:
+        """Move virtual time, delivering debounce signals as they fall due, and let every
+        execution started on the way finish (or pause at a gate)."""
+        target = self.clock.now().timestamp() + seconds
+        while (due := self.debounce.next_due()) is not None and due.timestamp() <= target:
+            self.clock.set(max(due, self.clock.now()))
+            self.debounce.release_due()
+            self.poll_debounce()
+            self.wait_for_executions(allow_paused=True)
+        self.clock.set(datetime.fromtimestamp(target, UTC))
+        self.debounce.release_due()
+        self.poll_debounce()
+        self.wait_for_executions(allow_paused=True)
+
+    # -- executions -----------------------------------------------------------------------------
+
+    def executions(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = self.sfn.list_executions(stateMachineArn=self.machine_arn)[
+            "executions"
+        ]
+        return sorted(found, key=lambda e: e["startDate"])
+
+    def running_executions(self) -> list[dict[str, Any]]:
+        return [e for e in self.executions() if e["status"] == "RUNNING"]
+
+    def paused_executions(self) -> set[str]:
+        return {gate.execution_id for gate in self.pipeline.deps.gates.open_gates()}
+
+    def wait_for_executions(self, timeout: float = 30, allow_paused: bool = False) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            running = {e["executionArn"] for e in self.running_executions()}
+            if allow_paused:
+                running -= self.paused_executions()
+            if not running:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"executions still running: {sorted(running)}")
+            time.sleep(0.01)
+
+    def release_gate(self, gate: Gate, output: str = "{}", timeout: float = 10) -> None:
+        """Release a paused gate with SendTaskSuccess, as `maestro step` does.
+
+        The gate handler stores its token before the service starts waiting for it; sending in
+        that instant would be lost, so wait until the history shows the task submitted.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            events = self.history(gate.execution_id)
+            entered = sum(
+                1
+                for e in events
+                if e.get("stateEnteredEventDetails", {}).get("name", "").startswith("Step gate")
+            )
+            submitted = sum(
+                1
+                for e in events
+                if e["type"] == "TaskSubmitted"
+                and "waitForTaskToken" in e.get("taskSubmittedEventDetails", {}).get("resource", "")
+            )
+            if entered and submitted >= entered:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{gate.execution_id}: the gate never started waiting")
+            time.sleep(0.01)
+        self.pipeline.deps.gates.remove(gate.execution_id, gate.gate, gate.index)
+        self.sfn.send_task_success(taskToken=gate.token, output=output)
+
+    def history(self, execution_arn: str) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
+        while True:
+            page = self.sfn.get_execution_history(**kwargs)
+            events.extend(page["events"])
+            if not page.get("nextToken"):
+                return events
+            kwargs["nextToken"] = page["nextToken"]
+
+    def states_entered(self, execution_arn: str) -> list[str]:
+        return [
+            e["stateEnteredEventDetails"]["name"]
+            for e in self.history(execution_arn)
+            if "stateEnteredEventDetails" in e
+        ]
+
+    def domain_events(self) -> Iterator[dict[str, Any]]:
+        """Drain the events queue (what the watcher, #6, will consume)."""
+        while True:
+            messages = self.sqs.receive_message(
+                QueueUrl=self.events_url, MaxNumberOfMessages=10
+            ).get("Messages", [])
+            if not messages:
+                return
+            for message in messages:
+                self.sqs.delete_message(
+                    QueueUrl=self.events_url, ReceiptHandle=message["ReceiptHandle"]
+                )
+                yield json.loads(message["Body"])
+
+
+def _sqs_record(message: dict[str, Any], url: str) -> dict[str, Any]:
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message.get("Attributes", {}),
+        "messageAttributes": {},
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{url.rsplit('/', 1)[-1]}",
+        "awsRegion": REGION,
+    }

@@ -1,0 +1,1 @@
+"""The package pipeline's steps, one per Step Functions task."""

@@ -1,0 +1,137 @@
+"""Lambda entry points for the pipeline's steps, and the wiring from settings to adapters.
+
+``make_handlers`` turns a Pipeline into the eight handler functions (logged with the package id
+as correlation id, traced, counted). The cloud builds them once per container from
+``PipelineSettings``; the embedded stack builds them with its virtual clock and calls the very
+same functions from its Lambda dispatcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any, cast
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import ClientError
+
+from maestro.adapters.aws import client
+from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
+from maestro.adapters.dynamodb_gates import DynamoGateStore
+from maestro.adapters.dynamodb_memory import (
+    DynamoDecisionLog,
+    DynamoPartyDirectory,
+    DynamoPendingStore,
+    DynamoStateStore,
+    DynamoWorkOrderStore,
+)
+from maestro.adapters.eventbridge import EventBridgeBus
+from maestro.adapters.outbox import DynamoRecordingMessenger
+from maestro.brain.offline import OfflineBrain
+from maestro.clock import SystemClock
+from maestro.domain.consensus import ConsensusPolicy
+from maestro.observability import logger, metrics, tracer
+from maestro.pipeline.steps import Pipeline, PipelineDeps, TransientError
+from maestro.ports import Clock
+from maestro.settings import PipelineSettings
+
+Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+STEPS = ("lease", "precheck", "brain", "dispose", "act", "persist", "fail_open", "step_gate")
+_TRANSIENT_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionConflictException",
+    }
+)
+
+
+def build_pipeline(settings: PipelineSettings, clock: Clock) -> tuple[Pipeline, Any]:
+    """The pipeline on real adapters, plus the idempotency store for the act step."""
+    ddb = client("dynamodb", settings.region)
+    deps = PipelineDeps(
+        buffer=DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table),
+        parties=DynamoPartyDirectory(ddb, settings.parties_table),
+        work_orders=DynamoWorkOrderStore(ddb, settings.work_orders_table),
+        pending=DynamoPendingStore(ddb, settings.pending_table),
+        decisions=DynamoDecisionLog(ddb, settings.decisions_table),
+        state=DynamoStateStore(ddb, settings.state_table),
+        messenger=DynamoRecordingMessenger(ddb, settings.messages_table),
+        bus=EventBridgeBus(client("events", settings.region), settings.event_bus_name),
+        brain=OfflineBrain(),
+        gates=DynamoGateStore(ddb, settings.gates_table),
+        clock=clock,
+        on_call_pm_phone=settings.on_call_pm_phone,
+        policy=ConsensusPolicy(k=settings.samples),
+        lease_ttl_seconds=settings.lease_ttl_seconds,
+    )
+    persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=ddb)
+    return Pipeline(deps), persistence
+
+
+def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
+    idempotency = IdempotencyConfig(
+        event_key_jmespath="queued.idempotency_key",
+        raise_on_no_idempotency_key=True,
+        expires_after_seconds=7 * 24 * 3600,
+    )
+
+    @idempotent_function(  # type: ignore[untyped-decorator]  # Powertools' decorator is untyped
+        data_keyword_argument="item", persistence_store=persistence, config=idempotency
+    )
+    def act_once(item: dict[str, Any]) -> dict[str, Any]:
+        return pipeline.act(item)
+
+    def wrap(name: str, step: Callable[..., dict[str, Any]]) -> Handler:
+        @logger.inject_lambda_context(correlation_id_path="package_id", clear_state=True)
+        @tracer.capture_lambda_handler(capture_response=False)
+        @metrics.log_metrics
+        def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+            if name == "act":
+                idempotency.register_lambda_context(context)
+            try:
+                return step(event) if name != "act" else step(item=event)
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") in _TRANSIENT_CODES:
+                    raise TransientError(str(error)) from error
+                raise
+
+        handler.__name__ = f"{name}_handler"
+        return cast(Handler, handler)
+
+    steps: dict[str, Callable[..., dict[str, Any]]] = {
+        "lease": pipeline.lease,
+        "precheck": pipeline.precheck,
+        "brain": pipeline.brain,
+        "dispose": pipeline.dispose,
+        "act": act_once,
+        "persist": pipeline.persist,
+        "fail_open": pipeline.fail_open,
+        "step_gate": pipeline.step_gate,
+    }
+    return {name: wrap(name, step) for name, step in steps.items()}
+
+
+@cache
+def _cloud_handlers() -> dict[str, Handler]:
+    pipeline, persistence = build_pipeline(PipelineSettings(), SystemClock())
+    return make_handlers(pipeline, persistence)
+
+
+def _entry(name: str) -> Handler:
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        return _cloud_handlers()[name](event, context)
+
+    handler.__name__ = name
+    return handler
+
+
+lease, precheck, brain, dispose, act, persist, fail_open, step_gate = (_entry(n) for n in STEPS)

@@ -1,0 +1,624 @@
+"""Lanes: each effect, its events, and what a re-run must not do twice (in-memory fakes)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from builders import MARIA, T0, TENANT_PHONE, act, package, wo_context
+
+from maestro.domain.actions import LANE_SPECS, Action, Lane, ManageExistingParams
+from maestro.domain.models import (
+    OpenContext,
+    Package,
+    Party,
+    PartyRole,
+    WorkOrder,
+    WorkOrderStatus,
+)
+from maestro.domain.records import PendingClarification, PendingConfirmation
+from maestro.lanes import LANES, execute
+from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
+from maestro.lanes.clarify import resolve_clarification_reply
+from maestro.lanes.common import touch, update_work_order
+from maestro.lanes.escalate import safety_instructions
+from maestro.lanes.fakes import (
+    InMemoryPartyDirectory,
+    InMemoryPendingStore,
+    InMemoryWorkOrderStore,
+    RecordingMessenger,
+)
+from maestro.ports import AlreadyExistsError, StaleVersionError
+
+MARIA_3B = MARIA.model_copy(update={"unit": "3B"})
+VENDOR = Party(party_id="vendor-joe", role=PartyRole.VENDOR, phone="+14155550177", name="Joe")
+PM_PHONE = "+14155550199"
+STRANGER_PHONE = "+14155550666"
+WINDOW: dict[str, Any] = {
+    "window_start": T0 + timedelta(days=1),
+    "window_end": T0 + timedelta(days=1, hours=2),
+}
+
+
+def _wo(wo_id: str, summary: str, **changes: Any) -> WorkOrder:
+    data: dict[str, Any] = {
+        "wo_id": wo_id,
+        "tenant_id": MARIA.party_id,
+        "unit": "3B",
+        "summary": summary,
+        "created_at": T0 - timedelta(days=2),
+        "updated_at": T0 - timedelta(hours=2),
+    }
+    return WorkOrder.model_validate({**data, **changes})
+
+
+LEAK_204 = _wo("WO-204", "leak under the kitchen sink", vendor_id=VENDOR.party_id)
+TAP_198 = _wo(
+    "WO-198",
+    "dripping bathroom tap",
+    vendor_id=VENDOR.party_id,
+    status=WorkOrderStatus.COMPLETED,
+    rating_requested=True,
+)
+CONTEXTS = (
+    wo_context("WO-204", "leak under the kitchen sink, unit 3B", awaiting="availability"),
+    wo_context("WO-198", "dripping bathroom tap, fixed", rating_requested=True),
+)
+
+
+@dataclass
+class World:
+    work_orders: InMemoryWorkOrderStore = field(
+        default_factory=lambda: InMemoryWorkOrderStore([LEAK_204, TAP_198])
+    )
+    pending: InMemoryPendingStore = field(default_factory=InMemoryPendingStore)
+    parties: Any = field(default_factory=lambda: InMemoryPartyDirectory([MARIA_3B, VENDOR]))
+    messenger: RecordingMessenger = field(default_factory=RecordingMessenger)
+
+    def ctx(
+        self,
+        *,
+        index: int = 0,
+        sender: Party | None = MARIA_3B,
+        contexts: tuple[OpenContext, ...] = CONTEXTS,
+        pkg: Package | None = None,
+    ) -> LaneContext:
+        pkg = pkg or package("hello")
+        return LaneContext(
+            package=pkg,
+            sender=sender,
+            open_contexts=contexts,
+            action_index=index,
+            idempotency_key=f"{pkg.package_id}#{index}",
+            work_orders=self.work_orders,
+            pending=self.pending,
+            parties=self.parties,
+            messenger=self.messenger,
+            on_call_pm_phone=PM_PHONE,
+            now=T0,
+        )
+
+    def run(self, action: Action, **ctx: Any) -> LaneOutcome:
+        return execute(action, self.ctx(**ctx))
+
+    def bodies_to(self, phone: str) -> list[str]:
+        return [m.body for m in self.messenger.to(phone)]
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+def _types(outcome: LaneOutcome) -> list[str]:
+    return [e.type for e in outcome.events]
+
+
+# A minimal valid action per lane, each able to take effect in the default world.
+MINIMAL: dict[Lane, Action] = {
+    Lane.CREATE_WO: act("create_wo", summary="fridge is not cooling", category="appliance"),
+    Lane.RELAY_TO_OPEN_WO: act("relay_to_open_wo", "WO-204", note="it drips faster at night"),
+    Lane.SCHEDULE_VISIT: act("schedule_visit", "WO-204", availability="tomorrow after 2pm"),
+    Lane.RECORD_RATING: act("record_rating", "WO-198", stars=5),
+    Lane.RELAY_TO_VENDOR: act("relay_to_vendor", "WO-204", message="the code is 1234"),
+    Lane.MANAGE_EXISTING: act("manage_existing", operation="cancel", wo_ids=["WO-204"]),
+    Lane.CONTINUE_WITH_ASSISTANT: act("continue_with_assistant"),
+    Lane.CLARIFY: act("clarify", question="which one?", candidate_ids=["WO-204", "WO-198"]),
+    Lane.ESCALATE: act("escalate", reason="emergency", hazard="gas smell"),
+}
+# Re-runs also cover the effects the minimal set does not reach.
+RERUNS = {
+    **{lane.value: action for lane, action in MINIMAL.items()},
+    "schedule_visit:confirm": act("schedule_visit", "WO-204", mode="confirm", **WINDOW),
+    "manage_existing:list": act("manage_existing", operation="list"),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Every lane: the table, its event, its re-run.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_lanes_cover_the_closed_vocabulary() -> None:
+    assert set(LANES) == set(Lane)
+    assert set(MINIMAL) == set(Lane), "the event test below must exercise every lane"
+
+
+@pytest.mark.parametrize("lane", list(Lane), ids=str)
+def test_every_lane_publishes_the_event_its_spec_names(world: World, lane: Lane) -> None:
+    outcome = world.run(MINIMAL[lane])
+    assert outcome.status == "done", outcome.note
+    assert outcome.lane == lane.value
+    assert LANE_SPECS[lane].event in _types(outcome)
+    # Each event is this action's, with a deterministic id built from its key.
+    assert all(e.event_id.startswith(outcome.idempotency_key + "#") for e in outcome.events)
+    assert set(outcome.message_sids) == {
+        e.subject_id for e in outcome.events if e.type == "message.sent"
+    }
+
+
+@pytest.mark.parametrize("name", list(RERUNS))
+def test_a_lane_run_twice_with_the_same_key_does_nothing_twice(world: World, name: str) -> None:
+    first = world.run(RERUNS[name])
+    snapshot = (
+        list(world.work_orders.writes),
+        world.work_orders.all(),
+        list(world.messenger.sent),
+        world.pending.clarifications_for(MARIA.party_id, T0),
+        world.pending.confirmations_for(MARIA.party_id, T0),
+    )
+    second = world.run(RERUNS[name])  # a fresh context, the same idempotency key
+    assert (
+        world.work_orders.writes,
+        world.work_orders.all(),
+        world.messenger.sent,
+        world.pending.clarifications_for(MARIA.party_id, T0),
+        world.pending.confirmations_for(MARIA.party_id, T0),
+    ) == snapshot
+    assert [e.event_id for e in second.events] == [e.event_id for e in first.events]
+    assert second.message_sids == first.message_sids
+
+
+def test_execute_dispatches_by_the_actions_own_lane(world: World) -> None:
+    outcome = execute(MINIMAL[Lane.CONTINUE_WITH_ASSISTANT], world.ctx())
+    assert outcome.lane == "continue_with_assistant"
+    assert _types(outcome) == ["message.sent"]
+
+
+# ---------------------------------------------------------------------------------------------
+# create_wo, and a later action naming it by ref.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_create_wo_opens_the_tenants_wo_and_texts_its_reference(world: World) -> None:
+    pkg = package("my fridge stopped cooling")
+    action = act(
+        "create_wo", summary="fridge not cooling", category="appliance", location="kitchen"
+    )
+    outcome = world.run(action, pkg=pkg)
+
+    wo_id = wo_id_for(pkg.package_id, "new:1")
+    wo = world.work_orders.get(wo_id)
+    assert wo is not None
+    assert (wo.tenant_id, wo.unit, wo.category, wo.status) == (
+        "tenant-maria",
+        "3B",
+        "appliance",
+        "open",
+    )
+    assert wo.summary == "fridge not cooling (kitchen)"
+    assert outcome.created_wo_id == wo_id
+    (created,) = [e for e in outcome.events if e.type == "wo.created"]
+    assert created.subject_id == wo_id
+    assert created.claim == {"summary": wo.summary, "status": "open", "tenant_id": "tenant-maria"}
+    (text,) = world.bodies_to(TENANT_PHONE)
+    assert text.startswith(f"Got it: I've opened {wo_id} for fridge not cooling (kitchen).")
+
+
+def test_create_then_schedule_new_ref_in_the_same_package_targets_the_created_wo(
+    world: World,
+) -> None:
+    pkg = package("the heater is broken, I'm free tomorrow 2-4")
+    world.run(act("create_wo", summary="heater broken", category="hvac"), pkg=pkg, index=0)
+    outcome = world.run(
+        act("schedule_visit", "new:1", mode="confirm", availability="tomorrow 2-4", **WINDOW),
+        pkg=pkg,
+        index=1,
+    )
+    created = wo_id_for(pkg.package_id, "new:1")
+    assert outcome.target_wo_id == created
+    wo = world.work_orders.get(created)
+    assert wo is not None
+    assert wo.status is WorkOrderStatus.SCHEDULED
+    assert wo.visit is not None
+    assert wo.visit.start == WINDOW["window_start"]
+    assert world.work_orders.get("WO-204") == LEAK_204  # nothing else was touched
+
+
+def test_create_wo_refuses_an_unknown_sender(world: World) -> None:
+    outcome = world.run(
+        MINIMAL[Lane.CREATE_WO], sender=None, pkg=package("hi", phone=STRANGER_PHONE)
+    )
+    assert outcome.status == "skipped"
+    assert world.work_orders.writes == []
+    assert world.messenger.sent == []
+
+
+# ---------------------------------------------------------------------------------------------
+# relay_to_open_wo, relay_to_vendor.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_relay_to_open_wo_records_the_update_and_tells_the_vendor(world: World) -> None:
+    outcome = world.run(MINIMAL[Lane.RELAY_TO_OPEN_WO])
+    wo = world.work_orders.get("WO-204")
+    assert wo is not None
+    assert (wo.version, wo.updated_at) == (LEAK_204.version + 1, T0)
+    (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
+    assert updated.claim == {"note": "it drips faster at night"}
+    (relay,) = world.bodies_to(VENDOR.phone)
+    assert "WO-204" in relay
+    assert relay.endswith("it drips faster at night")
+
+
+def test_relay_without_a_vendor_phone_updates_the_wo_and_says_it_did_not_relay() -> None:
+    """The WO names a vendor the directory does not know: the note is kept, nothing is sent to
+    a guessed number."""
+    world = World(parties=InMemoryPartyDirectory([MARIA_3B]))
+    outcome = world.run(MINIMAL[Lane.RELAY_TO_OPEN_WO])
+    assert outcome.status == "done"
+    assert "not relayed" in outcome.note
+    assert world.messenger.sent == []
+    assert _types(outcome) == ["wo.updated"]
+
+
+def test_relay_to_vendor_messages_the_vendor_and_skips_a_wo_without_one(world: World) -> None:
+    outcome = world.run(MINIMAL[Lane.RELAY_TO_VENDOR])
+    assert world.bodies_to(VENDOR.phone) == [
+        "Message from the tenant about WO-204 (leak under the kitchen sink, unit 3B): "
+        "the code is 1234"
+    ]
+    assert _types(outcome) == ["message.sent"]
+
+    world.work_orders.create(_wo("WO-300", "loose door handle"))
+    skipped = world.run(act("relay_to_vendor", "WO-300", message="hi"), index=1)
+    assert skipped.status == "skipped"
+    assert skipped.events == ()
+
+
+def test_a_lane_refuses_a_wo_the_sender_is_not_on(world: World) -> None:
+    world.work_orders.create(_wo("WO-999", "someone else's boiler", tenant_id="tenant-other"))
+    outcome = world.run(act("relay_to_open_wo", "WO-999", note="hello"))
+    assert outcome.status == "skipped"
+    assert world.work_orders.get("WO-999") is not None
+    assert [w for w in world.work_orders.writes if w[0] == "update"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# schedule_visit.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_schedule_propose_tells_tenant_and_vendor_and_leaves_the_wo_open(world: World) -> None:
+    outcome = world.run(MINIMAL[Lane.SCHEDULE_VISIT])
+    wo = world.work_orders.get("WO-204")
+    assert wo is not None
+    assert (wo.status, wo.visit) == (WorkOrderStatus.OPEN, None)
+    assert "tomorrow after 2pm" in world.bodies_to(TENANT_PHONE)[0]
+    assert "tomorrow after 2pm" in world.bodies_to(VENDOR.phone)[0]
+    (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
+    assert updated.claim["status"] == "open"
+    assert updated.claim["window"] is None
+
+
+def test_schedule_confirm_sets_the_window(world: World) -> None:
+    outcome = world.run(RERUNS["schedule_visit:confirm"])
+    wo = world.work_orders.get("WO-204")
+    assert wo is not None
+    assert wo.status is WorkOrderStatus.SCHEDULED
+    assert wo.visit is not None
+    assert wo.visit.end == WINDOW["window_end"]
+    (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
+    assert updated.claim["status"] == "scheduled"
+    assert all("Visit confirmed" in body for body in world.bodies_to(VENDOR.phone))
+
+
+def test_schedule_never_schedules_a_finished_wo(world: World) -> None:
+    outcome = world.run(act("schedule_visit", "WO-198", mode="confirm", availability="x", **WINDOW))
+    assert outcome.status == "skipped"
+    assert "completed" in outcome.note
+    assert outcome.events == ()
+    assert world.work_orders.get("WO-198") == TAP_198
+
+
+# ---------------------------------------------------------------------------------------------
+# record_rating (I7).
+# ---------------------------------------------------------------------------------------------
+
+
+def test_rating_is_refused_without_an_outstanding_request(world: World) -> None:
+    """I7, naive rule "a digit is a rating": WO-204 has no rating request, so nothing is stored,
+    nothing is claimed and the tenant is not thanked for a rating they never gave."""
+    outcome = world.run(act("record_rating", "WO-204", stars=2))
+    assert outcome.status == "skipped"
+    assert outcome.events == ()
+    assert world.work_orders.get("WO-204") == LEAK_204
+    assert world.messenger.sent == []
+
+
+def test_rating_is_recorded_while_requested_and_the_tenant_is_thanked(world: World) -> None:
+    outcome = world.run(MINIMAL[Lane.RECORD_RATING])
+    wo = world.work_orders.get("WO-198")
+    assert wo is not None
+    assert (wo.rating, wo.rating_requested) == (5, False)
+    (recorded,) = [e for e in outcome.events if e.type == "rating.recorded"]
+    assert (recorded.subject_id, recorded.claim) == ("WO-198", {"stars": 5})
+    assert "5/5" in world.bodies_to(TENANT_PHONE)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# continue_with_assistant, clarify.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_assistant_replies_to_an_unknown_sender_on_the_package_number(world: World) -> None:
+    action = act("continue_with_assistant", reply_hint="Hi! Who am I speaking with?")
+    outcome = world.run(action, sender=None, pkg=package("hello?", phone=STRANGER_PHONE))
+    assert world.bodies_to(STRANGER_PHONE) == ["Hi! Who am I speaking with?"]
+    assert _types(outcome) == ["message.sent"]
+
+
+def test_clarify_asks_with_numbered_candidates_and_stores_them(world: World) -> None:
+    outcome = world.run(MINIMAL[Lane.CLARIFY])
+    (question,) = world.bodies_to(TENANT_PHONE)
+    assert "1) WO-204: leak under the kitchen sink" in question
+    assert "2) WO-198: dripping bathroom tap" in question
+    (stored,) = world.pending.clarifications_for(MARIA.party_id, T0)
+    assert stored.clarification_id == outcome.idempotency_key
+    assert stored.candidate_ids == ("WO-204", "WO-198")
+    assert stored.expires_at == T0 + timedelta(hours=72)
+    assert world.pending.clarifications_for(MARIA.party_id, T0 + timedelta(hours=73)) == []
+    assert resolve_clarification_reply("1", stored) == "WO-204"
+    assert resolve_clarification_reply("the kitchen one", stored) == "WO-204"
+
+
+def _pending(*lines: str) -> PendingClarification:
+    ids = tuple(line.split(":")[0] for line in lines)
+    return PendingClarification(
+        clarification_id="k",
+        package_id="p",
+        conversation_id="c",
+        party_id=MARIA.party_id,
+        question="which one?",
+        candidate_ids=ids,
+        candidate_lines=lines,
+        asked_at=T0,
+        expires_at=T0 + timedelta(hours=72),
+    )
+
+
+TWO = _pending("WO-204: leak under the kitchen sink, unit 3B", "WO-198: dripping bathroom tap")
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("1", "WO-204"),
+        ("2", "WO-198"),
+        ("#2", "WO-198"),
+        ("first", "WO-204"),
+        ("the second one", "WO-198"),
+        ("Option 2 please", "WO-198"),
+        ("WO-198", "WO-198"),
+        ("it's wo-204", "WO-204"),
+        ("the kitchen one", "WO-204"),
+        ("the bathroom tap", "WO-198"),
+        ("the kitchen leak", "WO-204"),  # "leak" tells nothing, "kitchen" does
+        ("3", None),  # out of range
+        ("0", None),
+        ("third", None),
+        ("fine to come in, 2 onward", None),  # I7: a number in an answer is not a choice
+        ("2 onward", None),
+        ("1 or 2", None),
+        ("the kitchen or the bathroom", None),
+        ("WO-204 and WO-198", None),
+        ("the garage one", None),
+        ("yes", None),  # two candidates: yes picks neither
+        ("", None),
+    ],
+)
+def test_clarification_reply_resolution(reply: str, expected: str | None) -> None:
+    assert resolve_clarification_reply(reply, TWO) == expected
+
+
+def test_clarification_reply_never_guesses_between_lines_that_share_the_word() -> None:
+    both = _pending("WO-204: leak under the kitchen sink", "WO-211: kitchen tap dripping")
+    assert resolve_clarification_reply("the kitchen one", both) is None
+    assert resolve_clarification_reply("the tap in the kitchen", both) == "WO-211"
+    assert resolve_clarification_reply("yes", _pending("WO-204: leak")) == "WO-204"
+
+
+# ---------------------------------------------------------------------------------------------
+# escalate (I1): page, safety for emergencies only, contexts kept.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_escalate_pages_sends_safety_and_keeps_every_open_context(world: World) -> None:
+    world.run(MINIMAL[Lane.CLARIFY], index=5)  # a pending question the emergency must not close
+    world.run(MINIMAL[Lane.MANAGE_EXISTING], index=6)  # and a held confirmation
+    before = (
+        world.work_orders.all(),
+        world.pending.clarifications_for(MARIA.party_id, T0),
+        world.pending.confirmations_for(MARIA.party_id, T0),
+    )
+    pkg = package("I smell gas in the kitchen")
+    outcome = world.run(MINIMAL[Lane.ESCALATE], pkg=pkg)
+
+    assert (
+        world.work_orders.all(),
+        world.pending.clarifications_for(MARIA.party_id, T0),
+        world.pending.confirmations_for(MARIA.party_id, T0),
+    ) == before
+    safety = world.messenger.to(TENANT_PHONE)[-1].body
+    assert safety.startswith("Leave now. Don't use light switches")
+    (page,) = world.bodies_to(PM_PHONE)
+    assert "gas smell" in page
+    assert "I smell gas in the kitchen" in page
+    (paged,) = [e for e in outcome.events if e.type == "escalation.paged"]
+    assert paged.claim == {"reason": "emergency", "severity": "emergency"}
+    assert paged.subject_id == world.messenger.to(PM_PHONE)[0].sid
+
+
+def test_identity_escalation_pages_with_the_number_and_sends_no_safety_advice(
+    world: World,
+) -> None:
+    pkg = package("hi this is the guy from 4C, my sink is leaking", phone=STRANGER_PHONE)
+    outcome = world.run(act("escalate", reason="identity", severity="info"), sender=None, pkg=pkg)
+    (page,) = world.bodies_to(PM_PHONE)
+    assert STRANGER_PHONE in page
+    assert "my sink is leaking" in page
+    assert world.bodies_to(STRANGER_PHONE) == []
+    assert _types(outcome) == ["message.sent", "escalation.paged"]
+
+
+def test_a_fallback_escalation_sends_no_safety_advice(world: World) -> None:
+    world.run(act("escalate", reason="fallback", severity="info"), pkg=package("gas smell"))
+    assert world.bodies_to(TENANT_PHONE) == []
+    assert len(world.bodies_to(PM_PHONE)) == 1
+
+
+@pytest.mark.parametrize(
+    ("hazard", "text", "kind"),
+    [
+        ("gas smell", "", "gas"),
+        ("smoke from the outlet", "", "fire"),
+        ("CO alarm going off", "", "carbon_monoxide"),
+        ("carbon monoxide detector beeping", "", "carbon_monoxide"),
+        ("water pouring through the ceiling", "", "water"),
+        ("", "the basement is flooding", "water"),
+        ("ceiling sagging", "it looks like it could come down", "generic"),
+    ],
+)
+def test_safety_instructions_follow_the_hazard(hazard: str, text: str, kind: str) -> None:
+    chosen, advice = safety_instructions(hazard, text)
+    assert chosen == kind
+    assert "911" in advice or kind == "water"
+
+
+# ---------------------------------------------------------------------------------------------
+# manage_existing: read-only list; cancel and reschedule held until YES.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_manage_list_is_a_read_only_listing(world: World) -> None:
+    outcome = world.run(act("manage_existing", operation="list"))
+    (listing,) = world.bodies_to(TENANT_PHONE)
+    assert "WO-204 (leak under the kitchen sink, unit 3B) [open]" in listing
+    assert "read-only listing until the manage agent (#5)" in outcome.note
+    assert world.work_orders.writes == []
+    assert world.pending.confirmations_for(MARIA.party_id, T0) == []
+
+
+def test_manage_cancel_holds_the_exact_call_and_mutates_nothing(world: World) -> None:
+    outcome = world.run(MINIMAL[Lane.MANAGE_EXISTING])
+    assert world.work_orders.get("WO-204") == LEAK_204
+    (held,) = world.pending.confirmations_for(MARIA.party_id, T0)
+    assert (held.call.operation, held.call.wo_ids, held.status) == ("cancel", ("WO-204",), "held")
+    assert held.proposal.startswith("Reply YES to cancel WO-204 (leak under the kitchen sink")
+    assert world.bodies_to(TENANT_PHONE) == [held.proposal]
+    (event,) = [e for e in outcome.events if e.type == "confirm.held"]
+    assert event.subject_id == held.confirmation_id == outcome.idempotency_key
+
+
+def test_manage_cancel_holds_nothing_for_a_wo_that_is_not_the_senders(world: World) -> None:
+    world.work_orders.create(_wo("WO-999", "someone else's boiler", tenant_id="tenant-other"))
+    outcome = world.run(act("manage_existing", operation="cancel", wo_ids=["WO-999"]))
+    assert outcome.status == "skipped"
+    assert "confirm.held" not in _types(outcome)
+    assert world.pending.confirmations_for(MARIA.party_id, T0) == []
+    assert world.pending.confirmations_for("tenant-other", T0) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The fakes keep the port contracts.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_recording_messenger_is_idempotent_by_key_with_deterministic_sids() -> None:
+    messenger = RecordingMessenger()
+    first = messenger.send(TENANT_PHONE, "hello", idempotency_key="pkg#0")
+    again = messenger.send(VENDOR.phone, "something else", idempotency_key="pkg#0")
+    assert again == first
+    assert messenger.sent == [first]
+    assert first.sid == "SMrec" + hashlib.sha256(b"pkg#0").hexdigest()[:29]
+    assert len(first.sid) == 34  # as long as a Twilio SID
+    assert re.fullmatch(r"SMrec[0-9a-f]{29}", first.sid)
+    assert messenger.get(first.sid) == first
+
+
+def test_work_order_store_fake_enforces_create_once_and_versions() -> None:
+    store = InMemoryWorkOrderStore([LEAK_204])
+    with pytest.raises(AlreadyExistsError):
+        store.create(LEAK_204)
+    bumped = LEAK_204.model_copy(update={"version": 2})
+    with pytest.raises(StaleVersionError):
+        store.update(bumped.model_copy(update={"version": 3}), expected_version=2)
+    with pytest.raises(ValueError, match="version must be 2"):
+        store.update(bumped.model_copy(update={"version": 5}), expected_version=1)
+    store.update(bumped, expected_version=1)
+    with pytest.raises(StaleVersionError):
+        store.update(bumped, expected_version=1)  # someone else already wrote version 2
+    with pytest.raises(StaleVersionError):
+        store.update(_wo("WO-404", "x", version=2), expected_version=1)  # update never creates
+
+
+def test_pending_store_fake_filters_expired_and_released_items() -> None:
+    pending = InMemoryPendingStore()
+    confirmation = PendingConfirmation(
+        confirmation_id="c1",
+        package_id="p",
+        party_id=MARIA.party_id,
+        call=ManageExistingParams(operation="cancel", wo_ids=("WO-204",)),
+        proposal="Reply YES to cancel WO-204",
+        held_at=T0,
+        expires_at=T0 + timedelta(hours=1),
+    )
+    pending.put_confirmation(confirmation)
+    assert pending.confirmations_for(MARIA.party_id, T0) == [confirmation]
+    assert pending.confirmations_for(MARIA.party_id, T0 + timedelta(hours=1)) == []
+    with pytest.raises(StaleVersionError):
+        pending.set_confirmation_status("c1", "released", "discarded")
+    pending.set_confirmation_status("c1", "held", "released")
+    assert pending.confirmations_for(MARIA.party_id, T0) == []
+
+
+def test_update_retries_once_after_a_lost_race(world: World) -> None:
+    """Between our read and our write someone else bumps the WO: the helper re-reads and wins on
+    the second try, on top of the other writer's version."""
+    store = world.work_orders
+    raced = False
+
+    class RacingStore(InMemoryWorkOrderStore):
+        def update(self, wo: WorkOrder, expected_version: int) -> None:
+            nonlocal raced
+            if not raced:
+                raced = True
+                current = store.get(wo.wo_id)
+                assert current is not None
+                store.update(
+                    current.model_copy(update={"version": current.version + 1}), current.version
+                )
+            store.update(wo, expected_version)
+
+        def get(self, wo_id: str) -> WorkOrder | None:
+            return store.get(wo_id)
+
+    ctx = world.ctx()
+    result = update_work_order(RacingStore(), "WO-204", touch(ctx))
+    assert result is not None
+    assert (result.version, result.updated_at) == (LEAK_204.version + 2, T0)
+    assert store.get("WO-204") == result

@@ -1,0 +1,320 @@
+"""The offline brain: deterministic, honest rules that go through consensus and dispose."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+import pytest
+from builders import MARIA, T0, package, wo_context
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maestro.brain.offline import MODEL_ID, OfflineBrain
+from maestro.domain.actions import (
+    Action,
+    Clarify,
+    CreateWo,
+    Escalate,
+    Lane,
+    RecordRating,
+    RelayToOpenWo,
+    ScheduleVisit,
+)
+from maestro.domain.consensus import ConsensusPolicy, ConsensusStatus, aggregate
+from maestro.domain.dispose import Disposal, dispose
+from maestro.domain.memory import SenderRole
+from maestro.domain.models import ContextKind, OpenContext, Package
+from maestro.domain.records import BrainSample
+
+BRAIN = OfflineBrain()
+POLICY = ConsensusPolicy(k=5)
+
+LEAK_204 = wo_context("WO-204", "leak under the kitchen sink, unit 3B", awaiting="availability")
+TAP_198 = wo_context("WO-198", "dripping bathroom tap, fixed", rating_requested=True)
+KITCHEN_LEAK = wo_context("WO-204", "leak under the kitchen sink, unit 3B")
+CEILING_LEAK = wo_context("WO-211", "leak from the bathroom ceiling, unit 3B")
+WHICH_LEAK = OpenContext(
+    context_id="CLR-7",
+    kind=ContextKind.PENDING_CLARIFICATION,
+    description="Which leak? 1) WO-204 kitchen sink; 2) WO-211 bathroom ceiling",
+    opened_at=T0 - timedelta(minutes=5),
+)
+
+
+def _samples(
+    text: str, contexts: Sequence[OpenContext], role: SenderRole = "tenant"
+) -> list[BrainSample]:
+    return BRAIN.samples(package(text), role, contexts)
+
+
+def _actions(samples: Sequence[BrainSample]) -> list[Action]:
+    return [a for s in samples for a in (s.actions or ())]
+
+
+def _only(text: str, contexts: Sequence[OpenContext]) -> Action:
+    """The one action every sample agrees on."""
+    samples = _samples(text, contexts)
+    plans = {s.actions for s in samples}
+    assert len(plans) == 1, plans
+    (plan,) = plans
+    assert plan is not None
+    assert len(plan) == 1, plan
+    return plan[0]
+
+
+def _disposed(pkg: Package, contexts: Sequence[OpenContext]) -> Disposal:
+    samples = BRAIN.samples(pkg, "tenant", contexts)
+    return dispose(pkg, MARIA, contexts, aggregate(samples, POLICY))
+
+
+def test_leak_204_an_access_answer_schedules_the_visit_and_is_never_a_rating() -> None:
+    """I7, naive rule "a digit while a rating is requested is a rating": "2 onward" would
+    record 2 stars on WO-198. It answers WO-204's availability question."""
+    samples = _samples("fine to come in, 2 onward", [LEAK_204, TAP_198])
+    assert all(a.lane is not Lane.RECORD_RATING for a in _actions(samples))
+    action = _only("fine to come in, 2 onward", [LEAK_204, TAP_198])
+    assert isinstance(action, ScheduleVisit)
+    assert action.target_wo_id == "WO-204"
+    assert action.params.mode == "propose"
+    assert action.params.availability == "2 onward"
+    disposal = _disposed(package("fine to come in, 2 onward"), [LEAK_204, TAP_198])
+    assert [(q.action.lane, q.action.target_wo_id) for q in disposal.actions] == [
+        (Lane.SCHEDULE_VISIT, "WO-204")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "availability"),
+    [
+        ("after 5", "after 5"),
+        ("tomorrow morning works", "tomorrow morning"),
+        ("Monday is best", "Monday"),
+        ("anytime", "anytime"),
+    ],
+)
+def test_time_words_answer_the_availability_question(text: str, availability: str) -> None:
+    action = _only(text, [LEAK_204])
+    assert isinstance(action, ScheduleVisit)
+    assert action.params.availability == availability
+
+
+def test_a_bare_number_with_both_questions_open_is_asked_not_guessed() -> None:
+    action = _only("2", [LEAK_204, TAP_198])
+    assert isinstance(action, Clarify)
+    assert set(action.params.candidate_ids) == {"WO-204", "WO-198"}
+    disposal = _disposed(package("2"), [LEAK_204, TAP_198])
+    assert disposal.lanes == (Lane.CLARIFY,)
+
+
+def test_a_bare_number_with_only_an_availability_question_is_not_a_rating() -> None:
+    action = _only("2", [LEAK_204])
+    assert action.lane is Lane.CONTINUE_WITH_ASSISTANT
+
+
+@pytest.mark.parametrize(
+    ("text", "stars"), [("5", 5), ("5 stars", 5), ("4/5", 4), ("five stars", 5), ("great job 5", 5)]
+)
+def test_a_rating_is_recorded_while_one_is_requested(text: str, stars: int) -> None:
+    action = _only(text, [TAP_198])
+    assert isinstance(action, RecordRating)
+    assert action.target_wo_id == "WO-198"
+    assert action.params.stars == stars
+
+
+def test_an_explicit_rating_wins_even_with_an_availability_question_open() -> None:
+    action = _only("5 stars", [LEAK_204, TAP_198])
+    assert isinstance(action, RecordRating)
+    assert action.target_wo_id == "WO-198"
+
+
+def test_only_a_tenant_rates() -> None:
+    (sample, *_) = _samples("5 stars", [TAP_198], role="vendor")
+    assert sample.actions is not None
+    assert all(a.lane is not Lane.RECORD_RATING for a in sample.actions)
+
+
+def test_two_leaks_and_the_leak_is_back_asks_which_never_the_most_recent() -> None:
+    """I4, naive rule "bind to the most recent": WO-211 is fresher; the brain asks instead."""
+    recent = CEILING_LEAK.model_copy(update={"last_activity_at": T0 - timedelta(minutes=1)})
+    action = _only("the leak is back", [KITCHEN_LEAK, recent])
+    assert isinstance(action, Clarify)
+    assert set(action.params.candidate_ids) == {"WO-204", "WO-211"}
+    disposal = _disposed(package("the leak is back"), [KITCHEN_LEAK, recent])
+    (queued,) = disposal.actions
+    assert isinstance(queued.action, Clarify)
+    assert set(queued.action.params.candidate_ids) == {"WO-204", "WO-211"}
+
+
+def test_the_kitchen_one_relays_to_the_kitchen_leak() -> None:
+    action = _only("the kitchen one", [KITCHEN_LEAK, CEILING_LEAK])
+    assert isinstance(action, RelayToOpenWo)
+    assert action.target_wo_id == "WO-204"
+
+
+def test_more_about_one_open_work_order_is_relayed_to_it() -> None:
+    action = _only("thanks, and the sink is leaking again", [KITCHEN_LEAK, TAP_198])
+    assert isinstance(action, RelayToOpenWo)
+    assert action.target_wo_id == "WO-204"
+    assert action.params.note == "thanks, and the sink is leaking again"
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "location"),
+    [
+        ("my fridge is not working", "appliance", None),
+        ("the toilet in the bathroom is clogged", "plumbing", "bathroom"),
+        ("mice in the kitchen", "pest", "kitchen"),
+        ("the front door lock is broken", "locks", None),
+    ],
+)
+def test_a_new_problem_with_no_matching_context_creates_a_work_order(
+    text: str, category: str, location: str | None
+) -> None:
+    action = _only(text, [])
+    assert isinstance(action, CreateWo)
+    assert action.params.summary == text
+    assert action.params.category == category
+    assert action.params.location == location
+    assert action.target_wo_id is None
+
+
+def test_a_long_description_is_cut_to_the_summary_limit() -> None:
+    text = "the dishwasher is broken and " + "it keeps beeping all night long " * 20
+    action = _only(text, [])
+    assert isinstance(action, CreateWo)
+    assert len(action.params.summary) <= 200
+
+
+def test_gas_mid_conversation_escalates_and_keeps_the_contexts() -> None:
+    action = _only("fine to come in, 2 onward. also I smell gas", [LEAK_204, TAP_198])
+    assert isinstance(action, Escalate)
+    assert action.params.reason == "emergency"
+    assert action.params.hazard == "smell gas"
+    disposal = _disposed(package("fine to come in, 2 onward", "I smell gas"), [LEAK_204, TAP_198])
+    assert disposal.lanes == (Lane.ESCALATE,)
+    assert disposal.decisions[0].interrupted
+
+
+@pytest.mark.parametrize(("text", "chosen"), [("2", "WO-211"), ("the first one", "WO-204"),
+                                              ("WO-211", "WO-211"), ("211", "WO-211")])  # fmt: skip
+def test_an_answer_to_a_pending_clarification_resolves_it(text: str, chosen: str) -> None:
+    action = _only(text, [KITCHEN_LEAK, CEILING_LEAK, WHICH_LEAK])
+    assert isinstance(action, RelayToOpenWo)
+    assert action.target_wo_id == chosen
+
+
+def test_an_out_of_range_ordinal_resolves_nothing() -> None:
+    action = _only("7", [KITCHEN_LEAK, CEILING_LEAK, WHICH_LEAK])
+    assert action.lane is Lane.CONTINUE_WITH_ASSISTANT
+
+
+def test_nothing_matched_continues_with_the_assistant() -> None:
+    action = _only("hello, is anyone there", [KITCHEN_LEAK])
+    assert action.lane is Lane.CONTINUE_WITH_ASSISTANT
+    assert action.target_wo_id is None
+
+
+def test_same_room_different_problem_splits_the_samples_and_dispose_asks() -> None:
+    """I3: sharing only "bathroom" with the ceiling leak, the light may be a new problem. The
+    samples split between relay and create; consensus abstains and dispose asks."""
+    samples = _samples("the bathroom light is broken", [CEILING_LEAK])
+    lanes = [s.actions[0].lane for s in samples if s.actions]
+    assert lanes.count(Lane.RELAY_TO_OPEN_WO) == 3
+    assert lanes.count(Lane.CREATE_WO) == 2
+    assert aggregate(samples, POLICY).status is ConsensusStatus.AMBIGUOUS
+    disposal = _disposed(package("the bathroom light is broken"), [CEILING_LEAK])
+    (queued,) = disposal.actions
+    assert isinstance(queued.action, Clarify)
+    assert "WO-211" in queued.action.params.candidate_ids
+
+
+def test_deterministic_whatever_the_order_of_the_contexts() -> None:
+    contexts = [LEAK_204, TAP_198, CEILING_LEAK]
+    first = _samples("the leak is back, after 5 is fine", contexts)
+    assert first == _samples("the leak is back, after 5 is fine", contexts)
+    assert first == _samples("the leak is back, after 5 is fine", contexts[::-1])
+
+
+def test_every_output_names_the_offline_brain() -> None:
+    assert BRAIN.describe() == "offline brain (deterministic rules, no model)"
+    for text in ("I smell gas", "2 onward", "the leak is back", "my oven is broken", "hi"):
+        for sample in _samples(text, [LEAK_204, TAP_198, CEILING_LEAK]):
+            assert sample.model == MODEL_ID == "offline-brain"
+            assert sample.detail.startswith("offline brain")
+            assert all(a.why.startswith("offline brain") for a in sample.actions or ())
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 7])
+def test_k_samples_indexed_in_order(k: int) -> None:
+    samples = BRAIN.samples(package("the bathroom light is broken"), "tenant", [CEILING_LEAK], k=k)
+    assert [s.index for s in samples] == list(range(k))
+    aggregate(samples, ConsensusPolicy(k=k))  # never more samples than the denominator
+
+
+def test_k_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="k must be"):
+        BRAIN.samples(package("hi"), "tenant", [], k=0)
+
+
+# --- properties --------------------------------------------------------------------------------
+
+WORDS = (
+    "the", "leak", "kitchen", "bathroom", "sink", "ceiling", "is", "back", "2", "5", "onward",
+    "stars", "4/5", "tomorrow", "morning", "after", "not", "gas", "smell", "fridge", "broken",
+    "first", "one", "second", "WO-1", "WO-2", "WO-3", "WO-9", "WO-77", "new:1", "thanks", "?",
+    "mice", "light", "door", "stuck", "#2", "please", "monday", "great", "job",
+)  # fmt: skip
+POOL = {
+    "WO-1": "leak under the kitchen sink",
+    "WO-2": "leak from the bathroom ceiling",
+    "WO-3": "fridge not cooling, kitchen",
+}
+
+
+@st.composite
+def contexts(draw: st.DrawFn) -> list[OpenContext]:
+    ids = draw(st.lists(st.sampled_from(sorted(POOL)), unique=True, max_size=3))
+    out = [
+        wo_context(
+            wo_id,
+            POOL[wo_id],
+            awaiting=draw(st.sampled_from(["nothing", "availability"])),
+            rating_requested=draw(st.booleans()),
+        )
+        for wo_id in ids
+    ]
+    if draw(st.booleans()):
+        # A question naming a foreign id too: resolving to it would break ownership.
+        out.append(
+            WHICH_LEAK.model_copy(update={"description": "Which one? 1) WO-9 2) WO-1 3) WO-2"})
+        )
+    return out
+
+
+ROLES: tuple[SenderRole, ...] = ("tenant", "vendor", "pm")
+TEXTS = st.lists(st.sampled_from(WORDS), min_size=0, max_size=8).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(TEXTS, min_size=1, max_size=3), ctxs=contexts(),
+       role=st.sampled_from(ROLES))  # fmt: skip
+def test_property_targets_only_given_contexts_and_the_pipeline_accepts_every_answer(
+    texts: list[str], ctxs: list[OpenContext], role: SenderRole
+) -> None:
+    pkg = package(*texts)
+    owned = {c.context_id for c in ctxs}
+    samples = BRAIN.samples(pkg, role, ctxs)
+    assert samples == BRAIN.samples(pkg, role, ctxs)
+    for action in _actions(samples):
+        assert action.target_wo_id is None or action.target_wo_id in owned
+        if isinstance(action, Clarify):
+            assert set(action.params.candidate_ids) <= owned
+        if isinstance(action, RecordRating):
+            assert role == "tenant"
+            assert any(c.context_id == action.target_wo_id and c.rating_requested for c in ctxs)
+    disposal = dispose(pkg, MARIA, ctxs, aggregate(samples, POLICY))
+    assert disposal.actions
+    for queued in disposal.actions:
+        target = queued.action.target_wo_id
+        assert target is None or target in owned or target.startswith("new:")
