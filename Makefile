@@ -36,3 +36,4 @@ clean:
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_safety_floor.py
+	$(BIN)/python benchmarks/bench_demo.py

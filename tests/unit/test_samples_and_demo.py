@@ -58,7 +58,7 @@ def test_demo_stories_end_as_the_design_says() -> None:
 
 def test_demo_json_is_one_object_and_says_the_brain_is_scripted() -> None:
     out = io.StringIO()
-    assert main(["demo", "--json"], out=out) == 0
+    assert main(["demo", "--core", "--json"], out=out) == 0
     data = json.loads(out.getvalue())
     assert data["brain"] == "scripted"
     assert data["packages"] == len(STORIES)
@@ -68,7 +68,7 @@ def test_demo_json_is_one_object_and_says_the_brain_is_scripted() -> None:
 
 def test_demo_text_is_honest_about_what_it_is() -> None:
     out = io.StringIO()
-    assert main(["demo"], out=out) == 0
+    assert main(["demo", "--core"], out=out) == 0
     text = out.getvalue()
     assert "scripted" in text
     assert "no model" in text

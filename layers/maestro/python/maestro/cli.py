@@ -1,22 +1,33 @@
-"""The ``maestro`` command."""
+"""The ``maestro`` command.
+
+- ``maestro demo [--json]``: the leak-204 story end to end on the embedded stack.
+- ``maestro demo --core``: the scripted stories through the pure domain core alone.
+- ``maestro serve [--port] [--speed] [--step]``: the embedded stack as a loopback server.
+- ``maestro send --from +1… "text"``: a signed SMS to a running ``maestro serve``.
+- ``maestro executions`` / ``maestro step <execution>``: list paused gates, release one.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+import urllib.error
+import urllib.request
+import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from maestro.demo import StoryRun, run_all
 
 BANNER = """\
-maestro demo: the pure domain core (issue #2), not yet the running system.
+maestro demo --core: the pure domain core alone, over scripted stories.
   What runs: consensus over k brain samples, then dispose, in-process.
   What is scripted: every brain sample below was written by hand in maestro/demo.py; no model
-  was called. Nothing is sent, stored or executed: there is no AWS, no Twilio, no DynamoDB yet.
-  The embedded stack (Step Functions on moto, the real webhooks) replaces this with #4.
+  was called. Nothing is sent, stored or executed. `maestro demo` (without --core) runs the
+  whole system on the embedded stack.
 """
 
 
@@ -103,6 +114,16 @@ def _demo_json(runs: Sequence[StoryRun], wall_seconds: float) -> dict[str, Any]:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    if not args.core:
+        from maestro.local.demo import render, run_demo
+
+        report = run_demo()
+        if args.json:
+            json.dump(report.as_json(), out, indent=2)
+            out.write("\n")
+        else:
+            print(render(report), file=out)
+        return 0
     started = time.perf_counter()
     runs = run_all()
     wall = time.perf_counter() - started
@@ -125,10 +146,148 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="maestro", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the scripted stories through the domain core")
+    demo = sub.add_parser("demo", help="leak-204 end to end on the embedded stack")
     demo.add_argument("--json", action="store_true", help="print one JSON object")
+    demo.add_argument(
+        "--core", action="store_true", help="only the scripted stories through the pure domain core"
+    )
     demo.set_defaults(handler=cmd_demo)
+
+    serve = sub.add_parser("serve", help="the embedded stack as a long-running local server")
+    serve.add_argument("--port", type=int, default=8787)
+    serve.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="virtual seconds per real second (e.g. 60: the idle window in 5 s)",
+    )
+    serve.add_argument(
+        "--step",
+        action="store_true",
+        help="start every execution in step mode: it pauses at each gate",
+    )
+    serve.set_defaults(handler=cmd_serve)
+
+    send = sub.add_parser("send", help="a signed SMS to a running `maestro serve`")
+    send.add_argument("--from", dest="sender", required=True, help="E.164, e.g. +14155550100")
+    send.add_argument("--url", default=DEFAULT_URL)
+    send.add_argument("text")
+    send.set_defaults(handler=cmd_send)
+
+    executions = sub.add_parser("executions", help="list executions and their paused gates")
+    executions.add_argument("--url", default=DEFAULT_URL)
+    executions.set_defaults(handler=cmd_executions)
+
+    step = sub.add_parser("step", help="release an execution's paused gate")
+    step.add_argument("execution", help="execution name or ARN")
+    step.add_argument("--url", default=DEFAULT_URL)
+    step.set_defaults(handler=cmd_step)
     return parser
+
+
+DEFAULT_URL = "http://127.0.0.1:8787"
+
+
+def _token() -> str:
+    from maestro.local.stack import DEFAULT_TWILIO_TOKEN
+
+    return os.environ.get("TWILIO_AUTH_TOKEN", DEFAULT_TWILIO_TOKEN)
+
+
+def _http(
+    method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from maestro.adapters.webhook_auth import twilio_signature
+    from maestro.local import server as local_server
+    from maestro.local.world import MARIA
+
+    stack, srv = local_server.start(args.port, args.speed, args.step)
+    params = {
+        "MessageSid": "SMcurl0001",
+        "From": MARIA.phone,
+        "To": "+14155550000",
+        "Body": "the kitchen sink is leaking",
+    }
+    signature = twilio_signature(stack.twilio_token, f"{srv.url}/twilio/sms", params)
+    form = " ".join(f"--data-urlencode {k}={v!r}" for k, v in params.items())
+    print(
+        f"maestro serve: the embedded stack on {srv.url} (brain: "
+        f"{stack.pipeline.deps.brain.describe()}; messages are recorded, not sent)",
+        file=out,
+    )
+    print(
+        f"  Twilio auth token it validates with: {stack.twilio_token} "
+        "(from TWILIO_AUTH_TOKEN, else the local default)",
+        file=out,
+    )
+    print(
+        f"  idle window {stack.idle} s of virtual time at {args.speed}x; "
+        f"step mode {'on' if args.step else 'off'}",
+        file=out,
+    )
+    print("  a signed request (or use `maestro send`):", file=out)
+    print(f"  curl -s {srv.url}/twilio/sms -H 'X-Twilio-Signature: {signature}' {form}", file=out)
+    out.flush()
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.__exit__(None, None, None)
+    return 0
+
+
+def cmd_send(args: argparse.Namespace, out: TextIO) -> int:
+    from urllib.parse import urlencode
+
+    from maestro.adapters.webhook_auth import twilio_signature
+
+    sid = "SMcli" + uuid.uuid4().hex[:29]
+    params = {
+        "MessageSid": sid,
+        "AccountSid": "AClocal",
+        "From": args.sender,
+        "To": "+14155550000",
+        "Body": args.text,
+        "NumMedia": "0",
+    }
+    url = args.url.rstrip("/") + "/twilio/sms"
+    headers = {
+        "X-Twilio-Signature": twilio_signature(_token(), url, params),
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    status, body = _http("POST", url, urlencode(list(params.items())).encode(), headers)
+    print(f"{status} {sid} {body}", file=out)
+    return 0 if status == 200 else 1
+
+
+def cmd_executions(args: argparse.Namespace, out: TextIO) -> int:
+    status, body = _http("GET", args.url.rstrip("/") + "/local/executions")
+    if status != 200:
+        print(f"{status} {body}", file=out)
+        return 1
+    for e in json.loads(body):
+        gate = f"  paused: {e['paused_at']}" if e["paused_at"] else ""
+        print(f"{e['name']}  {e['status']}{gate}", file=out)
+    return 0
+
+
+def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
+    payload = json.dumps({"execution": args.execution}).encode()
+    status, body = _http(
+        "POST", args.url.rstrip("/") + "/local/step", payload, {"Content-Type": "application/json"}
+    )
+    print(body, file=out)
+    return 0 if status == 200 else 1
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

@@ -7,6 +7,8 @@ CloudWatch embedded metric format. Locally the stack turns tracing and metrics o
 
 from __future__ import annotations
 
+import os
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
@@ -20,6 +22,8 @@ metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 def count(name: str, value: float = 1, **dimensions: str) -> None:
     """Add one metric datapoint, with optional dimensions of its own (a separate EMF blob)."""
+    if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+        return  # the embedded stack: no EMF lines on the console
     if not dimensions:
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
         return

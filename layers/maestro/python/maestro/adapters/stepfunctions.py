@@ -36,14 +36,17 @@ def execution_input(package: Package, *, step: bool = False) -> str:
 class StepFunctionsStarter:
     """:class:`maestro.ports.WorkflowStarter`: one Standard execution per package, named by it."""
 
-    def __init__(self, client: SFNClient, state_machine_arn: str) -> None:
+    def __init__(self, client: SFNClient, state_machine_arn: str, *, step: bool = False) -> None:
         self._sfn = client
         self._arn = state_machine_arn
+        self._step = step  # every execution pauses at its gates (debugging, evals)
 
     def start(self, package: Package) -> bool:
         try:
             self._sfn.start_execution(
-                stateMachineArn=self._arn, name=package.package_id, input=execution_input(package)
+                stateMachineArn=self._arn,
+                name=package.package_id,
+                input=execution_input(package, step=self._step),
             )
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":

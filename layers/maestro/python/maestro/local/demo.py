@@ -1,0 +1,187 @@
+"""`maestro demo`: the leak-204 story (seed ADR-0059) end to end on the embedded stack.
+
+Maria texts the maintenance line; every text goes through the real signed webhook, the
+conversation buffer, the debounce flusher and the package pipeline (the same ASL the cloud
+runs) with the offline brain. What is printed is read back from the stack: the executions'
+input, output and history, the stores, and the events queue.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any
+
+from maestro.local.stack import LocalStack
+from maestro.local.world import MARIA, PAULA, seed, signed_sms_event
+
+STORY: tuple[tuple[str, str], ...] = (
+    ("a new problem", "hi, water is leaking under my kitchen sink"),
+    ("the access reply (the trap: WO-198 has a rating request out)", "fine to come in, 2 onward"),
+    ("a rating, now that one is asked for", "5 stars for the tap fix btw"),
+    ("a gas leak mid-conversation", "wait. I smell gas in the hallway"),
+    ("thanks", "thanks!"),
+)
+
+
+@dataclass
+class PackageReport:
+    title: str
+    texts: list[str]
+    package_id: str
+    trigger: str
+    status: str
+    route: str
+    brain: str | None
+    samples: list[str]
+    consensus: str | None
+    actions: list[dict[str, Any]]
+    effects: list[str]
+    states: list[str]
+    transitions: int
+    decisions: int
+
+
+@dataclass
+class DemoReport:
+    brain: str
+    packages: list[PackageReport] = field(default_factory=list)
+    events: Counter[str] = field(default_factory=Counter)
+    outbox: list[tuple[str, str]] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "brain": self.brain,
+            "stack": "embedded: moto Step Functions, statemachines/package_pipeline.asl.json",
+            "packages": len(self.packages),
+            "actions": [
+                {"package_id": p.package_id, "lane": a["lane"], "target_wo_id": a["target_wo_id"]}
+                for p in self.packages
+                for a in p.actions
+            ],
+            "transitions_per_package": {p.package_id: p.transitions for p in self.packages},
+            "routes": {p.package_id: p.route for p in self.packages},
+            "events": dict(self.events),
+            "messages_recorded": len(self.outbox),
+            "evidence": 0,  # read-verify lands with #6
+            "shame": 0,
+            "wall_seconds": round(self.wall_seconds, 3),
+        }
+
+
+def _label(action: dict[str, Any]) -> str:
+    return f"{action['lane']}({action.get('target_wo_id') or '-'})"
+
+
+def run_demo() -> DemoReport:
+    started = time.perf_counter()
+    sids = count(1)
+    with LocalStack() as stack:
+        seed(stack)
+        report = DemoReport(brain=stack.pipeline.deps.brain.describe())
+        for title, body in STORY:
+            before = {e["executionArn"] for e in stack.executions()}
+            sid = f"SMdemo{next(sids):04d}"
+            response = stack.http(signed_sms_event(stack.twilio_token, sid, MARIA.phone, body))
+            if response["statusCode"] != 200:
+                raise RuntimeError(f"the webhook refused the demo's own text: {response}")
+            stack.advance(stack.idle + 1)
+            for execution in stack.executions():
+                if execution["executionArn"] in before:
+                    continue
+                report.packages.append(_package_report(stack, execution["executionArn"], title))
+        report.events.update(
+            json.loads(e["detail"])["type"] if isinstance(e["detail"], str) else e["detail"]["type"]
+            for e in stack.domain_events()
+        )
+        report.outbox = [(m.to, m.body) for m in stack.pipeline.deps.messenger.outbox()]  # type: ignore[attr-defined]
+    report.wall_seconds = time.perf_counter() - started
+    return report
+
+
+def _package_report(stack: LocalStack, arn: str, title: str) -> PackageReport:
+    described = stack.sfn.describe_execution(executionArn=arn)
+    data = json.loads(described["input"])
+    out = json.loads(described.get("output") or "{}")
+    history = stack.history(arn)
+    states = [
+        e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e
+    ]
+    brain = out.get("brain") or {}
+    samples = []
+    for sample in brain.get("samples", []):
+        if sample.get("actions"):
+            samples.append("; ".join(_label(a) for a in sample["actions"]))
+        else:
+            samples.append(f"FAILED {sample.get('failure')}")
+    consensus = brain.get("consensus")
+    actions = [q["action"] for q in (out.get("disposal") or {}).get("actions", [])]
+    effects = []
+    for outcome in out.get("effects") or []:
+        made = f" → {outcome['created_wo_id']}" if outcome.get("created_wo_id") else ""
+        effects.append(
+            f"{outcome['lane']} {outcome['status']}{made}: "
+            + ", ".join(e["type"] for e in outcome.get("events", []))
+        )
+    return PackageReport(
+        title=title,
+        texts=[m["body"] for m in data["package"]["messages"]],
+        package_id=data["package_id"],
+        trigger=data["package"]["trigger"],
+        status=described["status"],
+        route=(out.get("precheck") or {}).get("route", "?"),
+        brain=brain.get("brain"),
+        samples=samples,
+        consensus=(
+            f"{consensus['status']} ({consensus['reason']}), "
+            f"entropy {consensus['entropy_bits']:.2f} bits"
+            if consensus
+            else None
+        ),
+        actions=[{"lane": a["lane"], "target_wo_id": a.get("target_wo_id")} for a in actions],
+        effects=effects,
+        states=states,
+        transitions=len(states),
+        decisions=(out.get("persisted") or {}).get("decisions", 0),
+    )
+
+
+def render(report: DemoReport) -> str:
+    lines = [
+        "maestro demo: leak-204 on the embedded stack (moto Step Functions running the same ASL",
+        f"the cloud deploys). Brain: {report.brain}. Messages are recorded, not sent (no SMS",
+        "leaves this machine until the Twilio adapter, #6); read-verify lands with #6 too.",
+    ]
+    for n, p in enumerate(report.packages, start=1):
+        lines.append("")
+        lines.append(f"[{n}] {p.title}")
+        for text in p.texts:
+            lines.append(f"  Maria: \u201c{text}\u201d")
+        lines.append(f"  package {p.package_id} (trigger {p.trigger}) → execution {p.status}")
+        lines.append(f"  pre-check route: {p.route}")
+        if p.brain:
+            lines.append(f"  brain: {p.brain}")
+            for i, sample in enumerate(p.samples):
+                lines.append(f"    sample {i}: {sample}")
+            lines.append(f"  consensus: {p.consensus}")
+        lines.append("  action queue: " + (", ".join(_label(a) for a in p.actions) or "(none)"))
+        for effect in p.effects:
+            lines.append(f"    effect: {effect}")
+        lines.append(
+            f"  decisions recorded: {p.decisions}; states entered ({p.transitions}): "
+            + " → ".join(p.states)
+        )
+    lines.append("")
+    lines.append("messages recorded (not sent):")
+    for to, body in report.outbox:
+        who = "Paula (PM)" if to == PAULA.phone else ("Maria" if to == MARIA.phone else to)
+        lines.append(f"  to {who}: {body}")
+    lines.append("")
+    events = ", ".join(f"{k} ×{v}" for k, v in sorted(report.events.items()))
+    lines.append(f"domain events on the bus (→ SQS, for the watcher): {events}")
+    lines.append(f"{len(report.packages)} packages in {report.wall_seconds:.2f} s of wall time.")
+    return "\n".join(lines)
