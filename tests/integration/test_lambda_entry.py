@@ -15,11 +15,13 @@ from harness import MARIA, PASS_MACHINE, twilio_event
 from pydantic import ValidationError
 
 from maestro.ingest import entry
+from maestro.local.stack import FakeLambdaContext
 from maestro.ports import DebounceSignal
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
+CONTEXT = FakeLambdaContext(function_name="maestro-test", aws_request_id="req-1")
 
 
 @pytest.fixture
@@ -60,7 +62,7 @@ def test_settings_are_validated_at_invocation_not_import(monkeypatch: pytest.Mon
     entry._inbound.cache_clear()
     # Importing the handler module needed no settings; invoking it does, and says what is missing.
     with pytest.raises(ValidationError, match="messages_table"):
-        entry.inbound_handler(twilio_event("/twilio/sms", {"MessageSid": "SM1"}), None)  # type: ignore[arg-type]
+        entry.inbound_handler(twilio_event("/twilio/sms", {"MessageSid": "SM1"}), CONTEXT)  # type: ignore[arg-type]
     entry._inbound.cache_clear()
 
 
@@ -73,7 +75,7 @@ def test_inbound_entry_stores_and_enqueues_through_real_adapters(
         "To": "+14155550000",
         "Body": "the dishwasher is leaking",
     }
-    response = entry.inbound_handler(twilio_event("/twilio/sms", params), None)  # type: ignore[arg-type]
+    response = entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     assert response["statusCode"] == 200
     messages = (
         aws.client("sqs")
@@ -90,7 +92,7 @@ def test_inbound_entry_stores_and_enqueues_through_real_adapters(
 
 def test_flusher_entry_reports_partial_batch_failures(aws: Any, configured: dict[str, str]) -> None:
     params = {"MessageSid": "SMe2e2", "From": MARIA.phone, "To": "+14155550000", "Body": "no heat"}
-    entry.inbound_handler(twilio_event("/twilio/sms", params), None)  # type: ignore[arg-type]
+    entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     sqs = aws.client("sqs")
     (good,) = sqs.receive_message(
         QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"], WaitTimeSeconds=2
@@ -101,7 +103,7 @@ def test_flusher_entry_reports_partial_batch_failures(aws: Any, configured: dict
             _sqs_record("bad-1", "this is not a signal"),
         ]
     }
-    result = entry.flusher_handler(event, None)  # type: ignore[arg-type]
+    result = entry.flusher_handler(event, CONTEXT)  # type: ignore[arg-type]
     assert result == {"batchItemFailures": [{"itemIdentifier": "bad-1"}]}
     executions = aws.client("stepfunctions").list_executions(
         stateMachineArn=configured["MAESTRO_STATE_MACHINE_ARN"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
@@ -29,10 +28,9 @@ from maestro.clock import SystemClock
 from maestro.ingest.flusher import Flusher
 from maestro.ingest.service import Ingestor
 from maestro.ingest.webhooks import WebhookDeps, build_resolver
+from maestro.observability import count, logger, metrics, tracer
 from maestro.ports import DebounceSignal
 from maestro.settings import FlusherSettings, InboundSettings
-
-logger = Logger(service="maestro-flusher")
 
 
 @cache
@@ -60,6 +58,9 @@ def _inbound() -> APIGatewayRestResolver:
     )
 
 
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
 def inbound_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _inbound().resolve(event, context)
 
@@ -80,6 +81,7 @@ def flush_record(record: SQSRecord, flusher: Flusher) -> None:
     signal = DebounceSignal.model_validate_json(record.body)
     packages = flusher.handle(signal)
     for package in packages:
+        count("PackagesFlushed", trigger=package.trigger.value)
         logger.info(
             "package started",
             extra={
@@ -91,6 +93,9 @@ def flush_record(record: SQSRecord, flusher: Flusher) -> None:
         )
 
 
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
 def flusher_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SQS batch → flushes, reporting partial batch failures so only failed signals retry."""
     return process_debounce_batch(event, _flusher(), context)

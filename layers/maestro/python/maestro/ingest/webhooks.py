@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, get_args
 from urllib.parse import parse_qs
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import BadRequestError, ForbiddenError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -33,9 +32,8 @@ from maestro.adapters.webhook_auth import (
 from maestro.domain.common import E164
 from maestro.domain.models import Channel, FlushTrigger
 from maestro.ingest.service import Inbound, Ingestor, conversation_id_for
+from maestro.observability import logger
 from maestro.ports import Clock, DeliveryStatus, OutboundStatusStore
-
-logger = Logger(service="maestro-inbound")
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 MAX_MEDIA = 10  # Twilio sends at most 10 MediaUrlN per message

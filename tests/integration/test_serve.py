@@ -1,0 +1,84 @@
+"""`maestro serve` on loopback, driven by `maestro send`, `executions` and `step`."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from maestro.cli import main
+from maestro.local.server import LocalServer, start
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    stack, srv = start(port=0, speed=1000.0, step=True)  # port 0: any free loopback port
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.httpd.shutdown()
+        thread.join(timeout=10)
+        stack.__exit__(None, None, None)
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+def _wait_for(predicate: object, timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()  # type: ignore[operator]
+        if result:
+            return str(result)
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def test_send_then_step_through_both_gates(server: LocalServer) -> None:
+    code, sent = _cli(
+        "send", "--url", server.url, "--from", "+14155550100", "the hallway light is broken"
+    )
+    assert code == 0, sent
+    assert "<Response></Response>" in sent
+
+    def paused() -> str:
+        _, listing = _cli("executions", "--url", server.url)
+        return listing if "paused:" in listing else ""
+
+    listing = _wait_for(paused)
+    assert "paused: before the brain" in listing
+    name = listing.split()[0]
+    assert _cli("step", "--url", server.url, name)[0] == 0
+    listing = _wait_for(lambda: paused() if "before the action" in paused() else "")
+    assert _cli("step", "--url", server.url, name)[0] == 0
+    done = _wait_for(
+        lambda: (lambda s: s if "SUCCEEDED" in s else "")(
+            _cli("executions", "--url", server.url)[1]
+        )
+    )
+    assert name in done
+
+
+def test_a_forged_request_to_the_server_is_refused(server: LocalServer) -> None:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(
+        server.url + "/twilio/sms",
+        data=b"MessageSid=SMx&From=%2B14155550100&Body=hi",
+        headers={"X-Twilio-Signature": "forged"},
+        method="POST",
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 403
