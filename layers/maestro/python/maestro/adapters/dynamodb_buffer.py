@@ -40,6 +40,12 @@ from maestro.tables import CONVERSATIONS, MESSAGES
 
 META = "meta"
 LEASE = "lease"
+_LEASE_NAMES = {
+    "#holder": "holder",
+    "#holder_flush": "holder_flush",
+    "#expires": "expires_at",
+    "#next": "next_flush",
+}
 
 
 def _msg_key(seq: int) -> str:
@@ -339,12 +345,7 @@ class DynamoConversationBuffer:
                 Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
                 UpdateExpression="SET #holder = :pkg, #holder_flush = :n, #expires = :exp",
                 ConditionExpression=condition,
-                ExpressionAttributeNames={
-                    "#holder": "holder",
-                    "#holder_flush": "holder_flush",
-                    "#expires": "expires_at",
-                    "#next": "next_flush",
-                },
+                ExpressionAttributeNames=_LEASE_NAMES,
                 ExpressionAttributeValues={
                     ":pkg": to_value(package_id),
                     ":n": to_value(flush_number),
@@ -366,12 +367,7 @@ class DynamoConversationBuffer:
                 Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
                 UpdateExpression="SET #next = :next REMOVE #holder, #holder_flush, #expires",
                 ConditionExpression="#holder = :pkg",
-                ExpressionAttributeNames={
-                    "#holder": "holder",
-                    "#holder_flush": "holder_flush",
-                    "#expires": "expires_at",
-                    "#next": "next_flush",
-                },
+                ExpressionAttributeNames=_LEASE_NAMES,
                 ExpressionAttributeValues={
                     ":pkg": to_value(package_id),
                     ":next": to_value(flush_number + 1),

@@ -11,7 +11,16 @@ from maestro.domain.models import PartyRole, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.ports import StaleVersionError, WorkOrderStore
 
-__all__ = ["Change", "finish", "may_act_on", "phone_of", "short", "touch", "update_work_order"]
+__all__ = [
+    "Change",
+    "finish",
+    "may_act_on",
+    "phone_of",
+    "short",
+    "target_work_order",
+    "touch",
+    "update_work_order",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,6 +59,19 @@ def phone_of(ctx: LaneContext, party_id: str | None) -> str | None:
         return ctx.sender.phone
     party = ctx.parties.by_party_id(party_id)
     return party.phone if party is not None else None
+
+
+def target_work_order(
+    ctx: LaneContext, lane: Lane, target: str | None
+) -> tuple[str, WorkOrder] | LaneOutcome:
+    """The WO an action targets, if it exists and the sender may act on it; else the skip."""
+    wo_id = ctx.resolve_target(target)
+    wo = ctx.work_orders.get(wo_id) if wo_id else None
+    if wo is None or wo_id is None:
+        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
+    if not may_act_on(ctx, wo):
+        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    return wo_id, wo
 
 
 def may_act_on(ctx: LaneContext, wo: WorkOrder) -> bool:

@@ -10,7 +10,13 @@ from __future__ import annotations
 from maestro.domain.actions import Lane, RecordRating
 from maestro.domain.models import InvalidTransitionError, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, may_act_on, phone_of, short, update_work_order
+from maestro.lanes.common import (
+    finish,
+    phone_of,
+    short,
+    target_work_order,
+    update_work_order,
+)
 
 __all__ = ["run"]
 
@@ -18,12 +24,10 @@ __all__ = ["run"]
 def run(action: RecordRating, ctx: LaneContext) -> LaneOutcome:
     lane = Lane.RECORD_RATING
     stars = action.params.stars
-    wo_id = ctx.resolve_target(action.target_wo_id)
-    wo = ctx.work_orders.get(wo_id) if wo_id else None
-    if wo is None or wo_id is None:
-        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
-    if not may_act_on(ctx, wo):
-        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    found = target_work_order(ctx, lane, action.target_wo_id)
+    if isinstance(found, LaneOutcome):
+        return found
+    wo_id, wo = found
 
     def change(current: WorkOrder) -> WorkOrder | None:
         if not current.rating_requested and current.rating == stars:

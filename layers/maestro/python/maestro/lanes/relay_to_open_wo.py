@@ -4,19 +4,24 @@ from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, may_act_on, phone_of, short, touch, update_work_order
+from maestro.lanes.common import (
+    finish,
+    phone_of,
+    short,
+    target_work_order,
+    touch,
+    update_work_order,
+)
 
 __all__ = ["run"]
 
 
 def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     lane = Lane.RELAY_TO_OPEN_WO
-    wo_id = ctx.resolve_target(action.target_wo_id)
-    wo = ctx.work_orders.get(wo_id) if wo_id else None
-    if wo is None or wo_id is None:
-        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
-    if not may_act_on(ctx, wo):
-        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    found = target_work_order(ctx, lane, action.target_wo_id)
+    if isinstance(found, LaneOutcome):
+        return found
+    wo_id, wo = found
     if not wo.is_open:
         return finish(ctx, lane, status="skipped", target=wo_id, note=f"{wo_id} is {wo.status}")
 

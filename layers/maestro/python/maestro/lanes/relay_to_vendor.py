@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToVendor
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, may_act_on, phone_of, short
+from maestro.lanes.common import finish, phone_of, short, target_work_order
 
 __all__ = ["run"]
 
 
 def run(action: RelayToVendor, ctx: LaneContext) -> LaneOutcome:
     lane = Lane.RELAY_TO_VENDOR
-    wo_id = ctx.resolve_target(action.target_wo_id)
-    wo = ctx.work_orders.get(wo_id) if wo_id else None
-    if wo is None or wo_id is None:
-        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
-    if not may_act_on(ctx, wo):
-        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    found = target_work_order(ctx, lane, action.target_wo_id)
+    if isinstance(found, LaneOutcome):
+        return found
+    wo_id, wo = found
     if wo.vendor_id is None:
         return finish(ctx, lane, status="skipped", target=wo_id, note=f"{wo_id} has no vendor yet")
     if ctx.sender is not None and ctx.sender.party_id == wo.vendor_id:

@@ -21,9 +21,9 @@ from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     Change,
     finish,
-    may_act_on,
     phone_of,
     short,
+    target_work_order,
     touch,
     update_work_order,
 )
@@ -53,12 +53,10 @@ def _confirm(window: VisitWindow, now: datetime) -> Change:
 def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
     lane = Lane.SCHEDULE_VISIT
     params = action.params
-    wo_id = ctx.resolve_target(action.target_wo_id)
-    wo = ctx.work_orders.get(wo_id) if wo_id else None
-    if wo is None or wo_id is None:
-        return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
-    if not may_act_on(ctx, wo):
-        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    found = target_work_order(ctx, lane, action.target_wo_id)
+    if isinstance(found, LaneOutcome):
+        return found
+    wo_id, wo = found
     if wo.status not in _SCHEDULABLE:
         return finish(
             ctx, lane, status="skipped", target=wo_id, note=f"{wo_id} is {wo.status}: not scheduled"

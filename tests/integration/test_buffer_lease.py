@@ -1,0 +1,50 @@
+"""The per-conversation lease: one package at a time, in flush order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def buffer(aws: Any) -> DynamoConversationBuffer:
+    return DynamoConversationBuffer(
+        aws.dynamodb, aws.table_names["messages"], aws.table_names["conversations"]
+    )
+
+
+def test_turns_go_in_flush_order(buffer: DynamoConversationBuffer) -> None:
+    assert not buffer.acquire_lease("c", "p2", 2, T0, 60), "flush 2 may not go before flush 1"
+    assert buffer.acquire_lease("c", "p1", 1, T0, 60)
+    assert buffer.acquire_lease("c", "p1", 1, T0, 60), "the holder may take it again (a retry)"
+    assert not buffer.acquire_lease("c", "p2", 2, T0, 60), "held"
+    assert buffer.release_lease("c", "p1", 1)
+    assert not buffer.release_lease("c", "p1", 1), "released once"
+    assert buffer.acquire_lease("c", "p2", 2, T0, 60)
+
+
+def test_an_expired_holder_is_overtaken_only_by_the_next_flush(
+    buffer: DynamoConversationBuffer,
+) -> None:
+    assert buffer.acquire_lease("c", "p1", 1, T0, 60)
+    later = T0 + timedelta(seconds=61)
+    assert not buffer.acquire_lease("c", "p3", 3, later, 60), "flush 3 must wait for flush 2"
+    assert buffer.acquire_lease("c", "p2", 2, later, 60)
+    assert not buffer.release_lease("c", "p1", 1), "the crashed holder no longer holds it"
+    assert buffer.release_lease("c", "p2", 2)
+    assert buffer.acquire_lease("c", "p3", 3, later, 60)
+
+
+def test_leases_of_different_conversations_are_independent(
+    buffer: DynamoConversationBuffer,
+) -> None:
+    assert buffer.acquire_lease("a", "pa1", 1, T0, 60)
+    assert buffer.acquire_lease("b", "pb1", 1, T0, 60)
