@@ -318,3 +318,40 @@ def test_property_targets_only_given_contexts_and_the_pipeline_accepts_every_ans
     for queued in disposal.actions:
         target = queued.action.target_wo_id
         assert target is None or target in owned or target.startswith("new:")
+
+
+def test_a_new_wo_summary_leaves_the_greeting_out() -> None:
+    from maestro.brain.offline import OfflineBrain
+    from maestro.domain.actions import CreateWo
+
+    pkg = _greeting_package("hi, water is leaking under my kitchen sink")
+    (sample, *_) = OfflineBrain().samples(pkg, "tenant", (), k=1)
+    assert sample.actions is not None
+    (create,) = sample.actions
+    assert isinstance(create, CreateWo)
+    assert create.params.summary == "water is leaking under my kitchen sink"
+
+
+def _greeting_package(body: str):  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
+    from maestro.domain.models import FlushTrigger, Message, Package
+
+    at = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
+    message = Message(
+        message_id="SMg1",
+        conversation_id="c",
+        from_phone="+14155550100",
+        body=body,
+        received_at=at,
+        seq=1,
+    )
+    return Package(
+        package_id="pkg-g",
+        conversation_id="c",
+        flush_number=1,
+        trigger=FlushTrigger.IDLE_TIMEOUT,
+        sender_phone="+14155550100",
+        messages=(message,),
+        flushed_at=at,
+    )

@@ -608,8 +608,15 @@ def _by_words(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     return None
 
 
+_GREETING = re.compile(
+    r"^\s*(?:(?:hi|hello|hey|good\s+(?:morning|afternoon|evening))(?:\s+there)?[\s,.!:-]+)+",
+    re.IGNORECASE,
+)
+
+
 def _create(text: str, problem: _Problem) -> CreateWo | None:
-    summary = truncate(text, 200)
+    # A WO's summary is the problem, not the greeting that came with it.
+    summary = truncate(_GREETING.sub("", text).strip(), 200)
     if len(summary) < 3:
         return None
     room = _ROOM.search(text)
