@@ -48,3 +48,21 @@ def test_leases_of_different_conversations_are_independent(
 ) -> None:
     assert buffer.acquire_lease("a", "pa1", 1, T0, 60)
     assert buffer.acquire_lease("b", "pb1", 1, T0, 60)
+
+
+def test_a_package_that_never_got_the_lease_forfeits_its_turn(
+    buffer: DynamoConversationBuffer,
+) -> None:
+    """Naive lease: flush 2 gives up waiting (fails open) while flush 1 holds the lease; when
+    flush 1 releases, the turn is 2's forever and flush 3 never runs. Forfeiting moves it on."""
+    assert buffer.acquire_lease("c", "p1", 1, T0, 600)
+    buffer.forfeit_turn("c", 2)  # flush 2 failed open without ever holding the lease
+    assert not buffer.acquire_lease("c", "p3", 3, T0, 600), "flush 1 still holds it"
+    assert buffer.release_lease("c", "p1", 1)
+    assert buffer.acquire_lease("c", "p3", 3, T0, 600)
+
+
+def test_forfeiting_the_current_turn_frees_it_at_once(buffer: DynamoConversationBuffer) -> None:
+    buffer.forfeit_turn("c", 1)
+    buffer.forfeit_turn("c", 2)
+    assert buffer.acquire_lease("c", "p3", 3, T0, 600)

@@ -271,3 +271,20 @@ def test_every_action_publishes_its_events_to_the_watcher_queue(stack: LocalStac
     assert "wo.created" in types
     assert "message.sent" in types
     assert "decision.recorded" in types
+
+
+def test_a_package_failing_before_it_holds_the_lease_does_not_block_the_next(
+    stack: LocalStack,
+) -> None:
+    def lease_fails_once(step: str, event: dict[str, Any], call: Callable[[], Any]) -> Any:
+        if step == "lease" and event["flush_number"] == 1:
+            raise RuntimeError("lease table unreachable")
+        return call()
+
+    stack.fault = lease_fails_once
+    text(stack, "the garage door is stuck")
+    assert flush(stack)["status"] == "FAILED"  # failed open, never held the lease
+    text(stack, "and the side gate too")
+    second = flush(stack)
+    assert second["status"] == "SUCCEEDED"
+    assert json.loads(second["input"])["flush_number"] == 2

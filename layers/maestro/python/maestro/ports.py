@@ -138,6 +138,9 @@ class ConversationBuffer(Protocol):
 
     def release_lease(self, conversation_id: str, package_id: str, flush_number: int) -> bool: ...
 
+    def forfeit_turn(self, conversation_id: str, flush_number: int) -> None:
+        """A package that never held the lease gives up its turn (it failed open waiting)."""
+
 
 DeliveryStatus = Literal[
     "accepted",

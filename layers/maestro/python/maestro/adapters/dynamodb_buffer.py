@@ -377,7 +377,48 @@ class DynamoConversationBuffer:
             if is_conditional_failure(error):
                 return False
             raise
+        self._advance_past_skipped(conversation_id)
         return True
+
+    def forfeit_turn(self, conversation_id: str, flush_number: int) -> None:
+        """A package that ends without ever holding the lease (it failed open while waiting)
+        gives up its turn, so the packages after it are not left waiting for it forever."""
+        self._ddb.update_item(
+            TableName=self._conversations,
+            Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
+            UpdateExpression="ADD #skipped :n",
+            ExpressionAttributeNames={"#skipped": "skipped"},
+            ExpressionAttributeValues={":n": {"NS": [str(flush_number)]}},
+        )
+        self._advance_past_skipped(conversation_id)
+
+    def _advance_past_skipped(self, conversation_id: str) -> None:
+        """While the lease is free and the next turn belongs to a forfeited flush, move on."""
+        key = {k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()}
+        while True:
+            item = self._get(self._conversations, self._conv_key(conversation_id, LEASE)) or {}
+            turn = int(item.get("next_flush", 1))
+            if "holder" in item or turn not in {int(n) for n in item.get("skipped", [])}:
+                return
+            on_turn = (
+                "#next = :turn" if turn > 1 else "(attribute_not_exists(#next) OR #next = :turn)"
+            )
+            try:
+                self._ddb.update_item(
+                    TableName=self._conversations,
+                    Key=key,
+                    UpdateExpression="SET #next = :after",
+                    ConditionExpression=f"attribute_not_exists(#holder) AND {on_turn}",
+                    ExpressionAttributeNames={"#next": "next_flush", "#holder": "holder"},
+                    ExpressionAttributeValues={
+                        ":turn": to_value(turn),
+                        ":after": to_value(turn + 1),
+                    },
+                )
+            except ClientError as error:
+                if not is_conditional_failure(error):
+                    raise
+                # Someone else moved the turn or took the lease: read again and re-decide.
 
 
 # Twilio's statuses in the order a message moves through them; a callback may arrive late or

@@ -287,6 +287,10 @@ class Pipeline:
             released = self.deps.buffer.release_lease(
                 package.conversation_id, package.package_id, package.flush_number
             )
+            if not released:
+                # It never held the lease (it gave up waiting): give up its turn too, or every
+                # later package of the conversation would wait for it forever.
+                self.deps.buffer.forfeit_turn(package.conversation_id, package.flush_number)
         count("Fallbacks")
         logger.error("package failed open", extra={"package_id": package_id, "cause": cause})
         return {"decision_id": decision.decision_id, "paged": sent.sid, "released": released}
