@@ -40,6 +40,7 @@ from maestro.tables import CONVERSATIONS, MESSAGES
 
 META = "meta"
 LEASE = "lease"
+RECENT_CLAIMS = 20
 _LEASE_NAMES = {
     "#holder": "holder",
     "#holder_flush": "holder_flush",
@@ -267,9 +268,11 @@ class DynamoConversationBuffer:
             FlushClaim.model_validate(
                 {k: v for k, v in item.items() if k in FlushClaim.model_fields}
             )
-            for item in self._query(conversation_id, "flush#", "flush#~")
+            # A claim is started right after it is made; one left unstarted (a crash in between)
+            # is among the newest, so the read stays small however long the conversation.
+            for item in self._query(conversation_id, "flush#", "flush#~", newest=RECENT_CLAIMS)
         ]
-        return [c for c in claims if not c.started]
+        return sorted((c for c in claims if not c.started), key=lambda c: c.flush_number)
 
     def messages_for(self, claim: FlushClaim) -> list[Message]:
         items = self._query(
@@ -298,7 +301,10 @@ class DynamoConversationBuffer:
             ExpressionAttributeValues={":yes": to_value(True)},
         )
 
-    def _query(self, conversation_id: str, low: str, high: str) -> list[dict[str, Any]]:
+    def _query(
+        self, conversation_id: str, low: str, high: str, newest: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Items with sort keys in [low, high]; all of them, or only the ``newest`` few."""
         pk, sk = CONVERSATIONS.partition.name, CONVERSATIONS.sort_name
         items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {
@@ -312,10 +318,12 @@ class DynamoConversationBuffer:
             },
             "ConsistentRead": True,
         }
+        if newest is not None:
+            kwargs.update(ScanIndexForward=False, Limit=newest)
         while True:
             response = self._ddb.query(**kwargs)
             items.extend(from_item(i) for i in response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
+            if "LastEvaluatedKey" not in response or newest is not None:
                 return items
             kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
