@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint unit bench install clean
+.PHONY: demo test lint unit fuzz bench install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ lint: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
+
+# Bug hunting: the unit tests with fresh random examples (the "random" Hypothesis profile of
+# tests/conftest.py) and more of them. Properties that pin their own max_examples keep that
+# count; the offline brain's property takes the larger. Keep what it finds as an @example.
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=random HYPOTHESIS_MAX_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/unit
 
 test: lint
 	$(BIN)/pytest -q

@@ -296,7 +296,9 @@ ROLES: tuple[SenderRole, ...] = ("tenant", "vendor", "pm")
 TEXTS = st.lists(st.sampled_from(WORDS), min_size=0, max_size=8).map(" ".join)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# At least 150 examples; more when the loaded profile asks for more (``make fuzz``).
+@settings(max_examples=max(150, settings().max_examples), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 @given(texts=st.lists(TEXTS, min_size=1, max_size=3), ctxs=contexts(),
        role=st.sampled_from(ROLES))  # fmt: skip
 def test_property_targets_only_given_contexts_and_the_pipeline_accepts_every_answer(
