@@ -8,7 +8,8 @@ first match wins:
 2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
    on that context; a digit inside such an answer is never a rating (I7);
 3. a rating ("5 stars", "4/5", a bare "5") while a rating request is open → record_rating; a
-   bare digit with both questions open is ambiguous → clarify naming both;
+   bare digit with both questions open is ambiguous → clarify naming both. Only a tenant or a
+   PM rates, in every rule: a vendor's "4/5 tomorrow" is availability, never a rating;
 4. an ordinal or id ("1", "the first one", "WO-204") answering a pending clarification → relay
    to the chosen candidate (that rule runs before 2 and 3: the question last asked was which);
 5. the words of exactly one open work order → relay_to_open_wo on it (a mere question about it:
@@ -62,6 +63,7 @@ _SURE = 0.9
 _FAIRLY_SURE = 0.8
 _UNSURE = 0.6
 _MAX_TARGET_LEN = 64  # ActionBase.target_wo_id's limit: a longer id cannot be targeted
+_RATERS = frozenset({"tenant", "pm"})
 
 
 # --- text helpers ------------------------------------------------------------------------------
@@ -426,11 +428,14 @@ class OfflineBrain:
                     ),
                 ),
             )
-        for rule in (_clarification_answer, _availability_answer):
-            found = rule(text, contexts)
-            if found is not None:
-                return found
-        found = _rating_answer(text, contexts, str(sender_role) == "tenant")
+        # The vendor did the work: a rating is the tenant's (or the PM's), never the vendor's.
+        can_rate = str(sender_role) in _RATERS
+        found = _clarification_answer(text, contexts) or _availability_answer(
+            text, contexts, can_rate
+        )
+        if found is not None:
+            return found
+        found = _rating_answer(text, contexts, can_rate)
         if found is not None:
             return found
         return _by_words(text, contexts) or _Reading(
@@ -499,7 +504,9 @@ def _clarification_answer(text: str, contexts: Sequence[OpenContext]) -> _Readin
     )
 
 
-def _availability_answer(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+def _availability_answer(
+    text: str, contexts: Sequence[OpenContext], can_rate: bool
+) -> _Reading | None:
     """Rule 2: a time expression while an availability question is open (I7: not a rating)."""
     asking = [c for c in contexts if c.awaiting == "availability"]
     availability = _availability(text) if asking else None
@@ -522,7 +529,7 @@ def _availability_answer(text: str, contexts: Sequence[OpenContext]) -> _Reading
     plan: list[Action] = [visit]
     rating = _rating(text)
     rated = [c for c in contexts if c.rating_requested and c.context_id != target.context_id]
-    if rating is not None and rating.strong and len(rated) == 1:
+    if can_rate and rating is not None and rating.strong and len(rated) == 1:
         plan.append(_record(rated[0], rating, text))  # "5 stars! tuesday works": both answers
     doubt = (ContinueWithAssistant(confidence=_UNSURE, why=_why("availability unclear")),)
     # "not monday": the time words may be when they are *not* free; some samples doubt it.
@@ -541,13 +548,11 @@ def _record(target: OpenContext, rating: _Rating, text: str) -> Action:
     )
 
 
-def _rating_answer(
-    text: str, contexts: Sequence[OpenContext], from_tenant: bool
-) -> _Reading | None:
+def _rating_answer(text: str, contexts: Sequence[OpenContext], can_rate: bool) -> _Reading | None:
     """Rule 3: a rating while a rating request is open; a bare digit competing with an
     availability question is ambiguous (I7)."""
     rated = [c for c in contexts if c.rating_requested]
-    rating = _rating(text) if rated and from_tenant else None
+    rating = _rating(text) if rated and can_rate else None
     if rating is None:
         return None
     asking = [c for c in contexts if c.awaiting == "availability" and c not in rated]
