@@ -31,7 +31,7 @@ def test_turns_go_in_flush_order(buffer: DynamoConversationBuffer) -> None:
     assert buffer.acquire_lease("c", "p2", 2, T0, 60)
 
 
-def test_an_expired_holder_is_overtaken_only_by_the_next_flush(
+def test_an_expired_holder_is_overtaken_by_the_next_flush_in_order(
     buffer: DynamoConversationBuffer,
 ) -> None:
     assert buffer.acquire_lease("c", "p1", 1, T0, 60)
@@ -39,8 +39,29 @@ def test_an_expired_holder_is_overtaken_only_by_the_next_flush(
     assert not buffer.acquire_lease("c", "p3", 3, later, 60), "flush 3 must wait for flush 2"
     assert buffer.acquire_lease("c", "p2", 2, later, 60)
     assert not buffer.release_lease("c", "p1", 1), "the crashed holder no longer holds it"
+    assert not buffer.renew_lease("c", "p1", later, 60), "nor can it renew it"
     assert buffer.release_lease("c", "p2", 2)
     assert buffer.acquire_lease("c", "p3", 3, later, 60)
+
+
+def test_an_expired_holder_is_overtaken_whoever_held_it(
+    buffer: DynamoConversationBuffer,
+) -> None:
+    """Naive takeover ("only flush n-1 may overtake"): flush 1 holds and crashes, flush 2 has
+    failed open (forfeited); flush 3 could never take over and every later package would fail."""
+    assert buffer.acquire_lease("c", "p1", 1, T0, 60)
+    buffer.forfeit_turn("c", 2)
+    later = T0 + timedelta(seconds=61)
+    assert buffer.acquire_lease("c", "p3", 3, later, 60)
+    assert buffer.release_lease("c", "p3", 3)
+    assert buffer.acquire_lease("c", "p4", 4, later, 60)
+
+
+def test_a_renewed_lease_is_not_overtaken(buffer: DynamoConversationBuffer) -> None:
+    assert buffer.acquire_lease("c", "p1", 1, T0, 60)
+    assert buffer.renew_lease("c", "p1", T0 + timedelta(seconds=50), 86_400)
+    assert not buffer.acquire_lease("c", "p2", 2, T0 + timedelta(hours=20), 60)
+    assert buffer.acquire_lease("c", "p2", 2, T0 + timedelta(hours=25), 60)
 
 
 def test_leases_of_different_conversations_are_independent(

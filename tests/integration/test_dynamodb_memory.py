@@ -205,7 +205,17 @@ def test_appending_an_existing_decision_fails_and_keeps_the_first(log: DynamoDec
 
 def test_decision_log_is_append_only_by_construction() -> None:
     public = {name for name in dir(DynamoDecisionLog) if not name.startswith("_")}
-    assert public == {"append", "get", "for_package", "recent"}
+    # Only appends (decisions, outcomes, the completion line) and reads: no update, no delete.
+    assert public == {
+        "append",
+        "record_outcome",
+        "complete",
+        "get",
+        "for_package",
+        "outcomes_for",
+        "completion_for",
+        "recent",
+    }
 
 
 def test_for_package_orders_by_decision_index(log: DynamoDecisionLog) -> None:

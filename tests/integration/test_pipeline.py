@@ -23,8 +23,9 @@ pytestmark = pytest.mark.integration
 
 _sids = count(1)
 HAPPY_PATH = [
-    "Take the conversation lease",
     "Pre-check: safety first",
+    "Emergency?",
+    "Take the conversation lease",
     "Route the package",
     "Step mode before the brain?",
     "Brain: sample and vote",
@@ -124,10 +125,13 @@ def test_the_escalate_route_skips_the_brain_and_pages_the_pm(stack: LocalStack) 
     text(stack, "I smell gas in the hallway!!")
     execution = flush(stack)
     entered = stack.states_entered(execution["executionArn"])
-    assert "Escalate: skip the brain" in entered
+    assert entered.index("Escalate at once: page the PM, advise the tenant") < entered.index(
+        "Take the conversation lease"
+    )
     assert "Brain: sample and vote" not in entered
-    assert lanes(execution) == [("escalate", None)]
-    assert output(execution)["disposal"]["route"] == "escalate"
+    escalated = output(execution)["escalated"]
+    assert [q["action"]["lane"] for q in escalated["disposal"]["actions"]] == ["escalate"]
+    assert escalated["disposal"]["route"] == "escalate"
     outbox = stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined]
     assert any(m.to == ON_CALL_PM for m in outbox)
 
@@ -180,6 +184,10 @@ def test_a_lambda_failing_for_good_fails_open(stack: LocalStack) -> None:
     fallback = log.get(package_id, f"{package_id}#fallback#0")
     assert fallback is not None
     assert fallback.fallback
+    # The queued action was written ahead; fail-open closed it as failed (its effect unknown).
+    (queued,) = [d for d in log.for_package(package_id) if d.stage == "dispose"]
+    (outcome,) = log.outcomes_for(package_id)
+    assert (outcome.decision_id, outcome.status) == (queued.decision_id, "failed")
     outbox = stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined]
     assert any(m.to == ON_CALL_PM and package_id in m.body for m in outbox)
     # The lease was released: the conversation's next package gets it at once.

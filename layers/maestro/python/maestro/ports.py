@@ -24,9 +24,11 @@ from maestro.domain.models import (
     WorkOrder,
 )
 from maestro.domain.records import (
+    ActionOutcomeRecord,
     BrainSample,
     MaestroDecision,
     MaestroState,
+    PackageCompletion,
     PendingClarification,
     PendingConfirmation,
 )
@@ -111,10 +113,19 @@ class ConversationBuffer(Protocol):
 
     def meta(self, conversation_id: str) -> ConversationMeta | None: ...
 
+    def unflushed(self, seen: ConversationMeta, limit: int) -> list[Message]:
+        """The first ``limit`` messages after ``seen.flushed_through``, in seq order."""
+
     def claim_flush(
-        self, seen: ConversationMeta, trigger: FlushTrigger, at: AwareDatetime
+        self,
+        seen: ConversationMeta,
+        trigger: FlushTrigger,
+        at: AwareDatetime,
+        through: Message | None = None,
+        next_unflushed: Message | None = None,
     ) -> FlushClaim | None:
-        """Claim every unflushed message up to ``seen.seq`` as the next package.
+        """Claim the unflushed messages up to ``through`` (default: up to ``seen.seq``) as the
+        next package; a partial claim names ``next_unflushed``, the first message it leaves.
 
         Conditional on the conversation being exactly as ``seen``: if another flusher claimed
         first or a newer message arrived, nothing is claimed and None is returned.
@@ -134,7 +145,16 @@ class ConversationBuffer(Protocol):
         at: AwareDatetime,
         ttl_seconds: int,
     ) -> bool:
-        """Take the conversation's lease for one package, only in flush order."""
+        """Take the conversation's lease for one package, only in flush order.
+
+        The holder taking it again renews it. A holder whose lease expired is overtaken: its
+        turn counts as over and the next flush in order may take the lease.
+        """
+
+    def renew_lease(
+        self, conversation_id: str, package_id: str, at: AwareDatetime, ttl_seconds: int
+    ) -> bool:
+        """Extend the holder's lease to ``at + ttl``; False when it no longer holds it."""
 
     def release_lease(self, conversation_id: str, package_id: str, flush_number: int) -> bool: ...
 
@@ -184,6 +204,17 @@ class DecisionLog(Protocol):
     def for_package(self, package_id: str) -> list[MaestroDecision]: ...
 
     def recent(self, conversation_id: str, limit: int) -> list[MaestroDecision]: ...
+
+    def record_outcome(self, outcome: ActionOutcomeRecord) -> bool:
+        """Append what became of a queued action; False when it is already recorded."""
+
+    def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
+        """The package's recorded outcomes, by action index."""
+
+    def complete(self, completion: PackageCompletion) -> bool:
+        """Append the package's completion line; False when it is already recorded."""
+
+    def completion_for(self, package_id: str) -> PackageCompletion | None: ...
 
 
 class StateStore(Protocol):
@@ -275,6 +306,15 @@ class Clock(Protocol):
 class Secrets(Protocol):
     def get(self, name_or_arn: str) -> str:
         """The secret's value; settings hold names or ARNs, never values."""
+
+
+class PageThrottle(Protocol):
+    """At most one page per key per window (e.g. one identity page per unknown number per hour);
+    later packages attach to the page that went out."""
+
+    def claim(self, key: str, claimant: str, at: AwareDatetime, window_seconds: int) -> str | None:
+        """Claim the window for ``key``: None when ``claimant`` holds it (page now; a re-run of
+        the same claimant holds it too), else the claimant that does (attach to its page)."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -94,9 +94,11 @@ CONVERSATIONS = TableSpec(
     logical_name="conversations",
     partition=Key(name="conversation_id"),
     sort=Key(name="item"),
+    ttl_attribute="expires_at_epoch",
     purpose="Per conversation: 'meta' (seq, first_unflushed_at, last_inbound_at, flush counter), "
     "'msg#<seq>' the buffered messages in order (read back with a consistent query), "
-    "'flush#<n>' claims (the messages one package holds), and 'lease' (one package at a time).",
+    "'flush#<n>' claims (the messages one package holds), and 'lease' (one package at a time). "
+    "Partitions 'throttle#<key>' hold page-throttle windows, expired by TTL.",
 )
 
 DECISIONS = TableSpec(

@@ -38,13 +38,16 @@ from maestro.ports import (
 )
 from maestro.tables import CONVERSATIONS, MESSAGES
 
+CONVERSATIONS_TTL = CONVERSATIONS.ttl_attribute or "expires_at_epoch"
+
 META = "meta"
 LEASE = "lease"
 RECENT_CLAIMS = 20
+_EXPIRES = "expires_ms"  # epoch milliseconds: numbers compare exactly, ISO strings may not
 _LEASE_NAMES = {
     "#holder": "holder",
     "#holder_flush": "holder_flush",
-    "#expires": "expires_at",
+    "#expires": _EXPIRES,
     "#next": "next_flush",
 }
 
@@ -215,23 +218,51 @@ class DynamoConversationBuffer:
 
     # -- flush claims -----------------------------------------------------------------------
 
+    def unflushed(self, seen: ConversationMeta, limit: int) -> list[Message]:
+        """The first ``limit`` messages not yet in a package, in seq order (consistent read)."""
+        if not seen.has_unflushed or limit < 1:
+            return []
+        through = min(seen.seq, seen.flushed_through + limit)
+        items = self._query(
+            seen.conversation_id, _msg_key(seen.flushed_through + 1), _msg_key(through)
+        )
+        return [Message.model_validate(item["message"]) for item in items]
+
     def claim_flush(
-        self, seen: ConversationMeta, trigger: FlushTrigger, at: datetime
+        self,
+        seen: ConversationMeta,
+        trigger: FlushTrigger,
+        at: datetime,
+        through: Message | None = None,
+        next_unflushed: Message | None = None,
     ) -> FlushClaim | None:
         if not seen.has_unflushed:
             raise ValueError("nothing unflushed to claim")
+        through_seq = through.seq if through is not None else seen.seq
+        if not seen.flushed_through < through_seq <= seen.seq:
+            raise ValueError(f"cannot claim through seq {through_seq} of {seen}")
+        if through_seq < seen.seq and next_unflushed is None:
+            raise ValueError("a partial claim names the first message it leaves unflushed")
         number = seen.flush_number + 1
         claim = FlushClaim(
             conversation_id=seen.conversation_id,
             flush_number=number,
             package_id=package_id_for(seen.conversation_id, number),
             after_seq=seen.flushed_through,
-            through_seq=seen.seq,
+            through_seq=through_seq,
             trigger=trigger,
             claimed_at=at,
         )
+        # What is left unflushed waits from its own first message (for max_wait).
+        left_since = (
+            next_unflushed.received_at if through_seq < seen.seq and next_unflushed else None
+        )
         after = seen.model_copy(
-            update={"flush_number": number, "flushed_through": seen.seq, "first_unflushed_at": None}
+            update={
+                "flush_number": number,
+                "flushed_through": through_seq,
+                "first_unflushed_at": left_since,
+            }
         )
         put_meta = self._meta_put(after, expected_seq=seen.seq)["Put"]
         # Exactly as seen: same seq (no newer message) and same flush count (no rival flusher).
@@ -337,29 +368,34 @@ class DynamoConversationBuffer:
         at: datetime,
         ttl_seconds: int,
     ) -> bool:
-        """Take the lease for ``package_id`` if it is this flush's turn.
+        """Take the lease for ``package_id`` if it is this flush's turn (or renew it, for the
+        holder).
 
-        Turns go in flush order (``next_flush``). A holder whose lease expired without releasing
-        (it crashed) can be overtaken only by the flush right after it, so order holds.
+        Turns go in flush order (``next_flush``). A holder whose lease expired (it crashed, or
+        was stopped) is overtaken whoever it was: its turn counts as over, the turn moves to the
+        flush after it (past any forfeited ones), and that flush takes the lease.
         """
-        turn = "#next = :n" if flush_number > 1 else "(attribute_not_exists(#next) OR #next = :n)"
-        condition = (
-            f"(attribute_not_exists(#holder) AND {turn}) OR #holder = :pkg"
-            " OR (#expires < :now AND #holder_flush = :prev)"
-        )
+        for _ in range(3):  # at most: take; clear an expired holder and take; a lost race
+            if self._take(conversation_id, package_id, flush_number, at, ttl_seconds):
+                return True
+            if not self._clear_expired(conversation_id, at):
+                return False
+            self._advance_past_skipped(conversation_id)
+        return False
+
+    def renew_lease(
+        self, conversation_id: str, package_id: str, at: datetime, ttl_seconds: int
+    ) -> bool:
         try:
             self._ddb.update_item(
                 TableName=self._conversations,
-                Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
-                UpdateExpression="SET #holder = :pkg, #holder_flush = :n, #expires = :exp",
-                ConditionExpression=condition,
-                ExpressionAttributeNames=_LEASE_NAMES,
+                Key=self._lease_key(conversation_id),
+                UpdateExpression="SET #expires = :exp",
+                ConditionExpression="#holder = :pkg",
+                ExpressionAttributeNames={"#holder": "holder", "#expires": _EXPIRES},
                 ExpressionAttributeValues={
                     ":pkg": to_value(package_id),
-                    ":n": to_value(flush_number),
-                    ":prev": to_value(flush_number - 1),
-                    ":now": to_value(at.isoformat()),
-                    ":exp": to_value((at + timedelta(seconds=ttl_seconds)).isoformat()),
+                    ":exp": to_value(_epoch_ms(at + timedelta(seconds=ttl_seconds))),
                 },
             )
         except ClientError as error:
@@ -368,11 +404,67 @@ class DynamoConversationBuffer:
             raise
         return True
 
+    def _lease_key(self, conversation_id: str) -> dict[str, Any]:
+        return {k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()}
+
+    def _take(
+        self,
+        conversation_id: str,
+        package_id: str,
+        flush_number: int,
+        at: datetime,
+        ttl_seconds: int,
+    ) -> bool:
+        turn = "#next = :n" if flush_number > 1 else "(attribute_not_exists(#next) OR #next = :n)"
+        try:
+            self._ddb.update_item(
+                TableName=self._conversations,
+                Key=self._lease_key(conversation_id),
+                UpdateExpression="SET #holder = :pkg, #holder_flush = :n, #expires = :exp",
+                ConditionExpression=f"(attribute_not_exists(#holder) AND {turn}) OR #holder = :pkg",
+                ExpressionAttributeNames=_LEASE_NAMES,
+                ExpressionAttributeValues={
+                    ":pkg": to_value(package_id),
+                    ":n": to_value(flush_number),
+                    ":exp": to_value(_epoch_ms(at + timedelta(seconds=ttl_seconds))),
+                },
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def _clear_expired(self, conversation_id: str, at: datetime) -> bool:
+        """End an expired holder's turn; False when the lease is free or still alive."""
+        item = self._get(self._conversations, self._conv_key(conversation_id, LEASE)) or {}
+        holder, expires = item.get("holder"), item.get(_EXPIRES)
+        if holder is None or expires is None or int(expires) >= _epoch_ms(at):
+            return False
+        try:
+            self._ddb.update_item(
+                TableName=self._conversations,
+                Key=self._lease_key(conversation_id),
+                UpdateExpression="SET #next = :after, #overtaken = :old"
+                " REMOVE #holder, #holder_flush, #expires",
+                ConditionExpression="#holder = :old AND #expires = :exp",
+                ExpressionAttributeNames={**_LEASE_NAMES, "#overtaken": "last_overtaken"},
+                ExpressionAttributeValues={
+                    ":old": to_value(holder),
+                    ":exp": to_value(int(expires)),
+                    ":after": to_value(int(item["holder_flush"]) + 1),
+                },
+            )
+        except ClientError as error:
+            if not is_conditional_failure(error):
+                raise
+        return True  # cleared here or by a rival: either way, try to take it again
+
     def release_lease(self, conversation_id: str, package_id: str, flush_number: int) -> bool:
         try:
             self._ddb.update_item(
                 TableName=self._conversations,
-                Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
+                Key=self._lease_key(conversation_id),
                 UpdateExpression="SET #next = :next REMOVE #holder, #holder_flush, #expires",
                 ConditionExpression="#holder = :pkg",
                 ExpressionAttributeNames=_LEASE_NAMES,
@@ -393,7 +485,7 @@ class DynamoConversationBuffer:
         gives up its turn, so the packages after it are not left waiting for it forever."""
         self._ddb.update_item(
             TableName=self._conversations,
-            Key={k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()},
+            Key=self._lease_key(conversation_id),
             UpdateExpression="ADD #skipped :n",
             ExpressionAttributeNames={"#skipped": "skipped"},
             ExpressionAttributeValues={":n": {"NS": [str(flush_number)]}},
@@ -402,7 +494,7 @@ class DynamoConversationBuffer:
 
     def _advance_past_skipped(self, conversation_id: str) -> None:
         """While the lease is free and the next turn belongs to a forfeited flush, move on."""
-        key = {k: to_value(v) for k, v in self._conv_key(conversation_id, LEASE).items()}
+        key = self._lease_key(conversation_id)
         while True:
             item = self._get(self._conversations, self._conv_key(conversation_id, LEASE)) or {}
             turn = int(item.get("next_flush", 1))
@@ -427,6 +519,54 @@ class DynamoConversationBuffer:
                 if not is_conditional_failure(error):
                     raise
                 # Someone else moved the turn or took the lease: read again and re-decide.
+
+
+class DynamoPageThrottle:
+    """:class:`maestro.ports.PageThrottle` on the conversations table (item ``window`` under the
+    partition ``throttle#<key>``), expired by the table's TTL after its window."""
+
+    def __init__(self, client: DynamoDBClient, conversations_table: str) -> None:
+        self._ddb = client
+        self._table = conversations_table
+
+    def claim(self, key: str, claimant: str, at: datetime, window_seconds: int) -> str | None:
+        pk = {CONVERSATIONS.partition.name: f"throttle#{key}", CONVERSATIONS.sort_name: "window"}
+        until = at + timedelta(seconds=window_seconds)
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=to_item(
+                    {
+                        **pk,
+                        "claimant": claimant,
+                        "until_ms": _epoch_ms(until),
+                        CONVERSATIONS_TTL: int(until.timestamp()) + 1,
+                    }
+                ),
+                ConditionExpression="attribute_not_exists(#sk) OR #until < :now OR #who = :me",
+                ExpressionAttributeNames={
+                    "#sk": CONVERSATIONS.sort_name,
+                    "#until": "until_ms",
+                    "#who": "claimant",
+                },
+                ExpressionAttributeValues={
+                    ":now": to_value(_epoch_ms(at)),
+                    ":me": to_value(claimant),
+                },
+            )
+        except ClientError as error:
+            if not is_conditional_failure(error):
+                raise
+            held = self._get_item(pk)
+            return str(held["claimant"]) if held else None
+        return None
+
+    def _get_item(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        response = self._ddb.get_item(
+            TableName=self._table, Key={k: to_value(v) for k, v in key.items()}, ConsistentRead=True
+        )
+        item = response.get("Item")
+        return from_item(item) if item else None
 
 
 # Twilio's statuses in the order a message moves through them; a callback may arrive late or
@@ -494,6 +634,10 @@ class DynamoOutboundStatusStore:
         )
         item = response.get("Item")
         return str(from_item(item)["status"]) if item and "status" in item else None
+
+
+def _epoch_ms(at: datetime) -> int:
+    return int(at.timestamp() * 1000)
 
 
 def _jittered_sleep(attempt: int) -> None:

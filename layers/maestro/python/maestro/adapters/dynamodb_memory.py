@@ -25,8 +25,10 @@ from maestro.adapters.ddb import (
 )
 from maestro.domain.models import Party, WorkOrder
 from maestro.domain.records import (
+    ActionOutcomeRecord,
     MaestroDecision,
     MaestroState,
+    PackageCompletion,
     PendingClarification,
     PendingConfirmation,
 )
@@ -53,9 +55,10 @@ M = TypeVar("M", bound=BaseModel)
 P = TypeVar("P", PendingClarification, PendingConfirmation)
 ConflictFactory = type[AlreadyExistsError] | type[StaleVersionError]
 
-# Attributes that are not a key: the decision's JSON dump, and the pending item's kind.
+# Attributes that are not a key: the record's JSON dump and kind, and the pending item's kind.
 _DOC = "doc"
 _KIND = "kind"
+_RECORD = "record"
 # Stands in for a clarification's party when the sender is unknown (the index key can't be null).
 UNKNOWN_PARTY_KEY = "unknown"
 
@@ -153,11 +156,52 @@ class DynamoDecisionLog(DecisionLog):
         item: dict[str, Any] = {
             self._pk: decision.package_id,
             self._sk: decision.decision_id,
+            _RECORD: "decision",
             conv_index.partition.name: decision.conversation_id,
             # decision_id breaks ties between decisions recorded in the same microsecond.
             _sort_name(conv_index): f"{_sort_time(decision.recorded_at)}#{decision.decision_id}",
             _DOC: decision.model_dump_json(),
         }
+        self._put_once(item)
+
+    def record_outcome(self, outcome: ActionOutcomeRecord) -> bool:
+        # No conversation index attributes: outcomes stay out of ``recent`` (a sparse index).
+        return self._append_other(outcome.package_id, outcome.record_id, "outcome", outcome)
+
+    def complete(self, completion: PackageCompletion) -> bool:
+        return self._append_other(
+            completion.package_id, completion.record_id, "completion", completion
+        )
+
+    def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
+        found = [
+            ActionOutcomeRecord.model_validate_json(self._doc(item))
+            for item in self._package_items(package_id)
+            if from_item({_RECORD: item[_RECORD]})[_RECORD] == "outcome"
+        ]
+        return sorted(found, key=lambda o: o.index)
+
+    def completion_for(self, package_id: str) -> PackageCompletion | None:
+        for item in self._package_items(package_id):
+            if from_item({_RECORD: item[_RECORD]})[_RECORD] == "completion":
+                return PackageCompletion.model_validate_json(self._doc(item))
+        return None
+
+    def _append_other(self, package_id: str, record_id: str, kind: str, record: BaseModel) -> bool:
+        try:
+            self._put_once(
+                {
+                    self._pk: package_id,
+                    self._sk: record_id,
+                    _RECORD: kind,
+                    _DOC: record.model_dump_json(),
+                }
+            )
+        except AlreadyExistsError:
+            return False
+        return True
+
+    def _put_once(self, item: dict[str, Any]) -> None:
         _conditional_put(
             self._client,
             self._table,
@@ -168,6 +212,20 @@ class DynamoDecisionLog(DecisionLog):
             AlreadyExistsError,
         )
 
+    def _package_items(self, package_id: str) -> Iterator[dict[str, Any]]:
+        yield from _query(
+            self._client,
+            TableName=self._table,
+            KeyConditionExpression="#pk = :pk",
+            ExpressionAttributeNames={"#pk": self._pk},
+            ExpressionAttributeValues={":pk": to_value(package_id)},
+            ConsistentRead=True,
+        )
+
+    @staticmethod
+    def _doc(item: dict[str, Any]) -> str:
+        return str(from_item({_DOC: item[_DOC]})[_DOC])
+
     def get(self, package_id: str, decision_id: str) -> MaestroDecision | None:
         item = _get(self._client, self._table, {self._pk: package_id, self._sk: decision_id})
         return self._decode(item) if item else None
@@ -175,14 +233,9 @@ class DynamoDecisionLog(DecisionLog):
     def for_package(self, package_id: str) -> list[MaestroDecision]:
         decisions = [
             self._decode(item)
-            for item in _query(
-                self._client,
-                TableName=self._table,
-                KeyConditionExpression="#pk = :pk",
-                ExpressionAttributeNames={"#pk": self._pk},
-                ExpressionAttributeValues={":pk": to_value(package_id)},
-                ConsistentRead=True,
-            )
+            for item in self._package_items(package_id)
+            # Items written before outcomes existed carry no record kind: they are decisions.
+            if _RECORD not in item or from_item({_RECORD: item[_RECORD]})[_RECORD] == "decision"
         ]
         # The table sorts by decision id (a string); callers want the decisions' own order.
         return sorted(decisions, key=lambda d: (d.index, d.recorded_at, d.decision_id))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -35,3 +36,34 @@ class Frozen(BaseModel):
     """Base for domain values: immutable, strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+ELLIPSIS = "…"
+
+_ZWJ = "\u200d"
+
+
+def _continues_glyph(ch: str) -> bool:
+    """True for a code point that attaches to the one before it (accent, joiner, selector)."""
+    code = ord(ch)
+    return (
+        unicodedata.category(ch) in {"Mn", "Mc", "Me"}
+        or ch == _ZWJ
+        or 0xFE00 <= code <= 0xFE0F  # variation selectors
+        or 0x1F3FB <= code <= 0x1F3FF  # emoji skin-tone modifiers
+    )
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, ending in a visible "…" when cut.
+
+    Cuts on code points and backs off so an accent or emoji joiner is never left dangling.
+    """
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    if len(text) <= limit:
+        return text
+    cut = limit - 1
+    while cut > 0 and (_continues_glyph(text[cut]) or text[cut - 1] == _ZWJ):
+        cut -= 1
+    return text[:cut].rstrip() + ELLIPSIS

@@ -41,7 +41,7 @@ from maestro.domain.actions import (
     RecordRating,
     is_new_ref,
 )
-from maestro.domain.common import Frozen
+from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
 from maestro.domain.models import DEFAULT_CONTEXT_TTL, OpenContext, Package, Party
 from maestro.domain.records import (
@@ -228,20 +228,29 @@ class _Builder:
         )
 
 
+_MAX_QUESTION = 400  # ClarifyParams.question's limit
+
+
 def _clarify_question(candidates: Sequence[str], contexts: Sequence[OpenContext]) -> str:
+    """One question naming the candidates, numbered. Each description is cut to its share of
+    the question's limit here, where the line is built: stored descriptions may be long."""
     lines = {c.context_id: c.description for c in contexts}
+    if len(candidates) == 1 and candidates[0] != "new":
+        only = candidates[0]
+        about = truncate(lines.get(only, "your request"), 200)
+        return truncate(f"Is this about {only} ({about})? Reply 1 for yes.", _MAX_QUESTION)
+    if not candidates:
+        return "Sorry, I want to get this right: could you tell me a bit more about what you need?"
+    lead = "Just to be sure I get this right, which one do you mean? "
+    share = max(12, (_MAX_QUESTION - len(lead)) // len(candidates) - 8)
     options = []
     for number, candidate in enumerate(candidates, start=1):
         if candidate == "new":
             options.append(f"{number}) something new")
         else:
-            options.append(f"{number}) {candidate}: {lines.get(candidate, 'your request')}")
-    if len(options) == 1 and candidates[0] != "new":
-        only = candidates[0]
-        return f"Is this about {only} ({lines.get(only, 'your request')})? Reply 1 for yes."
-    if not options:
-        return "Sorry, I want to get this right: could you tell me a bit more about what you need?"
-    return "Just to be sure I get this right, which one do you mean? " + "; ".join(options)
+            described = truncate(f"{candidate}: {lines.get(candidate, 'your request')}", share)
+            options.append(f"{number}) {described}")
+    return truncate(lead + "; ".join(options), _MAX_QUESTION)
 
 
 def _relation(

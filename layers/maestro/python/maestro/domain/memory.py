@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import Field, model_validator
 
-from maestro.domain.common import Frozen
+from maestro.domain.common import ELLIPSIS, Frozen, truncate
 from maestro.domain.models import Channel, Message, OpenContext, Package, PartyRole
 from maestro.domain.records import MaestroDecision
 
@@ -36,7 +36,6 @@ __all__ = [
 
 SenderRole = Literal["tenant", "vendor", "pm", "unknown"]
 
-ELLIPSIS = "…"
 _NONE_LINE = "(none)"
 
 
@@ -62,34 +61,6 @@ DEFAULT_LIMITS = WindowLimits()
 
 
 # --- text helpers -------------------------------------------------------------------------
-
-_ZWJ = "\u200d"
-
-
-def _continues_glyph(ch: str) -> bool:
-    """True for a code point that attaches to the one before it (accent, joiner, selector)."""
-    code = ord(ch)
-    return (
-        unicodedata.category(ch) in {"Mn", "Mc", "Me"}
-        or ch == _ZWJ
-        or 0xFE00 <= code <= 0xFE0F  # variation selectors
-        or 0x1F3FB <= code <= 0x1F3FF  # emoji skin-tone modifiers
-    )
-
-
-def truncate(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, ending in a visible "…" when cut.
-
-    Cuts on code points and backs off so an accent or emoji joiner is never left dangling.
-    """
-    if limit < 1:
-        raise ValueError("limit must be at least 1")
-    if len(text) <= limit:
-        return text
-    cut = limit - 1
-    while cut > 0 and (_continues_glyph(text[cut]) or text[cut - 1] == _ZWJ):
-        cut -= 1
-    return text[:cut].rstrip() + ELLIPSIS
 
 
 def _one_line(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from maestro.domain.common import E164, AwareDatetime, Frozen
+from maestro.domain.common import E164, AwareDatetime, Frozen, truncate
 
 
 class PartyRole(StrEnum):
@@ -210,6 +210,7 @@ Awaiting = Literal["nothing", "availability", "rating", "answer", "confirmation"
 
 
 DEFAULT_CONTEXT_TTL = timedelta(hours=72)
+MAX_CONTEXT_DESCRIPTION = 200
 
 
 class OpenContext(Frozen):
@@ -217,7 +218,7 @@ class OpenContext(Frozen):
 
     context_id: str = Field(min_length=1, description="The id an action targets, e.g. WO-204")
     kind: ContextKind
-    description: str = Field(min_length=1, max_length=200)
+    description: str = Field(min_length=1, max_length=MAX_CONTEXT_DESCRIPTION)
     opened_at: AwareDatetime
     last_activity_at: AwareDatetime | None = None
     awaiting: Awaiting = "nothing"
@@ -244,11 +245,17 @@ class OpenContext(Frozen):
 def context_for_work_order(
     wo: WorkOrder, awaiting: Awaiting = "nothing", last_activity_at: AwareDatetime | None = None
 ) -> OpenContext:
-    """The open context a work order gives the parties on it."""
+    """The open context a work order gives the parties on it.
+
+    The line is cut where it is built: a WO stores a summary and unit of any length, and a line
+    too long for the context must never stop the conversation (the status is always kept).
+    """
+    tail = (f", unit {truncate(wo.unit, 40)}" if wo.unit else "") + f" [{wo.status}]"
+    summary = truncate(wo.summary, MAX_CONTEXT_DESCRIPTION - len(tail))
     return OpenContext(
         context_id=wo.wo_id,
         kind=ContextKind.WORK_ORDER,
-        description=f"{wo.summary}" + (f", unit {wo.unit}" if wo.unit else "") + f" [{wo.status}]",
+        description=summary + tail,
         opened_at=wo.created_at,
         last_activity_at=last_activity_at or wo.updated_at,
         awaiting="rating" if wo.rating_requested else awaiting,

@@ -108,6 +108,53 @@ class MaestroDecision(Frozen):
     recorded_at: AwareDatetime
 
 
+OutcomeStatus = Literal["done", "failed", "skipped"]
+
+
+class ActionOutcomeRecord(Frozen):
+    """What became of one queued action, appended to the decision log as it happens.
+
+    Decisions are written ahead (before any action runs); each action then appends its outcome,
+    and persist or fail-open complete the record, so every effect has a decision and every
+    decision says what happened. ``record_id`` is deterministic: a re-run appends nothing new.
+    """
+
+    record_id: str
+    package_id: str
+    conversation_id: str
+    index: int = Field(ge=0)
+    decision_id: str
+    lane: Lane
+    status: OutcomeStatus
+    target_wo_id: str | None = None
+    created_wo_id: str | None = None
+    message_sids: tuple[str, ...] = ()
+    note: str = Field(default="", max_length=500)
+    recorded_at: AwareDatetime
+
+
+def outcome_record_id(package_id: str, index: int) -> str:
+    return f"{package_id}#outcome#{index:03d}"
+
+
+class PackageCompletion(Frozen):
+    """The last line of a package's record: how it ended and who closed it."""
+
+    record_id: str
+    package_id: str
+    conversation_id: str
+    route: str
+    completed_by: Literal["persist", "fail_open"]
+    decisions: int = Field(ge=0)
+    outcomes: dict[str, int] = Field(default_factory=dict, description="status → count")
+    reason: str = Field(default="", max_length=500)
+    recorded_at: AwareDatetime
+
+
+def completion_record_id(package_id: str) -> str:
+    return f"{package_id}#completed"
+
+
 class OutstandingItem(Frozen):
     kind: Literal["availability", "rating", "clarification", "confirmation", "vendor_reply"]
     since: AwareDatetime

@@ -8,13 +8,17 @@ It claims the messages with a conditional write (two racing flushers: one packag
 package deterministically from (conversation, flush number), and starts the execution named by
 the package id (an existing one counts as done). A claim that was made but never started (a
 crash in between) is started on the next signal for that conversation.
+
+A package is bounded: at most ``MAX_PACKAGE_MESSAGES`` messages and ``MAX_PACKAGE_BYTES`` of
+text (a single larger message still makes a package of its own). What does not fit is flushed
+at once as the next package, in order, for the same trigger: nothing is dropped.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from maestro.domain.models import FlushTrigger, Package
+from maestro.domain.models import FlushTrigger, Message, Package
 from maestro.ports import (
     Clock,
     ConversationBuffer,
@@ -25,6 +29,23 @@ from maestro.ports import (
 )
 
 MAX_CLAIM_ATTEMPTS = 5
+MAX_PACKAGE_MESSAGES = 50
+"""As many as the brain's window shows of one package (``WindowLimits.max_package_messages``)."""
+MAX_PACKAGE_BYTES = 64 * 1024
+MAX_PACKAGES_PER_SIGNAL = 200
+"""A backlog larger than this is left for the next signal (the max-wait check sends one)."""
+
+
+def package_size(messages: list[Message]) -> int:
+    """How many of ``messages`` (in order) the next package takes: at least one, then as many
+    as fit under both bounds."""
+    taken, size = 0, 0
+    for message in messages[:MAX_PACKAGE_MESSAGES]:
+        size += len(message.body.encode()) + sum(len(u.encode()) for u in message.media_urls)
+        if taken and size > MAX_PACKAGE_BYTES:
+            break
+        taken += 1
+    return taken
 
 
 def flush_trigger(
@@ -60,21 +81,31 @@ class Flusher:
         self._max_wait = timedelta(seconds=max_wait_seconds)
 
     def handle(self, signal: DebounceSignal) -> list[Package]:
-        """Process one signal; returns the packages started (usually none or one)."""
+        """Process one signal; returns the packages started (usually none or one; more when a
+        backlog is larger than one package)."""
         started = [
             self._start(claim) for claim in self._buffer.unstarted_claims(signal.conversation_id)
         ]
-        for _ in range(MAX_CLAIM_ATTEMPTS):
+        attempts = 0
+        while attempts < MAX_CLAIM_ATTEMPTS and len(started) < MAX_PACKAGES_PER_SIGNAL:
             meta = self._buffer.meta(signal.conversation_id)
             now = self._clock.now()
             trigger = flush_trigger(meta, signal, now, self._max_wait)
             if trigger is None or meta is None:
                 return started
-            claim = self._buffer.claim_flush(meta, trigger, now)
-            if claim is not None:
-                started.append(self._start(claim))
+            window = self._buffer.unflushed(meta, MAX_PACKAGE_MESSAGES + 1)
+            taken = package_size(window)
+            through = window[taken - 1] if taken and taken < len(window) else None
+            following = window[taken] if through is not None else None
+            claim = self._buffer.claim_flush(meta, trigger, now, through, following)
+            if claim is None:
+                attempts += 1  # lost to a rival flusher or a newer message: decide again
+                continue
+            started.append(self._start(claim))
+            if claim.through_seq >= meta.seq:
                 return started
-            # Lost to a rival flusher or a newer message: decide again on fresh state.
+            # The rest did not fit: it is the next package, at once and in order.
+            signal = signal.model_copy(update={"trigger": trigger, "seq": meta.seq})
         return started
 
     def _start(self, claim: FlushClaim) -> Package:

@@ -20,7 +20,11 @@ from typing import Any, get_args
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.exceptions import BadRequestError, ForbiddenError
+from aws_lambda_powertools.event_handler.exceptions import (
+    BadRequestError,
+    ForbiddenError,
+    ServiceError,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from maestro.adapters.webhook_auth import (
@@ -37,6 +41,9 @@ from maestro.ports import Clock, DeliveryStatus, OutboundStatusStore
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 MAX_MEDIA = 10  # Twilio sends at most 10 MediaUrlN per message
+MAX_MESSAGE_BYTES = 256 * 1024
+"""A message body above this is refused (413) before anything is stored: it is stored twice (the
+message and its buffered copy) and a DynamoDB item holds at most 400 KB."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +218,10 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
 
 def _receive(deps: WebhookDeps, inbound: Inbound) -> bool:
     """Buffer one message; True when it was a redelivery (nothing new stored)."""
+    size = len(inbound.body.encode()) + sum(len(u.encode()) for u in inbound.media_urls)
+    if size > MAX_MESSAGE_BYTES:
+        # Refused with a clear answer and nothing stored: the sender can split it.
+        raise ServiceError(413, f"message too large ({size} bytes, at most {MAX_MESSAGE_BYTES})")
     result = deps.ingestor.receive(inbound)
     logger.info(
         "inbound message",

@@ -22,6 +22,7 @@ from maestro.ports import (
     DomainEvent,
     EventType,
     Messenger,
+    PageThrottle,
     PartyDirectory,
     PendingStore,
     SentMessage,
@@ -51,6 +52,7 @@ class LaneContext:
     messenger: Messenger
     on_call_pm_phone: str
     now: datetime
+    throttle: PageThrottle | None = None
     events: list[DomainEvent] = field(default_factory=list)
 
     def resolve_target(self, target: str | None) -> str | None:

@@ -44,6 +44,8 @@ _SAFETY: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
 )
 _GENERIC = "If anyone is in danger, call 911 now."
+IDENTITY_PAGE_WINDOW_SECONDS = 3600
+"""One identity page per unknown number per hour; later packages attach to it."""
 
 
 def safety_instructions(hazard: str, text: str = "") -> tuple[str, str]:
@@ -60,7 +62,9 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     sender = ctx.sender
     phone = sender.phone if sender is not None else ctx.package.sender_phone
     target = ctx.resolve_target(action.target_wo_id)
-    words = short(ctx.package.text.replace("\n", " / "), 600)
+
+    if params.reason == "identity":
+        return _identity(ctx, phone)
 
     advice_kind: str | None = None
     if params.reason == "emergency":
@@ -75,9 +79,10 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     if sender is None:
         who = f"UNKNOWN number {phone} (not in the directory; not bound to anyone)"
     else:
-        name = sender.name or sender.party_id
-        unit = f", unit {sender.unit}" if sender.unit else ""
+        name = short(sender.name or sender.party_id, 40)
+        unit = f", unit {short(sender.unit, 20)}" if sender.unit else ""
         who = f"{name} ({sender.role.value}{unit}, {phone})"
+    words = short(ctx.package.text.replace("\n", " / "), 600)
     about = f" re {target}" if target else ""
     hazard = f": {params.hazard}" if params.hazard else ""
     page = ctx.send(
@@ -94,3 +99,28 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         target=target,
         note=f"paged the on-call PM ({params.reason}, {params.severity}){safety}; contexts kept",
     )
+
+
+def _identity(ctx: LaneContext, phone: str) -> LaneOutcome:
+    """A number nobody knows: one short page per number per hour, never bound to anyone."""
+    if ctx.throttle is not None:
+        holder = ctx.throttle.claim(
+            f"identity-page#{phone}", ctx.idempotency_key, ctx.now, IDENTITY_PAGE_WINDOW_SECONDS
+        )
+        if holder is not None:
+            return finish(
+                ctx,
+                Lane.ESCALATE,
+                status="skipped",
+                note=f"identity page throttled: attached to the page of {holder} (one per "
+                "number per hour)",
+            )
+    words = short(" ".join(ctx.package.text.split()), 160)
+    page = ctx.send(
+        ctx.on_call_pm_phone,
+        f"[INFO] A number not in the directory ({phone}) texted the maintenance line: "
+        f'"{words}". It is not bound to anyone; add it to the directory or reply to them.',
+        suffix="page",
+    )
+    ctx.event("escalation.paged", page.sid, "page", reason="identity", severity="info")
+    return finish(ctx, Lane.ESCALATE, note="paged the on-call PM about an unknown number")

@@ -11,7 +11,7 @@ filtering on every read, and a messenger that never sends twice for one idempote
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal, get_args
 
 from maestro.domain.models import Party, WorkOrder
@@ -26,6 +26,7 @@ from maestro.ports import (
 
 __all__ = [
     "RECORDED_SID_PREFIX",
+    "InMemoryPageThrottle",
     "InMemoryPartyDirectory",
     "InMemoryPendingStore",
     "InMemoryWorkOrderStore",
@@ -185,3 +186,17 @@ class RecordingMessenger:
 
     def to(self, phone: str) -> list[SentMessage]:
         return [m for m in self.sent if m.to == phone]
+
+
+class InMemoryPageThrottle:
+    """PageThrottle in a dict, with the adapter's rules: the window's claimant may claim again."""
+
+    def __init__(self) -> None:
+        self._windows: dict[str, tuple[str, datetime]] = {}
+
+    def claim(self, key: str, claimant: str, at: datetime, window_seconds: int) -> str | None:
+        held = self._windows.get(key)
+        if held is not None and held[1] >= at and held[0] != claimant:
+            return held[0]
+        self._windows[key] = (claimant, at + timedelta(seconds=window_seconds))
+        return None

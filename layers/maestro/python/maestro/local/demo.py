@@ -119,9 +119,11 @@ def _package_report(stack: LocalStack, arn: str, title: str) -> PackageReport:
         else:
             samples.append(f"FAILED {sample.get('failure')}")
     consensus = brain.get("consensus")
-    actions = [q["action"] for q in (out.get("disposal") or {}).get("actions", [])]
+    # An emergency is disposed and acted on before the lease: its queue is under "escalated".
+    ran = out.get("escalated") or out
+    actions = [q["action"] for q in (ran.get("disposal") or {}).get("actions", [])]
     effects = []
-    for outcome in out.get("effects") or []:
+    for outcome in ran.get("effects") or []:
         made = f" → {outcome['created_wo_id']}" if outcome.get("created_wo_id") else ""
         effects.append(
             f"{outcome['lane']} {outcome['status']}{made}: "

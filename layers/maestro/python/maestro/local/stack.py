@@ -43,8 +43,9 @@ ON_CALL_PM = "+14155550199"
 RETRY_TIME_SCALE = 0.02
 LINE = "+14155550000"
 STEP_FUNCTIONS = (
-    "lease",
     "precheck",
+    "escalate",
+    "lease",
     "brain",
     "dispose",
     "act",
@@ -53,8 +54,9 @@ STEP_FUNCTIONS = (
     "step_gate",
 )
 PLACEHOLDER_FOR_STEP = {
-    "lease": "LeaseFunctionArn",
     "precheck": "PreCheckFunctionArn",
+    "escalate": "EscalateFunctionArn",
+    "lease": "LeaseFunctionArn",
     "brain": "BrainFunctionArn",
     "dispose": "DisposeFunctionArn",
     "act": "ActFunctionArn",
@@ -163,6 +165,7 @@ class LocalStack:
         self.fault = lambda _step, _event, call: call()
         self.invocations: list[tuple[str, str, str]] = []  # (step, package id, outcome)
         self._log_lock = threading.Lock()
+        self._conversations: dict[str, str] = {}  # execution ARN → conversation id
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -241,6 +244,7 @@ class LocalStack:
             DynamoOutboundStatusStore,
         )
         from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+        from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
         from maestro.ingest.flusher import Flusher
         from maestro.ingest.service import Ingestor
@@ -290,7 +294,7 @@ class LocalStack:
         self.events.put_rule(
             Name=PREFIX + "all-domain-events",
             EventBusName=self.bus_name,
-            EventPattern=json.dumps({"source": ["maestro"]}),
+            EventPattern=json.dumps({"source": [EVENT_SOURCE]}),
         )
         self.events.put_targets(
             Rule=PREFIX + "all-domain-events",
@@ -335,12 +339,8 @@ class LocalStack:
             idle_window_seconds=self.idle,
             max_wait_seconds=self.max_wait,
         )
-        self.flusher = Flusher(
-            buffer,
-            StepFunctionsStarter(self.sfn, self.machine_arn, step=self.step_mode),
-            self.clock,
-            max_wait_seconds=self.max_wait,
-        )
+        self.starter = StepFunctionsStarter(self.sfn, self.machine_arn, step=self.step_mode)
+        self.flusher = Flusher(buffer, self.starter, self.clock, max_wait_seconds=self.max_wait)
         self.resolver = build_resolver(
             WebhookDeps(
                 ingestor=self.ingestor,
@@ -439,12 +439,48 @@ class LocalStack:
     def paused_executions(self) -> set[str]:
         return {gate.execution_id for gate in self.pipeline.deps.gates.open_gates()}
 
+    def idle_executions(self) -> set[str]:
+        """Running executions that cannot move until someone acts or virtual time passes: paused
+        at a step gate, or waiting for a lease whose live holder is paused (it keeps the lease
+        while it waits) or no longer running (it crashed: the lease expires in virtual time)."""
+        paused = self.paused_executions()
+        running = {e["name"] for e in self.running_executions()}
+        stuck = {arn.rsplit(":", 1)[-1] for arn in paused}
+        with self._log_lock:
+            last = {pkg: (step, outcome) for step, pkg, outcome in self.invocations}
+        idle = set(paused)
+        for execution in self.running_executions():
+            arn, package_id = execution["executionArn"], execution["name"]
+            if arn in idle or last.get(package_id) != ("lease", "LeaseBusy"):
+                continue
+            conversation = self._conversation_of(arn)
+            lease = self.ddb.get_item(
+                TableName=self.tables["conversations"],
+                Key={"conversation_id": {"S": conversation}, "item": {"S": "lease"}},
+                ConsistentRead=True,
+            ).get("Item", {})
+            holder = lease.get("holder", {}).get("S")
+            alive = int(lease.get("expires_ms", {}).get("N", "0")) >= int(
+                self.clock.now().timestamp() * 1000
+            )
+            if alive and holder is not None and (holder in stuck or holder not in running):
+                idle.add(arn)
+        return idle
+
+    def _conversation_of(self, execution_arn: str) -> str:
+        if execution_arn not in self._conversations:
+            described = self.sfn.describe_execution(executionArn=execution_arn)
+            self._conversations[execution_arn] = json.loads(described["input"])["conversation_id"]
+        return self._conversations[execution_arn]
+
     def wait_for_executions(self, timeout: float = 30, allow_paused: bool = False) -> None:
+        """Until every execution has finished, or (``allow_paused``) is idle: paused at a gate
+        or waiting behind one."""
         deadline = time.monotonic() + timeout
         while True:
             running = {e["executionArn"] for e in self.running_executions()}
             if running and allow_paused:
-                running -= self.paused_executions()
+                running -= self.idle_executions()
             if not running:
                 return
             if time.monotonic() > deadline:

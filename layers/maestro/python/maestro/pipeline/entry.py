@@ -21,7 +21,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
 from maestro.adapters.aws import client
-from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
+from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -36,12 +36,23 @@ from maestro.brain.offline import OfflineBrain
 from maestro.clock import SystemClock
 from maestro.domain.consensus import ConsensusPolicy
 from maestro.observability import logger, metrics, tracer
-from maestro.pipeline.steps import Pipeline, PipelineDeps, TransientError
+from maestro.pipeline.errors import TransientError
+from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro.ports import Clock
 from maestro.settings import PipelineSettings
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
-STEPS = ("lease", "precheck", "brain", "dispose", "act", "persist", "fail_open", "step_gate")
+STEPS = (
+    "precheck",
+    "escalate",
+    "lease",
+    "brain",
+    "dispose",
+    "act",
+    "persist",
+    "fail_open",
+    "step_gate",
+)
 _TRANSIENT_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -72,6 +83,7 @@ def build_pipeline(settings: PipelineSettings, clock: Clock) -> tuple[Pipeline, 
         on_call_pm_phone=settings.on_call_pm_phone,
         policy=ConsensusPolicy(k=settings.samples),
         lease_ttl_seconds=settings.lease_ttl_seconds,
+        throttle=DynamoPageThrottle(ddb, settings.conversations_table),
     )
     persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=ddb)
     return Pipeline(deps), persistence
@@ -95,7 +107,7 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
         @tracer.capture_lambda_handler(capture_response=False)
         @metrics.log_metrics
         def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-            if name == "act":
+            if name in ("act", "escalate"):
                 idempotency.register_lambda_context(context)
             try:
                 return step(event) if name != "act" else step(item=event)
@@ -107,9 +119,14 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
         handler.__name__ = f"{name}_handler"
         return cast(Handler, handler)
 
+    def escalate(state: dict[str, Any]) -> dict[str, Any]:
+        # The early escalation runs its actions through the same idempotent act as the queue.
+        return pipeline.escalate(state, act=lambda item: act_once(item=item))
+
     steps: dict[str, Callable[..., dict[str, Any]]] = {
-        "lease": pipeline.lease,
         "precheck": pipeline.precheck,
+        "escalate": escalate,
+        "lease": pipeline.lease,
         "brain": pipeline.brain,
         "dispose": pipeline.dispose,
         "act": act_once,
@@ -134,4 +151,6 @@ def _entry(name: str) -> Handler:
     return handler
 
 
-lease, precheck, brain, dispose, act, persist, fail_open, step_gate = (_entry(n) for n in STEPS)
+precheck, escalate, lease, brain, dispose, act, persist, fail_open, step_gate = (
+    _entry(n) for n in STEPS
+)

@@ -1,21 +1,37 @@
 """The pipeline's steps: each takes the execution's JSON state and returns its piece of it.
 
 Thin Lambda handlers call these; tests and the embedded stack call the same functions. The
-state machine carries the data between steps, so every step's input and output is visible in
-the Step Functions console.
+state machine carries the data between steps (typed by :mod:`maestro.pipeline.contract`), so
+every step's input and output is visible in the Step Functions console.
+
+The order, and why:
+1. ``precheck`` runs first, before the lease: an emergency never waits behind another package.
+2. ``escalate`` (only for an escalating package) pages the PM and advises the tenant at once,
+   with its decisions written first, whatever holds the lease.
+3. ``lease`` takes the conversation's turn (flush order); its snapshot of the sender and their
+   open contexts is what every later step works on. Each later step renews the lease.
+4. ``brain`` → ``dispose`` (writes the decisions ahead) → ``act`` per action (records each
+   outcome) → ``persist`` (state snapshots, the completion line, releases the lease).
+5. ``fail_open`` on any failure: a fallback decision, the PM paged with a short reason, every
+   unfinished action recorded, the lease released or the turn forfeited.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
+from maestro.brain.precheck import PreCheckModel
 from maestro.brain.precheck import precheck as run_precheck
 from maestro.domain.actions import Lane
-from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate
-from maestro.domain.dispose import QueuedAction, dispose
+from maestro.domain.common import truncate
+from maestro.domain.consensus import ConsensusPolicy, aggregate
+from maestro.domain.dispose import Disposal, QueuedAction, dispose
 from maestro.domain.memory import SenderRole
 from maestro.domain.models import (
     ContextKind,
@@ -26,15 +42,36 @@ from maestro.domain.models import (
     context_for_work_order,
 )
 from maestro.domain.records import (
+    ActionOutcomeRecord,
     Disposition,
     MaestroDecision,
     MaestroState,
+    OutcomeStatus,
     OutstandingItem,
-    PreCheckResult,
+    PackageCompletion,
+    Route,
+    completion_record_id,
+    outcome_record_id,
 )
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.escalate import safety_instructions
 from maestro.observability import count, logger
+from maestro.pipeline.contract import (
+    ActItem,
+    BrainOutput,
+    EarlyEscalation,
+    ExecutionInput,
+    ExecutionState,
+    FailOpenResult,
+    GatePayload,
+    LeaseSnapshot,
+    PackageRef,
+    PersistResult,
+    StepError,
+    dump,
+)
+from maestro.pipeline.errors import LeaseBusy, LeaseLost, TransientError
 from maestro.ports import (
     AlreadyExistsError,
     Brain,
@@ -43,9 +80,11 @@ from maestro.ports import (
     DecisionLog,
     DomainEvent,
     EventBus,
+    FlushClaim,
     Gate,
     GateStore,
     Messenger,
+    PageThrottle,
     PartyDirectory,
     PendingStore,
     StaleVersionError,
@@ -53,15 +92,14 @@ from maestro.ports import (
     WorkOrderStore,
 )
 
+__all__ = ["GATE_TIMEOUT_SECONDS", "LeaseBusy", "Pipeline", "PipelineDeps", "TransientError"]
+
 JSON = dict[str, Any]
 
+GATE_TIMEOUT_SECONDS = 86_400
+"""A step gate's TimeoutSeconds in the ASL: while paused, its package keeps the lease this long."""
 
-class LeaseBusy(Exception):  # noqa: N818 - the error name the state machine retries on
-    """Another package of this conversation holds the lease: retry later (bounded backoff)."""
-
-
-class TransientError(Exception):
-    """A failure worth retrying (the state machine retries it with backoff)."""
+STATE_UPDATE_ATTEMPTS = 3
 
 
 @dataclass
@@ -80,28 +118,25 @@ class PipelineDeps:
     on_call_pm_phone: str
     policy: ConsensusPolicy = field(default_factory=ConsensusPolicy)
     lease_ttl_seconds: int = 900
+    precheck_model: PreCheckModel | None = None
+    throttle: PageThrottle | None = None
 
 
-def _package(state: Mapping[str, Any]) -> Package:
-    if not state.get("package"):
-        raise ValueError(f"{state.get('package_id')}: the execution input carries no package")
-    return Package.model_validate(state["package"])
-
-
-def _sender(state: Mapping[str, Any]) -> Party | None:
-    data = state["lease"].get("sender")
-    return Party.model_validate(data) if data else None
-
-
-def _contexts(state: Mapping[str, Any]) -> tuple[OpenContext, ...]:
-    return tuple(OpenContext.model_validate(c) for c in state["lease"].get("contexts", []))
+ActOnce = Callable[[dict[str, Any]], dict[str, Any]]
+"""The act step as deployed: ``Pipeline.act`` behind the idempotency layer."""
 
 
 class Pipeline:
     def __init__(self, deps: PipelineDeps) -> None:
         self.deps = deps
 
-    # -- the world as the lease holder sees it ------------------------------------------------
+    # -- reading the state ---------------------------------------------------------------------
+
+    def load_package(self, state: ExecutionInput | ActItem) -> Package:
+        """The package: inline, or read back from the buffer by its reference."""
+        if state.package is not None:
+            return state.package
+        return _read_back(self.deps.buffer, state.package_ref)
 
     def open_contexts(self, sender: Party | None, now: datetime) -> list[OpenContext]:
         """The sender's open contexts: WOs in conversation and unexpired clarifications."""
@@ -121,7 +156,7 @@ class Pipeline:
                 OpenContext(
                     context_id=item.clarification_id,
                     kind=ContextKind.PENDING_CLARIFICATION,
-                    description=f"asked: {item.question}"[:200],
+                    description=truncate(f"asked: {item.question}", 200),
                     opened_at=item.asked_at,
                     awaiting="answer",
                 )
@@ -130,69 +165,106 @@ class Pipeline:
 
     # -- steps ---------------------------------------------------------------------------------
 
+    def precheck(self, state: Mapping[str, Any]) -> JSON:
+        """Safety first, before the lease: the floor, then (when plugged in) a cheap model."""
+        package = self.load_package(ExecutionState.model_validate(state))
+        result = run_precheck(package, self.deps.precheck_model)
+        count("PackagesByRoute", route=result.route.value)
+        return dump(result)
+
+    def escalate(self, state: Mapping[str, Any], act: ActOnce) -> JSON:
+        """An emergency does not wait for the lease: decide, record and act on it now.
+
+        The queue is the one dispose gives an escalating package (the page first), written to
+        the decision log before anything is sent; each action then runs through the same
+        idempotent act step as the action queue, so a retry sends nothing twice.
+        """
+        s = ExecutionState.model_validate(state)
+        package = self.load_package(s)
+        now = self.deps.clock.now()
+        sender = self.deps.parties.by_phone(package.sender_phone)
+        contexts = tuple(self.open_contexts(sender, now))
+        disposal = dispose(package, sender, contexts, None, precheck=s.precheck)
+        self._write_ahead(disposal)
+        snapshot = LeaseSnapshot(holder=None, sender=sender, contexts=contexts)
+        effects = [
+            LaneOutcome.model_validate(
+                act(
+                    dump(
+                        ActItem(
+                            queued=queued,
+                            package_id=s.package_id,
+                            conversation_id=s.conversation_id,
+                            flush_number=s.flush_number,
+                            package=s.package,
+                            package_ref=s.package_ref,
+                            lease=snapshot,
+                        )
+                    )
+                )
+            )
+            for queued in disposal.actions
+        ]
+        count("EarlyEscalations")
+        return dump(EarlyEscalation(disposal=disposal, effects=tuple(effects)))
+
     def lease(self, state: Mapping[str, Any]) -> JSON:
-        package = _package(state)
+        s = ExecutionState.model_validate(state)
         now = self.deps.clock.now()
         held = self.deps.buffer.acquire_lease(
-            package.conversation_id,
-            package.package_id,
-            package.flush_number,
-            now,
-            self.deps.lease_ttl_seconds,
+            s.conversation_id, s.package_id, s.flush_number, now, self.deps.lease_ttl_seconds
         )
         if not held:
-            raise LeaseBusy(f"{package.conversation_id}: another package holds the lease")
+            raise LeaseBusy(f"{s.conversation_id}: another package holds the lease")
+        package = self.load_package(s)
         sender = self.deps.parties.by_phone(package.sender_phone)
         contexts = self.open_contexts(sender, now)
-        return {
-            "holder": package.package_id,
-            "sender": sender.model_dump(mode="json") if sender else None,
-            "contexts": [c.model_dump(mode="json") for c in contexts],
-        }
-
-    def precheck(self, state: Mapping[str, Any]) -> JSON:
-        result = run_precheck(_package(state))
-        count("PackagesByRoute", route=result.route.value)
-        return result.model_dump(mode="json")
+        return dump(LeaseSnapshot(holder=s.package_id, sender=sender, contexts=tuple(contexts)))
 
     def brain(self, state: Mapping[str, Any]) -> JSON:
-        package = _package(state)
-        sender = _sender(state)
-        contexts = _contexts(state)
-        role: SenderRole = sender.role.value if sender else "unknown"
-        samples = self.deps.brain.samples(package, role, contexts, self.deps.policy.k)
+        s = ExecutionState.model_validate(state)
+        self._hold(s)
+        package = self.load_package(s)
+        lease = _lease(s)
+        role: SenderRole = lease.sender.role.value if lease.sender else "unknown"
+        samples = self.deps.brain.samples(package, role, lease.contexts, self.deps.policy.k)
         consensus = aggregate(samples, self.deps.policy)
         count("ModelInputTokens", consensus.input_tokens)
         count("ModelOutputTokens", consensus.output_tokens)
-        return {
-            "brain": self.deps.brain.describe(),
-            "samples": [s.model_dump(mode="json") for s in samples],
-            "consensus": consensus.model_dump(mode="json"),
-        }
+        return dump(
+            BrainOutput(
+                brain=self.deps.brain.describe(), samples=tuple(samples), consensus=consensus
+            )
+        )
 
     def dispose(self, state: Mapping[str, Any]) -> JSON:
-        package = _package(state)
-        precheck = PreCheckResult.model_validate(state["precheck"])
-        consensus = (
-            ConsensusResult.model_validate(state["brain"]["consensus"])
-            if state.get("brain")
-            else None
-        )
-        disposal = dispose(package, _sender(state), _contexts(state), consensus, precheck=precheck)
+        """Decide the queue and write every decision before any action runs."""
+        s = ExecutionState.model_validate(state)
+        self._hold(s)
+        package = self.load_package(s)
+        lease = _lease(s)
+        consensus = s.brain.consensus if s.brain is not None else None
+        disposal = dispose(package, lease.sender, lease.contexts, consensus, precheck=s.precheck)
+        self._write_ahead(disposal)
         if disposal.abstained:
             count("Abstentions")
         if any(d.fallback for d in disposal.decisions):
             count("Fallbacks")
-        return disposal.model_dump(mode="json")
+        return dump(disposal)
 
     def act(self, item: Mapping[str, Any]) -> JSON:
-        """Run one queued action's lane. The act handler wraps this in Powertools idempotency."""
-        queued = QueuedAction.model_validate(item["queued"])
-        package = _package(item)
+        """Run one queued action's lane and record its outcome. The act handler wraps this in
+        Powertools idempotency (key: package id + action index)."""
+        it = ActItem.model_validate(item)
+        if it.lease is not None and it.lease.holder == it.package_id:
+            self._renew(it.conversation_id, it.package_id, self.deps.lease_ttl_seconds)
+        queued = it.queued
+        package = self.load_package(it)
+        now = self.deps.clock.now()
         ctx = LaneContext(
             package=package,
-            sender=_sender(item),
-            open_contexts=_contexts(item),
+            sender=it.lease.sender if it.lease else None,
+            open_contexts=it.lease.contexts if it.lease else (),
             action_index=queued.index,
             idempotency_key=queued.idempotency_key,
             work_orders=self.deps.work_orders,
@@ -200,53 +272,79 @@ class Pipeline:
             parties=self.deps.parties,
             messenger=self.deps.messenger,
             on_call_pm_phone=self.deps.on_call_pm_phone,
-            now=self.deps.clock.now(),
+            now=now,
+            throttle=self.deps.throttle,
         )
         outcome = execute(queued.action, ctx)
         # Always emit, in every environment: the watcher reads back what each event claims.
         self.deps.bus.publish(outcome.events)
+        self.deps.decisions.record_outcome(_outcome_record(package, queued, outcome, now))
         count("ActionsByLane", lane=str(queued.action.lane))
         if queued.action.lane == Lane.ESCALATE:
             count("Escalations")
-        return outcome.model_dump(mode="json")
+        return dump(outcome)
 
     def persist(self, state: Mapping[str, Any]) -> JSON:
-        package = _package(state)
-        decisions = [MaestroDecision.model_validate(d) for d in state["disposal"]["decisions"]]
-        appended = sum(self._append(d) for d in decisions)
-        outcomes = [LaneOutcome.model_validate(o) for o in state.get("effects") or []]
+        """Complete the record, update the WO-keyed state, release the lease."""
+        s = ExecutionState.model_validate(state)
+        package = self.load_package(s)
+        disposal = s.final_disposal
+        if disposal is None:
+            raise ValueError(f"{s.package_id}: nothing was disposed")
+        appended = self._write_ahead(disposal)  # normally 0: dispose wrote them first
         now = self.deps.clock.now()
-        for outcome in outcomes:
-            self._update_state(outcome, package, decisions, now)
-        self.deps.buffer.release_lease(
-            package.conversation_id, package.package_id, package.flush_number
+        for outcome in s.final_effects:
+            self._update_state(outcome, package, disposal.decisions, now)
+        outcomes = self.deps.decisions.outcomes_for(s.package_id)
+        self.deps.decisions.complete(
+            PackageCompletion(
+                record_id=completion_record_id(s.package_id),
+                package_id=s.package_id,
+                conversation_id=s.conversation_id,
+                route=disposal.route.value,
+                completed_by="persist",
+                decisions=len(disposal.decisions),
+                outcomes=_tally(outcomes),
+                recorded_at=now,
+            )
         )
+        released = self.deps.buffer.release_lease(s.conversation_id, s.package_id, s.flush_number)
+        if not released:
+            logger.warning("persist found the lease taken over", extra={"package_id": s.package_id})
         event = DomainEvent(
-            event_id=f"{package.package_id}#decision.recorded",
+            event_id=f"{s.package_id}#decision.recorded",
             type="decision.recorded",
-            package_id=package.package_id,
-            subject_id=package.package_id,
+            package_id=s.package_id,
+            subject_id=s.package_id,
             claim={
-                "decisions": len(decisions),
+                "decisions": len(disposal.decisions),
                 "appended": appended,
-                "route": str(state["disposal"]["route"]),
+                "route": disposal.route.value,
             },
             occurred_at=now,
         )
-        return {
-            "decisions": len(decisions),
-            "appended": appended,
-            "event": event.model_dump(mode="json"),
-        }
+        return dump(
+            PersistResult(
+                decisions=len(disposal.decisions), appended=appended, released=released, event=event
+            )
+        )
 
     def fail_open(self, state: Mapping[str, Any]) -> JSON:
-        """Record a fallback decision, page the on-call PM, release the lease. Never raises on
-        a missing piece of state: this is the last line."""
+        """Record a fallback decision, close every unfinished action, page the on-call PM with a
+        short reason, and release the lease (or forfeit the turn), using the execution's own
+        ids: this is the last line, so it works even when the rest of the state is unreadable."""
         now = self.deps.clock.now()
-        failure = state.get("failure") or {}
-        package_id = str(state.get("package_id", "unknown"))
-        conversation_id = str(state.get("conversation_id", "unknown"))
-        cause = f"{failure.get('Error', 'unknown')}: {str(failure.get('Cause', ''))[:300]}"
+        raw = dict(state)
+        package_id = str(raw.get("package_id") or "unknown")
+        conversation_id = str(raw.get("conversation_id") or "unknown")
+        flush_number = _int(raw.get("flush_number"))
+        s = _lenient_state(raw)
+        failure = (
+            s.failure if s and s.failure else StepError.model_validate(raw.get("failure") or {})
+        )
+        why = short_failure_reason(failure)
+        disposal = s.final_disposal if s else None
+        lease = s.lease if s else None
         decision = MaestroDecision(
             decision_id=f"{package_id}#fallback#0",
             package_id=package_id,
@@ -255,18 +353,33 @@ class Pipeline:
             index=0,
             disposition=Disposition.QUEUED,
             lane=Lane.ESCALATE,
-            open_context_count=len((state.get("lease") or {}).get("contexts", [])),
+            open_context_count=len(lease.contexts) if lease else 0,
             fallback=True,
             confidence=0.0,
-            reason=f"failed open: {cause}",
+            reason=f"failed open: {why} [{_failure_detail(failure)}]",
             idempotency_key=f"{package_id}#failopen",
             recorded_at=now,
         )
         self._append(decision)
+        if disposal is not None:
+            self._close_unfinished(disposal, conversation_id, now)
+
+        emergency = bool(s and s.precheck and s.precheck.route is Route.ESCALATE)
+        sender_phone = s.package_ref.sender_phone if s else None
+        if emergency and sender_phone and not (s and s.escalated):
+            # The emergency itself was never handled: the tenant still gets the safety advice.
+            _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
+            self.deps.messenger.send(
+                sender_phone,
+                f"{advice} We've alerted the on-call property manager.",
+                idempotency_key=f"{package_id}#failopen#safety",
+            )
+        who = _who(lease.sender if lease else None, sender_phone)
+        severity = "EMERGENCY" if emergency else "FALLBACK"
         sent = self.deps.messenger.send(
             self.deps.on_call_pm_phone,
-            f"maestro could not route package {package_id} ({cause[:120]}). "
-            "Please look at the conversation.",
+            f"[{severity}] maestro could not finish a package from {who}: {why}. "
+            f"Please look at the conversation (package {package_id}).",
             idempotency_key=f"{package_id}#failopen",
         )
         self.deps.bus.publish(
@@ -281,46 +394,120 @@ class Pipeline:
                 )
             ]
         )
-        released = False
-        if state.get("package"):
-            package = _package(state)
-            released = self.deps.buffer.release_lease(
-                package.conversation_id, package.package_id, package.flush_number
+        self.deps.decisions.complete(
+            PackageCompletion(
+                record_id=completion_record_id(package_id),
+                package_id=package_id,
+                conversation_id=conversation_id,
+                route=disposal.route.value if disposal else "unknown",
+                completed_by="fail_open",
+                decisions=(len(disposal.decisions) if disposal else 0) + 1,
+                outcomes=_tally(self.deps.decisions.outcomes_for(package_id)),
+                reason=why,
+                recorded_at=now,
             )
+        )
+        released = forfeited = False
+        if flush_number is not None and conversation_id != "unknown":
+            released = self.deps.buffer.release_lease(conversation_id, package_id, flush_number)
             if not released:
-                # It never held the lease (it gave up waiting): give up its turn too, or every
-                # later package of the conversation would wait for it forever.
-                self.deps.buffer.forfeit_turn(package.conversation_id, package.flush_number)
+                # It never held the lease (or lost it): give up its turn too, or every later
+                # package of the conversation would wait for it forever.
+                self.deps.buffer.forfeit_turn(conversation_id, flush_number)
+                forfeited = True
         count("Fallbacks")
-        logger.error("package failed open", extra={"package_id": package_id, "cause": cause})
-        return {"decision_id": decision.decision_id, "paged": sent.sid, "released": released}
+        logger.error(
+            "package failed open",
+            extra={"package_id": package_id, "error": failure.Error, "reason": why},
+        )
+        return dump(
+            FailOpenResult(
+                decision_id=decision.decision_id,
+                paged=sent.sid,
+                released=released,
+                forfeited=forfeited,
+            )
+        )
 
     def step_gate(self, payload: Mapping[str, Any]) -> JSON:
-        gate = Gate(
-            execution_id=str(payload["execution"]),
-            gate=str(payload["gate"]),
-            token=str(payload["token"]),
-            package_id=str(payload.get("package_id", "")),
-            index=payload.get("index"),
-            paused_at=self.deps.clock.now(),
+        """Store the gate's task token; while it waits, the package keeps its lease."""
+        p = GatePayload.model_validate(payload)
+        now = self.deps.clock.now()
+        if not self.deps.buffer.renew_lease(
+            p.conversation_id,
+            p.package_id,
+            now,
+            GATE_TIMEOUT_SECONDS + self.deps.lease_ttl_seconds,
+        ):
+            raise LeaseLost(f"{p.package_id}: the lease was taken over before the gate")
+        self.deps.gates.put(
+            Gate(
+                execution_id=p.execution,
+                gate=p.gate,
+                token=p.token,
+                package_id=p.package_id,
+                index=p.index,
+                paused_at=now,
+            )
         )
-        self.deps.gates.put(gate)
-        return {"paused": gate.gate}
+        return {"paused": p.gate}
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _hold(self, s: ExecutionState) -> None:
+        self._renew(s.conversation_id, s.package_id, self.deps.lease_ttl_seconds)
+
+    def _renew(self, conversation_id: str, package_id: str, ttl: int) -> None:
+        if not self.deps.buffer.renew_lease(
+            conversation_id, package_id, self.deps.clock.now(), ttl
+        ):
+            raise LeaseLost(f"{package_id}: the lease expired and was taken over")
 
     def _append(self, decision: MaestroDecision) -> bool:
         try:
             self.deps.decisions.append(decision)
         except AlreadyExistsError:
-            return False  # a re-run of persist: the log already has it, unchanged
+            return False  # a re-run: the log already has it, unchanged
         return True
+
+    def _write_ahead(self, disposal: Disposal) -> int:
+        return sum(self._append(d) for d in disposal.decisions)
+
+    def _close_unfinished(self, disposal: Disposal, conversation_id: str, now: datetime) -> None:
+        """Every queued action without an outcome gets one: the first failed (it was running, or
+        its effect is unknown), the rest were never run."""
+        done = {o.index for o in self.deps.decisions.outcomes_for(disposal.package_id)}
+        first = True
+        for queued in disposal.actions:
+            if queued.index in done:
+                continue
+            status: OutcomeStatus = "failed" if first else "skipped"
+            note = (
+                "the package failed open while this action ran; its effect is unknown"
+                if first
+                else "not run: the package failed open before it"
+            )
+            first = False
+            self.deps.decisions.record_outcome(
+                ActionOutcomeRecord(
+                    record_id=outcome_record_id(disposal.package_id, queued.index),
+                    package_id=disposal.package_id,
+                    conversation_id=conversation_id,
+                    index=queued.index,
+                    decision_id=queued.decision_id,
+                    lane=Lane(queued.action.lane),
+                    status=status,
+                    target_wo_id=queued.action.target_wo_id,
+                    note=note,
+                    recorded_at=now,
+                )
+            )
 
     def _update_state(
         self,
         outcome: LaneOutcome,
         package: Package,
-        decisions: list[MaestroDecision],
+        decisions: tuple[MaestroDecision, ...],
         now: datetime,
     ) -> None:
         wo_id = outcome.created_wo_id or outcome.target_wo_id
@@ -330,8 +517,14 @@ class Pipeline:
             (d.decision_id for d in decisions if d.idempotency_key == outcome.idempotency_key),
             None,
         )
-        for _ in range(3):  # optimistic concurrency: re-read on a lost race
+        for _ in range(STATE_UPDATE_ATTEMPTS):  # optimistic concurrency: re-read on a lost race
             current = self.deps.state.get(wo_id)
+            if (
+                current is not None
+                and current.last_package_id == package.package_id
+                and current.last_decision_id == decision_id
+            ):
+                return  # this outcome is already reflected: persist is re-running
             outstanding = list(current.outstanding) if current else []
             urgency = current.urgency if current else Urgency.ROUTINE
             if outcome.created_wo_id:
@@ -351,14 +544,112 @@ class Pipeline:
                 last_decision_id=decision_id,
                 updated_at=now,
             )
-            if (
-                current is not None
-                and current.last_package_id == package.package_id
-                and (current.last_decision_id == decision_id)
-            ):
-                return  # this outcome is already reflected: persist is re-running
             try:
                 self.deps.state.put(snapshot, current.version if current else None)
                 return
             except StaleVersionError:
                 continue
+        # Never dropped silently: persist fails and the state machine retries it, visibly.
+        raise TransientError(
+            f"{wo_id}: the state update lost {STATE_UPDATE_ATTEMPTS} races in a row"
+        )
+
+
+# -- module helpers ---------------------------------------------------------------------------
+
+
+def _read_back(buffer: ConversationBuffer, ref: PackageRef) -> Package:
+    claim = FlushClaim(
+        conversation_id=ref.conversation_id,
+        flush_number=ref.flush_number,
+        package_id=ref.package_id,
+        after_seq=ref.after_seq,
+        through_seq=ref.through_seq,
+        trigger=ref.trigger,
+        claimed_at=ref.flushed_at,
+    )
+    return ref.package(buffer.messages_for(claim))
+
+
+def _lease(s: ExecutionState) -> LeaseSnapshot:
+    if s.lease is None:
+        raise ValueError(f"{s.package_id}: this step runs only after the lease")
+    return s.lease
+
+
+def _outcome_record(
+    package: Package, queued: QueuedAction, outcome: LaneOutcome, now: datetime
+) -> ActionOutcomeRecord:
+    return ActionOutcomeRecord(
+        record_id=outcome_record_id(package.package_id, queued.index),
+        package_id=package.package_id,
+        conversation_id=package.conversation_id,
+        index=queued.index,
+        decision_id=queued.decision_id,
+        lane=Lane(queued.action.lane),
+        status=outcome.status,
+        target_wo_id=outcome.target_wo_id,
+        created_wo_id=outcome.created_wo_id,
+        message_sids=outcome.message_sids,
+        note=outcome.note,
+        recorded_at=now,
+    )
+
+
+def _tally(outcomes: list[ActionOutcomeRecord]) -> dict[str, int]:
+    tally: dict[str, int] = {}
+    for outcome in outcomes:
+        tally[outcome.status] = tally.get(outcome.status, 0) + 1
+    return tally
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(value)  # type: ignore[call-overload, no-any-return]
+    except (TypeError, ValueError):
+        return None
+
+
+def _lenient_state(raw: dict[str, Any]) -> ExecutionState | None:
+    try:
+        return ExecutionState.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+_PLAIN_REASONS = {
+    "LeaseBusy": "it waited too long for the conversation's previous package",
+    "LeaseLost": "it lost the conversation's turn while running",
+    "States.Timeout": "a step timed out",
+    "States.DataLimitExceeded": "the package was too large for a step",
+    "States.Runtime": "the workflow could not read its own state",
+    "TransientError": "a service kept failing",
+}
+
+
+def short_failure_reason(failure: StepError) -> str:
+    """What a PM reads: a short reason, never the raw exception or the tenant's words."""
+    plain = _PLAIN_REASONS.get(failure.Error)
+    return plain or f"a step failed ({truncate(failure.Error, 60)})"
+
+
+def _failure_detail(failure: StepError) -> str:
+    """For the decision log: the error name and the first line of its message, without the
+    input values pydantic quotes (they may hold the tenant's words)."""
+    message = failure.Cause
+    try:
+        cause = json.loads(failure.Cause)
+        if isinstance(cause, dict):
+            message = str(cause.get("errorMessage", ""))
+    except ValueError:
+        pass
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    first = first.split("input_value=")[0].strip()
+    return truncate(f"{failure.Error}: {first}" if first else failure.Error, 300)
+
+
+def _who(sender: Party | None, phone: str | None) -> str:
+    if sender is not None:
+        unit = f", unit {truncate(sender.unit, 20)}" if sender.unit else ""
+        return f"{truncate(sender.name or sender.party_id, 40)} ({sender.role.value}{unit})"
+    return phone or "an unknown sender"

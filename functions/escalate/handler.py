@@ -1,0 +1,5 @@
+"""Step Functions task: escalate at once, before the lease (see maestro.pipeline.steps)."""
+
+from maestro.pipeline.entry import escalate as handler
+
+__all__ = ["handler"]

@@ -1,0 +1,171 @@
+"""In-memory stand-ins for the pipeline's remaining ports (tests only).
+
+The lane ports' fakes live in ``maestro.lanes.fakes``; these complete the set so the pipeline's
+steps can run in-process without AWS: the decision log, the state store, the conversation
+buffer's lease, the event bus and the gate store. They follow the adapters' observable rules
+(append-only, optimistic versions, flush-order turns with takeover of an expired holder).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from maestro.domain.models import Message
+from maestro.domain.records import (
+    ActionOutcomeRecord,
+    MaestroDecision,
+    MaestroState,
+    PackageCompletion,
+)
+from maestro.ports import AlreadyExistsError, DomainEvent, FlushClaim, Gate, StaleVersionError
+
+
+class InMemoryDecisionLog:
+    def __init__(self) -> None:
+        self.decisions: dict[str, MaestroDecision] = {}
+        self.outcomes: dict[str, ActionOutcomeRecord] = {}
+        self.completions: dict[str, PackageCompletion] = {}
+
+    def append(self, decision: MaestroDecision) -> None:
+        if decision.decision_id in self.decisions:
+            raise AlreadyExistsError(decision.decision_id)
+        self.decisions[decision.decision_id] = decision
+
+    def get(self, package_id: str, decision_id: str) -> MaestroDecision | None:
+        found = self.decisions.get(decision_id)
+        return found if found is not None and found.package_id == package_id else None
+
+    def for_package(self, package_id: str) -> list[MaestroDecision]:
+        found = [d for d in self.decisions.values() if d.package_id == package_id]
+        return sorted(found, key=lambda d: (d.index, d.recorded_at, d.decision_id))
+
+    def recent(self, conversation_id: str, limit: int) -> list[MaestroDecision]:
+        found = [d for d in self.decisions.values() if d.conversation_id == conversation_id]
+        found.sort(key=lambda d: (d.recorded_at, d.decision_id))
+        return found[-limit:] if limit > 0 else []
+
+    def record_outcome(self, outcome: ActionOutcomeRecord) -> bool:
+        if outcome.record_id in self.outcomes:
+            return False
+        self.outcomes[outcome.record_id] = outcome
+        return True
+
+    def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
+        found = [o for o in self.outcomes.values() if o.package_id == package_id]
+        return sorted(found, key=lambda o: o.index)
+
+    def complete(self, completion: PackageCompletion) -> bool:
+        if completion.package_id in self.completions:
+            return False
+        self.completions[completion.package_id] = completion
+        return True
+
+    def completion_for(self, package_id: str) -> PackageCompletion | None:
+        return self.completions.get(package_id)
+
+
+class InMemoryStateStore:
+    def __init__(self) -> None:
+        self.items: dict[str, MaestroState] = {}
+
+    def get(self, wo_id: str) -> MaestroState | None:
+        return self.items.get(wo_id)
+
+    def put(self, state: MaestroState, expected_version: int | None) -> None:
+        wanted = 1 if expected_version is None else expected_version + 1
+        if state.version != wanted:
+            raise ValueError(f"version must be {wanted}, got {state.version}")
+        current = self.items.get(state.wo_id)
+        if (current.version if current else None) != expected_version:
+            raise StaleVersionError(state.wo_id)
+        self.items[state.wo_id] = state
+
+
+class InMemoryLeases:
+    """The lease half of the conversation buffer, with the DynamoDB adapter's rules."""
+
+    def __init__(self) -> None:
+        self.holder: dict[str, tuple[str, int, datetime]] = {}
+        self.next_flush: dict[str, int] = {}
+        self.skipped: dict[str, set[int]] = {}
+        self.messages: dict[tuple[str, int], Message] = {}
+
+    def acquire_lease(
+        self, conversation_id: str, package_id: str, flush_number: int, at: datetime, ttl: int
+    ) -> bool:
+        held = self.holder.get(conversation_id)
+        if held is not None and held[0] != package_id:
+            if held[2] >= at:
+                return False
+            del self.holder[conversation_id]  # an expired holder's turn is over
+            self.next_flush[conversation_id] = held[1] + 1
+            self._advance(conversation_id)
+        mine = held is not None and held[0] == package_id
+        if not mine and self.next_flush.get(conversation_id, 1) != flush_number:
+            return False
+        self.holder[conversation_id] = (package_id, flush_number, at + timedelta(seconds=ttl))
+        return True
+
+    def renew_lease(self, conversation_id: str, package_id: str, at: datetime, ttl: int) -> bool:
+        held = self.holder.get(conversation_id)
+        if held is None or held[0] != package_id:
+            return False
+        self.holder[conversation_id] = (package_id, held[1], at + timedelta(seconds=ttl))
+        return True
+
+    def release_lease(self, conversation_id: str, package_id: str, flush_number: int) -> bool:
+        held = self.holder.get(conversation_id)
+        if held is None or held[0] != package_id:
+            return False
+        del self.holder[conversation_id]
+        self.next_flush[conversation_id] = flush_number + 1
+        self._advance(conversation_id)
+        return True
+
+    def forfeit_turn(self, conversation_id: str, flush_number: int) -> None:
+        self.skipped.setdefault(conversation_id, set()).add(flush_number)
+        self._advance(conversation_id)
+
+    def _advance(self, conversation_id: str) -> None:
+        while conversation_id not in self.holder and self.next_flush.get(
+            conversation_id, 1
+        ) in self.skipped.get(conversation_id, set()):
+            self.next_flush[conversation_id] = self.next_flush.get(conversation_id, 1) + 1
+
+    def messages_for(self, claim: FlushClaim) -> list[Message]:
+        return [
+            self.messages[(claim.conversation_id, seq)]
+            for seq in range(claim.after_seq + 1, claim.through_seq + 1)
+        ]
+
+
+class InMemoryBus:
+    def __init__(self) -> None:
+        self.events: dict[str, DomainEvent] = {}
+
+    def publish(self, events: Sequence[DomainEvent]) -> None:
+        for event in events:
+            self.events[event.event_id] = event
+
+
+class InMemoryGates:
+    def __init__(self) -> None:
+        self.gates: dict[tuple[str, str, int | None], Gate] = {}
+
+    def put(self, gate: Gate) -> None:
+        self.gates[(gate.execution_id, gate.gate, gate.index)] = gate
+
+    def open_gates(self) -> list[Gate]:
+        return list(self.gates.values())
+
+    def remove(self, execution_id: str, gate: str, index: int | None) -> None:
+        self.gates.pop((execution_id, gate, index), None)
+
+
+class FixedClock:
+    def __init__(self, now: datetime) -> None:
+        self.at = now
+
+    def now(self) -> datetime:
+        return self.at

@@ -1,0 +1,134 @@
+"""Helpers for tests on the embedded stack: signed texts in, reads of the real stores out.
+
+Every assertion a test makes through these reads a surface (the WO store, the decision log, the
+recorded messages, the execution history), never a step's return value alone.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from itertools import count
+from typing import Any
+
+from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
+from maestro.domain.models import WorkOrder
+from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
+from maestro.local.stack import ON_CALL_PM, LocalStack
+from maestro.local.world import MARIA, signed_app_event, signed_sms_event
+from maestro.ports import Gate, SentMessage
+
+_sids = count(1)
+
+
+def sms(stack: LocalStack, body: str, sender: str = MARIA.phone) -> str:
+    """One signed inbound SMS through the real webhook; returns its MessageSid."""
+    sid = f"SMt{next(_sids):06d}"
+    response = stack.http(signed_sms_event(stack.twilio_token, sid, sender, body))
+    assert response["statusCode"] == 200, response
+    return sid
+
+
+def app_message(stack: LocalStack, body: str, sender: str = MARIA.phone) -> str:
+    message_id = f"app{next(_sids):06d}"
+    payload = json.dumps({"message_id": message_id, "from_phone": sender, "body": body})
+    response = stack.http(
+        signed_app_event(stack.app_secret, "/app/messages", payload, stack.clock.now())
+    )
+    assert response["statusCode"] == 200, response
+    return f"app:{message_id}"
+
+
+def new_executions(stack: LocalStack, seconds: float) -> list[dict[str, Any]]:
+    """Advance virtual time; the executions started meanwhile, described, in start order."""
+    before = {e["executionArn"] for e in stack.executions()}
+    stack.advance(seconds)
+    return [
+        stack.sfn.describe_execution(executionArn=e["executionArn"])
+        for e in stack.executions()
+        if e["executionArn"] not in before
+    ]
+
+
+def flush(stack: LocalStack) -> dict[str, Any]:
+    """Let the idle window pass; the one new execution, finished (or idle)."""
+    started = new_executions(stack, stack.idle + 1)
+    assert len(started) == 1, f"expected one new execution, got {len(started)}"
+    return started[0]
+
+
+def described(stack: LocalStack, execution: dict[str, Any]) -> dict[str, Any]:
+    """The execution as it is now."""
+    return stack.sfn.describe_execution(executionArn=execution["executionArn"])  # type: ignore[no-any-return]
+
+
+def package_id(execution: dict[str, Any]) -> str:
+    return str(json.loads(execution["input"])["package_id"])
+
+
+def output(execution: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(execution["output"])  # type: ignore[no-any-return]
+
+
+def log(stack: LocalStack) -> DynamoDecisionLog:
+    return DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
+
+
+def decisions(stack: LocalStack, execution: dict[str, Any]) -> list[MaestroDecision]:
+    return log(stack).for_package(package_id(execution))
+
+
+def outcomes(stack: LocalStack, execution: dict[str, Any]) -> list[ActionOutcomeRecord]:
+    return log(stack).outcomes_for(package_id(execution))
+
+
+def completion(stack: LocalStack, execution: dict[str, Any]) -> PackageCompletion | None:
+    return log(stack).completion_for(package_id(execution))
+
+
+def work_orders(stack: LocalStack) -> list[WorkOrder]:
+    store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+    items = stack.ddb.scan(TableName=stack.tables["work_orders"], ConsistentRead=True)["Items"]
+    found = [store.get(item["wo_id"]["S"]) for item in items]
+    return sorted((wo for wo in found if wo is not None), key=lambda wo: wo.created_at)
+
+
+def outbox(stack: LocalStack) -> list[SentMessage]:
+    return stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined, no-any-return]
+
+
+def pages(stack: LocalStack) -> list[str]:
+    return [m.body for m in outbox(stack) if m.to == ON_CALL_PM]
+
+
+def to_phone(stack: LocalStack, phone: str) -> list[str]:
+    return [m.body for m in outbox(stack) if m.to == phone]
+
+
+def wait_for_gate(stack: LocalStack, execution_arn: str | None = None) -> Gate:
+    """The next paused gate (of one execution, or any)."""
+    done = threading.Event()
+    for _ in range(1000):
+        gates = [
+            g
+            for g in stack.pipeline.deps.gates.open_gates()
+            if execution_arn is None or g.execution_id == execution_arn
+        ]
+        if gates:
+            return gates[0]
+        done.wait(0.01)
+    raise AssertionError("no gate paused")
+
+
+def release_all_gates(stack: LocalStack) -> int:
+    """Release gates until no execution is paused; how many were released."""
+    released = 0
+    while True:
+        stack.wait_for_executions(allow_paused=True)
+        gates = stack.pipeline.deps.gates.open_gates()
+        running = {e["executionArn"] for e in stack.running_executions()}
+        gates = [g for g in gates if g.execution_id in running]
+        if not gates:
+            return released
+        stack.release_gate(gates[0])
+        released += 1

@@ -1,0 +1,156 @@
+"""The ASL and the steps' typed contract agree: every path, selector, payload and error name.
+
+The state machine moves one JSON document between Lambdas; a path the models do not know, or an
+error name no exception carries, fails only at run time in the cloud. These checks fail here.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from maestro.adapters.eventbridge import EVENT_SOURCE
+from maestro.local.stack import ASL_PATH, PLACEHOLDER_FOR_STEP, STEP_FUNCTIONS, asl_substitutions
+from maestro.pipeline.contract import ActItem, ExecutionState, GatePayload
+from maestro.pipeline.entry import STEPS
+from maestro.pipeline.errors import STATE_MACHINE_ERRORS
+
+ROOT = Path(__file__).resolve().parents[2]
+ASL: dict[str, Any] = json.loads(ASL_PATH.read_text())
+
+
+def _states(machine: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, state in machine["States"].items():
+        yield name, state
+        if state["Type"] == "Map":
+            yield from _states(state["ItemProcessor"])
+
+
+def _inner() -> set[str]:
+    return {
+        name
+        for s in ASL["States"].values()
+        if s["Type"] == "Map"
+        for name in s["ItemProcessor"]["States"]
+    }
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation (unwrapping Optional and tuples), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) in (
+        typing.Union,
+        tuple,
+        list,
+    ):
+        for arg in typing.get_args(annotation):
+            found = _model_of(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def resolves(model: type[BaseModel], path: str) -> bool:
+    """Whether a JSONPath like ``$.precheck.route`` names a field through the models."""
+    assert path.startswith("$."), path
+    current: type[BaseModel] | None = model
+    for part in path[2:].split("."):
+        if current is None or part not in current.model_fields:
+            return False
+        current = _model_of(current.model_fields[part].annotation)
+    return True
+
+
+def _paths(value: Any) -> Iterator[str]:
+    """Every ``$.…`` path a Parameters/Payload template reads (context paths ``$$`` excluded)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key.endswith(".$") and isinstance(inner, str) and not inner.startswith("$$"):
+                yield inner
+            else:
+                yield from _paths(inner)
+
+
+def test_every_result_path_is_a_field_of_the_execution_state() -> None:
+    for name, state in ASL["States"].items():
+        targets = [state.get("ResultPath")] + [c["ResultPath"] for c in state.get("Catch", [])]
+        for target in targets:
+            if target is not None:
+                assert resolves(ExecutionState, target), f"{name}: {target}"
+
+
+def test_every_choice_variable_resolves() -> None:
+    for name, state in _states(ASL):
+        for rule in state.get("Choices", []):
+            for leaf in rule.get("And", [rule]):
+                model = ActItem if name in _inner() else ExecutionState
+                assert resolves(model, leaf["Variable"]), f"{name}: {leaf['Variable']}"
+
+
+def test_the_map_items_are_act_items() -> None:
+    (queue,) = [s for s in ASL["States"].values() if s["Type"] == "Map"]
+    assert resolves(ExecutionState, queue["ItemsPath"])
+    selector = queue["ItemSelector"]
+    assert {key.removesuffix(".$") for key in selector} == set(ActItem.model_fields)
+    for path in _paths(selector):
+        assert resolves(ExecutionState, path), path
+
+
+def test_every_gate_payload_is_a_gate_payload() -> None:
+    gates = [(n, s) for n, s in _states(ASL) if "waitForTaskToken" in s.get("Resource", "")]
+    assert len(gates) == 2
+    for name, state in gates:
+        payload = state["Parameters"]["Payload"]
+        keys = {key.removesuffix(".$") for key in payload}
+        required = {n for n, f in GatePayload.model_fields.items() if f.is_required()}
+        assert required <= keys <= set(GatePayload.model_fields), name
+        model = ActItem if name in _inner() else ExecutionState
+        for path in _paths(payload):
+            assert resolves(model, path), f"{name}: {path}"
+
+
+def test_every_custom_error_name_is_an_exception_of_the_pipeline() -> None:
+    known = {cls.__name__ for cls in STATE_MACHINE_ERRORS}
+    for name, state in _states(ASL):
+        for rule in [*state.get("Retry", []), *state.get("Catch", [])]:
+            for error in rule["ErrorEquals"]:
+                if not error.startswith(("States.", "Lambda.")):
+                    assert error in known, f"{name}: {error}"
+
+
+def test_the_event_source_is_the_bus_adapter_s() -> None:
+    sources = [
+        entry["Source"]
+        for _, state in _states(ASL)
+        for entry in state.get("Parameters", {}).get("Entries", [])
+    ]
+    assert sources == [EVENT_SOURCE]
+    for path in _paths({"x": ASL["States"]["Announce decision.recorded"]["Parameters"]}):
+        assert resolves(ExecutionState, path), path
+
+
+def test_every_lambda_step_has_a_handler_a_placeholder_and_a_function() -> None:
+    assert set(STEPS) == set(STEP_FUNCTIONS) == set(PLACEHOLDER_FOR_STEP)
+    functions = {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
+    assert set(STEPS) <= functions
+    placeholders = {p for p in asl_substitutions("bus") if p.endswith("FunctionArn")}
+    used = {s["Resource"][2:-1] for _, s in _states(ASL) if s.get("Resource", "").startswith("${")}
+    used |= {
+        s["Parameters"]["FunctionName"][2:-1]
+        for _, s in _states(ASL)
+        if "waitForTaskToken" in s.get("Resource", "")
+    }
+    assert used == placeholders
+
+
+@pytest.mark.parametrize("path", ["$.nope", "$.precheck.nope", "$.lease.sender.nope"])
+def test_the_resolver_refuses_what_the_models_lack(path: str) -> None:
+    assert not resolves(ExecutionState, path)
