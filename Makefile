@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint unit fuzz bench install clean
+.PHONY: demo test lint unit fuzz bench load install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,3 +44,8 @@ clean:
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_safety_floor.py
 	$(BIN)/python benchmarks/bench_demo.py
+
+# 1,000 messages from 50 senders on the embedded stack (a few minutes): failed open, emergencies
+# escalated, lost, duplicated, order violations. `make test` runs a small one.
+load: $(STAMP)
+	$(BIN)/python benchmarks/load.py --senders 50 --messages 1000
