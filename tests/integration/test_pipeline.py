@@ -27,6 +27,8 @@ HAPPY_PATH = [
     "Emergency?",
     "Take the conversation lease",
     "Route the package",
+    "Resolve: open questions and holds",
+    "Answered?",
     "Step mode before the brain?",
     "Brain: sample and vote",
     "Dispose: decide the action queue",

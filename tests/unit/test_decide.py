@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from maestro.brain.decide import (
     MAX_FACTS_BYTES,
     BreakInBudget,
+    DecideOption,
     DecideRequest,
     DecideResult,
     ModelReply,
@@ -20,8 +21,8 @@ from maestro.brain.decide import (
     situation_signature,
 )
 
-ALLOWED = ("retry_repair", "schedule_visit", "escalate_to_pm")
-DEFAULT = "escalate_to_pm"
+ALLOWED = (DecideOption.RETRY_REPAIR, DecideOption.SCHEDULE_VISIT, DecideOption.ESCALATE_TO_PM)
+DEFAULT = DecideOption.ESCALATE_TO_PM
 FACTS = {"wo_id": "WO-1", "series": ["asked_window", "asked_window"]}
 
 Script = str | BaseException
@@ -257,6 +258,11 @@ def test_a_tie_between_two_actions_is_ambiguous_never_a_pick() -> None:
         "assign_person_to_wo",
         "select_person",
         "identify_caller",
+        # Refused by type, not by name: a blocklist of prefixes let these two through.
+        "sender_is_maria",
+        "sender_is_john",
+        "+14155550100",
+        "tenant-maria",
     ],
 )
 def test_person_choosing_actions_are_refused_at_configuration(action: str) -> None:
@@ -264,6 +270,7 @@ def test_person_choosing_actions_are_refused_at_configuration(action: str) -> No
 
     A decide() that returns whatever identifier the model names could bind a message to a guessed
     person; identity questions must only escalate, so such an action never reaches the model.
+    Options are DecideOption members, a closed set naming no person: any string is refused.
     """
     model = ScriptedModel([decided(action, 1.0)])
     with pytest.raises(PersonChoiceRefused):
@@ -271,21 +278,37 @@ def test_person_choosing_actions_are_refused_at_configuration(action: str) -> No
             model,
             task="who_is_this",
             facts=FACTS,
-            allowed_actions=(action, "escalate_to_pm"),
+            allowed_actions=(action, DecideOption.ESCALATE_TO_PM),  # type: ignore[arg-type]
             min_confidence=0.5,
-            default_action="escalate_to_pm",
+            default_action=DecideOption.ESCALATE_TO_PM,
         )
     assert model.requests == []
+
+
+def test_every_decide_option_names_what_to_do_not_a_person() -> None:
+    assert all(option.value.isidentifier() for option in DecideOption)
+    with pytest.raises(PersonChoiceRefused):
+        decide(
+            ScriptedModel([decided("valid")]),
+            task="t",
+            facts=FACTS,
+            allowed_actions=(DecideOption.VALID, DecideOption.STALE),
+            min_confidence=0.5,
+            default_action="stale",  # type: ignore[arg-type]  # a string, even a known one
+        )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({"allowed_actions": ()}, "empty"),
-        ({"allowed_actions": ("retry_repair", "retry_repair")}, "duplicate"),
-        ({"allowed_actions": ("+14155550100", "escalate_to_pm")}, "snake_case"),
-        ({"allowed_actions": ("Retry Repair", "escalate_to_pm")}, "snake_case"),
-        ({"default_action": "do_nothing"}, "default_action"),
+        (
+            {"allowed_actions": (DecideOption.RETRY_REPAIR, DecideOption.RETRY_REPAIR)},
+            "duplicate",
+        ),
+        ({"allowed_actions": ("+14155550100", DEFAULT)}, "DecideOption"),
+        ({"allowed_actions": ("Retry Repair", DEFAULT)}, "DecideOption"),
+        ({"default_action": DecideOption.RELAY}, "default_action"),
         ({"samples": 0}, "samples"),
         ({"min_confidence": 1.2}, "min_confidence"),
         ({"min_confidence": -0.1}, "min_confidence"),
@@ -372,9 +395,9 @@ def test_a_cached_action_outside_the_callers_allowed_set_is_not_reused() -> None
         model,
         task="break_in_arbitrate",
         facts=FACTS,
-        allowed_actions=("schedule_visit", "escalate_to_pm"),
+        allowed_actions=(DecideOption.SCHEDULE_VISIT, DecideOption.ESCALATE_TO_PM),
         min_confidence=0.7,
-        default_action="escalate_to_pm",
+        default_action=DecideOption.ESCALATE_TO_PM,
         budget=budget,
     )
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from maestro.brain.guards import GuardConfig, evaluate_guard
+from maestro.domain.guards import GuardConfig, evaluate_guard
 
 
 def test_the_same_question_asked_twice_for_one_context_trips_the_repeat_guard() -> None:

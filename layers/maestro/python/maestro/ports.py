@@ -241,19 +241,44 @@ class WorkOrderStore(Protocol):
         """The party's WOs still in conversation: open, or completed awaiting a rating."""
 
 
+PendingKind = Literal["clarification", "confirmation"]
+
+
 class PendingStore(Protocol):
     def put_clarification(self, item: PendingClarification) -> None: ...
 
-    def put_confirmation(self, item: PendingConfirmation) -> None: ...
+    def put_confirmation(self, item: PendingConfirmation) -> None:
+        """Create once; raises AlreadyExistsError if the id exists."""
 
     def clarifications_for(self, party_id: str, now: AwareDatetime) -> list[PendingClarification]:
-        """Unexpired clarifications for the party, oldest first."""
+        """Open, unexpired clarifications for the party, oldest first."""
 
     def confirmations_for(self, party_id: str, now: AwareDatetime) -> list[PendingConfirmation]:
         """Unexpired confirmations still held for the party, oldest first."""
 
+    def open_items(
+        self, party_id: str
+    ) -> tuple[list[PendingClarification], list[PendingConfirmation]]:
+        """Every clarification still open and confirmation still held, expired or not (so the
+        expiry can be recorded), oldest first."""
+
+    def set_status(
+        self,
+        kind: PendingKind,
+        pending_id: str,
+        expected: str,
+        status: str,
+        closed_by: str | None = None,
+    ) -> None:
+        """Move an item on from ``expected``; raises StaleVersionError if it is not there."""
+
     def set_confirmation_status(self, confirmation_id: str, expected: str, status: str) -> None:
         """Move a held confirmation on; raises StaleVersionError if it is not ``expected``."""
+
+    def get(
+        self, kind: PendingKind, pending_id: str
+    ) -> PendingClarification | PendingConfirmation | None:
+        """Any stored item, whatever its status or expiry."""
 
 
 class PartyDirectory(Protocol):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar, get_args
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar, get_args
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
@@ -26,16 +26,19 @@ from maestro.adapters.ddb import (
 from maestro.domain.models import Party, WorkOrder
 from maestro.domain.records import (
     ActionOutcomeRecord,
+    HoldStatus,
     MaestroDecision,
     MaestroState,
     PackageCompletion,
     PendingClarification,
     PendingConfirmation,
+    PendingStatus,
 )
 from maestro.ports import (
     AlreadyExistsError,
     DecisionLog,
     PartyDirectory,
+    PendingKind,
     PendingStore,
     StaleVersionError,
     StateStore,
@@ -396,8 +399,10 @@ class DynamoWorkOrderStore(WorkOrderStore):
 # Pending clarifications and held confirmations, one table, expired by TTL.
 # ---------------------------------------------------------------------------------------------
 
-PendingKind = Literal["clarification", "confirmation"]
-_CONFIRMATION_STATUSES = frozenset(get_args(PendingConfirmation.model_fields["status"].annotation))
+_CONFIRMATION_STATUSES = frozenset(get_args(HoldStatus))
+_CLARIFICATION_STATUSES = frozenset(get_args(PendingStatus))
+PENDING_RETENTION = timedelta(days=7)
+"""Items outlive their expiry by this much, so the expiry itself is recorded, not just lost."""
 
 
 class DynamoPendingStore(PendingStore):
@@ -436,34 +441,70 @@ class DynamoPendingStore(PendingStore):
         )
 
     def clarifications_for(self, party_id: str, now: datetime) -> list[PendingClarification]:
-        return self._live(party_id, "clarification", PendingClarification, now)
+        return [
+            c for c in self._live(party_id, "clarification", PendingClarification, now) if c.is_open
+        ]
 
     def confirmations_for(self, party_id: str, now: datetime) -> list[PendingConfirmation]:
         live = self._live(party_id, "confirmation", PendingConfirmation, now)
         return [c for c in live if c.status == "held"]
 
+    def open_items(
+        self, party_id: str
+    ) -> tuple[list[PendingClarification], list[PendingConfirmation]]:
+        questions = self._live(party_id, "clarification", PendingClarification, None)
+        holds = self._live(party_id, "confirmation", PendingConfirmation, None)
+        return [q for q in questions if q.is_open], [h for h in holds if h.is_open]
+
+    def get(
+        self, kind: PendingKind, pending_id: str
+    ) -> PendingClarification | PendingConfirmation | None:
+        stored = _get(self._client, self._table, {PENDING.partition.name: pending_id})
+        if stored is None or from_item({_KIND: stored[_KIND]})[_KIND] != kind:
+            return None
+        cls: type[PendingClarification] | type[PendingConfirmation] = (
+            PendingClarification if kind == "clarification" else PendingConfirmation
+        )
+        return _load(cls, stored, party_id=None)
+
     def set_confirmation_status(self, confirmation_id: str, expected: str, status: str) -> None:
+        self.set_status("confirmation", confirmation_id, expected, status)
+
+    def set_status(
+        self,
+        kind: PendingKind,
+        pending_id: str,
+        expected: str,
+        status: str,
+        closed_by: str | None = None,
+    ) -> None:
         # Refuse a status the model can't load back, or the item would become unreadable.
-        if status not in _CONFIRMATION_STATUSES:
-            raise ValueError(f"unknown confirmation status {status!r}")
+        allowed = _CONFIRMATION_STATUSES if kind == "confirmation" else _CLARIFICATION_STATUSES
+        if status not in allowed:
+            raise ValueError(f"unknown {kind} status {status!r}")
+        update = "SET #status = :status"
+        values: dict[str, Any] = {
+            ":status": to_value(status),
+            ":expected": to_value(expected),
+            ":kind": to_value(kind),
+        }
+        if closed_by is not None:
+            update += ", closed_by = :by"
+            values[":by"] = to_value(closed_by)
         try:
             self._client.update_item(
                 TableName=self._table,
-                Key=to_item({PENDING.partition.name: confirmation_id}),
-                UpdateExpression="SET #status = :status",
-                ConditionExpression="#kind = :kind AND #status = :expected",
+                Key=to_item({PENDING.partition.name: pending_id}),
+                UpdateExpression=update,
+                # A clarification stored before statuses existed has none: it is open.
+                ConditionExpression="#kind = :kind AND (#status = :expected"
+                + (" OR attribute_not_exists(#status))" if expected == "open" else ")"),
                 ExpressionAttributeNames={"#status": "status", "#kind": _KIND},
-                ExpressionAttributeValues={
-                    ":status": to_value(status),
-                    ":expected": to_value(expected),
-                    ":kind": to_value("confirmation"),
-                },
+                ExpressionAttributeValues=values,
             )
         except ClientError as exc:
             if is_conditional_failure(exc):
-                raise StaleVersionError(
-                    f"confirmation {confirmation_id} is not {expected!r}"
-                ) from exc
+                raise StaleVersionError(f"{kind} {pending_id} is not {expected!r}") from exc
             raise
 
     def _put(
@@ -482,8 +523,8 @@ class DynamoPendingStore(PendingStore):
             _KIND: kind,
             self._by_party.partition.name: party_key,
             _sort_name(self._by_party): f"{_sort_time(created)}#{pending_id}",
-            # Rounded up so TTL never deletes an item before it has expired.
-            self._ttl: math.ceil(expires.timestamp()),
+            # Rounded up so TTL never deletes an item before it has expired (and been marked so).
+            self._ttl: math.ceil((expires + PENDING_RETENTION).timestamp()),
         }
         if not create_once:
             self._client.put_item(TableName=self._table, Item=_model_item(model, **extra))
@@ -498,26 +539,28 @@ class DynamoPendingStore(PendingStore):
             AlreadyExistsError,
         )
 
-    def _live(self, party_id: str, kind: PendingKind, cls: type[P], now: datetime) -> list[P]:
-        """The party's unexpired items of ``kind``, oldest first, re-read from the table."""
+    def _live(
+        self, party_id: str, kind: PendingKind, cls: type[P], now: datetime | None
+    ) -> list[P]:
+        """The party's items of ``kind`` (unexpired at ``now``, or all when None), oldest first,
+        re-read from the table."""
+        values: dict[str, Any] = {":pk": to_value(party_id), ":kind": to_value(kind)}
+        condition = "#kind = :kind"
+        names = {"#pk": self._by_party.partition.name, "#kind": _KIND}
+        if now is not None:
+            # A coarse server-side cut (whole seconds); the exact check is below.
+            condition += " AND #ttl > :now"
+            names["#ttl"] = self._ttl
+            values[":now"] = to_value(math.floor((now + PENDING_RETENTION).timestamp()) - 1)
         ids: list[str] = []
         for item in _query(
             self._client,
             TableName=self._table,
             IndexName=self._by_party.name,
             KeyConditionExpression="#pk = :pk",
-            # A coarse server-side cut (whole seconds); the exact check is below.
-            FilterExpression="#kind = :kind AND #ttl > :now",
-            ExpressionAttributeNames={
-                "#pk": self._by_party.partition.name,
-                "#kind": _KIND,
-                "#ttl": self._ttl,
-            },
-            ExpressionAttributeValues={
-                ":pk": to_value(party_id),
-                ":kind": to_value(kind),
-                ":now": to_value(math.floor(now.timestamp())),
-            },
+            FilterExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
         ):
             ids.append(from_item(item)[PENDING.partition.name])
         live: list[P] = []
@@ -528,7 +571,7 @@ class DynamoPendingStore(PendingStore):
                 continue
             # A clarification's party_id None was not stored (to_item drops None): restore it.
             model = _load(cls, stored, party_id=None)
-            if model.expires_at > now:
+            if now is None or model.expires_at > now:
                 live.append(model)
         return live
 

@@ -6,17 +6,19 @@ is an action from ``allowed_actions``: on any doubt it is the caller's ``default
 ``fallback=True``. The worst case is a deterministic action, never a crash.
 
 Identity questions ("which tenant is this?") must only ever escalate: the model must never guess a
-person. So action names that bind a person are refused outright (:class:`PersonChoiceRefused`), and
-a caller asking anything identity-related passes an escalate-style ``default_action`` (for example
-``escalate_to_pm``) so every doubt ends with a human, not a guess.
+person. So the options are typed: ``allowed_actions`` must be members of :class:`DecideOption`, a
+closed set of *what to do* that names no person; anything else (a string such as
+"sender_is_maria", a phone number, a party id) is refused before any call
+(:class:`PersonChoiceRefused`), whatever its name. A caller asking anything identity-related
+passes ``DecideOption.ESCALATE_TO_PM`` as the default, so every doubt ends with a human.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr, TypeAdapter, ValidationError, model_validator
@@ -26,17 +28,24 @@ from maestro.domain.common import Frozen
 MAX_FACTS_BYTES = 20_480
 """Facts are a bounded situation summary; past this the model is not asked at all."""
 
-ACTION_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
-PERSON_BINDING_PREFIXES: tuple[str, ...] = (
-    "bind_",
-    "choose_person",
-    "pick_person",
-    "assign_person",
-    "select_person",
-    "identify_",
-)
-"""Action names that would let the model pick a person; refused at configuration time."""
+class DecideOption(StrEnum):
+    """Every option a ``decide()`` call may offer the model: what to do, never whom. A person is
+    not a member and cannot become one at run time, so no call can bind a message to a guessed
+    person; identity questions only escalate."""
+
+    VALID = "valid"
+    STALE = "stale"
+    ANSWER = "answer"
+    NEW_TOPIC = "new_topic"
+    ASK_AGAIN = "ask_again"
+    RETRY_REPAIR = "retry_repair"
+    SCHEDULE_VISIT = "schedule_visit"
+    RELAY = "relay"
+    EMERGENCY = "emergency"
+    NOT_EMERGENCY = "not_emergency"
+    ESCALATE_TO_PM = "escalate_to_pm"
+
 
 Status = Literal["decided", "ambiguous", "escalate"]
 FailureKind = Literal["transport_error", "non_json", "schema_failure", "out_of_set"]
@@ -216,8 +225,8 @@ def situation_signature(task: str, facts: Mapping[str, object]) -> str:
 
 
 def _check_config(
-    allowed_actions: tuple[str, ...] | list[str],
-    default_action: str,
+    allowed_actions: Sequence[DecideOption],
+    default_action: DecideOption,
     min_confidence: float,
     samples: int,
     escalate_min_share: float,
@@ -226,19 +235,16 @@ def _check_config(
     allowed = tuple(allowed_actions)
     if not allowed:
         raise ValueError("allowed_actions must not be empty")
+    for action in (*allowed, default_action):
+        if not isinstance(action, DecideOption):
+            # By type, not by name: "sender_is_maria" is refused as surely as "bind_person".
+            raise PersonChoiceRefused(
+                f"allowed action {action!r} is not a DecideOption: a free-form option can name "
+                "a person, and identity questions must only escalate "
+                "(use DecideOption.ESCALATE_TO_PM)"
+            )
     if len(set(allowed)) != len(allowed):
         raise ValueError("allowed_actions must be duplicate-free")
-    for action in allowed:
-        if not isinstance(action, str) or not ACTION_PATTERN.fullmatch(action):
-            raise ValueError(
-                f"allowed action {action!r} is not a snake_case identifier; phone numbers, "
-                "party ids and free text are never actions"
-            )
-        if action.startswith(PERSON_BINDING_PREFIXES):
-            raise PersonChoiceRefused(
-                f"allowed action {action!r} would let the model choose a person; identity "
-                "questions must only escalate (use an escalate-style default_action)"
-            )
     if default_action not in allowed:
         raise ValueError(f"default_action {default_action!r} is not in allowed_actions")
     if samples < 1:
@@ -276,9 +282,9 @@ def decide(
     *,
     task: str,
     facts: Mapping[str, object],
-    allowed_actions: tuple[str, ...] | list[str],
+    allowed_actions: Sequence[DecideOption],
     min_confidence: float,
-    default_action: str,
+    default_action: DecideOption,
     samples: int = 1,
     escalate_min_share: float = 0.2,
     budget: BreakInBudget | None = None,
@@ -499,11 +505,10 @@ def _first_reason(answers: list[_Decided] | list[_Ambiguous] | list[_Escalate]) 
 
 
 __all__ = [
-    "ACTION_PATTERN",
     "MAX_FACTS_BYTES",
-    "PERSON_BINDING_PREFIXES",
     "BreakInBudget",
     "DecideModel",
+    "DecideOption",
     "DecideRequest",
     "DecideResult",
     "FailureKind",

@@ -13,8 +13,17 @@ Rules, in the order they apply:
    ``create_wo`` earlier in the same package opens.
 5. Fresh-shortcut TTL (I2): a context past its TTL is not resumed; the sender is asked.
 6. Precise detection (I7): a rating is recorded only while its WO has a rating request out.
-7. Order: creates before anything that refers to them; one clarify at most, last.
-8. Every queued action carries an idempotency key: package id + index.
+7. Roles: a rating only from the WO's tenant (or a PM), a new WO only from a tenant, a cancel or
+   reschedule only from the tenant or a PM (``maestro.domain.roles``).
+8. Re-validate on resume (I6): answering what a context awaits (the visit's availability)
+   re-checks it first; after an emergency, or when it changed, the visit is held for a YES
+   instead of booked blindly.
+9. An answer to an open question or hold (``maestro.domain.pending``) is the queue, ahead of
+   any brain; the items it closes are recorded.
+10. Guards: a question about to be asked again, flipping, or a conversation going nowhere
+    brings the PM in once instead (``maestro.domain.guards``).
+11. Order: creates before anything that refers to them; one clarify at most, last.
+12. Every queued action carries an idempotency key: package id + index.
 """
 
 from __future__ import annotations
@@ -38,19 +47,35 @@ from maestro.domain.actions import (
     EscalateParams,
     Lane,
     ManageExisting,
+    ManageExistingParams,
     RecordRating,
+    ScheduleVisit,
     is_new_ref,
 )
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
-from maestro.domain.models import DEFAULT_CONTEXT_TTL, OpenContext, Package, Party
+from maestro.domain.guards import (
+    BREAK_IN,
+    ESCALATE,
+    PROGRESS,
+    REPLY,
+    SOFT,
+    ConversationGuards,
+    TrailEntry,
+    guard_before_asking,
+)
+from maestro.domain.models import DEFAULT_CONTEXT_TTL, OpenContext, Package, Party, PartyRole
+from maestro.domain.pending import PendingTransition, Resolution, ResolvedAction
 from maestro.domain.records import (
     ContextRelation,
     Disposition,
     MaestroDecision,
     PreCheckResult,
+    RevalidationOutcome,
     Route,
+    Stage,
 )
+from maestro.domain.roles import Part, allowed
 
 ClarifyReason = Literal[
     "ambiguous_relation",
@@ -67,13 +92,25 @@ _A = TypeVar("_A", bound=ActionBase)
 
 class DisposePolicy(Frozen):
     context_ttl: timedelta = DEFAULT_CONTEXT_TTL
+    guards: ConversationGuards = ConversationGuards()
 
 
 class QueuedAction(Frozen):
+    """One action of the queue, with what its lane needs beyond the action itself (set by
+    dispose, never by the brain: a model cannot release a hold or defer a reading)."""
+
     index: int = Field(ge=0)
     idempotency_key: str = Field(description="package id + action index: retries create nothing")
     action: Action
     decision_id: str
+    pending_id: str | None = Field(default=None, description="The question or hold it answers")
+    release: bool = Field(default=False, description="Releases that hold exactly as held")
+    revalidation: RevalidationOutcome | None = None
+    say: str = Field(default="", max_length=300, description="Said first: what changed")
+    deferred_text: str = Field(default="", description="For a question: the words on hold")
+    deferred: tuple[Action, ...] = Field(default=(), description="For a question: the readings")
+    options: tuple[str, ...] = Field(default=(), description="For a hold: the numbered options")
+    trail: tuple[str, ...] = Field(default=(), description="For a break-in: what happened")
 
 
 class Disposal(Frozen):
@@ -81,6 +118,9 @@ class Disposal(Frozen):
     route: Route
     actions: tuple[QueuedAction, ...]
     decisions: tuple[MaestroDecision, ...]
+    transitions: tuple[PendingTransition, ...] = Field(
+        default=(), description="Open questions and holds this package closes"
+    )
 
     @property
     def lanes(self) -> tuple[Lane, ...]:
@@ -110,17 +150,23 @@ class _Builder:
         package: Package,
         contexts: Sequence[OpenContext],
         consensus: ConsensusResult | None,
+        *,
+        trail: Sequence[TrailEntry] = (),
+        guards: ConversationGuards | None = None,
     ) -> None:
         self.package = package
         self.contexts = contexts
         self.consensus = consensus
+        self.trail = tuple(trail)
+        self.guards = guards or ConversationGuards()
         self.queue: list[QueuedAction] = []
         self.decisions: list[MaestroDecision] = []
+        self.transitions: tuple[PendingTransition, ...] = ()
 
     def _decision(
         self,
         *,
-        stage: Literal["precheck", "dispose", "fallback"],
+        stage: Stage,
         disposition: Disposition,
         lane: Lane,
         target: str | None,
@@ -133,10 +179,14 @@ class _Builder:
         abstained: bool = False,
         fallback: bool = False,
         key: str | None = None,
+        bound: str | None = None,
+        revalidation: RevalidationOutcome | None = None,
+        asks: str | None = None,
     ) -> MaestroDecision:
         index = len(self.decisions)
         consensus = self.consensus
-        bound = target if target is not None and disposition is Disposition.QUEUED else None
+        if bound is None and target is not None and disposition is Disposition.QUEUED:
+            bound = None if is_new_ref(target) else target
         decision = MaestroDecision(
             decision_id=f"{self.package.package_id}#{stage}#{index}",
             package_id=self.package.package_id,
@@ -149,10 +199,13 @@ class _Builder:
             command=command,
             context_relation=relation,
             open_context_count=len(self.contexts),
-            bound_context_id=bound if not is_new_ref(bound) else None,
+            bound_context_id=bound,
             interrupted=interrupted,
+            resume_revalidated=revalidation is not None,
+            revalidation=revalidation,
             abstained=abstained,
             fallback=fallback,
+            asks=asks,
             confidence=confidence,
             threshold=threshold,
             votes=dict(consensus.votes) if consensus else {},
@@ -162,7 +215,7 @@ class _Builder:
             model=consensus.model if consensus else "",
             input_tokens=consensus.input_tokens if consensus and index == 0 else 0,
             output_tokens=consensus.output_tokens if consensus and index == 0 else 0,
-            reason=reason[:500],
+            reason=truncate(reason, 500),
             idempotency_key=key,
             recorded_at=self.package.flushed_at,
         )
@@ -173,7 +226,7 @@ class _Builder:
         self,
         action: Action,
         *,
-        stage: Literal["precheck", "dispose", "fallback"],
+        stage: Stage,
         confidence: float,
         reason: str,
         relation: ContextRelation = "none",
@@ -181,7 +234,12 @@ class _Builder:
         interrupted: bool = False,
         abstained: bool = False,
         fallback: bool = False,
+        extras: ResolvedAction | None = None,
     ) -> None:
+        extras = extras or ResolvedAction(action=action)
+        asks = asks_signal(action, extras.release)
+        if asks is not None and self._break_in(action, asks, reason):
+            return
         index = len(self.queue)
         key = idempotency_key(self.package.package_id, index)
         decision = self._decision(
@@ -198,12 +256,87 @@ class _Builder:
             abstained=abstained,
             fallback=fallback,
             key=key,
+            bound=extras.pending_id,
+            revalidation=extras.revalidation,
+            asks=asks,
         )
         self.queue.append(
             QueuedAction(
-                index=index, idempotency_key=key, action=action, decision_id=decision.decision_id
+                index=index,
+                idempotency_key=key,
+                action=action,
+                decision_id=decision.decision_id,
+                pending_id=extras.pending_id,
+                release=extras.release,
+                revalidation=extras.revalidation,
+                say=extras.say,
+                deferred_text=extras.deferred_text,
+                deferred=extras.deferred,
+                options=extras.options,
             )
         )
+
+    def _break_in(self, action: Action, asks: str, reason: str) -> bool:
+        """Guards (seed 003): a question about to loop becomes one page to the PM with the
+        trail, and the party is told; asked again after that, the party is told the PM has it.
+        Returns True when the question was replaced."""
+        verdict = guard_before_asking(self.trail, asks, self.package.flushed_at, self.guards)
+        if verdict.tripped is None:
+            return False
+        self._decision(
+            stage="guard",
+            disposition=Disposition.REJECTED,
+            lane=Lane(action.lane),
+            target=action.target_wo_id,
+            command=action,
+            confidence=1.0,
+            reason=f"guard ({verdict.tripped}): {verdict.reason}; not asked: {reason}",
+            asks=asks,
+        )
+        index = len(self.queue)
+        key = idempotency_key(self.package.package_id, index)
+        replacement: Action
+        if verdict.already_broken_in:
+            replacement = ContinueWithAssistant(
+                confidence=1.0,
+                why="the PM was brought in already for this conversation",
+                params=ContinueWithAssistantParams(
+                    reply_hint="The property manager is looking into this and will be in touch."
+                ),
+            )
+            why = "guard: the PM already has it; the party is told so, not asked again"
+        else:
+            replacement = Escalate(
+                confidence=1.0,
+                why=truncate(f"guard ({verdict.tripped}): {verdict.reason}", 400),
+                params=EscalateParams(
+                    reason="guard_tripped", severity="info", hazard=truncate(verdict.reason, 200)
+                ),
+            )
+            why = f"guard ({verdict.tripped}): break-in, the PM is brought in once with the trail"
+        decision = self._decision(
+            stage="guard",
+            disposition=Disposition.QUEUED,
+            lane=Lane(replacement.lane),
+            target=None,
+            command=replacement,
+            confidence=1.0,
+            reason=why,
+            key=key,
+        )
+        trail = tuple(
+            truncate(f"{e.at:%d %b %H:%M} {e.line or e.signal}", 160) for e in self.trail[-6:]
+        )
+        self.queue.append(
+            QueuedAction(
+                index=index,
+                idempotency_key=key,
+                action=replacement,
+                decision_id=decision.decision_id,
+                trail=trail,
+            )
+        )
+        return True
 
     def record(
         self,
@@ -226,6 +359,70 @@ class _Builder:
             interrupted=interrupted,
             abstained=abstained,
         )
+
+    def close(self, transition: PendingTransition) -> None:
+        self._decision(
+            stage="resolve",
+            disposition=Disposition.CLOSED,
+            lane=Lane.CLARIFY if transition.kind == "clarification" else Lane.MANAGE_EXISTING,
+            target=None,
+            command=None,
+            confidence=1.0,
+            reason=f"{transition.kind} {transition.pending_id} {transition.to}"
+            + (f": {transition.reason}" if transition.reason else ""),
+            bound=transition.pending_id,
+        )
+
+
+def asks_signal(action: Action, release: bool = False) -> str | None:
+    """The guard signal of a question this action puts to the party, if it asks one."""
+    if isinstance(action, Clarify):
+        return "ask:" + ",".join(sorted(action.params.candidate_ids) or ["*"])
+    if isinstance(action, ManageExisting) and action.params.operation != "list" and not release:
+        return f"hold:{action.params.operation}:" + ",".join(sorted(action.params.wo_ids))
+    return None
+
+
+def _signal(queued: Sequence[MaestroDecision]) -> tuple[str, str]:
+    """One package's signal, strongest first: break-in, escalation, progress, a question, a
+    handback, a reply."""
+
+    def is_break_in(d: MaestroDecision) -> bool:
+        return isinstance(d.command, Escalate) and d.command.params.reason == "guard_tripped"
+
+    if any(is_break_in(d) for d in queued):
+        return BREAK_IN, "brought the PM in"
+    if any(
+        isinstance(d.command, Escalate) and d.command.params.reason == "emergency" for d in queued
+    ):
+        return ESCALATE, "escalated"
+    for d in queued:
+        released = d.lane is Lane.MANAGE_EXISTING and d.revalidation == "valid" and not d.asks
+        if LANE_SPECS[d.lane].mutating or released:
+            return PROGRESS, f"{d.lane.value} {d.target_wo_id or ''}".strip()
+    for d in queued:
+        if d.asks is not None:
+            return d.asks, f"asked ({d.asks})"
+    if queued and all(d.stage == "precheck" for d in queued):
+        return SOFT, "handed back"
+    return REPLY, "replied"
+
+
+def trail_of(decisions: Sequence[MaestroDecision]) -> tuple[TrailEntry, ...]:
+    """The conversation's guard trail from its recent decisions: one signal per package."""
+    by_package: dict[str, list[MaestroDecision]] = {}
+    for decision in sorted(decisions, key=lambda d: (d.recorded_at, d.decision_id)):
+        by_package.setdefault(decision.package_id, []).append(decision)
+    trail: list[TrailEntry] = []
+    for package_id, made in by_package.items():
+        queued = [d for d in made if d.disposition is Disposition.QUEUED]
+        signal, line = _signal(queued)
+        trail.append(
+            TrailEntry(
+                package_id=package_id, at=made[0].recorded_at, signal=signal, line=line[:200]
+            )
+        )
+    return tuple(trail)
 
 
 _MAX_QUESTION = 400  # ClarifyParams.question's limit
@@ -301,19 +498,26 @@ def dispose(
     *,
     precheck: PreCheckResult | None = None,
     policy: DisposePolicy | None = None,
+    resolution: Resolution | None = None,
+    trail: Sequence[TrailEntry] = (),
 ) -> Disposal:
     """Turn the brain's verdicts into the final ordered action queue and its decision records.
 
     ``open_contexts`` are the *sender's* open contexts: ownership is checked against them.
-    ``consensus`` may be None when the pre-check routed the package away from the brain.
+    ``consensus`` may be None when the pre-check routed the package away from the brain, or an
+    answer to an open question or hold (``resolution``) made it unnecessary. ``trail`` is the
+    conversation's recent guard signals.
     """
     policy = policy or DisposePolicy()
     route = precheck.route if precheck is not None else Route.REASONING
     if sender is None:
         open_contexts = ()  # an unknown number owns nothing, whatever the caller passed
     contexts = tuple(sorted(open_contexts, key=lambda c: c.context_id))
-    build = _Builder(package, contexts, consensus)
+    build = _Builder(package, contexts, consensus, trail=trail, guards=policy.guards)
     verdicts = consensus.verdicts if consensus is not None else ()
+    build.transitions = resolution.transitions if resolution is not None else ()
+    for transition in build.transitions:
+        build.close(transition)
 
     owned = {c.context_id for c in contexts}
     escalation = _escalation_from(consensus, precheck)
@@ -358,6 +562,10 @@ def dispose(
             reason="unknown sender: the PM identifies them; nothing is bound by guess",
         )
         return _finish(build, route)
+
+    if resolution is not None and resolution.route == "answered":
+        _dispose_answer(build, resolution)
+        return _finish(build, Route.REASONING)
 
     if route is Route.HANDBACK:
         build.enqueue(
@@ -414,11 +622,44 @@ def dispose(
             reason=f"no guess on mutation: {consensus.reason}",
             relation="ambiguous",
             abstained=True,
+            extras=_deferring(package, [v.action for v in verdicts if v.mutating]),
         )
         return _finish(build, route)
 
-    _dispose_decided(build, verdicts, contexts, package, policy)
+    _dispose_decided(build, verdicts, contexts, package, policy, sender)
     return _finish(build, route)
+
+
+def _deferring(package: Package, readings: Sequence[Action]) -> ResolvedAction:
+    """What a question puts on hold: the package's words and the readings it withheld, so
+    "1" or "the kitchen one" replays them on the chosen work order."""
+    return ResolvedAction(
+        action=ContinueWithAssistant(),  # placeholder: enqueue uses only the extras
+        deferred_text=package.text,
+        deferred=tuple(readings)[:10],
+    )
+
+
+def _dispose_answer(build: _Builder, resolution: Resolution) -> None:
+    """The queue an answer to an open question or hold calls for (``maestro.domain.pending``):
+    recorded at the resolve stage, bound to the item it answers, re-validated where it acts."""
+    for resolved in resolution.actions:
+        build.enqueue(
+            resolved.action,
+            stage="resolve",
+            confidence=1.0,
+            reason=resolution.reason,
+            relation="resolves",
+            extras=resolved,
+        )
+    if not build.queue:
+        build.enqueue(
+            ContinueWithAssistant(confidence=1.0, why="the answer called for nothing more"),
+            stage="resolve",
+            confidence=1.0,
+            reason=resolution.reason or "nothing to do",
+            relation="resolves",
+        )
 
 
 def _owned_candidates(
@@ -453,6 +694,7 @@ def _dispose_decided(
     contexts: Sequence[OpenContext],
     package: Package,
     policy: DisposePolicy,
+    sender: Party,
 ) -> None:
     by_id = {c.context_id: c for c in contexts}
     passed = [
@@ -474,7 +716,7 @@ def _dispose_decided(
     accepted: list[Verdict] = []
     rejections: list[_Rejection] = []
     for verdict in passed:
-        rejection = _check(verdict, by_id, created_refs, package, policy)
+        rejection = _check(verdict, by_id, created_refs, package, policy, sender)
         if rejection is None:
             accepted.append(verdict)
         else:
@@ -505,13 +747,16 @@ def _dispose_decided(
                 continue
             replied = True
         context = by_id.get(verdict.target_wo_id or "")
+        agree = f"{verdict.support}/{build.consensus.k if build.consensus else 0} samples agree"
+        action, extras = _revalidated_resume(verdict.action, context)
         build.enqueue(
-            verdict.action,
+            action,
             stage="dispose",
             confidence=verdict.share,
             threshold=verdict.threshold,
-            reason=f"{verdict.support}/{build.consensus.k if build.consensus else 0} samples agree",
+            reason=agree if extras is None else f"{agree}; {extras.say}",
             relation=_relation(verdict.action, context, contexts),
+            extras=extras,
         )
 
     for rejection in rejections:
@@ -538,6 +783,7 @@ def _dispose_decided(
             reason="asked instead of acting: " + "; ".join(r.why for r in asking),
             relation="ambiguous",
             abstained=True,
+            extras=_deferring(package, [r.verdict.action for r in asking]),
         )
     if not build.queue:
         build.enqueue(
@@ -558,12 +804,29 @@ def _check(
     created_refs: set[str],
     package: Package,
     policy: DisposePolicy,
+    sender: Party,
 ) -> _Rejection | None:
     """Why a passed verdict may not run as proposed, or None if it may."""
     action = verdict.action
     spec = LANE_SPECS[verdict.lane]
     target = action.target_wo_id
+    if isinstance(action, CreateWo) and not allowed(Lane.CREATE_WO, _own_part(sender)):
+        return _Rejection(
+            verdict=verdict,
+            why=f"a {sender.role.value} cannot open a work order (it opens in the tenant's name)",
+            clarify_reason=None,
+        )
     if isinstance(action, ManageExisting):
+        parts = {w: _part(sender, by_id.get(w)) for w in action.params.wo_ids}
+        refused = [
+            w for w, part in parts.items() if part and not allowed(Lane.MANAGE_EXISTING, part)
+        ]
+        if action.params.operation != "list" and refused:
+            return _Rejection(
+                verdict=verdict,
+                why=f"a {sender.role.value} may not cancel or move {', '.join(refused)}",
+                clarify_reason=None,
+            )
         foreign = [w for w in action.params.wo_ids if w not in by_id]
         if foreign:
             return _Rejection(
@@ -600,6 +863,13 @@ def _check(
             clarify_reason="stale_context",
             candidates=(target,),
         )
+    if not allowed(verdict.lane, _part(sender, context)):
+        # Roles: a vendor never rates, cancels or relays for the tenant, whatever it says.
+        return _Rejection(
+            verdict=verdict,
+            why=f"a {sender.role.value} may not {verdict.lane.value} on {target}",
+            clarify_reason=None,
+        )
     if isinstance(action, RecordRating) and not context.rating_requested:
         # The words were an answer to something else (I7): not a rating, and nothing to ask.
         return _Rejection(
@@ -608,10 +878,54 @@ def _check(
     return None
 
 
+def _own_part(sender: Party) -> Part:
+    return "pm" if sender.role is PartyRole.PM else sender.role.value  # type: ignore[return-value]
+
+
+def _part(sender: Party, context: OpenContext | None) -> Part | None:
+    """The sender's part in a context's work order: as the lease step found it, else their
+    role (a party's open contexts are theirs, as tenant or as vendor)."""
+    if sender.role is PartyRole.PM:
+        return "pm"
+    if context is None:
+        return None
+    return context.relation or _own_part(sender)
+
+
+def _revalidated_resume(
+    action: Action, context: OpenContext | None
+) -> tuple[Action, ResolvedAction | None]:
+    """I6 for an answer to what a context awaits (its visit's availability): re-validated as
+    the lease step found it. Valid → booked as proposed, on the record; stale or interrupted by
+    an emergency since the question → held for a YES, saying what changed, never booked
+    blindly."""
+    if not isinstance(action, ScheduleVisit) or context is None or context.resume is None:
+        return action, None
+    if context.resume == "valid":
+        return action, ResolvedAction(action=action, revalidation="valid")
+    say = (
+        "Earlier you reported an emergency. Before I arrange anything:"
+        if context.resume == "superseded"
+        else truncate(f"{context.context_id} {context.resume_note}.", 300)
+    )
+    held = ManageExisting(
+        confidence=action.confidence,
+        why=truncate(f"re-validated ({context.resume}): {action.why}", 400),
+        evidence=action.evidence,
+        params=ManageExistingParams(
+            operation="reschedule",
+            wo_ids=(context.context_id,),
+            request=truncate(action.params.availability, 300),
+        ),
+    )
+    return held, ResolvedAction(action=held, revalidation=context.resume, say=say)
+
+
 def _finish(build: _Builder, route: Route) -> Disposal:
     return Disposal(
         package_id=build.package.package_id,
         route=route,
         actions=tuple(build.queue),
         decisions=tuple(build.decisions),
+        transitions=build.transitions,
     )

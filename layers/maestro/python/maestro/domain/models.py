@@ -200,6 +200,55 @@ class WorkOrder(Frozen):
         return self._changed(at, rating=stars, rating_requested=False)
 
 
+class WoSnapshot(Frozen):
+    """What a question was asked about: a work order's version and the fields that decide
+    whether an answer still applies (I6), plus a fingerprint of the rest of its content.
+    Compact on purpose: it is stored with every pending question and hold."""
+
+    wo_id: str
+    version: int = Field(ge=1)
+    status: WorkOrderStatus
+    tenant_id: str
+    vendor_id: str | None = None
+    visit_start: AwareDatetime | None = None
+    rating_requested: bool = False
+    content: str = Field(description="A digest of summary, category, urgency and unit")
+
+    @classmethod
+    def of(cls, wo: WorkOrder) -> WoSnapshot:
+        return cls(
+            wo_id=wo.wo_id,
+            version=wo.version,
+            status=wo.status,
+            tenant_id=wo.tenant_id,
+            vendor_id=wo.vendor_id,
+            visit_start=wo.visit.start if wo.visit else None,
+            rating_requested=wo.rating_requested,
+            content=_content_digest(wo),
+        )
+
+    def decisive_changes(self, now: WorkOrder) -> tuple[str, ...]:
+        """What changed that settles the matter at once, in words ("completed", "a new visit")."""
+        changes: list[str] = []
+        if now.status is not self.status:
+            changes.append(f"is {now.status.value.replace('_', ' ')} now")
+        if now.tenant_id != self.tenant_id or now.vendor_id != self.vendor_id:
+            changes.append("changed hands")
+        if (now.visit.start if now.visit else None) != self.visit_start:
+            changes.append("has a new visit time")
+        if now.rating_requested != self.rating_requested:
+            changes.append("has a rating request " + ("out" if now.rating_requested else "closed"))
+        return tuple(changes)
+
+    def content_changed(self, now: WorkOrder) -> bool:
+        return _content_digest(now) != self.content
+
+
+def _content_digest(wo: WorkOrder) -> str:
+    text = "\x1f".join((wo.summary, wo.category, wo.urgency.value, wo.unit or ""))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class ContextKind(StrEnum):
     WORK_ORDER = "work_order"
     PENDING_CLARIFICATION = "pending_clarification"
@@ -226,6 +275,20 @@ class OpenContext(Frozen):
     wo_id: str | None = Field(
         default=None, description="The work order this context concerns, if any"
     )
+    relation: Literal["tenant", "vendor"] | None = Field(
+        default=None, description="The sender's part in the work order"
+    )
+    version: int | None = Field(default=None, description="The work order's version, if any")
+    asked_at: AwareDatetime | None = Field(
+        default=None, description="When what it awaits was asked"
+    )
+    interrupted_at: AwareDatetime | None = Field(
+        default=None, description="When an emergency last interrupted it (I1, I6)"
+    )
+    resume: Literal["valid", "stale", "superseded"] | None = Field(
+        default=None, description="Whether what it awaits still holds, re-validated (I6)"
+    )
+    resume_note: str = Field(default="", max_length=200, description="What changed, if anything")
 
     @property
     def freshness_anchor(self) -> AwareDatetime:
@@ -243,7 +306,13 @@ class OpenContext(Frozen):
 
 
 def context_for_work_order(
-    wo: WorkOrder, awaiting: Awaiting = "nothing", last_activity_at: AwareDatetime | None = None
+    wo: WorkOrder,
+    awaiting: Awaiting = "nothing",
+    last_activity_at: AwareDatetime | None = None,
+    *,
+    party_id: str | None = None,
+    asked_at: AwareDatetime | None = None,
+    interrupted_at: AwareDatetime | None = None,
 ) -> OpenContext:
     """The open context a work order gives the parties on it.
 
@@ -261,4 +330,14 @@ def context_for_work_order(
         awaiting="rating" if wo.rating_requested else awaiting,
         rating_requested=wo.rating_requested,
         wo_id=wo.wo_id,
+        relation=(
+            "tenant"
+            if party_id == wo.tenant_id
+            else "vendor"
+            if party_id is not None and party_id == wo.vendor_id
+            else None
+        ),
+        version=wo.version,
+        asked_at=asked_at,
+        interrupted_at=interrupted_at,
     )

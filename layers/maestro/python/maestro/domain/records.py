@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from maestro.domain.actions import Action, Lane, ManageExistingParams
 from maestro.domain.common import AwareDatetime, Frozen
-from maestro.domain.models import Urgency
+from maestro.domain.models import Urgency, WoSnapshot
 
 SampleFailure = Literal[
     "transport_error", "timeout", "non_json", "schema_failure", "out_of_vocabulary", "refused"
@@ -63,12 +63,15 @@ class PreCheckResult(Frozen):
 
 class Disposition(StrEnum):
     QUEUED = "queued"  # will be executed, in order
-    REJECTED = "rejected"  # violated a rule (ownership, I7, vocabulary); recorded, not executed
+    REJECTED = "rejected"  # violated a rule (ownership, role, I7, vocabulary); not executed
     PREEMPTED = "preempted"  # an escalation took precedence; the context is kept
     BELOW_THRESHOLD = "below_threshold"  # not enough agreement; recorded, not executed
+    CLOSED = "closed"  # a pending question or hold was closed (resolved, discarded, …)
 
 
 ContextRelation = Literal["resolves", "continues", "pivots", "ambiguous", "none"]
+RevalidationOutcome = Literal["valid", "stale", "superseded"]
+Stage = Literal["precheck", "resolve", "dispose", "guard", "fallback"]
 
 
 class MaestroDecision(Frozen):
@@ -81,7 +84,7 @@ class MaestroDecision(Frozen):
     decision_id: str
     package_id: str
     conversation_id: str
-    stage: Literal["precheck", "dispose", "fallback"]
+    stage: Stage
     index: int = Field(ge=0)
     disposition: Disposition
     lane: Lane
@@ -92,8 +95,14 @@ class MaestroDecision(Frozen):
     bound_context_id: str | None = None
     interrupted: bool = False
     resume_revalidated: bool = False
+    revalidation: RevalidationOutcome | None = Field(
+        default=None, description="What re-validating the resumed context or hold found (I6)"
+    )
     abstained: bool = False
     fallback: bool = False
+    asks: str | None = Field(
+        default=None, description="The question this decision puts to the party (guard signal)"
+    )
     confidence: float = Field(ge=0.0, le=1.0)
     threshold: float | None = None
     votes: dict[str, int] = Field(default_factory=dict)
@@ -159,6 +168,7 @@ class OutstandingItem(Frozen):
     kind: Literal["availability", "rating", "clarification", "confirmation", "vendor_reply"]
     since: AwareDatetime
     note: str = ""
+    asked_about: WoSnapshot | None = Field(default=None, description="The WO when asked")
 
 
 class MaestroState(Frozen):
@@ -172,14 +182,34 @@ class MaestroState(Frozen):
     outstanding: tuple[OutstandingItem, ...] = ()
     last_package_id: str | None = None
     last_decision_id: str | None = None
+    interrupted_by: str | None = Field(
+        default=None, description="The escalating package that interrupted this WO's thread"
+    )
+    interrupted_at: AwareDatetime | None = None
     updated_at: AwareDatetime
 
 
 DEFAULT_PENDING_TTL = timedelta(hours=72)
 
+PendingStatus = Literal["open", "resolved", "discarded", "expired", "superseded"]
+"""A clarification's life: open until its answer resolves it, the party drops it (a new topic
+does not: it expires), a newer question supersedes it, or its TTL passes."""
+
+HoldStatus = Literal["held", "released", "discarded", "expired", "superseded"]
+"""A held confirmation's life: held until a re-validated YES releases it exactly as held, a "no"
+or a new topic discards it, a newer hold supersedes it, or its TTL passes."""
+
+CLOSED_CLARIFICATION: frozenset[str] = frozenset({"resolved", "discarded", "expired", "superseded"})
+CLOSED_HOLD: frozenset[str] = frozenset({"released", "discarded", "expired", "superseded"})
+
 
 class PendingClarification(Frozen):
-    """A question maestro asked, stored so "1" or "the kitchen one" resolves next time."""
+    """A question maestro asked, stored so "1", "the kitchen one" or "both" resolves next time.
+
+    It keeps what the question deferred: the package's own words and the readings withheld
+    (one per candidate, when the brain proposed them), replayed on the chosen work order(s); and
+    each candidate as it was when asked, so the answer is re-validated before it acts (I6).
+    """
 
     clarification_id: str
     package_id: str
@@ -188,8 +218,15 @@ class PendingClarification(Frozen):
     question: str
     candidate_ids: tuple[str, ...]
     candidate_lines: tuple[str, ...] = ()
+    candidate_snapshots: tuple[WoSnapshot, ...] = Field(
+        default=(), description="Each candidate work order as it was when asked"
+    )
+    deferred_text: str = Field(default="", description="The words the question put on hold")
+    deferred: tuple[Action, ...] = Field(default=(), description="Readings withheld, by target")
     asked_at: AwareDatetime
     expires_at: AwareDatetime
+    status: PendingStatus = "open"
+    closed_by: str | None = Field(default=None, description="The package that closed it")
 
     @model_validator(mode="after")
     def _lines_match(self) -> PendingClarification:
@@ -197,19 +234,34 @@ class PendingClarification(Frozen):
             raise ValueError("one description line per candidate, or none")
         return self
 
+    @property
+    def is_open(self) -> bool:
+        return self.status == "open"
+
 
 class PendingConfirmation(Frozen):
     """A held mutation: the exact call with resolved ids, released only by YES, re-validated
-    before release, and never re-derived from the "yes"."""
+    before release, and never re-derived from the "yes".
+
+    ``options`` are the work orders the party saw numbered (the hold may be a narrowing of them:
+    "1" then picks WO-204 alone); ``wo_snapshots`` are the held WOs as they were when held.
+    """
 
     confirmation_id: str
     package_id: str
+    conversation_id: str = ""
     party_id: str
     call: ManageExistingParams
     proposal: str = Field(min_length=1, max_length=500, description="What the party was asked")
+    options: tuple[str, ...] = ()
+    option_lines: tuple[str, ...] = ()
+    wo_snapshots: tuple[WoSnapshot, ...] = Field(
+        default=(), description="Each held work order as it was when held"
+    )
     held_at: AwareDatetime
     expires_at: AwareDatetime
-    status: Literal["held", "released", "discarded", "expired", "superseded"] = "held"
+    status: HoldStatus = "held"
+    closed_by: str | None = None
 
     @model_validator(mode="after")
     def _mutating_call(self) -> PendingConfirmation:
@@ -217,4 +269,15 @@ class PendingConfirmation(Frozen):
             raise ValueError("only mutating calls are held for confirmation")
         if not self.call.wo_ids:
             raise ValueError("a held call names the resolved work-order ids")
+        if self.option_lines and len(self.option_lines) != len(self.options):
+            raise ValueError("one line per option, or none")
         return self
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == "held"
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """What a number in the answer counts through: the options shown, else the held ids."""
+        return self.options or self.call.wo_ids

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from maestro.domain.actions import NEW_WO_PREFIX, Action
 from maestro.domain.common import Frozen
+from maestro.domain.dispose import QueuedAction
 from maestro.domain.models import OpenContext, Package, Party
 from maestro.ports import (
     DomainEvent,
@@ -53,6 +54,7 @@ class LaneContext:
     on_call_pm_phone: str
     now: datetime
     throttle: PageThrottle | None = None
+    queued: QueuedAction | None = None
     events: list[DomainEvent] = field(default_factory=list)
 
     def resolve_target(self, target: str | None) -> str | None:

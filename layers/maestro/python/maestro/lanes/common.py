@@ -3,11 +3,13 @@ the versioned WO update with one retry."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Literal
 
 from maestro.domain.actions import Lane
-from maestro.domain.models import PartyRole, WorkOrder
+from maestro.domain.models import WorkOrder
+from maestro.domain.roles import allowed, part_in
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.ports import StaleVersionError, WorkOrderStore
 
@@ -17,6 +19,7 @@ __all__ = [
     "may_act_on",
     "phone_of",
     "short",
+    "supersede_open",
     "target_work_order",
     "touch",
     "update_work_order",
@@ -69,18 +72,51 @@ def target_work_order(
     wo = ctx.work_orders.get(wo_id) if wo_id else None
     if wo is None or wo_id is None:
         return finish(ctx, lane, status="skipped", target=wo_id, note=f"no work order {wo_id}")
-    if not may_act_on(ctx, wo):
-        return finish(ctx, lane, status="skipped", target=wo_id, note="sender is not on this WO")
+    if not may_act_on(ctx, wo, lane):
+        return finish(
+            ctx,
+            lane,
+            status="skipped",
+            target=wo_id,
+            note="the sender's part in this WO does not allow it",
+        )
     return wo_id, wo
 
 
-def may_act_on(ctx: LaneContext, wo: WorkOrder) -> bool:
-    """Ownership, re-checked at the effect (dispose checked it first): a party affects only WOs
-    it is on; a PM may act on any."""
+def may_act_on(ctx: LaneContext, wo: WorkOrder, lane: Lane | None = None) -> bool:
+    """Ownership and role, re-checked at the effect against the WO as stored (dispose checked
+    first): a party affects only WOs it is on, a PM any; and only as its part allows (a vendor
+    never rates, cancels or relays for the tenant)."""
+    part = part_in(ctx.sender, wo.tenant_id, wo.vendor_id)
+    if part is None:
+        return False
+    return lane is None or allowed(lane, part)
+
+
+def supersede_open(ctx: LaneContext, keep: str) -> list[str]:
+    """A new question or hold supersedes every other item the party has open: one at a time,
+    so an answer is never read against a question the party no longer sees."""
     sender = ctx.sender
     if sender is None:
-        return False
-    return sender.role is PartyRole.PM or sender.party_id in (wo.tenant_id, wo.vendor_id)
+        return []
+    questions, holds = ctx.pending.open_items(sender.party_id)
+    closed: list[str] = []
+    for kind, pending_id, expected in [
+        *(("clarification", q.clarification_id, "open") for q in questions),
+        *(("confirmation", h.confirmation_id, "held") for h in holds),
+    ]:
+        if pending_id == keep:
+            continue
+        with contextlib.suppress(StaleVersionError):  # closed meanwhile: nothing to do
+            ctx.pending.set_status(
+                kind,  # type: ignore[arg-type]
+                pending_id,
+                expected,
+                "superseded",
+                closed_by=ctx.package.package_id,
+            )
+            closed.append(pending_id)
+    return closed
 
 
 Change = Callable[[WorkOrder], WorkOrder | None]

@@ -7,7 +7,8 @@ opening a second one, and later actions in the package can target it as ``new:<r
 from __future__ import annotations
 
 from maestro.domain.actions import CreateWo, Lane
-from maestro.domain.models import Urgency, WorkOrder
+from maestro.domain.models import PartyRole, Urgency, WorkOrder
+from maestro.domain.roles import allowed
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import finish, short
 from maestro.ports import AlreadyExistsError
@@ -29,6 +30,11 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
     if sender is None:
         # Never guess a person: dispose hands unknown numbers to the PM; this is the backstop.
         return finish(ctx, lane, status="skipped", note="unknown sender: no work order opened")
+    if not allowed(lane, "tenant" if sender.role is PartyRole.TENANT else None):
+        # Roles: a WO opens in the tenant's name; a vendor or PM cannot open one as themselves.
+        return finish(
+            ctx, lane, status="skipped", note=f"a {sender.role.value} cannot open a work order"
+        )
 
     wo_id = wo_id_for(ctx.package.package_id, action.params.ref)
     wo = WorkOrder(

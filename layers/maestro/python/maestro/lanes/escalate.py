@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from maestro.domain.actions import Escalate, Lane
+from maestro.domain.models import Party
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
 
@@ -65,6 +66,8 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
 
     if params.reason == "identity":
         return _identity(ctx, phone)
+    if params.reason == "guard_tripped":
+        return _break_in(ctx, phone, params.hazard)
 
     advice_kind: str | None = None
     if params.reason == "emergency":
@@ -99,6 +102,38 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         target=target,
         note=f"paged the on-call PM ({params.reason}, {params.severity}){safety}; contexts kept",
     )
+
+
+def _break_in(ctx: LaneContext, phone: str, reason: str) -> LaneOutcome:
+    """The guards tripped (seed 003): the PM is brought in once with the trail, and the party is
+    told a person is on it instead of being asked the same thing again."""
+    sender = ctx.sender
+    who = _who(sender, phone)
+    trail = " | ".join(ctx.queued.trail) if ctx.queued is not None else ""
+    words = short(" ".join(ctx.package.text.split()), 200)
+    page = ctx.send(
+        ctx.on_call_pm_phone,
+        short(
+            f"[INFO] maestro is going round in circles with {who}: {reason or 'no progress'}. "
+            f'Latest: "{words}". Trail: {trail or "(none)"}. Please take over.',
+            1200,
+        ),
+        suffix="page",
+    )
+    ctx.event("escalation.paged", page.sid, "page", reason="guard_tripped", severity="info")
+    ctx.send(
+        phone,
+        "I've asked the property manager to help with this; they'll be in touch with you.",
+        suffix="told",
+    )
+    return finish(ctx, Lane.ESCALATE, note=f"break-in: paged the PM with the trail ({reason})")
+
+
+def _who(sender: Party | None, phone: str) -> str:
+    if sender is None:
+        return f"UNKNOWN number {phone}"
+    unit = f", unit {short(sender.unit, 20)}" if sender.unit else ""
+    return f"{short(sender.name or sender.party_id, 40)} ({sender.role.value}{unit})"
 
 
 def _identity(ctx: LaneContext, phone: str) -> LaneOutcome:

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from maestro.domain.models import Party, WorkOrder
-from maestro.domain.records import PendingClarification, PendingConfirmation
+from maestro.domain.records import (
+    HoldStatus,
+    PendingClarification,
+    PendingConfirmation,
+    PendingStatus,
+)
 from maestro.ports import (
     RECORDED_SID_PREFIX,
     AlreadyExistsError,
@@ -39,7 +44,8 @@ __all__ = [
 # key cannot be null); the fake answers ``clarifications_for("unknown")`` the same way.
 UNKNOWN_PARTY_KEY = "unknown"
 
-_CONFIRMATION_STATUSES = frozenset(get_args(PendingConfirmation.model_fields["status"].annotation))
+_CONFIRMATION_STATUSES = frozenset(get_args(HoldStatus))
+_CLARIFICATION_STATUSES = frozenset(get_args(PendingStatus))
 
 
 class InMemoryWorkOrderStore:
@@ -86,7 +92,8 @@ class InMemoryWorkOrderStore:
 
 
 class InMemoryPendingStore:
-    """PendingStore in two dicts. Puts overwrite by id (as the adapter's unconditional put)."""
+    """PendingStore in two dicts. Clarification puts overwrite by id (as the adapter's
+    unconditional put); confirmations are created once."""
 
     def __init__(self) -> None:
         self._clarifications: dict[str, PendingClarification] = {}
@@ -104,7 +111,7 @@ class InMemoryPendingStore:
         live = [
             c
             for c in self._clarifications.values()
-            if (c.party_id or UNKNOWN_PARTY_KEY) == party_id and c.expires_at > now
+            if (c.party_id or UNKNOWN_PARTY_KEY) == party_id and c.expires_at > now and c.is_open
         ]
         return sorted(live, key=lambda c: (c.asked_at, c.clarification_id))
 
@@ -116,13 +123,48 @@ class InMemoryPendingStore:
         ]
         return sorted(live, key=lambda c: (c.held_at, c.confirmation_id))
 
-    def set_confirmation_status(self, confirmation_id: str, expected: str, status: str) -> None:
-        if status not in _CONFIRMATION_STATUSES:
-            raise ValueError(f"unknown confirmation status {status!r}")
-        stored = self._confirmations.get(confirmation_id)
+    def open_items(
+        self, party_id: str
+    ) -> tuple[list[PendingClarification], list[PendingConfirmation]]:
+        questions = [
+            c
+            for c in self._clarifications.values()
+            if (c.party_id or UNKNOWN_PARTY_KEY) == party_id and c.is_open
+        ]
+        holds = [c for c in self._confirmations.values() if c.party_id == party_id and c.is_open]
+        return (
+            sorted(questions, key=lambda c: (c.asked_at, c.clarification_id)),
+            sorted(holds, key=lambda c: (c.held_at, c.confirmation_id)),
+        )
+
+    def set_status(
+        self,
+        kind: Literal["clarification", "confirmation"],
+        pending_id: str,
+        expected: str,
+        status: str,
+        closed_by: str | None = None,
+    ) -> None:
+        allowed = _CONFIRMATION_STATUSES if kind == "confirmation" else _CLARIFICATION_STATUSES
+        if status not in allowed:
+            raise ValueError(f"unknown {kind} status {status!r}")
+        store: dict[str, Any] = (
+            self._confirmations if kind == "confirmation" else self._clarifications
+        )
+        stored = store.get(pending_id)
         if stored is None or stored.status != expected:
-            raise StaleVersionError(f"confirmation {confirmation_id} is not {expected!r}")
-        self._confirmations[confirmation_id] = stored.model_copy(update={"status": status})
+            raise StaleVersionError(f"{kind} {pending_id} is not {expected!r}")
+        store[pending_id] = stored.model_copy(update={"status": status, "closed_by": closed_by})
+
+    def set_confirmation_status(self, confirmation_id: str, expected: str, status: str) -> None:
+        self.set_status("confirmation", confirmation_id, expected, status)
+
+    def get(
+        self, kind: Literal["clarification", "confirmation"], pending_id: str
+    ) -> PendingClarification | PendingConfirmation | None:
+        if kind == "confirmation":
+            return self._confirmations.get(pending_id)
+        return self._clarifications.get(pending_id)
 
     def confirmation(self, confirmation_id: str) -> PendingConfirmation | None:
         """Any stored confirmation, whatever its status or expiry (for tests and the demo)."""

@@ -46,6 +46,7 @@ STEP_FUNCTIONS = (
     "precheck",
     "escalate",
     "lease",
+    "resolve",
     "brain",
     "dispose",
     "act",
@@ -57,6 +58,7 @@ PLACEHOLDER_FOR_STEP = {
     "precheck": "PreCheckFunctionArn",
     "escalate": "EscalateFunctionArn",
     "lease": "LeaseFunctionArn",
+    "resolve": "ResolveFunctionArn",
     "brain": "BrainFunctionArn",
     "dispose": "DisposeFunctionArn",
     "act": "ActFunctionArn",
@@ -427,14 +429,21 @@ class LocalStack:
 
     # -- executions -----------------------------------------------------------------------------
 
-    def executions(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = self.sfn.list_executions(stateMachineArn=self.machine_arn)[
-            "executions"
-        ]
-        return sorted(found, key=lambda e: e["startDate"])
+    def executions(self, status: str | None = None) -> list[dict[str, Any]]:
+        """Every execution (all pages: ListExecutions returns at most 100 at a time)."""
+        found: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"stateMachineArn": self.machine_arn, "maxResults": 1000}
+        if status is not None:
+            kwargs["statusFilter"] = status
+        while True:
+            page = self.sfn.list_executions(**kwargs)
+            found.extend(page["executions"])
+            if not page.get("nextToken"):
+                return sorted(found, key=lambda e: e["startDate"])
+            kwargs["nextToken"] = page["nextToken"]
 
     def running_executions(self) -> list[dict[str, Any]]:
-        return [e for e in self.executions() if e["status"] == "RUNNING"]
+        return self.executions("RUNNING")
 
     def paused_executions(self) -> set[str]:
         return {gate.execution_id for gate in self.pipeline.deps.gates.open_gates()}

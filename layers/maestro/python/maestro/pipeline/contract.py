@@ -17,7 +17,9 @@ from pydantic import ConfigDict, Field
 from maestro.domain.common import E164, AwareDatetime, Frozen
 from maestro.domain.consensus import ConsensusResult
 from maestro.domain.dispose import Disposal, QueuedAction
+from maestro.domain.guards import TrailEntry
 from maestro.domain.models import FlushTrigger, Message, OpenContext, Package, Party
+from maestro.domain.pending import PendingSnapshot, Resolution
 from maestro.domain.records import BrainSample, PreCheckResult
 from maestro.lanes.base import LaneOutcome
 from maestro.ports import DomainEvent
@@ -106,6 +108,10 @@ class LeaseSnapshot(Frozen):
     )
     sender: Party | None = None
     contexts: tuple[OpenContext, ...] = ()
+    pending: PendingSnapshot = Field(
+        default_factory=PendingSnapshot, description="Open questions and holds, expired or not"
+    )
+    trail: tuple[TrailEntry, ...] = Field(default=(), description="Recent guard signals")
 
 
 class BrainOutput(Frozen):
@@ -150,6 +156,7 @@ class ExecutionState(ExecutionInput):
     precheck: PreCheckResult | None = None
     escalated: EarlyEscalation | None = None
     lease: LeaseSnapshot | None = None
+    resolution: Resolution | None = None
     brain: BrainOutput | None = None
     disposal: Disposal | None = None
     effects: tuple[LaneOutcome, ...] | None = None

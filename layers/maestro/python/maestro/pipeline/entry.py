@@ -46,6 +46,7 @@ STEPS = (
     "precheck",
     "escalate",
     "lease",
+    "resolve",
     "brain",
     "dispose",
     "act",
@@ -127,6 +128,7 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
         "precheck": pipeline.precheck,
         "escalate": escalate,
         "lease": pipeline.lease,
+        "resolve": pipeline.resolve,
         "brain": pipeline.brain,
         "dispose": pipeline.dispose,
         "act": act_once,
@@ -151,6 +153,6 @@ def _entry(name: str) -> Handler:
     return handler
 
 
-precheck, escalate, lease, brain, dispose, act, persist, fail_open, step_gate = (
+precheck, escalate, lease, resolve, brain, dispose, act, persist, fail_open, step_gate = (
     _entry(n) for n in STEPS
 )

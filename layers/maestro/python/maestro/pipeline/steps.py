@@ -18,6 +18,7 @@ The order, and why:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,21 +27,26 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from maestro.brain.decide import DecideModel, DecideOption, decide
 from maestro.brain.precheck import PreCheckModel
 from maestro.brain.precheck import precheck as run_precheck
 from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
-from maestro.domain.dispose import Disposal, QueuedAction, dispose
+from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.memory import SenderRole
 from maestro.domain.models import (
+    Awaiting,
     ContextKind,
     OpenContext,
     Package,
     Party,
     Urgency,
+    WorkOrder,
+    WoSnapshot,
     context_for_work_order,
 )
+from maestro.domain.pending import PendingSnapshot, resolve_pending
 from maestro.domain.records import (
     ActionOutcomeRecord,
     Disposition,
@@ -49,10 +55,12 @@ from maestro.domain.records import (
     OutcomeStatus,
     OutstandingItem,
     PackageCompletion,
+    RevalidationOutcome,
     Route,
     completion_record_id,
     outcome_record_id,
 )
+from maestro.domain.revalidate import Target, revalidate, stale_by_default
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.escalate import safety_instructions
@@ -100,6 +108,8 @@ GATE_TIMEOUT_SECONDS = 86_400
 """A step gate's TimeoutSeconds in the ASL: while paused, its package keeps the lease this long."""
 
 STATE_UPDATE_ATTEMPTS = 3
+TRAIL_DECISIONS = 40
+"""Recent decisions read for the conversation's guard trail (a few packages' worth)."""
 
 
 @dataclass
@@ -119,6 +129,7 @@ class PipelineDeps:
     policy: ConsensusPolicy = field(default_factory=ConsensusPolicy)
     lease_ttl_seconds: int = 900
     precheck_model: PreCheckModel | None = None
+    decide_model: DecideModel | None = None
     throttle: PageThrottle | None = None
 
 
@@ -139,29 +150,113 @@ class Pipeline:
         return _read_back(self.deps.buffer, state.package_ref)
 
     def open_contexts(self, sender: Party | None, now: datetime) -> list[OpenContext]:
-        """The sender's open contexts: WOs in conversation and unexpired clarifications."""
+        """The sender's open contexts: WOs in conversation (with what each awaits, re-validated
+        against the WO as it is now) and the open questions and holds still in their TTL."""
         if sender is None:
             return []  # never guess a person: an unknown number has nothing open
         contexts: list[OpenContext] = []
         for wo in self.deps.work_orders.open_for_party(sender.party_id):
-            snapshot = self.deps.state.get(wo.wo_id)
-            awaiting = "nothing"
-            if snapshot is not None and snapshot.outstanding:
-                kind = snapshot.outstanding[0].kind
-                awaiting = kind if kind in ("availability", "rating") else "answer"
-            last = snapshot.updated_at if snapshot is not None else None
-            contexts.append(context_for_work_order(wo, awaiting, last))  # type: ignore[arg-type]
-        for item in self.deps.pending.clarifications_for(sender.party_id, now):
-            contexts.append(
-                OpenContext(
-                    context_id=item.clarification_id,
-                    kind=ContextKind.PENDING_CLARIFICATION,
-                    description=truncate(f"asked: {item.question}", 200),
-                    opened_at=item.asked_at,
-                    awaiting="answer",
+            contexts.append(self._wo_context(wo, sender))
+        questions, holds = self.deps.pending.open_items(sender.party_id)
+        for question in questions:
+            if question.expires_at > now:
+                contexts.append(
+                    OpenContext(
+                        context_id=question.clarification_id,
+                        kind=ContextKind.PENDING_CLARIFICATION,
+                        description=truncate(f"asked: {question.question}", 200),
+                        opened_at=question.asked_at,
+                        awaiting="answer",
+                    )
                 )
-            )
+        for hold in holds:
+            if hold.expires_at > now:
+                contexts.append(
+                    OpenContext(
+                        context_id=hold.confirmation_id,
+                        kind=ContextKind.PENDING_CONFIRMATION,
+                        description=truncate(f"held until YES: {hold.proposal}", 200),
+                        opened_at=hold.held_at,
+                        awaiting="confirmation",
+                    )
+                )
         return contexts
+
+    def _wo_context(self, wo: WorkOrder, sender: Party) -> OpenContext:
+        snapshot = self.deps.state.get(wo.wo_id)
+        awaiting: Awaiting = "nothing"
+        asked: OutstandingItem | None = None
+        if snapshot is not None and snapshot.outstanding:
+            asked = snapshot.outstanding[0]
+            if asked.kind == "availability" or asked.kind == "rating":
+                awaiting = asked.kind
+            else:
+                awaiting = "answer"
+        interrupted_at = snapshot.interrupted_at if snapshot is not None else None
+        context = context_for_work_order(
+            wo,
+            awaiting,
+            snapshot.updated_at if snapshot is not None else None,
+            party_id=sender.party_id,
+            asked_at=asked.since if asked else None,
+            interrupted_at=interrupted_at,
+        )
+        if asked is None or asked.kind != "availability":
+            return context
+        # I6: whatever answers the availability question resumes this context; re-validate it
+        # now, so dispose books a visit only when nothing changed that matters.
+        check = revalidate(
+            [
+                Target(
+                    wo_id=wo.wo_id,
+                    operation="schedule",
+                    asked_at=asked.since,
+                    then=asked.asked_about,
+                    current=wo,
+                    interrupted_at=interrupted_at,
+                )
+            ],
+            sender,
+            self._judge,
+        )
+        return context.model_copy(
+            update={"resume": check.outcome, "resume_note": truncate(check.summary(), 200)}
+        )
+
+    def snapshot(self, sender: Party | None, conversation_id: str, now: datetime) -> LeaseSnapshot:
+        """What the lease holder works on: the sender, their open contexts, their open items
+        (expired ones too, so their expiry is recorded) and the conversation's guard trail."""
+        contexts = tuple(self.open_contexts(sender, now))
+        pending = PendingSnapshot()
+        if sender is not None:
+            questions, holds = self.deps.pending.open_items(sender.party_id)
+            pending = PendingSnapshot(clarifications=tuple(questions), confirmations=tuple(holds))
+        trail = trail_of(self.deps.decisions.recent(conversation_id, TRAIL_DECISIONS))
+        return LeaseSnapshot(
+            holder=None, sender=sender, contexts=contexts, pending=pending, trail=trail
+        )
+
+    def _judge(self, target: Target, changed: tuple[str, ...]) -> RevalidationOutcome:
+        """What re-validation's rules cannot settle goes to ``decide()`` when a model is
+        plugged in; without one, the default: ask, never act blindly."""
+        model = self.deps.decide_model
+        if model is None:
+            return stale_by_default(target, changed)
+        result = decide(
+            model,
+            task="Has this work order changed, since the question was asked, in a way that "
+            "makes the party's answer no longer apply?",
+            facts={
+                "operation": target.operation,
+                "changed_fields": list(changed),
+                "status": target.current.status.value if target.current else "missing",
+            },
+            allowed_actions=[DecideOption.VALID, DecideOption.STALE],
+            min_confidence=0.8,
+            default_action=DecideOption.STALE,
+            samples=3,
+        )
+        return "valid" if result.action == DecideOption.VALID else "stale"
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -218,8 +313,38 @@ class Pipeline:
             raise LeaseBusy(f"{s.conversation_id}: another package holds the lease")
         package = self.load_package(s)
         sender = self.deps.parties.by_phone(package.sender_phone)
-        contexts = self.open_contexts(sender, now)
-        return dump(LeaseSnapshot(holder=s.package_id, sender=sender, contexts=tuple(contexts)))
+        snapshot = self.snapshot(sender, s.conversation_id, now)
+        return dump(snapshot.model_copy(update={"holder": s.package_id}))
+
+    def resolve(self, state: Mapping[str, Any]) -> JSON:
+        """Match the package against what the party has open (a held confirmation, a question)
+        before any brain reads it: an answer is handled here, deterministically."""
+        s = ExecutionState.model_validate(state)
+        self._hold(s)
+        package = self.load_package(s)
+        lease = _lease(s)
+        named = {
+            *(i for q in lease.pending.clarifications for i in q.candidate_ids),
+            *(i for h in lease.pending.confirmations for i in h.call.wo_ids),
+        }
+        work_orders = {i: wo for i in sorted(named) if (wo := self.deps.work_orders.get(i))}
+        interrupted = {
+            i: at
+            for i in work_orders
+            if (snapshot := self.deps.state.get(i)) and (at := snapshot.interrupted_at)
+        }
+        resolution = resolve_pending(
+            package,
+            lease.sender,
+            lease.pending,
+            work_orders,
+            interrupted,
+            self.deps.clock.now(),
+            handback=s.precheck is not None and s.precheck.route is Route.HANDBACK,
+            judge=self._judge,
+        )
+        count("PendingAnswers", outcome=resolution.route)
+        return dump(resolution)
 
     def brain(self, state: Mapping[str, Any]) -> JSON:
         s = ExecutionState.model_validate(state)
@@ -244,8 +369,27 @@ class Pipeline:
         package = self.load_package(s)
         lease = _lease(s)
         consensus = s.brain.consensus if s.brain is not None else None
-        disposal = dispose(package, lease.sender, lease.contexts, consensus, precheck=s.precheck)
+        disposal = dispose(
+            package,
+            lease.sender,
+            lease.contexts,
+            consensus,
+            precheck=s.precheck,
+            resolution=s.resolution,
+            trail=lease.trail,
+        )
         self._write_ahead(disposal)
+        # The items this package closes move on with its decisions recorded (write-ahead): a
+        # question answered or dropped, a hold discarded, anything past its TTL expired.
+        for transition in disposal.transitions:
+            with contextlib.suppress(StaleVersionError):  # moved on already: a re-run
+                self.deps.pending.set_status(
+                    transition.kind,
+                    transition.pending_id,
+                    transition.expected,
+                    transition.to,
+                    closed_by=s.package_id,
+                )
         if disposal.abstained:
             count("Abstentions")
         if any(d.fallback for d in disposal.decisions):
@@ -274,6 +418,7 @@ class Pipeline:
             on_call_pm_phone=self.deps.on_call_pm_phone,
             now=now,
             throttle=self.deps.throttle,
+            queued=queued,
         )
         outcome = execute(queued.action, ctx)
         # Always emit, in every environment: the watcher reads back what each event claims.
@@ -295,6 +440,12 @@ class Pipeline:
         now = self.deps.clock.now()
         for outcome in s.final_effects:
             self._update_state(outcome, package, disposal.decisions, now)
+        if disposal.route is Route.ESCALATE and s.lease is not None:
+            # I1: the emergency keeps every open context, marked interrupted, so whatever
+            # resumes one later is re-validated first (I6).
+            for context in s.lease.contexts:
+                if context.kind is ContextKind.WORK_ORDER:
+                    self._interrupt(context.context_id, package, now)
         outcomes = self.deps.decisions.outcomes_for(s.package_id)
         self.deps.decisions.complete(
             PackageCompletion(
@@ -517,39 +668,72 @@ class Pipeline:
             (d.decision_id for d in decisions if d.idempotency_key == outcome.idempotency_key),
             None,
         )
-        for _ in range(STATE_UPDATE_ATTEMPTS):  # optimistic concurrency: re-read on a lost race
-            current = self.deps.state.get(wo_id)
+        created = self.deps.work_orders.get(wo_id) if outcome.created_wo_id else None
+
+        def change(current: MaestroState | None) -> dict[str, Any] | None:
             if (
                 current is not None
                 and current.last_package_id == package.package_id
                 and current.last_decision_id == decision_id
             ):
-                return  # this outcome is already reflected: persist is re-running
+                return None  # this outcome is already reflected: persist is re-running
             outstanding = list(current.outstanding) if current else []
-            urgency = current.urgency if current else Urgency.ROUTINE
+            update: dict[str, Any] = {}
             if outcome.created_wo_id:
-                outstanding = [OutstandingItem(kind="availability", since=now)]
-            elif outcome.lane == Lane.SCHEDULE_VISIT.value:
+                about = WoSnapshot.of(created) if created is not None else None
+                outstanding = [OutstandingItem(kind="availability", since=now, asked_about=about)]
+            elif outcome.lane in (Lane.SCHEDULE_VISIT.value, Lane.MANAGE_EXISTING.value):
+                # A visit booked (re-validated) or a held change released: the thread resumed.
                 outstanding = [o for o in outstanding if o.kind != "availability"]
+                update.update(interrupted_by=None, interrupted_at=None)
             elif outcome.lane == Lane.RECORD_RATING.value:
                 outstanding = [o for o in outstanding if o.kind != "rating"]
             elif outcome.lane == Lane.ESCALATE.value:
-                urgency = Urgency.EMERGENCY
-            snapshot = MaestroState(
-                wo_id=wo_id,
-                version=(current.version + 1) if current else 1,
-                urgency=urgency,
-                outstanding=tuple(outstanding),
-                last_package_id=package.package_id,
-                last_decision_id=decision_id,
-                updated_at=now,
+                update["urgency"] = Urgency.EMERGENCY
+            return {
+                **update,
+                "outstanding": tuple(outstanding),
+                "last_package_id": package.package_id,
+                "last_decision_id": decision_id,
+            }
+
+        self._change_state(wo_id, now, change)
+
+    def _interrupt(self, wo_id: str, package: Package, now: datetime) -> None:
+        def change(current: MaestroState | None) -> dict[str, Any] | None:
+            if current is not None and current.interrupted_by == package.package_id:
+                return None
+            return {"interrupted_by": package.package_id, "interrupted_at": package.flushed_at}
+
+        self._change_state(wo_id, now, change)
+
+    def _change_state(
+        self,
+        wo_id: str,
+        now: datetime,
+        change: Callable[[MaestroState | None], dict[str, Any] | None],
+    ) -> None:
+        """Read, change, write with optimistic concurrency; a lost race re-reads. Never dropped
+        silently: after every attempt is lost, persist fails and the state machine retries."""
+        for _ in range(STATE_UPDATE_ATTEMPTS):
+            current = self.deps.state.get(wo_id)
+            update = change(current)
+            if update is None:
+                return
+            base = current.model_dump() if current else {"wo_id": wo_id}
+            snapshot = MaestroState.model_validate(
+                {
+                    **base,
+                    **update,
+                    "version": (current.version + 1) if current else 1,
+                    "updated_at": now,
+                }
             )
             try:
                 self.deps.state.put(snapshot, current.version if current else None)
                 return
             except StaleVersionError:
                 continue
-        # Never dropped silently: persist fails and the state machine retries it, visibly.
         raise TransientError(
             f"{wo_id}: the state update lost {STATE_UPDATE_ATTEMPTS} races in a row"
         )

@@ -1,4 +1,5 @@
-"""Deterministic alarms over a signal window (seed 003's guard state).
+"""Deterministic alarms over a signal window (seed 003's guard state), and the conversation's
+guards built on them.
 
 A guard gates the model: it runs only when a cheap, exact counter says the flow is stuck. In
 maestro the signal is, for example, the question asked for one context, so "the same question asked
@@ -8,6 +9,7 @@ twice for the same context" (``repeat_count_gte=2``) breaks out to the PM instea
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -114,3 +116,96 @@ def evaluate_guard(series: Sequence[str], config: GuardConfig) -> GuardResult:
         no_progress=counts["no_progress_gte"],
         observed=len(window),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The conversation's guards: maestro must not loop on a party. Each package leaves one signal in
+# the trail (what maestro did with it); before asking again, the trail is checked.
+# ---------------------------------------------------------------------------------------------
+
+BREAK_IN = "break_in"
+PROGRESS = "progress"
+REPLY = "reply"
+SOFT = "soft"
+ESCALATE = "escalate"
+
+
+class TrailEntry(Frozen):
+    """What maestro did with one package of the conversation, as a guard signal."""
+
+    package_id: str
+    at: datetime
+    signal: str = Field(
+        description="ask:<candidates> | hold:<op>:<ids> | reply | soft | progress | escalate | "
+        "break_in"
+    )
+    line: str = Field(default="", max_length=200, description="For the PM's page")
+
+
+class ConversationGuards(Frozen):
+    """When maestro stops asking and brings the PM in (seed 003's guard state, per party).
+
+    - repeat: the same question was asked the last ``repeat_asks`` times in a row;
+    - flip: the last asks alternate between two questions (A, B, A, B);
+    - no progress: ``no_progress`` packages in a row got only questions and replies.
+    Only entries within ``window`` count, so an old loop that resolved cannot trip it now.
+    """
+
+    window: timedelta = timedelta(hours=12)
+    repeat_asks: int = Field(default=2, ge=1)
+    flip_length: int = Field(default=4, ge=3)
+    no_progress: int = Field(default=5, ge=2)
+
+
+class GuardVerdict(Frozen):
+    tripped: Literal["repeat", "flip", "no_progress"] | None = None
+    already_broken_in: bool = Field(
+        default=False, description="The PM was brought in already and nothing moved since"
+    )
+    reason: str = ""
+
+
+def _asks(signal: str) -> bool:
+    return signal.startswith(("ask:", "hold:"))
+
+
+def guard_before_asking(
+    trail: Sequence[TrailEntry], asking: str, now: datetime, config: ConversationGuards
+) -> GuardVerdict:
+    """Whether asking ``asking`` now (a question's signal) must become a break-in instead."""
+    recent = [e for e in trail if now - e.at <= config.window and e.signal != SOFT]
+    since_progress: list[TrailEntry] = []
+    for entry in recent:
+        since_progress = [] if entry.signal in (PROGRESS, ESCALATE) else [*since_progress, entry]
+    already = any(e.signal == BREAK_IN for e in since_progress)
+    signals = [e.signal for e in since_progress if e.signal != BREAK_IN] + [asking]
+
+    repeat = evaluate_guard(
+        signals, GuardConfig(window=config.repeat_asks + 1, repeat_count_gte=config.repeat_asks + 1)
+    )
+    if repeat.tripped:
+        return GuardVerdict(
+            tripped="repeat",
+            already_broken_in=already,
+            reason=f"the same question would be asked a {repeat.repeat_count}th time in a row",
+        )
+    tail = signals[-config.flip_length :]
+    if (
+        len(tail) == config.flip_length
+        and all(_asks(s) for s in tail)
+        and len(set(tail)) == 2
+        and flip_count(tail) == config.flip_length - 1
+    ):
+        return GuardVerdict(
+            tripped="flip",
+            already_broken_in=already,
+            reason="the questions flip between two readings",
+        )
+    stalled = signals[-config.no_progress :]
+    if len(stalled) == config.no_progress and all(_asks(s) or s == REPLY for s in stalled):
+        return GuardVerdict(
+            tripped="no_progress",
+            already_broken_in=already,
+            reason=f"{config.no_progress} packages in a row without progress",
+        )
+    return GuardVerdict(already_broken_in=already)

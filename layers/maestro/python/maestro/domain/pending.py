@@ -1,0 +1,531 @@
+"""Pending items across packages: what a package answers before the brain reads it.
+
+A package may answer something maestro left open: a held confirmation ("Reply YES to cancel
+…") or a clarification ("which one do you mean? 1) … 2) …"). It is matched against those first,
+deterministically, with the stored candidates and the exact held call, never re-parsed from the
+question's text:
+
+- a hold: YES → re-validate → release exactly the held call; a pick among the options shown →
+  hold that instead (a narrowing: "1", "the kitchen one", "all of them"); "no" → discarded; an
+  unclear answer ("ok", "sounds good") → asked again; anything else (a new topic) → discarded,
+  and the package goes on to the brain;
+- a clarification: a pick (ordinal, id, words, "both" / "all of them", "something new") →
+  re-validate the chosen work orders → replay the deferred reading (the original words, or the
+  reading the brain proposed for that target) on each valid one; an unclear answer → asked again,
+  naming the candidates; a new topic → left open (it expires) and the package goes to the brain;
+- an item past its TTL is closed as expired, on the record.
+
+At most one item is open per party at a time (a new question or hold supersedes the others), but
+the rules hold for several: the newest hold first, then the newest question.
+
+Pure: the pipeline reads the items and the work orders, and plugs a judge into re-validation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from maestro.domain.actions import (
+    Action,
+    Clarify,
+    ClarifyParams,
+    ContinueWithAssistant,
+    ContinueWithAssistantParams,
+    CreateWo,
+    CreateWoParams,
+    ManageExisting,
+    ManageExistingParams,
+    RelayToOpenWo,
+    RelayToOpenWoParams,
+)
+from maestro.domain.answers import NEW_CANDIDATE, AnswerKind, read_answer, read_confirmation
+from maestro.domain.common import Frozen, truncate
+from maestro.domain.models import Package, Party, WorkOrder, WoSnapshot
+from maestro.domain.records import (
+    PendingClarification,
+    PendingConfirmation,
+    RevalidationOutcome,
+)
+from maestro.domain.revalidate import Judge, Revalidation, Target, revalidate, stale_by_default
+
+__all__ = [
+    "PendingSnapshot",
+    "PendingTransition",
+    "Resolution",
+    "ResolvedAction",
+    "resolve_pending",
+]
+
+PendingKind = Literal["clarification", "confirmation"]
+
+
+class PendingSnapshot(Frozen):
+    """The party's open items, as the lease step read them (expired ones included)."""
+
+    clarifications: tuple[PendingClarification, ...] = ()
+    confirmations: tuple[PendingConfirmation, ...] = ()
+
+    @property
+    def any_open(self) -> bool:
+        return bool(self.clarifications or self.confirmations)
+
+
+class ResolvedAction(Frozen):
+    """An action the answer calls for, with what its lane needs beyond the action itself."""
+
+    action: Action
+    pending_id: str | None = Field(default=None, description="The question or hold it answers")
+    release: bool = Field(default=False, description="Releases the held call exactly as held")
+    revalidation: RevalidationOutcome | None = None
+    say: str = Field(default="", max_length=300, description="Said first: what changed")
+    deferred_text: str = ""
+    deferred: tuple[Action, ...] = ()
+    options: tuple[str, ...] = ()
+
+
+class PendingTransition(Frozen):
+    kind: PendingKind
+    pending_id: str
+    expected: str
+    to: Literal["resolved", "discarded", "expired", "superseded"]
+    reason: str = Field(default="", max_length=300)
+
+
+class Resolution(Frozen):
+    """What the package did to the open items, and whether the brain still needs to read it."""
+
+    route: Literal["answered", "handback", "brain"]
+    kind: Literal["none", "clarification", "confirmation"] = "none"
+    pending_id: str | None = None
+    answer: AnswerKind | None = None
+    actions: tuple[ResolvedAction, ...] = ()
+    transitions: tuple[PendingTransition, ...] = ()
+    revalidation: Revalidation | None = None
+    reason: str = Field(default="", max_length=500)
+
+
+def resolve_pending(
+    package: Package,
+    sender: Party | None,
+    pending: PendingSnapshot,
+    work_orders: Mapping[str, WorkOrder],
+    interrupted: Mapping[str, datetime],
+    now: datetime,
+    *,
+    handback: bool = False,
+    judge: Judge = stale_by_default,
+) -> Resolution:
+    """Match ``package`` against ``pending`` (see the module docstring)."""
+    transitions: list[PendingTransition] = []
+    holds = sorted(pending.confirmations, key=lambda h: (h.held_at, h.confirmation_id))
+    questions = sorted(pending.clarifications, key=lambda q: (q.asked_at, q.clarification_id))
+    live_holds: list[PendingConfirmation] = []
+    live_questions: list[PendingClarification] = []
+    for hold in holds:
+        if hold.expires_at <= now:
+            transitions.append(_close("confirmation", hold.confirmation_id, "held", "expired"))
+        else:
+            live_holds.append(hold)
+    for question in questions:
+        if question.expires_at <= now:
+            transitions.append(
+                _close("clarification", question.clarification_id, "open", "expired")
+            )
+        else:
+            live_questions.append(question)
+    # One open item at a time: a newer one supersedes the older (normally already closed).
+    for hold in live_holds[:-1]:
+        transitions.append(_close("confirmation", hold.confirmation_id, "held", "superseded"))
+    for question in live_questions[:-1]:
+        transitions.append(_close("clarification", question.clarification_id, "open", "superseded"))
+    otherwise: Literal["handback", "brain"] = "handback" if handback else "brain"
+    if sender is None:
+        return Resolution(route=otherwise, transitions=tuple(transitions))
+    text = " ".join(package.text.split())
+
+    if live_holds:
+        return _answer_hold(
+            live_holds[-1], text, sender, work_orders, interrupted, transitions, judge
+        )
+    if live_questions:
+        return _answer_question(
+            live_questions[-1],
+            text,
+            sender,
+            work_orders,
+            interrupted,
+            transitions,
+            judge,
+            package,
+        )
+    return Resolution(route=otherwise, transitions=tuple(transitions))
+
+
+# -- holds ---------------------------------------------------------------------------------------
+
+
+def _answer_hold(
+    hold: PendingConfirmation,
+    text: str,
+    sender: Party,
+    work_orders: Mapping[str, WorkOrder],
+    interrupted: Mapping[str, datetime],
+    transitions: list[PendingTransition],
+    judge: Judge,
+) -> Resolution:
+    call = hold.call
+    answer = read_confirmation(text, hold.choices, hold.option_lines)
+    common = {"kind": "confirmation", "pending_id": hold.confirmation_id, "answer": answer.kind}
+
+    if answer.kind == "no":
+        transitions.append(_close("confirmation", hold.confirmation_id, "held", "discarded", "no"))
+        as_is = "it is" if len(call.wo_ids) == 1 else "they are"
+        reply = f"OK, I've left {_ids(call.wo_ids)} as {as_is}."
+        return Resolution(
+            route="answered",
+            actions=(_reply(reply, hold.confirmation_id),),
+            transitions=tuple(transitions),
+            reason=f"{hold.confirmation_id}: the party said no; discarded",
+            **common,  # type: ignore[arg-type]
+        )
+
+    if answer.kind == "other":
+        transitions.append(
+            _close("confirmation", hold.confirmation_id, "held", "discarded", "a new topic")
+        )
+        return Resolution(
+            route="brain",
+            transitions=tuple(transitions),
+            reason=f"{hold.confirmation_id}: not an answer to the hold (a new topic); discarded",
+            **common,  # type: ignore[arg-type]
+        )
+
+    if answer.kind == "unclear":
+        # Asked again (the guard breaks in if it keeps coming back): never taken for a yes.
+        again = ResolvedAction(
+            action=_manage(call.operation, call.wo_ids, call.request, "asked again"),
+            pending_id=hold.confirmation_id,
+            say="Just to be sure:",
+            options=hold.options,
+        )
+        return Resolution(
+            route="answered",
+            actions=(again,),
+            transitions=tuple(transitions),
+            reason=f"{hold.confirmation_id}: '{truncate(text, 60)}' is not a clear yes or no",
+            **common,  # type: ignore[arg-type]
+        )
+
+    if answer.kind == "pick":
+        chosen = tuple(i for i in answer.ids if i in hold.choices)
+        narrowed = ResolvedAction(
+            action=_manage(call.operation, chosen, call.request, "narrowed"),
+            pending_id=hold.confirmation_id,
+            options=hold.options or hold.call.wo_ids,
+        )
+        return Resolution(
+            route="answered",
+            actions=(narrowed,),
+            transitions=tuple(transitions),
+            reason=f"{hold.confirmation_id}: the party picked {_ids(chosen)}; held anew",
+            **common,  # type: ignore[arg-type]
+        )
+
+    # YES: re-validate every held work order against the hold, then release exactly the call.
+    snapshots = {s.wo_id: s for s in hold.wo_snapshots}
+    check = revalidate(
+        [
+            Target(
+                wo_id=wo_id,
+                operation=call.operation,  # type: ignore[arg-type]  # never "list": held calls mutate
+                asked_at=hold.held_at,
+                then=snapshots.get(wo_id),
+                current=work_orders.get(wo_id),
+                interrupted_at=interrupted.get(wo_id),
+            )
+            for wo_id in call.wo_ids
+        ],
+        sender,
+        judge,
+    )
+    if check.outcome == "valid":
+        release = ResolvedAction(
+            action=_manage(call.operation, call.wo_ids, call.request, "released on YES"),
+            pending_id=hold.confirmation_id,
+            release=True,
+            revalidation="valid",
+        )
+        return Resolution(
+            route="answered",
+            actions=(release,),
+            transitions=tuple(transitions),
+            revalidation=check,
+            reason=f"{hold.confirmation_id}: YES, re-validated: release exactly as held",
+            **common,  # type: ignore[arg-type]
+        )
+    # Stale or superseded: say what changed and ask again about what still holds; never act.
+    # After an emergency the same work orders are asked about again; a changed one is left out.
+    keep = ("valid", "superseded") if check.outcome == "superseded" else ("valid",)
+    targets = tuple(c.wo_id for c in check.checks if c.outcome in keep)
+    say = truncate(_capital(check.summary()) + ".", 300)
+    if targets:
+        actions: tuple[ResolvedAction, ...] = (
+            ResolvedAction(
+                action=_manage(call.operation, targets, call.request, "re-validated: asked again"),
+                pending_id=hold.confirmation_id,
+                revalidation=check.outcome,
+                say=say,
+            ),
+        )
+    else:
+        transitions.append(
+            _close("confirmation", hold.confirmation_id, "held", "discarded", "nothing still holds")
+        )
+        actions = (
+            _reply(
+                f"{say} So I haven't changed anything.",
+                hold.confirmation_id,
+                revalidation=check.outcome,
+            ),
+        )
+    return Resolution(
+        route="answered",
+        actions=actions,
+        transitions=tuple(transitions),
+        revalidation=check,
+        reason=f"{hold.confirmation_id}: YES, but {check.outcome}: {check.summary()}",
+        **common,  # type: ignore[arg-type]
+    )
+
+
+# -- clarifications ------------------------------------------------------------------------------
+
+
+def _answer_question(
+    question: PendingClarification,
+    text: str,
+    sender: Party,
+    work_orders: Mapping[str, WorkOrder],
+    interrupted: Mapping[str, datetime],
+    transitions: list[PendingTransition],
+    judge: Judge,
+    package: Package,
+) -> Resolution:
+    answer = read_answer(text, question.candidate_ids, question.candidate_lines)
+    common = {
+        "kind": "clarification",
+        "pending_id": question.clarification_id,
+        "answer": answer.kind,
+    }
+    if answer.kind in ("other", "yes"):
+        # A new topic: the question stays open (it expires) and the brain reads the package.
+        return Resolution(
+            route="brain",
+            transitions=tuple(transitions),
+            reason=f"{question.clarification_id}: not an answer (a new topic); left open",
+            **common,  # type: ignore[arg-type]
+        )
+    if answer.kind == "no":
+        transitions.append(
+            _close("clarification", question.clarification_id, "open", "discarded", "none of them")
+        )
+        return Resolution(
+            route="answered",
+            actions=(
+                _reply(
+                    "OK, I won't add it to any of them. Tell me more if it's something new.",
+                    question.clarification_id,
+                ),
+            ),
+            transitions=tuple(transitions),
+            reason=f"{question.clarification_id}: none of them; discarded",
+            **common,  # type: ignore[arg-type]
+        )
+    if answer.kind == "unclear":
+        again = ResolvedAction(
+            action=Clarify(
+                confidence=1.0,
+                why="the answer did not pick one of the options",
+                evidence=truncate(text, 400),
+                params=ClarifyParams(
+                    question="Sorry, I didn't catch which one you mean. Please reply with the "
+                    "number:",
+                    candidate_ids=question.candidate_ids[:10],
+                    reason="multi_context"
+                    if len(question.candidate_ids) > 1
+                    else "ambiguous_relation",
+                ),
+            ),
+            pending_id=question.clarification_id,
+            deferred_text=question.deferred_text,
+            deferred=question.deferred,
+        )
+        return Resolution(
+            route="answered",
+            actions=(again,),
+            transitions=tuple(transitions),
+            reason=f"{question.clarification_id}: '{truncate(text, 60)}' picks none; asked again",
+            **common,  # type: ignore[arg-type]
+        )
+
+    # A pick: re-validate the chosen work orders, then replay the deferred reading on each.
+    chosen = [i for i in answer.ids if i in question.candidate_ids]
+    snapshots = {s.wo_id: s for s in question.candidate_snapshots}
+    existing = [i for i in chosen if i != NEW_CANDIDATE]
+    check = revalidate(
+        [
+            Target(
+                wo_id=wo_id,
+                operation=_operation_of(question, wo_id),
+                asked_at=question.asked_at,
+                then=snapshots.get(wo_id),
+                current=work_orders.get(wo_id),
+                interrupted_at=interrupted.get(wo_id),
+            )
+            for wo_id in existing
+        ],
+        sender,
+        judge,
+    )
+    transitions.append(
+        _close("clarification", question.clarification_id, "open", "resolved", answer.why)
+    )
+    replay: list[ResolvedAction] = []
+    for wo_id in chosen:
+        if wo_id == NEW_CANDIDATE:
+            replay.append(
+                ResolvedAction(
+                    action=_create_from(question, package), pending_id=question.clarification_id
+                )
+            )
+        elif wo_id in check.valid_ids:
+            replay.append(
+                ResolvedAction(
+                    action=_deferred_for(question, wo_id),
+                    pending_id=question.clarification_id,
+                    revalidation="valid",
+                )
+            )
+    if check.invalid:
+        replay.append(
+            _reply(
+                truncate(
+                    _capital(check.summary()) + ", so I didn't act on it there. Reply if it "
+                    "still needs attention and I'll open a new request.",
+                    500,
+                ),
+                question.clarification_id,
+                revalidation=check.outcome,
+            )
+        )
+    return Resolution(
+        route="answered",
+        actions=tuple(replay),
+        transitions=tuple(transitions),
+        revalidation=check if existing else None,
+        reason=f"{question.clarification_id}: answered {_ids(chosen)} ({answer.why}); "
+        f"re-validation {check.outcome if existing else 'not needed'}",
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def _operation_of(
+    question: PendingClarification, wo_id: str
+) -> Literal["cancel", "reschedule", "schedule", "relay"]:
+    for action in question.deferred:
+        if isinstance(action, ManageExisting) and wo_id in action.params.wo_ids:
+            return "cancel" if action.params.operation == "cancel" else "reschedule"
+        if action.target_wo_id == wo_id and action.lane == "schedule_visit":
+            return "schedule"
+    return "relay"
+
+
+def _deferred_for(question: PendingClarification, wo_id: str) -> Action:
+    """The reading withheld for ``wo_id``: the brain's, narrowed to it, else the words relayed."""
+    for action in question.deferred:
+        if isinstance(action, ManageExisting) and wo_id in action.params.wo_ids:
+            return _manage(action.params.operation, (wo_id,), action.params.request, "replayed")
+        if action.target_wo_id == wo_id:
+            return action
+    note = question.deferred_text or "(the tenant chose this work order)"
+    return RelayToOpenWo(
+        target_wo_id=wo_id,
+        confidence=1.0,
+        why=f"answer to {question.clarification_id}: replays the words it asked about",
+        evidence=truncate(note, 400),
+        params=RelayToOpenWoParams(note=truncate(note, 1000)),
+    )
+
+
+def _create_from(question: PendingClarification, package: Package) -> Action:
+    for action in question.deferred:
+        if isinstance(action, CreateWo):
+            return action
+    words = question.deferred_text or package.text
+    summary = truncate(" ".join(words.split()), 200)
+    return CreateWo(
+        confidence=1.0,
+        why=f"answer to {question.clarification_id}: something new",
+        evidence=truncate(words, 400),
+        params=CreateWoParams(summary=summary if len(summary) >= 3 else "new request"),
+    )
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _manage(operation: str, wo_ids: Sequence[str], request: str, why: str) -> ManageExisting:
+    return ManageExisting(
+        confidence=1.0,
+        why=why,
+        params=ManageExistingParams(
+            operation=operation,  # type: ignore[arg-type]
+            wo_ids=tuple(wo_ids)[:20],
+            request=request,
+        ),
+    )
+
+
+def _reply(
+    text: str, pending_id: str, *, revalidation: RevalidationOutcome | None = None
+) -> ResolvedAction:
+    return ResolvedAction(
+        action=ContinueWithAssistant(
+            confidence=1.0,
+            why="the answer to an open question, said back",
+            params=ContinueWithAssistantParams(reply_hint=truncate(text, 500)),
+        ),
+        pending_id=pending_id,
+        revalidation=revalidation,
+    )
+
+
+def _close(
+    kind: PendingKind,
+    pending_id: str,
+    expected: str,
+    to: Literal["resolved", "discarded", "expired", "superseded"],
+    reason: str = "",
+) -> PendingTransition:
+    return PendingTransition(
+        kind=kind, pending_id=pending_id, expected=expected, to=to, reason=truncate(reason, 300)
+    )
+
+
+def _ids(ids: Sequence[str]) -> str:
+    ids = list(ids)
+    if len(ids) <= 1:
+        return "".join(ids) or "nothing"
+    return ", ".join(ids[:-1]) + " and " + ids[-1]
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def snapshots_of(work_orders: Sequence[WorkOrder]) -> tuple[WoSnapshot, ...]:
+    return tuple(WoSnapshot.of(wo) for wo in work_orders)

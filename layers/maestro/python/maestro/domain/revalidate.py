@@ -1,0 +1,139 @@
+"""Re-validation before resuming (I6): does what was asked still hold?
+
+Before a held confirmation is released, an answer to a clarification acts, or an interrupted
+context is resumed, every work order involved is checked against what it was when the question
+was asked: still there, still the sender's, still in a state the operation allows, not
+interrupted by an emergency since, and unchanged (version) since, or changed only in ways that
+cannot matter (maestro's own activity touches). The deterministic rules settle almost everything;
+what they cannot (the PM edited the summary, the urgency, the category) goes to a judge, which
+the pipeline backs with ``decide()`` and whose default is "stale": ask, never act blindly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from maestro.domain.common import Frozen
+from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus, WoSnapshot
+from maestro.domain.records import RevalidationOutcome
+
+__all__ = [
+    "Check",
+    "Judge",
+    "Revalidation",
+    "Target",
+    "revalidate",
+    "stale_by_default",
+]
+
+Operation = Literal["cancel", "reschedule", "schedule", "relay", "rate"]
+
+_ALLOWED: dict[Operation, frozenset[WorkOrderStatus]] = {
+    "cancel": frozenset(
+        {WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS}
+    ),
+    "reschedule": frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED}),
+    "schedule": frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED}),
+    "relay": frozenset(
+        {WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS}
+    ),
+    "rate": frozenset({WorkOrderStatus.COMPLETED}),
+}
+
+
+class Target(Frozen):
+    """One work order an answer would act on, and what it was when the question was asked."""
+
+    wo_id: str
+    operation: Operation
+    asked_at: datetime
+    then: WoSnapshot | None = Field(default=None, description="None: not known, not compared")
+    current: WorkOrder | None = Field(description="As stored now; None if it no longer exists")
+    interrupted_at: datetime | None = None
+
+
+class Check(Frozen):
+    wo_id: str
+    outcome: RevalidationOutcome
+    why: str
+    settled_by: Literal["rules", "judge"] = "rules"
+
+
+class Revalidation(Frozen):
+    """The outcome over every target: valid only when all are; superseded beats stale."""
+
+    outcome: RevalidationOutcome
+    checks: tuple[Check, ...]
+
+    @property
+    def valid_ids(self) -> tuple[str, ...]:
+        return tuple(c.wo_id for c in self.checks if c.outcome == "valid")
+
+    @property
+    def invalid(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.outcome != "valid")
+
+    def summary(self) -> str:
+        """What changed, in words the party can read (empty when all is valid)."""
+        return "; ".join(f"{c.wo_id} {c.why}" for c in self.invalid)
+
+
+Judge = Callable[[Target, tuple[str, ...]], RevalidationOutcome]
+"""For what the rules cannot settle: the target and the names of the fields that changed."""
+
+
+def stale_by_default(_target: Target, _changed: tuple[str, ...]) -> RevalidationOutcome:
+    """The judge when no model is plugged in: ask rather than act."""
+    return "stale"
+
+
+def revalidate(
+    targets: Sequence[Target], sender: Party | None, judge: Judge = stale_by_default
+) -> Revalidation:
+    checks = tuple(_check(target, sender, judge) for target in targets)
+    outcomes = {c.outcome for c in checks}
+    outcome: RevalidationOutcome = (
+        "superseded" if "superseded" in outcomes else "stale" if "stale" in outcomes else "valid"
+    )
+    return Revalidation(outcome=outcome, checks=checks)
+
+
+def _check(target: Target, sender: Party | None, judge: Judge) -> Check:
+    wo = target.current
+    if wo is None:
+        return Check(wo_id=target.wo_id, outcome="stale", why="no longer exists")
+    if sender is None or (
+        sender.role is not PartyRole.PM and sender.party_id not in (wo.tenant_id, wo.vendor_id)
+    ):
+        return Check(wo_id=wo.wo_id, outcome="stale", why="is no longer yours")
+    if target.interrupted_at is not None and target.interrupted_at > target.asked_at:
+        return Check(
+            wo_id=wo.wo_id,
+            outcome="superseded",
+            why="was interrupted by the emergency you reported since",
+        )
+    if wo.status not in _ALLOWED[target.operation]:
+        state = wo.status.value.replace("_", " ")
+        return Check(wo_id=wo.wo_id, outcome="stale", why=f"is {state} now")
+    then = target.then
+    if then is None or wo.version == then.version:
+        return Check(wo_id=wo.wo_id, outcome="valid", why="unchanged since I asked")
+    decisive = then.decisive_changes(wo)
+    if decisive:
+        return Check(wo_id=wo.wo_id, outcome="stale", why=" and ".join(decisive) + " since I asked")
+    if not then.content_changed(wo):
+        # Only activity (a note relayed, a proposal passed on): nothing the answer rests on.
+        return Check(wo_id=wo.wo_id, outcome="valid", why="only touched since I asked")
+    outcome = judge(target, ("summary, category, urgency or unit",))
+    return Check(
+        wo_id=wo.wo_id,
+        outcome=outcome,
+        why="was edited since I asked"
+        if outcome != "valid"
+        else "edited, not in a way that matters",
+        settled_by="judge",
+    )
