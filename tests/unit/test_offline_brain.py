@@ -277,7 +277,10 @@ def test_deterministic_whatever_the_order_of_the_contexts() -> None:
 
 def test_every_output_names_the_offline_brain() -> None:
     assert BRAIN.describe() == "offline brain (deterministic rules, no model)"
-    for text in ("I smell gas", "2 onward", "the leak is back", "my oven is broken", "hi"):
+    texts = ("I smell gas", "2 onward", "the leak is back", "my oven is broken", "hi",
+             "the sink is leaking and the outlet is dead",
+             "my fridge stopped working, I'm home tomorrow after 3")  # fmt: skip
+    for text in texts:
         for sample in _samples(text, [LEAK_204, TAP_198, CEILING_LEAK]):
             assert sample.model == MODEL_ID == "offline-brain"
             assert sample.detail.startswith("offline brain")
@@ -294,6 +297,186 @@ def test_k_samples_indexed_in_order(k: int) -> None:
 def test_k_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="k must be"):
         BRAIN.samples(package("hi"), "tenant", [], k=0)
+
+
+# --- several intents in one package ------------------------------------------------------------
+
+HALLWAY_TAP = wo_context("WO-230", "dripping hallway tap")
+
+
+def _creates(disposal: Disposal) -> list[CreateWo]:
+    return [q.action for q in disposal.actions if isinstance(q.action, CreateWo)]
+
+
+def test_two_new_problems_in_one_sentence_are_two_work_orders() -> None:
+    """Naive rule "one package, one action": the outlet would be lost inside the sink's WO."""
+    disposal = _disposed(
+        package("the kitchen sink is leaking and the bedroom outlet doesn't work"), []
+    )
+    assert disposal.lanes == (Lane.CREATE_WO, Lane.CREATE_WO)
+    assert [
+        (c.params.ref, c.params.summary, c.params.category, c.params.location)
+        for c in _creates(disposal)
+    ] == [
+        ("new:1", "the kitchen sink is leaking", "plumbing", "kitchen"),
+        ("new:2", "the bedroom outlet doesn't work", "electrical", "bedroom"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "bodies",
+    [
+        ("the sink is leaking, the outlet is dead",),
+        ("the sink is leaking. the outlet is dead",),
+        ("the sink is leaking; the outlet is dead",),
+        ("the sink is leaking also the outlet is dead",),
+        ("the sink is leaking", "the outlet is dead"),
+    ],
+)
+def test_problems_split_on_every_clause_boundary(bodies: tuple[str, ...]) -> None:
+    disposal = _disposed(package(*bodies), [])
+    assert [c.params.summary for c in _creates(disposal)] == [
+        "the sink is leaking",
+        "the outlet is dead",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the toilet is clogged and it is making a noise",
+        "the sink and the tub are clogged",
+        "the toilet is clogged, the toilet won't flush",
+        "the fridge is broken and the freezer is warm too",
+    ],
+)
+def test_a_clause_that_is_no_problem_of_its_own_stays_with_the_one_before(text: str) -> None:
+    disposal = _disposed(package(text), [])
+    assert [c.params.summary for c in _creates(disposal)] == [text]
+
+
+def test_a_known_problem_and_a_new_one_relay_and_create() -> None:
+    text = "the kitchen leak is back, and now the hallway light is out"
+    disposal = _disposed(package(text), [KITCHEN_LEAK])
+    assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.RELAY_TO_OPEN_WO, "WO-204")]
+    (create,) = _creates(disposal)
+    assert (create.params.summary, create.params.category, create.params.location) == (
+        "the hallway light is out",
+        "electrical",
+        "hallway",
+    )
+    relay = disposal.actions[1].action
+    assert isinstance(relay, RelayToOpenWo)
+    assert relay.params.note == "the kitchen leak is back"
+
+
+def test_a_new_problem_with_a_time_offered_creates_and_proposes_the_visit() -> None:
+    disposal = _disposed(package("my fridge stopped working, I'm home tomorrow after 3"), [])
+    assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.SCHEDULE_VISIT, "new:1")]
+    (create,) = _creates(disposal)
+    assert create.params.summary == "my fridge stopped working"
+    visit = disposal.actions[1].action
+    assert isinstance(visit, ScheduleVisit)
+    assert (visit.params.mode, visit.params.availability) == ("propose", "tomorrow after 3")
+
+
+def test_two_new_problems_with_a_time_offered_propose_a_visit_for_each() -> None:
+    text = "hi, the dishwasher is broken and the oven doesn't work, I'm free between 2 and 4"
+    disposal = _disposed(package(text), [])
+    assert _queued(disposal) == [
+        (Lane.CREATE_WO, None),
+        (Lane.CREATE_WO, None),
+        (Lane.SCHEDULE_VISIT, "new:1"),
+        (Lane.SCHEDULE_VISIT, "new:2"),
+    ]
+    assert [c.params.summary for c in _creates(disposal)] == [
+        "the dishwasher is broken",
+        "the oven doesn't work",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the fridge stopped working, since monday",  # when it began, not when to come
+        "my fridge stopped working, I'm not home tomorrow",  # negated: the assistant asks
+    ],
+)
+def test_time_words_that_offer_no_visit_only_create(text: str) -> None:
+    disposal = _disposed(package(text), [])
+    assert disposal.lanes == (Lane.CREATE_WO,)
+
+
+def test_a_new_problem_said_with_an_availability_answer_is_created_too() -> None:
+    """The time answers WO-204's question; the fridge is not lost behind it."""
+    disposal = _disposed(
+        package("my fridge stopped working, I'm home tomorrow after 3"), [LEAK_204]
+    )
+    assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.SCHEDULE_VISIT, "WO-204")]
+    assert [c.params.summary for c in _creates(disposal)] == ["my fridge stopped working"]
+
+
+def test_time_words_inside_a_problem_are_no_availability_answer() -> None:
+    """Naive rule "time words while a visit is asked for are the answer": "since monday" is
+    when the leak began; it is more about WO-204, not a visit on monday."""
+    action = _only("my sink is leaking since monday", [LEAK_204])
+    assert isinstance(action, RelayToOpenWo)
+    assert action.target_wo_id == "WO-204"
+
+
+def test_a_new_problem_said_with_a_rating_is_created_too() -> None:
+    disposal = _disposed(package("5 stars. also the hallway light is out"), [TAP_198])
+    assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.RECORD_RATING, "WO-198")]
+    assert [c.params.summary for c in _creates(disposal)] == ["the hallway light is out"]
+
+
+def test_a_bare_digit_inside_a_problem_is_not_a_rating() -> None:
+    """I7: "2 lights are out" counts lights; it is no 2-star rating of WO-198."""
+    disposal = _disposed(package("2 lights are out"), [TAP_198])
+    assert disposal.lanes == (Lane.CREATE_WO,)
+
+
+def test_one_of_several_problems_fitting_two_work_orders_asks_which() -> None:
+    """I4 holds clause by clause: "the leak" fits both leaks, so the package asks."""
+    disposal = _disposed(
+        package("the leak is back and the hallway light is out"), [KITCHEN_LEAK, CEILING_LEAK]
+    )
+    (queued,) = disposal.actions
+    assert isinstance(queued.action, Clarify)
+    assert set(queued.action.params.candidate_ids) == {"WO-204", "WO-211"}
+
+
+def test_a_room_only_match_among_several_problems_splits_the_samples_and_dispose_asks() -> None:
+    """I3: "the bathroom light" shares only the room with the ceiling leak: 2 of 5 samples read
+    it as new, so nothing is created or relayed before the tenant says which."""
+    text = "the bathroom light is broken and the kitchen fridge is dead"
+    samples = _samples(text, [CEILING_LEAK])
+    plans = [[a.lane for a in s.actions or ()] for s in samples]
+    assert plans.count([Lane.RELAY_TO_OPEN_WO, Lane.CREATE_WO]) == 3
+    assert plans.count([Lane.CREATE_WO, Lane.CREATE_WO]) == 2
+    disposal = _disposed(package(text), [CEILING_LEAK])
+    assert disposal.lanes == (Lane.CLARIFY,)
+
+
+def test_two_problems_about_one_work_order_are_one_relay() -> None:
+    text = "the kitchen sink is leaking again, and the kitchen sink smells"
+    disposal = _disposed(package(text), [KITCHEN_LEAK, HALLWAY_TAP])
+    assert _queued(disposal) == [(Lane.RELAY_TO_OPEN_WO, "WO-204")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the kitchen leak is back, and now the hallway light is out",
+        "my fridge stopped working, I'm home tomorrow after 3",
+        "the bathroom light is broken and the kitchen fridge is dead",
+    ],
+)
+def test_new_rules_are_deterministic_whatever_the_order_of_the_contexts(text: str) -> None:
+    contexts = [LEAK_204, TAP_198, CEILING_LEAK, HALLWAY_TAP]
+    first = _samples(text, contexts)
+    assert first == _samples(text, contexts)
+    assert first == _samples(text, contexts[::-1])
 
 
 # --- properties --------------------------------------------------------------------------------
@@ -355,14 +538,21 @@ def test_property_targets_only_given_contexts_and_the_pipeline_accepts_every_ans
     owned = {c.context_id for c in ctxs}
     samples = BRAIN.samples(pkg, role, ctxs)
     assert samples == BRAIN.samples(pkg, role, ctxs)
-    for action in _actions(samples):
-        assert action.target_wo_id is None or action.target_wo_id in owned
-        if isinstance(action, Clarify):
-            assert set(action.params.candidate_ids) <= owned
-        if isinstance(action, RecordRating):
-            assert role in RATERS
-            assert any(c.context_id == action.target_wo_id and c.rating_requested for c in ctxs)
-    disposal = dispose(pkg, MARIA, ctxs, aggregate(samples, POLICY))
+    for sample in samples:
+        plan = sample.actions or ()
+        assert 1 <= len(plan) <= 8  # what a model's ActionPlan may hold
+        created: set[str] = set()
+        for action in plan:
+            if isinstance(action, CreateWo):
+                created.add(action.params.ref)
+            # The sender's own, or a work order created earlier in the same plan.
+            assert action.target_wo_id is None or action.target_wo_id in owned | created
+            if isinstance(action, Clarify):
+                assert set(action.params.candidate_ids) <= owned
+            if isinstance(action, RecordRating):
+                assert role in RATERS
+                assert any(c.context_id == action.target_wo_id and c.rating_requested for c in ctxs)
+    disposal = dispose(pkg, SENDERS[role], ctxs, aggregate(samples, POLICY))
     assert disposal.actions
     for queued in disposal.actions:
         target = queued.action.target_wo_id

@@ -2,24 +2,33 @@
 
 It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
 "offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
-first match wins:
+first match wins, in this order: 1, 4, 2, 3, 5, 6.
 
 1. a safety-floor hit in the package → escalate;
+4. an ordinal or id ("1", "the first one", "WO-204") answering a pending clarification → relay
+   to the chosen candidate (the question last asked was which);
 2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
    on that context; a digit inside such an answer is never a rating (I7);
 3. a rating ("5 stars", "4/5", a bare "5") while a rating request is open → record_rating; a
    bare digit with both questions open is ambiguous → clarify naming both. Only a tenant or a
    PM rates, in every rule: a vendor's "4/5 tomorrow" is availability, never a rating;
-4. an ordinal or id ("1", "the first one", "WO-204") answering a pending clarification → relay
-   to the chosen candidate (that rule runs before 2 and 3: the question last asked was which);
 5. the words of exactly one open work order → relay_to_open_wo on it (a mere question about it:
    the assistant, targeted at it); of several equally → clarify naming them (I4: never the most
    recent); of none, and the text describes a maintenance problem → create_wo;
 6. nothing matched → continue_with_assistant.
 
-Same input, same output. The k samples agree except when a rule is unsure (a negated
-availability, a shared room but a different problem): then a minority of samples proposes the
-alternative reading, so consensus shows the doubt and dispose asks instead of guessing (I3).
+Several intents in one package: the text is cut into clauses (new messages, sentence stops,
+commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
+room the one before did not, is a problem of its own. Rule 5 gives each problem its own action
+(a relay to its work order or a create, refs new:1, new:2…); a time offered unasked ("I'm home
+tomorrow after 3") proposes a visit for each new work order. Rules 2 and 3 create the new
+problems said alongside their answer. Time words inside a problem ("stopped this morning") are
+not availability, and a bare digit in one ("2 lights are out") is not a rating.
+
+Same input, same output, whatever the order of the contexts. The k samples agree except when a
+rule is unsure (a negated availability, a shared room but a different problem): then a minority
+of samples proposes the alternative reading, so consensus shows the doubt and dispose asks
+instead of guessing (I3).
 """
 
 from __future__ import annotations
@@ -299,6 +308,7 @@ _ROOM = re.compile(
 class _Problem:
     category: Category
     nouns: frozenset[str]  # stems of the lexicon words found
+    things: frozenset[str]  # the nouns that name a thing, not a symptom ("sink", not "leak")
 
 
 def _problem(text: str) -> _Problem | None:
@@ -311,10 +321,151 @@ def _problem(text: str) -> _Problem | None:
     if not hits:
         return None
     categories = {category for _, category, _ in hits}
-    if not (_SYMPTOM.search(text) or categories & {"pest", "general"}):
+    symptoms = [m.span() for m in _SYMPTOM.finditer(text)]
+    if not (symptoms or categories & {"pest", "general"}):
         return None
-    nouns = frozenset(_stem(w) for _, _, phrase in hits for w in _WORD.findall(phrase.lower()))
-    return _Problem(category=hits[0][1], nouns=nouns)
+
+    def stems(phrases: list[str]) -> frozenset[str]:
+        return frozenset(_stem(w) for phrase in phrases for w in _WORD.findall(phrase.lower()))
+
+    return _Problem(
+        category=hits[0][1],
+        nouns=stems([phrase for _, _, phrase in hits]),
+        things=stems(
+            [phrase for at, _, phrase in hits if not any(s <= at < e for s, e in symptoms)]
+        ),
+    )
+
+
+# --- clauses: several intents in one package (rules 2, 3, 5) ------------------------------------
+
+# Where a clause ends: a new message, a sentence stop, a comma or semicolon, "and", "also", "plus".
+_CLAUSE_BREAK = re.compile(r"\n|[.!?]+(?=\s|$)|[,;]|\b(?:and|also|plus)\b", re.IGNORECASE)
+_LEADING_GLUE = re.compile(r"^(?:(?:and|also|plus|but|now|then|oh|so)\b[\s,]*)+", re.IGNORECASE)
+_MAX_PROBLEMS = 4  # a create and a visit each: 8 actions, the most a model's plan may hold
+# Said when offering a time ("I'm home after 3"), not when telling a story ("since monday").
+_OFFERED_TIME = re.compile(
+    r"\b(?:home|available|free|around|here|there|in|come|stop\s+by|drop\s+by|swing\s+by|works?|"
+    r"good|fine|ok(?:ay)?|can\s+do|best|any\s*time|whenever|after|from|between|onwards?|until|"
+    r"till)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    start: int
+    end: int
+    problem: _Problem | None
+    aside: bool  # no problem, but time words or a rating: it says when or how well, not what
+    wordy: bool  # has content words (not just "thanks", "ok", "4")
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One problem in the sender's words: its clause and the clauses that lean on it."""
+
+    text: str
+    problem: _Problem
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What a package says, clause by clause: the problems, and the words outside them."""
+
+    problems: tuple[_Part, ...]
+    rest: str  # the text with the problem clauses blanked out: where availability is read
+
+
+def _clauses(lines: str) -> list[_Clause]:
+    clauses: list[_Clause] = []
+    start = 0
+    for cut in [*_CLAUSE_BREAK.finditer(lines), None]:
+        end = cut.start() if cut else len(lines)
+        chunk = lines[start:end]
+        if any(ch.isalnum() for ch in chunk):
+            first = start + len(chunk) - len(chunk.lstrip())
+            last = start + len(chunk.rstrip())
+            words = lines[first:last]
+            problem = _problem(words)
+            aside = problem is None and (
+                _TIME.search(words) is not None or _STRONG_RATING.search(words) is not None
+            )
+            clauses.append(_Clause(first, last, problem, aside, bool(_content_stems(words))))
+        if cut:
+            start = cut.end()
+    return clauses
+
+
+def _room(text: str) -> str | None:
+    match = _ROOM.search(text)
+    return " ".join(match.group(0).lower().split()) if match else None
+
+
+def _stands_alone(clause: _Clause, group: Sequence[_Clause], lines: str) -> bool:
+    """Whether a problem clause is a problem of its own, not more about the group's problem:
+    it names a thing the group does not ("it is leaking" names none), or another room."""
+    assert clause.problem is not None
+    things = clause.problem.things
+    if not things:
+        return False
+    known = frozenset().union(*(c.problem.things for c in group if c.problem))
+    here = _room(lines[clause.start : clause.end])
+    there = next((r for c in group if (r := _room(lines[c.start : c.end]))), None)
+    if here and there and here != there:
+        return True
+    return not things <= known
+
+
+def _parts(lines: str, text: str) -> _Parts:
+    """Split the package into its problems (at most _MAX_PROBLEMS; more ride on the last)."""
+    clauses = _clauses(lines)
+    groups: list[list[_Clause]] = []
+    lead: list[_Clause] = []  # words before the first problem belong to it ("the sink and…")
+    aside = False  # what follows a time or a rating ("between 2 | and 4") belongs to it
+    for clause in clauses:
+        if clause.problem is not None:
+            aside = False
+            if not groups or (
+                len(groups) < _MAX_PROBLEMS and _stands_alone(clause, groups[-1], lines)
+            ):
+                groups.append([*lead, clause])
+                lead = []
+            else:
+                groups[-1].append(clause)
+        elif clause.aside or aside or not clause.wordy:
+            aside = aside or clause.aside
+            continue  # not part of a problem's summary
+        elif groups:
+            groups[-1].append(clause)
+        else:
+            lead.append(clause)
+    if not groups:
+        # No clause is a problem on its own, but together they may be ("the fridge, broken").
+        whole = _problem(text)
+        return _Parts((_Part(text, whole),) if whole else (), text)
+    parts: list[_Part] = []
+    for group in groups:
+        words = _LEADING_GLUE.sub("", _one_line(lines[group[0].start : group[-1].end]))
+        problem = _problem(words) or next(c.problem for c in group if c.problem)
+        parts.append(_Part(words, problem))
+    rest, at = [], 0
+    for clause in clauses:
+        if clause.problem is not None:
+            rest.append(lines[at : clause.start] + " . ")  # a stop: no time spans a problem
+            at = clause.end
+    rest.append(lines[at:])
+    return _Parts(tuple(parts), "".join(rest))
+
+
+def _offered_availability(parts: _Parts) -> str | None:
+    """A time the sender offers unasked ("I'm home tomorrow after 3"), in their words. Not one
+    inside a problem ("stopped working this morning"), nor a negated one ("not tomorrow"): the
+    assistant asks for those."""
+    rest = parts.rest
+    if _NEGATED_AVAILABILITY.search(rest) or not _OFFERED_TIME.search(rest):
+        return None
+    return _availability(rest)
 
 
 # --- readings ----------------------------------------------------------------------------------
@@ -353,7 +504,10 @@ def _clarify(candidates: Sequence[OpenContext], why: str, evidence: str) -> Clar
 
 def _best_by_words(text: str, contexts: Sequence[OpenContext]) -> list[OpenContext]:
     """The contexts sharing the most content words with ``text`` (empty when none shares any)."""
-    words = _content_stems(text)
+    return _best_by_stems(_content_stems(text), contexts)
+
+
+def _best_by_stems(words: frozenset[str], contexts: Sequence[OpenContext]) -> list[OpenContext]:
     scores = [(len(words & _content_stems(c.description)), c) for c in contexts]
     top = max((s for s, _ in scores), default=0)
     return [c for s, c in scores if s == top] if top > 0 else []
@@ -430,15 +584,15 @@ class OfflineBrain:
             )
         # The vendor did the work: a rating is the tenant's (or the PM's), never the vendor's.
         can_rate = str(sender_role) in _RATERS
-        found = _clarification_answer(text, contexts) or _availability_answer(
-            text, contexts, can_rate
+        # The same words, one line per message: a new message starts a new clause.
+        parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
+        found = (
+            _clarification_answer(text, contexts)
+            or _availability_answer(text, parts, contexts, can_rate)
+            or _rating_answer(text, parts, contexts, can_rate)
+            or _by_words(text, parts, contexts)
         )
-        if found is not None:
-            return found
-        found = _rating_answer(text, contexts, can_rate)
-        if found is not None:
-            return found
-        return _by_words(text, contexts) or _Reading(
+        return found or _Reading(
             "6-assistant",
             (ContinueWithAssistant(confidence=_FAIRLY_SURE, why=_why("no rule matched")),),
         )
@@ -505,11 +659,13 @@ def _clarification_answer(text: str, contexts: Sequence[OpenContext]) -> _Readin
 
 
 def _availability_answer(
-    text: str, contexts: Sequence[OpenContext], can_rate: bool
+    text: str, parts: _Parts, contexts: Sequence[OpenContext], can_rate: bool
 ) -> _Reading | None:
-    """Rule 2: a time expression while an availability question is open (I7: not a rating)."""
+    """Rule 2: a time expression while an availability question is open (I7: not a rating).
+    A new problem said with it is created too."""
     asking = [c for c in contexts if c.awaiting == "availability"]
-    availability = _availability(text) if asking else None
+    # Time words inside a problem ("leaking since monday") say when it began, not when to come.
+    availability = _availability(parts.rest) if asking else None
     if availability is None:
         return None
     targets = _pick(text, asking)
@@ -526,7 +682,7 @@ def _availability_answer(
         evidence=truncate(availability, 400),
         params=ScheduleVisitParams(mode="propose", availability=availability),
     )
-    plan: list[Action] = [visit]
+    plan: list[Action] = [*_new_work_orders(parts, contexts), visit]
     rating = _rating(text)
     rated = [c for c in contexts if c.rating_requested and c.context_id != target.context_id]
     if can_rate and rating is not None and rating.strong and len(rated) == 1:
@@ -548,13 +704,15 @@ def _record(target: OpenContext, rating: _Rating, text: str) -> Action:
     )
 
 
-def _rating_answer(text: str, contexts: Sequence[OpenContext], can_rate: bool) -> _Reading | None:
+def _rating_answer(
+    text: str, parts: _Parts, contexts: Sequence[OpenContext], can_rate: bool
+) -> _Reading | None:
     """Rule 3: a rating while a rating request is open; a bare digit competing with an
-    availability question is ambiguous (I7)."""
+    availability question is ambiguous (I7). A new problem said with it is created too."""
     rated = [c for c in contexts if c.rating_requested]
     rating = _rating(text) if rated and can_rate else None
-    if rating is None:
-        return None
+    if rating is None or (not rating.strong and parts.problems):
+        return None  # "2 lights are out" counts lights: a bare digit in a problem is no rating
     asking = [c for c in contexts if c.awaiting == "availability" and c not in rated]
     if asking and not rating.strong:
         both = sorted([*rated, *asking], key=lambda c: c.context_id)
@@ -562,13 +720,19 @@ def _rating_answer(text: str, contexts: Sequence[OpenContext], can_rate: bool) -
     targets = _pick(text, rated)
     if len(targets) > 1:
         return _Reading("3-rating", (_clarify(targets, "a rating for which work order?", text),))
-    return _Reading("3-rating", (_record(targets[0], rating, text),))
+    news = _new_work_orders(parts, contexts)
+    return _Reading(
+        "3-rating", (*news, *_offered_visits(news, parts), _record(targets[0], rating, text))
+    )
 
 
-def _by_words(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
-    """Rule 5: relay to the one work order the words point at, clarify on a tie, or create."""
+def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """Rule 5: relay to the one work order the words point at, clarify on a tie, or create;
+    several problems in the package, each on its own."""
+    if len(parts.problems) > 1:
+        return _several_problems(parts, contexts)
     work_orders = _work_orders(contexts)
-    problem = _problem(text)
+    part = parts.problems[0] if parts.problems else None
     named = _ids_named(text, work_orders)
     best = (
         [c for c in work_orders if c.context_id in named]
@@ -577,10 +741,13 @@ def _by_words(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     )
     if len(best) > 1:
         return _Reading("5-match", (_clarify(best, "the words fit several work orders", text),))
-    create = _create(text, problem) if problem is not None else None
+    create = _create(part.text, part.problem) if part is not None else None
+    new: tuple[Action, ...] | None = (
+        (create, *_offered_visits([create], parts)) if create is not None else None
+    )
     if len(best) == 1:
         (target,) = best
-        if problem is None and "?" in text:
+        if part is None and "?" in text:
             # A question about it is for the assistant to answer, not a note for the vendor.
             return _Reading(
                 "5-question",
@@ -597,20 +764,97 @@ def _by_words(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
                 ),
             )
         relay = _relay(target, text, f"about {target.context_id}")
-        shared = _content_stems(text) & _content_stems(target.description)
-        weak = (
-            not named
-            and shared <= _LOCATION_STEMS
-            and problem is not None
-            and create is not None
-            and not problem.nouns & _content_stems(target.description)
-        )
+        weak = not named and part is not None and _only_the_room(text, part.problem, target)
         # Same room, different thing ("the bathroom light" vs "the bathroom ceiling leak"):
         # maybe a new problem. A split between the two mutations makes consensus ask.
-        return _Reading("5-match", (relay,), (create,) if weak and create else None)
-    if create is not None:
-        return _Reading("5-create", (create,))
+        return _Reading("5-match", (relay,), new if weak else None)
+    if new is not None:
+        return _Reading("5-create", new)
     return None
+
+
+def _only_the_room(text: str, problem: _Problem, target: OpenContext) -> bool:
+    """``text`` shares only a room with ``target``, not the thing that is wrong."""
+    described = _content_stems(target.description)
+    return _content_stems(text) & described <= _LOCATION_STEMS and not problem.nouns & described
+
+
+def _several_problems(parts: _Parts, contexts: Sequence[OpenContext]) -> _Reading:
+    """Rule 5, several problems: each relays to the open work order its words point at or
+    becomes a new one; a tie on any of them asks (I4: never the most recent)."""
+    work_orders = _work_orders(contexts)
+    targets: list[OpenContext | None] = []
+    unsure: list[bool] = []  # it shares only a room with its work order: maybe new
+    for part in parts.problems:
+        named = _ids_named(part.text, work_orders)
+        best = (
+            [c for c in work_orders if c.context_id in named]
+            if named
+            else _best_by_words(part.text, work_orders)
+        )
+        if len(best) > 1:
+            return _Reading(
+                "5-several", (_clarify(best, "the words fit several work orders", part.text),)
+            )
+        target = best[0] if best else None
+        targets.append(target)
+        unsure.append(
+            target is not None and not named and _only_the_room(part.text, part.problem, target)
+        )
+    plan = _several_plan(parts, targets)
+    if not any(unsure):
+        return _Reading("5-several", plan)
+    # Some samples read the room-only matches as new problems, so consensus asks (I3).
+    doubt = _several_plan(parts, [None if u else t for t, u in zip(targets, unsure, strict=True)])
+    return _Reading("5-several", plan, doubt)
+
+
+def _several_plan(parts: _Parts, targets: Sequence[OpenContext | None]) -> tuple[Action, ...]:
+    """One relay per matched work order (its parts joined), one create per new problem, and a
+    visit for each new one when the sender offered a time."""
+    notes: dict[str, list[str]] = {}
+    by_id: dict[str, OpenContext] = {}
+    creates: list[CreateWo] = []
+    for part, target in zip(parts.problems, targets, strict=True):
+        if target is None:
+            if (create := _create(part.text, part.problem, len(creates) + 1)) is not None:
+                creates.append(create)
+        else:
+            notes.setdefault(target.context_id, []).append(part.text)
+            by_id[target.context_id] = target
+    relays = [
+        _relay(by_id[wo_id], "; ".join(said), f"about {wo_id}") for wo_id, said in notes.items()
+    ]
+    return (*relays, *creates, *_offered_visits(creates, parts))
+
+
+def _new_work_orders(parts: _Parts, contexts: Sequence[OpenContext]) -> list[CreateWo]:
+    """Creates for the problems that no open work order's id or words point at."""
+    work_orders = _work_orders(contexts)
+    creates: list[CreateWo] = []
+    for part in parts.problems:
+        if _ids_named(part.text, work_orders) or _best_by_words(part.text, work_orders):
+            continue
+        if (create := _create(part.text, part.problem, len(creates) + 1)) is not None:
+            creates.append(create)
+    return creates
+
+
+def _offered_visits(creates: Sequence[CreateWo], parts: _Parts) -> list[ScheduleVisit]:
+    """A visit proposed for each new work order, when the sender offered a time unasked."""
+    availability = _offered_availability(parts) if creates else None
+    if availability is None:
+        return []
+    return [
+        ScheduleVisit(
+            target_wo_id=create.params.ref,
+            confidence=_FAIRLY_SURE,
+            why=_why(f"a time offered for the new work order {create.params.ref}"),
+            evidence=truncate(availability, 400),
+            params=ScheduleVisitParams(mode="propose", availability=availability),
+        )
+        for create in creates
+    ]
 
 
 _GREETING = re.compile(
@@ -619,7 +863,7 @@ _GREETING = re.compile(
 )
 
 
-def _create(text: str, problem: _Problem) -> CreateWo | None:
+def _create(text: str, problem: _Problem, number: int = 1) -> CreateWo | None:
     # A WO's summary is the problem, not the greeting that came with it.
     summary = truncate(_GREETING.sub("", text).strip(), 200)
     if len(summary) < 3:
@@ -630,7 +874,7 @@ def _create(text: str, problem: _Problem) -> CreateWo | None:
         why=_why(f"a new {problem.category} problem; no open work order matches"),
         evidence=truncate(text, 400),
         params=CreateWoParams(
-            ref=f"{NEW_WO_PREFIX}1",
+            ref=f"{NEW_WO_PREFIX}{number}",
             summary=summary,
             category=problem.category,
             location=room.group(0).lower() if room else None,
