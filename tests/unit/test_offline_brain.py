@@ -17,6 +17,7 @@ from maestro.domain.actions import (
     CreateWo,
     Escalate,
     Lane,
+    ManageExisting,
     RecordRating,
     RelayToOpenWo,
     ScheduleVisit,
@@ -278,7 +279,7 @@ def test_deterministic_whatever_the_order_of_the_contexts() -> None:
 def test_every_output_names_the_offline_brain() -> None:
     assert BRAIN.describe() == "offline brain (deterministic rules, no model)"
     texts = ("I smell gas", "2 onward", "the leak is back", "my oven is broken", "hi",
-             "the sink is leaking and the outlet is dead",
+             "cancel both", "list my requests", "the sink is leaking and the outlet is dead",
              "my fridge stopped working, I'm home tomorrow after 3")  # fmt: skip
     for text in texts:
         for sample in _samples(text, [LEAK_204, TAP_198, CEILING_LEAK]):
@@ -464,11 +465,89 @@ def test_two_problems_about_one_work_order_are_one_relay() -> None:
     assert _queued(disposal) == [(Lane.RELAY_TO_OPEN_WO, "WO-204")]
 
 
+# --- commands: cancel, reschedule, list --------------------------------------------------------
+
+
+def _command(disposal: Disposal) -> ManageExisting:
+    (queued,) = disposal.actions
+    assert isinstance(queued.action, ManageExisting)
+    return queued.action
+
+
+@pytest.mark.parametrize(
+    ("text", "cancelled"),
+    [
+        ("please cancel the kitchen one", ("WO-204",)),
+        ("cancel WO-204", ("WO-204",)),
+        ("cancel all of them", ("WO-204", "WO-211")),
+        ("cancel both", ("WO-204", "WO-211")),
+        ("can you cancel everything", ("WO-204", "WO-211")),
+        ("cancel both leaks", ("WO-204", "WO-211")),
+    ],
+)
+def test_a_cancel_names_the_matched_open_work_orders(text: str, cancelled: tuple[str, ...]) -> None:
+    """Naive rule "words of one WO → relay": "cancel the kitchen one" would be a note to the
+    plumber. It is the manage lane's cancel, held until YES; a finished WO is not among them."""
+    command = _command(_disposed(package(text), [KITCHEN_LEAK, CEILING_LEAK, TAP_198]))
+    assert command.params.operation == "cancel"
+    assert command.params.wo_ids == cancelled
+    assert command.target_wo_id is None
+
+
+def test_a_cancel_is_no_answer_to_a_pending_clarification() -> None:
+    command = _command(
+        _disposed(package("cancel WO-211"), [KITCHEN_LEAK, CEILING_LEAK, WHICH_LEAK])
+    )
+    assert (command.params.operation, command.params.wo_ids) == ("cancel", ("WO-211",))
+
+
+def test_reschedule_keeps_the_senders_words_and_is_no_availability_answer() -> None:
+    text = "reschedule the kitchen one to friday"
+    command = _command(_disposed(package(text), [LEAK_204, CEILING_LEAK]))
+    assert command.params.operation == "reschedule"
+    assert command.params.wo_ids == ("WO-204",)
+    assert command.params.request == text
+
+
+@pytest.mark.parametrize("text", ["what do I have open", "list my requests"])
+def test_what_is_open_lists(text: str) -> None:
+    command = _command(_disposed(package(text), [KITCHEN_LEAK]))
+    assert (command.params.operation, command.params.wo_ids) == ("list", ())
+
+
+@pytest.mark.parametrize("text", ["cancel the leak", "cancel one of them"])
+def test_a_cancel_that_fits_several_asks_which(text: str) -> None:
+    """I4: never cancel "the most recent" one."""
+    disposal = _disposed(package(text), [KITCHEN_LEAK, CEILING_LEAK])
+    (queued,) = disposal.actions
+    assert isinstance(queued.action, Clarify)
+    assert set(queued.action.params.candidate_ids) == {"WO-204", "WO-211"}
+
+
+def test_a_cancel_of_an_id_not_the_senders_asks_among_their_own() -> None:
+    disposal = _disposed(package("cancel WO-999"), [KITCHEN_LEAK, CEILING_LEAK])
+    (queued,) = disposal.actions
+    assert isinstance(queued.action, Clarify)
+    assert set(queued.action.params.candidate_ids) == {"WO-204", "WO-211"}
+
+
+def test_a_negated_cancel_is_no_command() -> None:
+    action = _only("don't cancel it, the sink is leaking again", [KITCHEN_LEAK])
+    assert isinstance(action, RelayToOpenWo)
+
+
+def test_safety_comes_before_a_cancel() -> None:
+    disposal = _disposed(package("cancel the kitchen one, I smell gas"), [KITCHEN_LEAK])
+    assert disposal.lanes == (Lane.ESCALATE,)
+
+
 @pytest.mark.parametrize(
     "text",
     [
         "the kitchen leak is back, and now the hallway light is out",
         "my fridge stopped working, I'm home tomorrow after 3",
+        "cancel both",
+        "reschedule the kitchen one to friday",
         "the bathroom light is broken and the kitchen fridge is dead",
     ],
 )

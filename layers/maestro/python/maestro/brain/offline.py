@@ -2,9 +2,14 @@
 
 It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
 "offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
-first match wins, in this order: 1, 4, 2, 3, 5, 6.
+first match wins, in this order: 1, 7, 4, 2, 3, 5, 6.
 
 1. a safety-floor hit in the package → escalate;
+7. a command: "cancel the kitchen one" / "cancel WO-204" / "cancel both" → manage_existing
+   cancel with the matched open work orders (all of them for "all", "both", "everything");
+   "reschedule … to friday" → reschedule with the sender's words; "what do I have open" →
+   list. A cancel that fits several equally → clarify naming them. It runs before 4, 2 and 3:
+   "cancel WO-204" names an id but is no answer to a question, "… to friday" is no availability;
 4. an ordinal or id ("1", "the first one", "WO-204") answering a pending clarification → relay
    to the chosen candidate (the question last asked was which);
 2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
@@ -37,6 +42,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from maestro.domain.actions import (
     NEW_WO_PREFIX,
@@ -50,6 +56,8 @@ from maestro.domain.actions import (
     CreateWoParams,
     Escalate,
     EscalateParams,
+    ManageExisting,
+    ManageExistingParams,
     RecordRating,
     RecordRatingParams,
     RelayToOpenWo,
@@ -247,6 +255,37 @@ def _resolve_ordinal(text: str, candidates: Sequence[str]) -> str | None:
     # Not a position: maybe the number of a candidate's id ("204" for WO-204), if only one.
     by_number = [c for c in candidates if re.search(rf"(?<!\d){index}$", c)]
     return by_number[0] if len(by_number) == 1 else None
+
+
+# --- commands (rule 7) ------------------------------------------------------------------------
+
+_CANCEL = re.compile(r"\bcancel(?:l?ing)?\b", re.IGNORECASE)
+_RESCHEDULE = re.compile(r"\bre-?schedul(?:e|ing)\b|\bpostpone\b", re.IGNORECASE)
+_NEGATED_COMMAND = re.compile(
+    r"\b(?:don'?t|do\s+not|not|never|didn'?t|no\s+need\s+to)\s+(?:\w+\s+)?"
+    r"(?:cancel|re-?schedul|postpone)",
+    re.IGNORECASE,
+)
+_LIST = re.compile(
+    r"\b(?:list|show|see|check)\b(?:\s+(?:me|all|of))*\s+(?:my|our)\s+"
+    r"(?:open\s+|pending\s+|current\s+)?(?:requests?|work\s*orders?|tickets?|jobs?)\b"
+    r"|\bwhat\s+(?:do|have)\s+(?:i|we)\s+(?:got\s+|have\s+)?(?:open|pending|going\s+on)\b"
+    r"|\bwhat(?:'s|\s+is|\s+are)\s+(?:my|our)\s+(?:open\s+|pending\s+|current\s+)?"
+    r"(?:requests?|work\s*orders?|tickets?)\b",
+    re.IGNORECASE,
+)
+_EVERY = re.compile(r"\b(?:all|both|every(?:thing|one)?|each)\b", re.IGNORECASE)
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+_ID_LIKE = re.compile(r"(?<![\w-])[a-z]{1,6}-\d{1,8}(?![\w-])", re.IGNORECASE)
+# Words of the command itself: they say what to do, not which work order.
+_COMMAND_STEMS = frozenset(
+    _stem(w)
+    for w in (
+        "cancel", "cancelling", "canceling", "reschedule", "rescheduling", "postpone", "both",
+        "every", "everything", "everyone", "each", "request", "order", "work", "ticket", "job",
+        "visit", "appointment", "list", "show",
+    )
+)  # fmt: skip
 
 
 # --- the maintenance lexicon (rule 5) ----------------------------------------------------------
@@ -587,7 +626,8 @@ class OfflineBrain:
         # The same words, one line per message: a new message starts a new clause.
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
         found = (
-            _clarification_answer(text, contexts)
+            _command(text, contexts)
+            or _clarification_answer(text, contexts)
             or _availability_answer(text, parts, contexts, can_rate)
             or _rating_answer(text, parts, contexts, can_rate)
             or _by_words(text, parts, contexts)
@@ -656,6 +696,76 @@ def _clarification_answer(text: str, contexts: Sequence[OpenContext]) -> _Readin
             ),
         ),
     )
+
+
+def _command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """Rule 7: "cancel the kitchen one", "reschedule WO-204 to friday", "what do I have open":
+    the manage lane's work (a cancel or a reschedule is held until the sender says YES). Only
+    the sender's open work orders are named; a cancel that fits several equally asks."""
+    cancel = _CANCEL.search(text) is not None
+    reschedule = _RESCHEDULE.search(text) is not None
+    if not (cancel or reschedule):
+        if _LIST.search(text) is None:
+            return None
+        listing = ManageExisting(
+            confidence=_SURE,
+            why=_why("asked what is open"),
+            evidence=truncate(text, 400),
+            params=ManageExistingParams(operation="list", request=truncate(text, 300)),
+        )
+        return _Reading("7-manage", (listing,))
+    if _NEGATED_COMMAND.search(text):
+        return None  # "don't cancel it": more about it, for the other rules
+    # "cancel friday, reschedule to monday" keeps the work order: a reschedule.
+    operation: Literal["cancel", "reschedule"] = "reschedule" if reschedule else "cancel"
+    # A finished work order waiting for its rating can be neither cancelled nor moved.
+    open_wos = [c for c in _work_orders(contexts) if not c.rating_requested]
+    if not open_wos:
+        return _Reading(
+            "7-manage",
+            (
+                ContinueWithAssistant(
+                    confidence=_FAIRLY_SURE,
+                    why=_why(f"asked to {operation}; nothing open"),
+                    evidence=truncate(text, 400),
+                    params=ContinueWithAssistantParams(reply_hint=f"nothing open to {operation}"),
+                ),
+            ),
+        )
+    chosen = _commanded(text, open_wos)
+    if isinstance(chosen, Clarify):
+        return _Reading("7-manage", (chosen,))
+    ids = tuple(c.context_id for c in chosen)
+    command = ManageExisting(
+        confidence=_SURE if _ids_named(text, open_wos) else _FAIRLY_SURE,
+        why=_why(f"asked to {operation} {', '.join(ids)}"),
+        evidence=truncate(text, 400),
+        params=ManageExistingParams(
+            operation=operation, wo_ids=ids[:20], request=truncate(text, 300)
+        ),
+    )
+    return _Reading("7-manage", (command,))
+
+
+def _commanded(text: str, open_wos: Sequence[OpenContext]) -> list[OpenContext] | Clarify:
+    """The open work orders a command names (by id, "all"/"both", or its words), or the
+    question to ask when that is not one clear set."""
+    named = _ids_named(text, open_wos)
+    if named:
+        return [c for c in open_wos if c.context_id in named]
+    if _ID_LIKE.search(text):
+        return _clarify(open_wos, "the id named is not one of the sender's open ones", text)
+    best = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, open_wos)
+    if _EVERY.search(text):
+        chosen = best or list(open_wos)
+        if _BOTH.search(text) and len(chosen) != 2:
+            return _clarify(chosen, '"both" of how many?', text)
+        return chosen
+    if len(best) == 1:
+        return best
+    if not best and len(open_wos) == 1:
+        return list(open_wos)  # "please cancel it" with one open: that one
+    return _clarify(best or open_wos, "which one to change?", text)
 
 
 def _availability_answer(
