@@ -303,6 +303,7 @@ def test_k_below_one_is_refused() -> None:
 # --- several intents in one package ------------------------------------------------------------
 
 HALLWAY_TAP = wo_context("WO-230", "dripping hallway tap")
+HALLWAY_LIGHT = wo_context("WO-230", "hallway light out")
 
 
 def _creates(disposal: Disposal) -> list[CreateWo]:
@@ -539,6 +540,79 @@ def test_a_negated_cancel_is_no_command() -> None:
 def test_safety_comes_before_a_cancel() -> None:
     disposal = _disposed(package("cancel the kitchen one, I smell gas"), [KITCHEN_LEAK])
     assert disposal.lanes == (Lane.ESCALATE,)
+
+
+# Found by reading the clause property's answers: a problem said next to an answer or a command
+# was dropped when it matched an open work order, or when the package held a command.
+
+
+def test_a_problem_in_another_room_is_its_own_even_without_a_new_thing() -> None:
+    disposal = _disposed(package("the bathroom sink is clogged and the hallway leak is back"), [])
+    assert [(c.params.summary, c.params.location) for c in _creates(disposal)] == [
+        ("the bathroom sink is clogged", "bathroom"),
+        ("the hallway leak is back", "hallway"),
+    ]
+
+
+def test_more_about_another_work_order_said_with_an_availability_answer_is_relayed() -> None:
+    text = "tomorrow after 3 works, and the bathroom ceiling is cracked"
+    disposal = _disposed(package(text), [LEAK_204, CEILING_LEAK])
+    assert _queued(disposal) == [
+        (Lane.RELAY_TO_OPEN_WO, "WO-211"),
+        (Lane.SCHEDULE_VISIT, "WO-204"),
+    ]
+
+
+def test_more_about_another_work_order_said_with_a_rating_is_relayed() -> None:
+    disposal = _disposed(
+        package("5 stars. the kitchen sink is leaking again"), [TAP_198, KITCHEN_LEAK]
+    )
+    assert _queued(disposal) == [
+        (Lane.RELAY_TO_OPEN_WO, "WO-204"),
+        (Lane.RECORD_RATING, "WO-198"),
+    ]
+
+
+def test_words_about_the_rated_work_order_stay_in_the_rating() -> None:
+    disposal = _disposed(package("5 stars, but the tap is dripping again"), [TAP_198])
+    assert _queued(disposal) == [(Lane.RECORD_RATING, "WO-198")]
+
+
+def test_a_new_problem_said_with_a_cancel_is_created_too() -> None:
+    text = "cancel the kitchen one, and the hallway light is out"
+    disposal = _disposed(package(text), [KITCHEN_LEAK, CEILING_LEAK])
+    assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.MANAGE_EXISTING, None)]
+    command = disposal.actions[1].action
+    assert isinstance(command, ManageExisting)
+    assert command.params.wo_ids == ("WO-204",)
+
+
+def test_a_problem_with_another_work_order_does_not_steer_the_cancel() -> None:
+    """The hallway light's words are about WO-230; the cancel is of the kitchen one."""
+    text = "cancel the kitchen one, and the hallway light is out again"
+    disposal = _disposed(package(text), [KITCHEN_LEAK, HALLWAY_LIGHT])
+    assert _queued(disposal) == [(Lane.RELAY_TO_OPEN_WO, "WO-230"), (Lane.MANAGE_EXISTING, None)]
+    command = disposal.actions[1].action
+    assert isinstance(command, ManageExisting)
+    assert command.params.wo_ids == ("WO-204",)
+
+
+def test_the_time_of_a_reschedule_is_no_visit_for_a_new_problem() -> None:
+    text = "reschedule the kitchen one to friday, and my fridge stopped working"
+    disposal = _disposed(package(text), [KITCHEN_LEAK])
+    assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.MANAGE_EXISTING, None)]
+
+
+def test_a_negation_inside_a_problem_does_not_doubt_the_availability_answer() -> None:
+    """ "doesn't work" is about the fridge, not about the time offered for WO-204's visit."""
+    disposal = _disposed(package("the fridge doesn't work, tomorrow after 3 is fine"), [LEAK_204])
+    assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.SCHEDULE_VISIT, "WO-204")]
+
+
+def test_a_time_said_twice_is_given_once() -> None:
+    action = _only("2 onward. yes 2 onward", [LEAK_204])
+    assert isinstance(action, ScheduleVisit)
+    assert action.params.availability == "2 onward"
 
 
 @pytest.mark.parametrize(

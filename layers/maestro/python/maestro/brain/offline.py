@@ -177,7 +177,8 @@ def _availability(text: str) -> str | None:
             groups.append((start, end))
     if not groups:
         return None
-    return truncate(", ".join(_one_line(text[s:e]) for s, e in groups), 300)
+    said = dict.fromkeys(_one_line(text[s:e]) for s, e in groups)  # "2 onward … 2 onward": once
+    return truncate(", ".join(said), 300)
 
 
 # --- ratings (rule 3) --------------------------------------------------------------------------
@@ -276,6 +277,7 @@ _LIST = re.compile(
 )
 _EVERY = re.compile(r"\b(?:all|both|every(?:thing|one)?|each)\b", re.IGNORECASE)
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+_COMMANDS = (_CANCEL, _RESCHEDULE, _LIST)
 _ID_LIKE = re.compile(r"(?<![\w-])[a-z]{1,6}-\d{1,8}(?![\w-])", re.IGNORECASE)
 # Words of the command itself: they say what to do, not which work order.
 _COMMAND_STEMS = frozenset(
@@ -396,7 +398,7 @@ class _Clause:
     start: int
     end: int
     problem: _Problem | None
-    aside: bool  # no problem, but time words or a rating: it says when or how well, not what
+    aside: bool  # no problem, but a time, a rating or a command: when, how well, what to do
     wordy: bool  # has content words (not just "thanks", "ok", "4")
 
 
@@ -427,8 +429,8 @@ def _clauses(lines: str) -> list[_Clause]:
             last = start + len(chunk.rstrip())
             words = lines[first:last]
             problem = _problem(words)
-            aside = problem is None and (
-                _TIME.search(words) is not None or _STRONG_RATING.search(words) is not None
+            aside = problem is None and any(
+                p.search(words) for p in (_TIME, _STRONG_RATING, *_COMMANDS)
             )
             clauses.append(_Clause(first, last, problem, aside, bool(_content_stems(words))))
         if cut:
@@ -445,15 +447,13 @@ def _stands_alone(clause: _Clause, group: Sequence[_Clause], lines: str) -> bool
     """Whether a problem clause is a problem of its own, not more about the group's problem:
     it names a thing the group does not ("it is leaking" names none), or another room."""
     assert clause.problem is not None
-    things = clause.problem.things
-    if not things:
-        return False
-    known = frozenset().union(*(c.problem.things for c in group if c.problem))
     here = _room(lines[clause.start : clause.end])
     there = next((r for c in group if (r := _room(lines[c.start : c.end]))), None)
     if here and there and here != there:
-        return True
-    return not things <= known
+        return True  # "the bathroom sink is clogged and the hallway leak is back"
+    things = clause.problem.things
+    known = frozenset().union(*(c.problem.things for c in group if c.problem))
+    return bool(things) and not things <= known
 
 
 def _parts(lines: str, text: str) -> _Parts:
@@ -626,7 +626,7 @@ class OfflineBrain:
         # The same words, one line per message: a new message starts a new clause.
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
         found = (
-            _command(text, contexts)
+            _command(text, parts, contexts)
             or _clarification_answer(text, contexts)
             or _availability_answer(text, parts, contexts, can_rate)
             or _rating_answer(text, parts, contexts, can_rate)
@@ -698,53 +698,61 @@ def _clarification_answer(text: str, contexts: Sequence[OpenContext]) -> _Readin
     )
 
 
-def _command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Reading | None:
     """Rule 7: "cancel the kitchen one", "reschedule WO-204 to friday", "what do I have open":
     the manage lane's work (a cancel or a reschedule is held until the sender says YES). Only
-    the sender's open work orders are named; a cancel that fits several equally asks."""
+    the sender's open work orders are named; a cancel that fits several equally asks. Problems
+    said alongside are relayed or created, and their words do not steer the command."""
     cancel = _CANCEL.search(text) is not None
     reschedule = _RESCHEDULE.search(text) is not None
-    if not (cancel or reschedule):
-        if _LIST.search(text) is None:
-            return None
-        listing = ManageExisting(
+    listing = not (cancel or reschedule) and _LIST.search(text) is not None
+    if not (cancel or reschedule or listing):
+        return None
+    if _NEGATED_COMMAND.search(text):
+        return None  # "don't cancel it": more about it, for the other rules
+    side = _Parts(
+        tuple(p for p in parts.problems if not any(r.search(p.text) for r in _COMMANDS)),
+        parts.rest,
+    )
+    said = text
+    for part in side.problems:
+        said = said.replace(part.text, " ")  # the command's own words, without the problems
+    if listing:
+        relays, creates = _side_problems(side, contexts)
+        command: Action = ManageExisting(
             confidence=_SURE,
             why=_why("asked what is open"),
             evidence=truncate(text, 400),
             params=ManageExistingParams(operation="list", request=truncate(text, 300)),
         )
-        return _Reading("7-manage", (listing,))
-    if _NEGATED_COMMAND.search(text):
-        return None  # "don't cancel it": more about it, for the other rules
+        return _Reading("7-manage", (*relays, *creates, command))
     # "cancel friday, reschedule to monday" keeps the work order: a reschedule.
     operation: Literal["cancel", "reschedule"] = "reschedule" if reschedule else "cancel"
     # A finished work order waiting for its rating can be neither cancelled nor moved.
     open_wos = [c for c in _work_orders(contexts) if not c.rating_requested]
-    if not open_wos:
-        return _Reading(
-            "7-manage",
-            (
-                ContinueWithAssistant(
-                    confidence=_FAIRLY_SURE,
-                    why=_why(f"asked to {operation}; nothing open"),
-                    evidence=truncate(text, 400),
-                    params=ContinueWithAssistantParams(reply_hint=f"nothing open to {operation}"),
-                ),
-            ),
-        )
-    chosen = _commanded(text, open_wos)
+    chosen = _commanded(said, open_wos) if open_wos else []
     if isinstance(chosen, Clarify):
         return _Reading("7-manage", (chosen,))
     ids = tuple(c.context_id for c in chosen)
-    command = ManageExisting(
-        confidence=_SURE if _ids_named(text, open_wos) else _FAIRLY_SURE,
-        why=_why(f"asked to {operation} {', '.join(ids)}"),
-        evidence=truncate(text, 400),
-        params=ManageExistingParams(
-            operation=operation, wo_ids=ids[:20], request=truncate(text, 300)
-        ),
-    )
-    return _Reading("7-manage", (command,))
+    relays, creates = _side_problems(side, contexts, answered=frozenset(ids))
+    if not ids:
+        command = ContinueWithAssistant(
+            confidence=_FAIRLY_SURE,
+            why=_why(f"asked to {operation}; nothing open"),
+            evidence=truncate(text, 400),
+            params=ContinueWithAssistantParams(reply_hint=f"nothing open to {operation}"),
+        )
+    else:
+        command = ManageExisting(
+            confidence=_SURE if _ids_named(said, open_wos) else _FAIRLY_SURE,
+            why=_why(f"asked to {operation} {', '.join(ids)}"),
+            evidence=truncate(text, 400),
+            params=ManageExistingParams(
+                operation=operation, wo_ids=ids[:20], request=truncate(text, 300)
+            ),
+        )
+    # No visit for a new one: the time words are the reschedule's.
+    return _Reading("7-manage", (*relays, *creates, command))
 
 
 def _commanded(text: str, open_wos: Sequence[OpenContext]) -> list[OpenContext] | Clarify:
@@ -772,7 +780,7 @@ def _availability_answer(
     text: str, parts: _Parts, contexts: Sequence[OpenContext], can_rate: bool
 ) -> _Reading | None:
     """Rule 2: a time expression while an availability question is open (I7: not a rating).
-    A new problem said with it is created too."""
+    Problems said with it are relayed or created too."""
     asking = [c for c in contexts if c.awaiting == "availability"]
     # Time words inside a problem ("leaking since monday") say when it began, not when to come.
     availability = _availability(parts.rest) if asking else None
@@ -784,7 +792,8 @@ def _availability_answer(
             "2-availability", (_clarify(targets, "availability for which visit?", text),)
         )
     (target,) = targets
-    negated = _NEGATED_AVAILABILITY.search(text) is not None
+    # "the fridge doesn't work" is no "monday doesn't work": read the negation outside problems.
+    negated = _NEGATED_AVAILABILITY.search(parts.rest) is not None
     visit = ScheduleVisit(
         target_wo_id=target.context_id,
         confidence=_UNSURE if negated else _SURE,
@@ -792,14 +801,21 @@ def _availability_answer(
         evidence=truncate(availability, 400),
         params=ScheduleVisitParams(mode="propose", availability=availability),
     )
-    plan: list[Action] = [*_new_work_orders(parts, contexts), visit]
+    answers: list[Action] = [visit]
     rating = _rating(text)
     rated = [c for c in contexts if c.rating_requested and c.context_id != target.context_id]
     if can_rate and rating is not None and rating.strong and len(rated) == 1:
-        plan.append(_record(rated[0], rating, text))  # "5 stars! tuesday works": both answers
-    doubt = (ContinueWithAssistant(confidence=_UNSURE, why=_why("availability unclear")),)
+        answers.append(_record(rated[0], rating, text))  # "5 stars! tuesday works": both
+    relays, creates = _side_problems(
+        parts, contexts, answered=frozenset(a.target_wo_id for a in answers if a.target_wo_id)
+    )
+    unsure = ContinueWithAssistant(confidence=_UNSURE, why=_why("availability unclear"))
     # "not monday": the time words may be when they are *not* free; some samples doubt it.
-    return _Reading("2-availability", tuple(plan), doubt if negated else None)
+    return _Reading(
+        "2-availability",
+        (*relays, *creates, *answers),
+        (*relays, *creates, unsure) if negated else None,
+    )
 
 
 def _record(target: OpenContext, rating: _Rating, text: str) -> Action:
@@ -818,7 +834,7 @@ def _rating_answer(
     text: str, parts: _Parts, contexts: Sequence[OpenContext], can_rate: bool
 ) -> _Reading | None:
     """Rule 3: a rating while a rating request is open; a bare digit competing with an
-    availability question is ambiguous (I7). A new problem said with it is created too."""
+    availability question is ambiguous (I7). Problems said with it are relayed or created too."""
     rated = [c for c in contexts if c.rating_requested]
     rating = _rating(text) if rated and can_rate else None
     if rating is None or (not rating.strong and parts.problems):
@@ -830,10 +846,10 @@ def _rating_answer(
     targets = _pick(text, rated)
     if len(targets) > 1:
         return _Reading("3-rating", (_clarify(targets, "a rating for which work order?", text),))
-    news = _new_work_orders(parts, contexts)
-    return _Reading(
-        "3-rating", (*news, *_offered_visits(news, parts), _record(targets[0], rating, text))
-    )
+    (target,) = targets
+    relays, creates = _side_problems(parts, contexts, answered=frozenset({target.context_id}))
+    visits = _offered_visits(creates, parts)
+    return _Reading("3-rating", (*relays, *creates, *visits, _record(target, rating, text)))
 
 
 def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Reading | None:
@@ -920,12 +936,21 @@ def _several_problems(parts: _Parts, contexts: Sequence[OpenContext]) -> _Readin
 
 
 def _several_plan(parts: _Parts, targets: Sequence[OpenContext | None]) -> tuple[Action, ...]:
-    """One relay per matched work order (its parts joined), one create per new problem, and a
-    visit for each new one when the sender offered a time."""
+    """The relays and creates of the problems, and a visit for each new one when the sender
+    offered a time."""
+    relays, creates = _relays_and_creates(parts.problems, targets)
+    return (*relays, *creates, *_offered_visits(creates, parts))
+
+
+def _relays_and_creates(
+    parts: Sequence[_Part], targets: Sequence[OpenContext | None]
+) -> tuple[list[Action], list[CreateWo]]:
+    """One relay per matched work order (its parts joined, in the order said), one create per
+    new problem (new:1, new:2…)."""
     notes: dict[str, list[str]] = {}
     by_id: dict[str, OpenContext] = {}
     creates: list[CreateWo] = []
-    for part, target in zip(parts.problems, targets, strict=True):
+    for part, target in zip(parts, targets, strict=True):
         if target is None:
             if (create := _create(part.text, part.problem, len(creates) + 1)) is not None:
                 creates.append(create)
@@ -935,19 +960,37 @@ def _several_plan(parts: _Parts, targets: Sequence[OpenContext | None]) -> tuple
     relays = [
         _relay(by_id[wo_id], "; ".join(said), f"about {wo_id}") for wo_id, said in notes.items()
     ]
-    return (*relays, *creates, *_offered_visits(creates, parts))
+    return relays, creates
 
 
-def _new_work_orders(parts: _Parts, contexts: Sequence[OpenContext]) -> list[CreateWo]:
-    """Creates for the problems that no open work order's id or words point at."""
+def _side_problems(
+    parts: _Parts, contexts: Sequence[OpenContext], answered: frozenset[str] = frozenset()
+) -> tuple[list[Action], list[CreateWo]]:
+    """The problems said alongside an answer or a command: a relay to the one open work order
+    a problem points at (not one the answer is about already), a create when none. A tie or a
+    room-only match is left out: the answer still goes through, the assistant can ask later."""
     work_orders = _work_orders(contexts)
-    creates: list[CreateWo] = []
+    targets: list[OpenContext | None] = []
+    kept: list[_Part] = []
     for part in parts.problems:
-        if _ids_named(part.text, work_orders) or _best_by_words(part.text, work_orders):
-            continue
-        if (create := _create(part.text, part.problem, len(creates) + 1)) is not None:
-            creates.append(create)
-    return creates
+        named = _ids_named(part.text, work_orders)
+        best = (
+            [c for c in work_orders if c.context_id in named]
+            if named
+            else _best_by_words(part.text, work_orders)
+        )
+        if not best:
+            kept.append(part)
+            targets.append(None)
+        elif (
+            len(best) == 1
+            and best[0].context_id not in answered
+            and (named or not _only_the_room(part.text, part.problem, best[0]))
+        ):
+            kept.append(part)
+            targets.append(best[0])
+    relays, creates = _relays_and_creates(kept, targets)
+    return relays, creates
 
 
 def _offered_visits(creates: Sequence[CreateWo], parts: _Parts) -> list[ScheduleVisit]:
