@@ -741,6 +741,13 @@ JOINED = st.lists(
 @given(text=JOINED, ctxs=contexts(), role=st.sampled_from(ROLES))
 # Found by the random profile: rule 4's relay note says which candidate was chosen.
 @example(text="WO-2 and", ctxs=CHOSEN_BY_A_PENDING_QUESTION, role="tenant")
+# Found by reading the code: four new problems, an offered time and a rating made 9 actions.
+@example(
+    text="5 stars. the sink is leaking, the outlet is dead, the door is stuck, "
+    "the fridge is broken, I'm home after 3",
+    ctxs=[wo_context("WO-4", POOL["WO-4"], rating_requested=True)],
+    role="tenant",
+)
 def test_property_several_intents_keep_the_same_promises(
     text: str, ctxs: list[OpenContext], role: SenderRole
 ) -> None:

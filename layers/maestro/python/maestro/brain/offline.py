@@ -26,9 +26,10 @@ Several intents in one package: the text is cut into clauses (new messages, sent
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
 room the one before did not, is a problem of its own. Rule 5 gives each problem its own action
 (a relay to its work order or a create, refs new:1, new:2…); a time offered unasked ("I'm home
-tomorrow after 3") proposes a visit for each new work order. Rules 2 and 3 create the new
-problems said alongside their answer. Time words inside a problem ("stopped this morning") are
-not availability, and a bare digit in one ("2 lights are out") is not a rating.
+tomorrow after 3") proposes a visit for each new work order. Rules 2, 3 and 7 relay or create
+the problems said alongside their answer or command (a tie or a room-only match is left to the
+assistant rather than blocking the answer). Time words inside a problem ("stopped this
+morning") are not availability, and a bare digit in one ("2 lights are out") is not a rating.
 
 Same input, same output, whatever the order of the contexts. The k samples agree except when a
 rule is unsure (a negated availability, a shared room but a different problem): then a minority
@@ -378,12 +379,13 @@ def _problem(text: str) -> _Problem | None:
     )
 
 
-# --- clauses: several intents in one package (rules 2, 3, 5) ------------------------------------
+# --- clauses: several intents in one package (rules 2, 3, 5, 7) ---------------------------------
 
 # Where a clause ends: a new message, a sentence stop, a comma or semicolon, "and", "also", "plus".
 _CLAUSE_BREAK = re.compile(r"\n|[.!?]+(?=\s|$)|[,;]|\b(?:and|also|plus)\b", re.IGNORECASE)
 _LEADING_GLUE = re.compile(r"^(?:(?:and|also|plus|but|now|then|oh|so)\b[\s,]*)+", re.IGNORECASE)
-_MAX_PROBLEMS = 4  # a create and a visit each: 8 actions, the most a model's plan may hold
+_MAX_PLAN = 8  # the most actions a model's plan may hold (ActionPlan)
+_MAX_PROBLEMS = _MAX_PLAN // 2  # a create and a visit each
 # Said when offering a time ("I'm home after 3"), not when telling a story ("since monday").
 _OFFERED_TIME = re.compile(
     r"\b(?:home|available|free|around|here|there|in|come|stop\s+by|drop\s+by|swing\s+by|works?|"
@@ -419,6 +421,7 @@ class _Parts:
 
 
 def _clauses(lines: str) -> list[_Clause]:
+    """The clauses of ``lines`` (one line per message), each read on its own."""
     clauses: list[_Clause] = []
     start = 0
     for cut in [*_CLAUSE_BREAK.finditer(lines), None]:
@@ -461,7 +464,7 @@ def _parts(lines: str, text: str) -> _Parts:
     clauses = _clauses(lines)
     groups: list[list[_Clause]] = []
     lead: list[_Clause] = []  # words before the first problem belong to it ("the sink and…")
-    aside = False  # what follows a time or a rating ("between 2 | and 4") belongs to it
+    aside = False  # what follows a time, a rating or a command ("between 2 | and 4") is theirs
     for clause in clauses:
         if clause.problem is not None:
             aside = False
@@ -848,7 +851,7 @@ def _rating_answer(
         return _Reading("3-rating", (_clarify(targets, "a rating for which work order?", text),))
     (target,) = targets
     relays, creates = _side_problems(parts, contexts, answered=frozenset({target.context_id}))
-    visits = _offered_visits(creates, parts)
+    visits = _offered_visits(creates, parts, room=_MAX_PLAN - len(relays) - len(creates) - 1)
     return _Reading("3-rating", (*relays, *creates, *visits, _record(target, rating, text)))
 
 
@@ -939,7 +942,8 @@ def _several_plan(parts: _Parts, targets: Sequence[OpenContext | None]) -> tuple
     """The relays and creates of the problems, and a visit for each new one when the sender
     offered a time."""
     relays, creates = _relays_and_creates(parts.problems, targets)
-    return (*relays, *creates, *_offered_visits(creates, parts))
+    visits = _offered_visits(creates, parts, room=_MAX_PLAN - len(relays) - len(creates))
+    return (*relays, *creates, *visits)
 
 
 def _relays_and_creates(
@@ -989,14 +993,16 @@ def _side_problems(
         ):
             kept.append(part)
             targets.append(best[0])
-    relays, creates = _relays_and_creates(kept, targets)
-    return relays, creates
+    return _relays_and_creates(kept, targets)
 
 
-def _offered_visits(creates: Sequence[CreateWo], parts: _Parts) -> list[ScheduleVisit]:
-    """A visit proposed for each new work order, when the sender offered a time unasked."""
+def _offered_visits(
+    creates: Sequence[CreateWo], parts: _Parts, room: int = _MAX_PLAN
+) -> list[ScheduleVisit]:
+    """A visit proposed for each new work order, when the sender offered a time unasked; none
+    when they would not all fit in ``room`` actions (the assistant asks for the time later)."""
     availability = _offered_availability(parts) if creates else None
-    if availability is None:
+    if availability is None or len(creates) > room:
         return []
     return [
         ScheduleVisit(
