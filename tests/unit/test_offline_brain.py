@@ -609,6 +609,13 @@ def test_a_negation_inside_a_problem_does_not_doubt_the_availability_answer() ->
     assert _queued(disposal) == [(Lane.CREATE_WO, None), (Lane.SCHEDULE_VISIT, "WO-204")]
 
 
+@pytest.mark.parametrize("text", ["since monday", "the toilet is clogged, since monday"])
+def test_since_a_day_is_no_availability_answer(text: str) -> None:
+    """Found reading the clause property's answers: "since monday" scheduled WO-204 on monday."""
+    disposal = _disposed(package(text), [LEAK_204])
+    assert Lane.SCHEDULE_VISIT not in disposal.lanes
+
+
 def test_a_time_said_twice_is_given_once() -> None:
     action = _only("2 onward. yes 2 onward", [LEAK_204])
     assert isinstance(action, ScheduleVisit)

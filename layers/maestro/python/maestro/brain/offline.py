@@ -167,11 +167,17 @@ _NEGATED_AVAILABILITY = re.compile(
 )
 
 
+# "since monday" says when something began, not when to come.
+_SINCE = re.compile(r"\bsince\s+(?:last\s+)?$", re.IGNORECASE)
+
+
 def _availability(text: str) -> str | None:
     """The time expressions in ``text``, in the sender's words, or None."""
     groups: list[tuple[int, int]] = []
     for match in _TIME.finditer(text):
         start, end = match.span()
+        if _SINCE.search(text, 0, start):
+            continue
         if groups and _TIME_GLUE.fullmatch(text[groups[-1][1] : start]):
             groups[-1] = (groups[-1][0], end)
         else:
