@@ -616,6 +616,16 @@ def test_since_a_day_is_no_availability_answer(text: str) -> None:
     assert Lane.SCHEDULE_VISIT not in disposal.lanes
 
 
+def test_a_time_told_with_the_problem_is_no_offered_visit_and_stays_in_the_summary() -> None:
+    """Found on main's long-first-text story: "there is water" elsewhere made "by tonight" an
+    offered visit, and the clause was cut from the summary. An offer is in the time's clause."""
+    text = "the water heater is making a noise, there is water around it, it may spread by tonight"
+    disposal = _disposed(package(text), [])
+    assert disposal.lanes == (Lane.CREATE_WO,)
+    (create,) = _creates(disposal)
+    assert create.params.summary == text
+
+
 def test_a_time_said_twice_is_given_once() -> None:
     action = _only("2 onward. yes 2 onward", [LEAK_204])
     assert isinstance(action, ScheduleVisit)

@@ -406,7 +406,8 @@ class _Clause:
     start: int
     end: int
     problem: _Problem | None
-    aside: bool  # no problem, but a time, a rating or a command: when, how well, what to do
+    offers_time: bool  # no problem; a time with an offer in the same clause ("I'm home at 3")
+    aside: bool  # no problem; a time offered, a rating or a command: when, how well, what to do
     wordy: bool  # has content words (not just "thanks", "ok", "4")
 
 
@@ -423,7 +424,8 @@ class _Parts:
     """What a package says, clause by clause: the problems, and the words outside them."""
 
     problems: tuple[_Part, ...]
-    rest: str  # the text with the problem clauses blanked out: where availability is read
+    rest: str  # the text with the problem clauses blanked out: where an answer's time is read
+    offered: str  # the clauses that offer a time unasked ("I'm free between 2 | and 4")
 
 
 def _clauses(lines: str) -> list[_Clause]:
@@ -438,10 +440,17 @@ def _clauses(lines: str) -> list[_Clause]:
             last = start + len(chunk.rstrip())
             words = lines[first:last]
             problem = _problem(words)
-            aside = problem is None and any(
-                p.search(words) for p in (_TIME, _STRONG_RATING, *_COMMANDS)
+            # "by tonight" in "I worry it spreads by tonight" is part of the story, not an offer.
+            offers_time = (
+                problem is None
+                and _TIME.search(words) is not None
+                and _OFFERED_TIME.search(words) is not None
             )
-            clauses.append(_Clause(first, last, problem, aside, bool(_content_stems(words))))
+            aside = offers_time or (
+                problem is None and any(p.search(words) for p in (_STRONG_RATING, *_COMMANDS))
+            )
+            wordy = bool(_content_stems(words))
+            clauses.append(_Clause(first, last, problem, offers_time, aside, wordy))
         if cut:
             start = cut.end()
     return clauses
@@ -468,6 +477,7 @@ def _stands_alone(clause: _Clause, group: Sequence[_Clause], lines: str) -> bool
 def _parts(lines: str, text: str) -> _Parts:
     """Split the package into its problems (at most _MAX_PROBLEMS; more ride on the last)."""
     clauses = _clauses(lines)
+    offered = _offered_text(clauses, lines)
     groups: list[list[_Clause]] = []
     lead: list[_Clause] = []  # words before the first problem belong to it ("the sink and…")
     aside = False  # what follows a time, a rating or a command ("between 2 | and 4") is theirs
@@ -491,7 +501,7 @@ def _parts(lines: str, text: str) -> _Parts:
     if not groups:
         # No clause is a problem on its own, but together they may be ("the fridge, broken").
         whole = _problem(text)
-        return _Parts((_Part(text, whole),) if whole else (), text)
+        return _Parts((_Part(text, whole),) if whole else (), text, offered)
     parts: list[_Part] = []
     for group in groups:
         words = _LEADING_GLUE.sub("", _one_line(lines[group[0].start : group[-1].end]))
@@ -503,17 +513,34 @@ def _parts(lines: str, text: str) -> _Parts:
             rest.append(lines[at : clause.start] + " . ")  # a stop: no time spans a problem
             at = clause.end
     rest.append(lines[at:])
-    return _Parts(tuple(parts), "".join(rest))
+    return _Parts(tuple(parts), "".join(rest), offered)
+
+
+def _offered_text(clauses: Sequence[_Clause], lines: str) -> str:
+    """The clauses that offer a time, with the bare ones that finish them ("… between 2 | and
+    4"), each run ended by a stop so no time spans two of them."""
+    runs: list[str] = []
+    start: _Clause | None = None
+    end: _Clause | None = None
+    for clause in [*clauses, None]:
+        if clause is not None and (
+            clause.offers_time or (start is not None and not clause.wordy and not clause.problem)
+        ):
+            start, end = start or clause, clause
+            continue
+        if start is not None and end is not None:
+            runs.append(lines[start.start : end.end])
+        start = end = None
+    return " . ".join(runs)
 
 
 def _offered_availability(parts: _Parts) -> str | None:
     """A time the sender offers unasked ("I'm home tomorrow after 3"), in their words. Not one
-    inside a problem ("stopped working this morning"), nor a negated one ("not tomorrow"): the
-    assistant asks for those."""
-    rest = parts.rest
-    if _NEGATED_AVAILABILITY.search(rest) or not _OFFERED_TIME.search(rest):
+    inside a problem ("stopped working this morning") or told as part of it ("it may spread by
+    tonight"), nor a negated one ("not home tomorrow"): the assistant asks for those."""
+    if not parts.offered or _NEGATED_AVAILABILITY.search(parts.offered):
         return None
-    return _availability(rest)
+    return _availability(parts.offered)
 
 
 # --- readings ----------------------------------------------------------------------------------
@@ -722,6 +749,7 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
     side = _Parts(
         tuple(p for p in parts.problems if not any(r.search(p.text) for r in _COMMANDS)),
         parts.rest,
+        offered="",  # the time words are the reschedule's, not a visit for a new one
     )
     said = text
     for part in side.problems:
@@ -760,7 +788,6 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
                 operation=operation, wo_ids=ids[:20], request=truncate(text, 300)
             ),
         )
-    # No visit for a new one: the time words are the reschedule's.
     return _Reading("7-manage", (*relays, *creates, command))
 
 
