@@ -97,6 +97,22 @@ def outbox(stack: LocalStack) -> list[SentMessage]:
     return stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined, no-any-return]
 
 
+def sent_by(stack: LocalStack, execution: dict[str, Any], to: str | None = None) -> list[str]:
+    """What one package sent, in its actions' order (read back by SID from the messages the
+    outcome records name), optionally only to one phone."""
+    bodies: list[str] = []
+    for outcome in outcomes(stack, execution):
+        for sid in outcome.message_sids:
+            item = stack.ddb.get_item(
+                TableName=stack.tables["messages"],
+                Key={"message_id": {"S": sid}},
+                ConsistentRead=True,
+            )["Item"]
+            if to is None or item["to"]["S"] == to:
+                bodies.append(item["body"]["S"])
+    return bodies
+
+
 def pages(stack: LocalStack) -> list[str]:
     return [m.body for m in outbox(stack) if m.to == ON_CALL_PM]
 

@@ -2,16 +2,15 @@
 
 It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
 "offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
-first match wins, in this order: 1, 7, 4, 2, 3, 5, 6.
+first match wins, in this order: 1, 7, 2, 3, 5, 6. (Rule 4, answers to an open question, is not
+the brain's: the pipeline's resolve step matches them against the stored candidates first.)
 
 1. a safety-floor hit in the package → escalate;
 7. a command: "cancel the kitchen one" / "cancel WO-204" / "cancel both" → manage_existing
    cancel with the matched open work orders (all of them for "all", "both", "everything");
    "reschedule … to friday" → reschedule with the sender's words; "what do I have open" →
-   list. A cancel that fits several equally → clarify naming them. It runs before 4, 2 and 3:
-   "cancel WO-204" names an id but is no answer to a question, "… to friday" is no availability;
-4. an ordinal or id ("1", "the first one", "WO-204") answering a pending clarification → relay
-   to the chosen candidate (the question last asked was which);
+   list. A cancel that fits several equally → clarify naming them. It runs before 2 and 3:
+   "… to friday" is no availability;
 2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
    on that context; a digit inside such an answer is never a rating (I7);
 3. a rating ("5 stars", "4/5", a bare "5") while a rating request is open → record_rating; a
@@ -226,15 +225,7 @@ def _rating(text: str) -> _Rating | None:
     return None
 
 
-# --- clarification answers (rule 4) ------------------------------------------------------------
-
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
-_ORDINAL_REPLY = re.compile(
-    r"^\s*(?:the\s+|option\s+|number\s+|no\.?\s*|#\s*)?"
-    r"(?:(?P<num>\d{1,6})(?:st|nd|rd|th)?|(?P<word>first|second|third|fourth|fifth|last))"
-    r"(?:\s+one)?\s*(?:,?\s*(?:please|pls|thanks|thank\s+you|ty))?\s*[.!]*\s*$",
-    re.IGNORECASE,
-)
+# --- ids named in the text --------------------------------------------------------------------
 
 
 def _id_pattern(context_id: str) -> re.Pattern[str]:
@@ -247,22 +238,6 @@ def _ids_named(text: str, contexts: Sequence[OpenContext]) -> list[str]:
         (m.start(), c.context_id) for c in contexts if (m := _id_pattern(c.context_id).search(text))
     ]
     return [cid for _, cid in sorted(found)]
-
-
-def _resolve_ordinal(text: str, candidates: Sequence[str]) -> str | None:
-    """Which candidate an ordinal reply ("2", "the first one", "last", "204") picks, if any."""
-    match = _ORDINAL_REPLY.fullmatch(text)
-    if match is None or not candidates:
-        return None
-    if word := match.group("word"):
-        index = len(candidates) if word.lower() == "last" else _ORDINALS[word.lower()]
-    else:
-        index = int(match.group("num"))
-    if 1 <= index <= len(candidates):
-        return candidates[index - 1]
-    # Not a position: maybe the number of a candidate's id ("204" for WO-204), if only one.
-    by_number = [c for c in candidates if re.search(rf"(?<!\d){index}$", c)]
-    return by_number[0] if len(by_number) == 1 else None
 
 
 # --- commands (rule 7) ------------------------------------------------------------------------
@@ -663,7 +638,6 @@ class OfflineBrain:
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
         found = (
             _command(text, parts, contexts)
-            or _clarification_answer(text, contexts)
             or _availability_answer(text, parts, contexts, can_rate)
             or _rating_answer(text, parts, contexts, can_rate)
             or _by_words(text, parts, contexts)
@@ -695,42 +669,6 @@ def _relay(target: OpenContext, note: str, why: str, confidence: float = _FAIRLY
         why=_why(why),
         evidence=truncate(note, 400),
         params=RelayToOpenWoParams(note=truncate(note, 1000)),
-    )
-
-
-def _clarification_answer(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
-    """Rule 4: "1", "the first one", "WO-204" answering a pending clarification."""
-    pending = [c for c in contexts if c.kind is ContextKind.PENDING_CLARIFICATION]
-    if not pending or not text:
-        return None
-    work_orders = _work_orders(contexts)
-    chosen: list[str] = []
-    for question in pending:
-        # The candidates are the open work orders its description names, in its order.
-        candidates = _ids_named(question.description, work_orders)
-        pick = _resolve_ordinal(text, candidates)
-        if pick is None and _ORDINAL_REPLY.fullmatch(text) is None:
-            named = _ids_named(text, work_orders)  # an explicit id also answers
-            pick = named[0] if len(named) == 1 and len(text.split()) <= 4 else None
-        if pick is not None and pick not in chosen:
-            chosen.append(pick)
-    if not chosen:
-        return None
-    picked = [c for c in work_orders if c.context_id in chosen]
-    if len(picked) > 1:  # two open questions read the answer differently: ask again
-        return _Reading(
-            "4-clarification", (_clarify(picked, "the answer fits two questions", text),)
-        )
-    return _Reading(
-        "4-clarification",
-        (
-            _relay(
-                picked[0],
-                f"the tenant chose this work order: {text}",
-                "answer to a clarification",
-                _SURE,
-            ),
-        ),
     )
 
 

@@ -154,7 +154,7 @@ class ConversationGuards(Frozen):
     window: timedelta = timedelta(hours=12)
     repeat_asks: int = Field(default=2, ge=1)
     flip_length: int = Field(default=4, ge=3)
-    no_progress: int = Field(default=5, ge=2)
+    no_progress: int = Field(default=6, ge=2)
 
 
 class GuardVerdict(Frozen):

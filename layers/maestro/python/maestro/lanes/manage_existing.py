@@ -283,10 +283,10 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
     if call.operation == "cancel":
         ctx.send(sender.phone, truncate(f"Done: I've cancelled {names}.", 500), suffix="done")
     else:
-        when = f" to {short(call.request, 80)}" if call.request else ""
+        when = f": {short(call.request, 80)}" if call.request else ""
         ctx.send(
             sender.phone,
-            truncate(f"Done: I've asked for the visit for {names} to be moved{when}.", 500),
+            truncate(f"Done: I've passed on when you'd like the visit for {names}{when}.", 500),
             suffix="done",
         )
     for wo in done:
@@ -296,7 +296,8 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
         body = (
             f"{_line(wo)} was cancelled by the tenant."
             if call.operation == "cancel"
-            else f"The tenant asks to move the visit for {_line(wo)}"
-            + (f" to {short(call.request, 80)}." if call.request else ".")
+            else f"The tenant asks for the visit for {_line(wo)}"
+            + (f": {short(call.request, 80)}." if call.request else ".")
+            + " Please confirm a time."
         )
         ctx.send(vendor, truncate(body, 500), suffix=f"vendor#{wo.wo_id}")

@@ -661,8 +661,19 @@ class Pipeline:
         decisions: tuple[MaestroDecision, ...],
         now: datetime,
     ) -> None:
+        if outcome.status != "done":
+            return
+        if outcome.lane == Lane.MANAGE_EXISTING.value and outcome.target_wo_id is None:
+            # A released hold changes each WO it held: their events name them.
+            for held in dict.fromkeys(
+                e.subject_id for e in outcome.events if e.type == "wo.updated"
+            ):
+                self._update_state(
+                    outcome.model_copy(update={"target_wo_id": held}), package, decisions, now
+                )
+            return
         wo_id = outcome.created_wo_id or outcome.target_wo_id
-        if wo_id is None or outcome.status != "done":
+        if wo_id is None:
             return
         decision_id = next(
             (d.decision_id for d in decisions if d.idempotency_key == outcome.idempotency_key),
