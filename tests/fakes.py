@@ -133,6 +133,13 @@ class InMemoryLeases:
         ) in self.skipped.get(conversation_id, set()):
             self.next_flush[conversation_id] = self.next_flush.get(conversation_id, 1) + 1
 
+    def recent_messages(self, conversation_id: str, limit: int) -> list[Message]:
+        mine = sorted(
+            (m for (cid, _), m in self.messages.items() if cid == conversation_id),
+            key=lambda m: m.seq,
+        )
+        return mine[-limit:] if limit > 0 else []
+
     def messages_for(self, claim: FlushClaim) -> list[Message]:
         return [
             self.messages[(claim.conversation_id, seq)]

@@ -43,11 +43,45 @@ def test_failures_dilute_agreement() -> None:
     assert result.verdicts[0].share == pytest.approx(0.6)
 
 
-def test_samples_not_taken_count_in_the_denominator() -> None:
-    """Adaptive sampling stopped at 3 of k=5: the two missing ones still dilute."""
+def test_the_share_is_over_the_samples_drawn() -> None:
+    """Adaptive sampling stopped early because the samples agreed: 3 agreeing of a planned 5 are
+    3/3, not 3/5 (the plan asked no more); a failure among them still dilutes."""
     result = aggregate(samples_of(RELAY_204, RELAY_204, RELAY_204), ConsensusPolicy(k=5))
-    assert result.verdicts[0].share == pytest.approx(0.6)
+    assert result.verdicts[0].share == pytest.approx(1.0)
+    assert (result.k, result.planned_k) == (3, 5)
+    assert result.status is ConsensusStatus.DECIDED
+    diluted = aggregate(samples_of(RELAY_204, RELAY_204, "timeout"), ConsensusPolicy(k=5))
+    assert diluted.verdicts[0].share == pytest.approx(2 / 3)
+    assert diluted.status is ConsensusStatus.AMBIGUOUS
+
+
+def test_the_executed_params_are_the_majoritys() -> None:
+    """Naive: votes on lane + target with the first sample's params, so stars 2,5,5,5,5
+    executed stars = 2."""
+    two, five = act("record_rating", "WO-198", stars=2), act("record_rating", "WO-198", stars=5)
+    result = consensus([two], [five], [five], [five], [five])
+    (passed,) = result.passed
+    assert passed.action.params.stars == 5  # type: ignore[union-attr]
+
+
+def test_a_held_cancel_goes_to_the_majoritys_work_order() -> None:
+    """Naive: cancel WO-1 (1 sample) vs WO-2 (4) held a cancel of WO-1."""
+    one = act("manage_existing", operation="cancel", wo_ids=("WO-1",))
+    two = act("manage_existing", operation="cancel", wo_ids=("WO-2",))
+    result = consensus([one], [two], [two], [two], [two])
+    (passed,) = result.passed
+    assert passed.action.params.wo_ids == ("WO-2",)  # type: ignore[union-attr]
+
+
+def test_a_split_on_a_held_mutation_abstains() -> None:
+    """Naive: a cancel-vs-reschedule split decided instead of abstaining."""
+    cancel = act("manage_existing", operation="cancel", wo_ids=("WO-1",))
+    move = act("manage_existing", operation="reschedule", wo_ids=("WO-1",), request="friday")
+    result = consensus([cancel], [cancel], [cancel], [move], [move])
     assert result.status is ConsensusStatus.AMBIGUOUS
+    assert result.candidates == ("WO-1",)
+    two, five = act("record_rating", "WO-198", stars=2), act("record_rating", "WO-198", stars=5)
+    assert consensus([two], [two], [five], [five], [five]).status is ConsensusStatus.AMBIGUOUS
 
 
 def test_four_of_five_passes_and_one_stray_vote_is_noise() -> None:

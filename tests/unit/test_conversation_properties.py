@@ -122,6 +122,7 @@ class Conversation:
             received_at=self.clock.now(),
             seq=self.seq,
         )
+        self.leases.messages[(CONVERSATION, self.seq)] = message
         package = Package(
             package_id=package_id_for(CONVERSATION, self.flushes),
             conversation_id=CONVERSATION,

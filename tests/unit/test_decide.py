@@ -115,8 +115,8 @@ def test_decided_happy_path_returns_the_models_action_and_its_self_confidence() 
         ('["retry_repair"]', "schema_failure"),
         ('{"status": "ambiguous", "candidate_actions": []}', "schema_failure"),
         (ambiguous("retry_repair", "retry_repair"), "schema_failure"),
-        (decided("delete_everything"), "out_of_set"),
-        (ambiguous("retry_repair", "refund_tenant"), "out_of_set"),
+        (decided("delete_everything"), "out_of_vocabulary"),
+        (ambiguous("retry_repair", "refund_tenant"), "out_of_vocabulary"),
     ],
 )
 def test_each_failure_kind_collapses_to_the_default_with_fallback(step: Script, kind: str) -> None:
@@ -135,15 +135,15 @@ def test_no_valid_samples_names_the_first_samples_failure() -> None:
     result, _ = run(["not json", ConnectionError("reset"), decided("nope")], samples=3)
 
     assert result.fallback_reason == "non_json"
-    assert result.failures == {"non_json": 1, "transport_error": 1, "out_of_set": 1}
+    assert result.failures == {"non_json": 1, "transport_error": 1, "out_of_vocabulary": 1}
     assert result.action == DEFAULT
 
 
-def test_out_of_set_answer_is_never_returned_even_with_high_confidence() -> None:
+def test_an_answer_outside_the_options_is_never_returned_even_with_high_confidence() -> None:
     result, _ = run([decided("refund_tenant", 1.0)])
 
     assert result.action == DEFAULT
-    assert result.fallback_reason == "out_of_set"
+    assert result.fallback_reason == "out_of_vocabulary"
 
 
 @pytest.mark.parametrize("answer", ["+14155550100", "party_01HZX3", "tenant:42", "Maria Lopez"])
@@ -153,7 +153,7 @@ def test_a_model_naming_a_phone_number_or_party_id_gets_the_default(answer: str)
 
     assert result.action == DEFAULT
     assert result.fallback is True
-    assert result.fallback_reason == "out_of_set"
+    assert result.fallback_reason == "out_of_vocabulary"
 
 
 def test_low_self_confidence_with_one_sample_falls_back() -> None:

@@ -13,12 +13,11 @@ from typing import Literal, Protocol
 from pydantic import Field
 
 from maestro.domain.common import E164, AwareDatetime, Frozen
-from maestro.domain.memory import SenderRole
+from maestro.domain.memory import BrainRequest
 from maestro.domain.models import (
     Channel,
     FlushTrigger,
     Message,
-    OpenContext,
     Package,
     Party,
     WorkOrder,
@@ -134,6 +133,10 @@ class ConversationBuffer(Protocol):
     def unstarted_claims(self, conversation_id: str) -> list[FlushClaim]: ...
 
     def messages_for(self, claim: FlushClaim) -> list[Message]: ...
+
+    def recent_messages(self, conversation_id: str, limit: int) -> list[Message]:
+        """The conversation's newest ``limit`` messages, oldest first: one bounded read
+        (Query, newest first, ``Limit``), whatever the conversation's length."""
 
     def mark_started(self, claim: FlushClaim) -> None: ...
 
@@ -403,18 +406,13 @@ class Messenger(Protocol):
 
 
 class Brain(Protocol):
-    """The reasoning brain: k samples of an ordered action plan for a package."""
+    """The reasoning brain: samples of an ordered action plan for a package, drawn one at a
+    time (``maestro.brain.sampling.draw`` decides how many)."""
 
     def describe(self) -> str:
         """What answered, named in every output (e.g. "offline brain (…no model)")."""
 
-    def samples(
-        self,
-        package: Package,
-        sender_role: SenderRole,
-        open_contexts: Sequence[OpenContext],
-        k: int,
-    ) -> list[BrainSample]: ...
+    def sample(self, request: BrainRequest, index: int) -> BrainSample: ...
 
 
 class Gate(Frozen):

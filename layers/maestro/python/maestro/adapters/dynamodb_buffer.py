@@ -319,6 +319,12 @@ class DynamoConversationBuffer:
             )
         return messages
 
+    def recent_messages(self, conversation_id: str, limit: int) -> list[Message]:
+        if limit < 1:
+            return []
+        items = self._query(conversation_id, "msg#", "msg#~", newest=limit)
+        return [Message.model_validate(item["message"]) for item in reversed(items)]
+
     def mark_started(self, claim: FlushClaim) -> None:
         self._ddb.update_item(
             TableName=self._conversations,

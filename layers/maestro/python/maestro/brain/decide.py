@@ -24,6 +24,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictStr, TypeAdapter, ValidationError, model_validator
 
 from maestro.domain.common import Frozen
+from maestro.domain.votes import Ballot, Reading, tally
 
 MAX_FACTS_BYTES = 20_480
 """Facts are a bounded situation summary; past this the model is not asked at all."""
@@ -48,7 +49,8 @@ class DecideOption(StrEnum):
 
 
 Status = Literal["decided", "ambiguous", "escalate"]
-FailureKind = Literal["transport_error", "non_json", "schema_failure", "out_of_set"]
+FailureKind = Literal["transport_error", "non_json", "schema_failure", "out_of_vocabulary"]
+"""A failed sample, in the brain's own failure vocabulary (``maestro.domain.records``)."""
 FallbackReason = Literal[
     "facts_too_large",
     "budget_exhausted",
@@ -58,7 +60,7 @@ FallbackReason = Literal[
     "transport_error",
     "non_json",
     "schema_failure",
-    "out_of_set",
+    "out_of_vocabulary",
 ]
 
 
@@ -271,9 +273,9 @@ def _classify(
         return "schema_failure"
     # Membership is checked apart from shape so "right form, wrong choice" is visible in the log.
     if isinstance(answer, _Decided) and answer.action not in allowed:
-        return "out_of_set"
+        return "out_of_vocabulary"
     if isinstance(answer, _Ambiguous) and any(a not in allowed for a in answer.candidate_actions):
-        return "out_of_set"
+        return "out_of_vocabulary"
     return answer
 
 
@@ -330,9 +332,7 @@ def decide(
         if not budget.can_spend(signature, samples):
             return fallback("budget_exhausted")
 
-    answers: list[_Decided | _Ambiguous | _Escalate] = []
-    failures: dict[str, int] = {}
-    first_failure: FailureKind | None = None
+    outcomes: list[_Decided | _Ambiguous | _Escalate | FailureKind] = []
     input_tokens = 0
     output_tokens = 0
     for index in range(samples):
@@ -349,16 +349,10 @@ def decide(
             outcome = "transport_error"
         else:
             outcome = _classify(text, allowed)
-        if isinstance(outcome, str):
-            failures[outcome] = failures.get(outcome, 0) + 1
-            first_failure = first_failure or outcome
-        else:
-            answers.append(outcome)
+        outcomes.append(outcome)
 
     result = _aggregate(
-        answers,
-        failures=failures,
-        first_failure=first_failure,
+        outcomes,
         samples=samples,
         default_action=default_action,
         min_confidence=min_confidence,
@@ -372,11 +366,12 @@ def decide(
     return result
 
 
+_ESCALATE = "<escalate>"
+
+
 def _aggregate(
-    answers: list[_Decided | _Ambiguous | _Escalate],
+    outcomes: list[_Decided | _Ambiguous | _Escalate | FailureKind],
     *,
-    failures: dict[str, int],
-    first_failure: FailureKind | None,
     samples: int,
     default_action: str,
     min_confidence: float,
@@ -384,13 +379,32 @@ def _aggregate(
     signature: str,
     tokens: tuple[int, int],
 ) -> DecideResult:
-    """Votes → one outcome. Shares are over ``samples``, so failures count against agreement."""
-    votes: dict[str, int] = {}  # insertion order = first seen, for deterministic ties
+    """Votes → one outcome, counted by the one vote engine (``maestro.domain.votes``): shares are
+    over the samples drawn (all of them, here), so failures count against agreement."""
+    ballots: list[Ballot] = []
+    for index, outcome in enumerate(outcomes):
+        if isinstance(outcome, str):
+            ballots.append(Ballot(index=index, failure=outcome))
+        elif isinstance(outcome, _Decided):
+            reading = Reading(key=outcome.action, confidence=outcome.confidence)
+            ballots.append(Ballot(index=index, readings=(reading,)))
+        elif isinstance(outcome, _Ambiguous):
+            ballots.append(Ballot(index=index, ambiguous=outcome.candidate_actions))
+        else:
+            ballots.append(Ballot(index=index, readings=(Reading(key=_ESCALATE),)))
+    counted = tally(ballots)
+    answers = [o for o in outcomes if not isinstance(o, str)]
+    failures = counted.failures
+    first_failure = next((o for o in outcomes if isinstance(o, str)), None)
     decided = [a for a in answers if isinstance(a, _Decided)]
     ambiguous = [a for a in answers if isinstance(a, _Ambiguous)]
     escalates = [a for a in answers if isinstance(a, _Escalate)]
-    for answer in decided:
-        votes[answer.action] = votes.get(answer.action, 0) + 1
+    # Insertion order = first seen, for deterministic ties.
+    votes = {
+        c.key: c.support
+        for c in sorted(counted.counts, key=lambda c: min(c.voters))
+        if c.key != _ESCALATE
+    }
     mean_self = (
         sum(a.confidence for a in decided) / len(decided) if decided else None
     )  # recorded, but secondary to the vote share when samples > 1
@@ -435,7 +449,8 @@ def _aggregate(
             model_reason=None,
         )
 
-    escalate_share = len(escalates) / samples
+    escalated = counted.count(_ESCALATE)
+    escalate_share = escalated.share if escalated is not None else 0.0
     if escalates and escalate_share >= escalate_min_share:
         # Recall-first: a minority asking for a human is enough.
         return result(

@@ -42,7 +42,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from maestro.domain.actions import (
     NEW_WO_PREFIX,
@@ -68,6 +68,9 @@ from maestro.domain.actions import (
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
 from maestro.domain.models import ContextKind, OpenContext, Package, PartyRole
 from maestro.domain.records import BrainSample
+
+if TYPE_CHECKING:
+    from maestro.domain.memory import BrainRequest
 
 from .precheck import package_safety_hit
 
@@ -584,6 +587,9 @@ class OfflineBrain:
     def describe() -> str:
         return f"{_NAME} (deterministic rules, no model)"
 
+    def __init__(self) -> None:
+        self._last: tuple[tuple[object, ...], _Reading] | None = None
+
     def samples(
         self,
         package: Package,
@@ -594,18 +600,35 @@ class OfflineBrain:
         """``k`` deterministic samples for ``package``; targets only from ``open_contexts``."""
         if k < 1:
             raise ValueError("k must be at least 1")
-        reading = self._read(package, sender_role, open_contexts)
+        return [self._sample(package, sender_role, open_contexts, i, k) for i in range(k)]
+
+    def sample(self, request: BrainRequest, index: int, k: int = 5) -> BrainSample:
+        """Sample ``index`` of an adaptive draw (``maestro.brain.sampling``)."""
+        return self._sample(request.package, request.sender_role, request.contexts, index, k)
+
+    def _sample(
+        self,
+        package: Package,
+        sender_role: SenderRole | PartyRole,
+        open_contexts: Sequence[OpenContext],
+        index: int,
+        k: int,
+    ) -> BrainSample:
+        key = (package, str(sender_role), tuple(open_contexts))
+        if self._last is None or self._last[0] != key:
+            self._last = (key, self._read(package, sender_role, open_contexts))
+        reading = self._last[1]
         # A minority (2 of 5) doubts: short of the 0.8 a mutation needs, so consensus abstains.
+        # The doubters are the odd samples, so an adaptive draw sees the doubt in its first two
+        # samples and goes on drawing instead of stopping on a false agreement.
         doubters = min(k - 1, math.ceil(k * 0.4)) if reading.doubt is not None else 0
-        return [
-            BrainSample(
-                index=i,
-                actions=reading.doubt if i >= k - doubters and reading.doubt else reading.plan,
-                model=MODEL_ID,
-                detail=f"{_NAME}: rule {reading.rule}",
-            )
-            for i in range(k)
-        ]
+        doubts = reading.doubt is not None and index % 2 == 1 and index // 2 < doubters
+        return BrainSample(
+            index=index,
+            actions=reading.doubt if doubts and reading.doubt else reading.plan,
+            model=MODEL_ID,
+            detail=f"{_NAME}: rule {reading.rule}",
+        )
 
     def _read(
         self,

@@ -1,20 +1,19 @@
 """Self-consistency consensus: k brain samples → verdicts.
 
-Vote share is the confidence; a sample's self-reported confidence is a secondary gate. Failed or
-invalid samples still count in the denominator (the configured k), so they dilute agreement.
-Thresholds are asymmetric: mutating lanes need high agreement, non-mutating ones less, and
-escalation is recall-first. A split between two mutating readings abstains whatever each sample
-claims about its own confidence (seed ADR-0059, I3): the result is then ``ambiguous`` with the
+Vote share is the confidence; a sample's self-reported confidence is a secondary gate. Votes
+are counted on the whole normalized action (``reading_key``) by the one vote engine
+(``maestro.domain.votes``, also under ``decide()``): failed samples count in the denominator (the
+samples drawn), so they dilute agreement. Thresholds are asymmetric: mutating lanes need high
+agreement, non-mutating ones less, and escalation is recall-first. A split between two mutating
+or held readings (stars 2 vs 5, a cancel vs a reschedule) abstains whatever each sample claims
+about its own confidence (seed ADR-0059, I3): the result is then ``ambiguous`` with the
 competing candidates, and dispose asks one question instead of guessing.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
 from collections.abc import Sequence
 from enum import StrEnum
-from itertools import combinations
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -28,10 +27,13 @@ from maestro.domain.actions import (
     Lane,
     ManageExisting,
     Mutation,
+    RecordRating,
+    ScheduleVisit,
     parse_action,
 )
 from maestro.domain.common import Frozen
 from maestro.domain.records import BrainSample
+from maestro.domain.votes import Ballot, Reading, SamplingPlan, tally
 
 DEFAULT_THRESHOLDS: dict[Mutation, float] = {
     Mutation.WRITES: 0.8,
@@ -43,7 +45,10 @@ DEFAULT_THRESHOLDS: dict[Mutation, float] = {
 
 
 class ConsensusPolicy(Frozen):
-    k: int = Field(default=5, ge=1, le=20, description="Configured samples: the denominator")
+    k: int = Field(default=5, ge=1, le=20, description="The most samples a package may draw")
+    first_samples: int = Field(
+        default=2, ge=1, le=20, description="Drawn first; more only on disagreement or doubt"
+    )
     thresholds: dict[Mutation, float] = Field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
     lane_thresholds: dict[Lane, float] = Field(
         default_factory=dict, description="Per-lane overrides of the class thresholds"
@@ -70,6 +75,9 @@ class ConsensusPolicy(Frozen):
 
     def threshold(self, lane: Lane) -> float:
         return self.lane_thresholds.get(lane, self.thresholds[LANE_SPECS[lane].mutation])
+
+    def plan(self) -> SamplingPlan:
+        return SamplingPlan(first=min(self.first_samples, self.k), k=self.k)
 
 
 class ConsensusStatus(StrEnum):
@@ -104,7 +112,8 @@ class ConsensusResult(Frozen):
     candidates: tuple[str, ...] = Field(
         default=(), description="Competing targets when ambiguous; 'new' means a new request"
     )
-    k: int
+    k: int = Field(description="Samples drawn: the denominator of every share")
+    planned_k: int = Field(default=0, ge=0, description="The most the plan would have drawn")
     valid_samples: int
     entropy_bits: float
     votes: dict[str, int]
@@ -143,107 +152,110 @@ def _normalise_new_refs(actions: Sequence[Action]) -> tuple[Action, ...]:
 
 
 def reading_key(action: Action) -> str:
-    """What two samples must share to count as agreeing on an action.
-
-    Lane and target, plus the operation for manage_existing; escalation, clarification and the
-    assistant's reply are one reading each whatever they target.
+    """What two samples must share to count as agreeing on an action: the whole normalized
+    action, i.e. its lane, its target and the params that change its effect (a rating's stars,
+    a held call's operation and ids, a confirmed visit's window). Free text (a note, a summary,
+    the availability in the sender's words) is not part of it. Escalation, clarification and
+    the assistant's reply are one reading each whatever they say.
     """
     lane = Lane(action.lane)
     if lane in {Lane.ESCALATE, Lane.CLARIFY, Lane.CONTINUE_WITH_ASSISTANT}:
         return lane.value
     if isinstance(action, ManageExisting):
-        return f"{lane.value}:{action.params.operation}"
+        params = action.params
+        return f"{lane.value}:{params.operation}:" + ",".join(sorted(params.wo_ids))
     if isinstance(action, CreateWo):
         return f"{lane.value}:{action.params.ref}"
+    if isinstance(action, RecordRating):
+        return f"{lane.value}:{action.target_wo_id}:stars={action.params.stars}"
+    if isinstance(action, ScheduleVisit) and action.params.window_start is not None:
+        window = f"{action.params.window_start.isoformat()}/{action.params.window_end}"
+        return f"{lane.value}:{action.target_wo_id}:slot={window}"
     return f"{lane.value}:{action.target_wo_id}"
 
 
-def _entropy_bits(readings: Sequence[str]) -> float:
-    counts = Counter(readings)
-    total = len(readings)
-    # 0.0 - … keeps a unanimous vote at +0.0 rather than -0.0.
-    return 0.0 - sum((c / total) * math.log2(c / total) for c in counts.values()) if total else 0.0
-
-
-def _candidate_of(verdict: Verdict) -> str:
+def _candidates_of(verdict: Verdict) -> tuple[str, ...]:
     if verdict.lane is Lane.CREATE_WO:
-        return "new"
-    return verdict.target_wo_id or verdict.lane.value
+        return ("new",)
+    if isinstance(verdict.action, ManageExisting):
+        return verdict.action.params.wo_ids
+    return (verdict.target_wo_id or verdict.lane.value,)
+
+
+def _held(lane: Lane) -> bool:
+    """Lanes whose readings must not be settled by picking one: mutating ones, and those that
+    hold a mutation for a YES (a cancel against a reschedule is a real disagreement)."""
+    spec = LANE_SPECS[lane]
+    return spec.mutating or spec.mutation is Mutation.VIA_CONFIRM
+
+
+def ballots_of(samples: Sequence[BrainSample]) -> tuple[list[Ballot], dict[str, Action]]:
+    """The samples as ballots (new refs normalised), and the first action seen per reading."""
+    ballots: list[Ballot] = []
+    first: dict[str, Action] = {}
+    for sample in samples:
+        if sample.actions is None:
+            ballots.append(Ballot(index=sample.index, failure=sample.failure or "failed"))
+            continue
+        readings: list[Reading] = []
+        asks: tuple[str, ...] | None = None
+        for position, action in enumerate(_normalise_new_refs(sample.actions)):
+            key = reading_key(action)
+            first.setdefault(key, action)
+            readings.append(Reading(key=key, confidence=action.confidence, position=position))
+            if isinstance(action, Clarify):
+                asks = (asks or ()) + action.params.candidate_ids
+        ballots.append(Ballot(index=sample.index, readings=tuple(readings), ambiguous=asks))
+    return ballots, first
 
 
 def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> ConsensusResult:
     """Aggregate the samples into verdicts and a tri-state result.
 
+    Every share is over the samples drawn (``maestro.domain.votes``): a failure dilutes it, and
+    two agreeing samples of an adaptive plan that stopped early are 2/2, not 2/5.
     Deterministic: the same samples in the same order give the same result.
     """
     if len(samples) > policy.k:
         raise ValueError(f"{len(samples)} samples given, more than the configured k={policy.k}")
-    k = policy.k
-    valid = [s for s in samples if s.actions is not None]
+    drawn = len(samples)
+    ballots, first = ballots_of(samples)
+    counted = tally(ballots)
     model = next((s.model for s in samples), "")
-    tokens_in = sum(s.input_tokens for s in samples)
-    tokens_out = sum(s.output_tokens for s in samples)
-
-    support: dict[str, set[int]] = defaultdict(set)
-    positions: dict[str, list[int]] = defaultdict(list)
-    self_conf: dict[str, list[float]] = defaultdict(list)
-    first: dict[str, Action] = {}
-    readings: list[str] = []
-    clarify_candidates: list[str] = []
-    for sample in valid:
-        assert sample.actions is not None  # narrowed by the filter above
-        actions = _normalise_new_refs(sample.actions)
-        keys_in_sample: list[str] = []
-        for position, action in enumerate(actions):
-            key = reading_key(action)
-            if sample.index in support[key]:
-                continue  # a sample votes once per reading
-            support[key].add(sample.index)
-            positions[key].append(position)
-            self_conf[key].append(action.confidence)
-            first.setdefault(key, action)
-            keys_in_sample.append(key)
-            if isinstance(action, Clarify):
-                clarify_candidates.extend(action.params.candidate_ids)
-        readings.append("|".join(sorted(keys_in_sample)))
-    # Samples that failed, or were never taken, count as one "no reading" outcome each.
-    readings.extend(["<no reading>"] * (k - len(valid)))
 
     verdicts: list[Verdict] = []
-    for key, voters in support.items():
-        action = first[key]
+    for count in counted.counts:
+        action = first[count.key]
         lane = Lane(action.lane)
-        share = len(voters) / k
         threshold = policy.threshold(lane)
-        mean_conf = sum(self_conf[key]) / len(self_conf[key])
-        passed = share >= threshold and lane is not Lane.CLARIFY
-        if LANE_SPECS[lane].mutating and mean_conf < policy.min_self_confidence:
+        passed = count.share >= threshold and lane is not Lane.CLARIFY
+        if LANE_SPECS[lane].mutating and count.mean_confidence < policy.min_self_confidence:
             passed = False
         verdicts.append(
             Verdict(
-                key=key,
+                key=count.key,
                 lane=lane,
                 target_wo_id=action.target_wo_id,
                 action=action,
-                support=len(voters),
-                share=share,
+                support=count.support,
+                share=count.share,
                 threshold=threshold,
-                mean_self_confidence=mean_conf,
-                position=sum(positions[key]) / len(positions[key]),
+                mean_self_confidence=count.mean_confidence,
+                position=count.position,
                 passed=passed,
             )
         )
-    verdicts.sort(key=lambda v: (v.position, -v.support, v.key))
     votes = {v.key: v.support for v in verdicts}
     common: dict[str, Any] = {
         "verdicts": tuple(verdicts),
-        "k": k,
-        "valid_samples": len(valid),
-        "entropy_bits": round(_entropy_bits(readings), 6),
+        "k": drawn,
+        "planned_k": policy.k,
+        "valid_samples": counted.valid,
+        "entropy_bits": counted.entropy_bits,
         "votes": votes,
         "model": model,
-        "input_tokens": tokens_in,
-        "output_tokens": tokens_out,
+        "input_tokens": sum(s.input_tokens for s in samples),
+        "output_tokens": sum(s.output_tokens for s in samples),
     }
 
     by_key = {v.key: v for v in verdicts}
@@ -251,50 +263,50 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
     if escalate is not None and escalate.passed:
         return ConsensusResult(
             status=ConsensusStatus.ESCALATE,
-            reason=f"{escalate.support}/{k} samples escalate (recall-first)",
+            reason=f"{escalate.support}/{drawn} samples escalate (recall-first)",
             **common,
         )
-    if not valid:
+    if counted.valid == 0:
         return ConsensusResult(
             status=ConsensusStatus.AMBIGUOUS,
-            reason=f"no valid sample of {k}: no quorum",
+            reason=f"no valid sample of {drawn}: no quorum",
             fallback=True,
             **common,
         )
 
-    # Real (non-noise) mutating readings, strongest first.
-    contenders = sorted(
-        (v for v in verdicts if v.mutating and v.share >= policy.split_share),
-        key=lambda v: (-v.support, v.key),
-    )
-    splits = [
-        (a, b)
-        for a, b in combinations(contenders, 2)
-        if not (support[a.key] & support[b.key])  # never proposed together: alternatives
-    ]
-    if splits:
-        in_split = {v.key for pair in splits for v in pair}
-        competing = [v for v in contenders if v.key in in_split]
+    split_keys = {
+        c.key for c in counted.splits(lambda c: _held(by_key[c.key].lane), policy.split_share)
+    }
+    if split_keys:
+        competing = [
+            v for v in sorted(verdicts, key=lambda v: (-v.support, v.key)) if v.key in split_keys
+        ]
         return ConsensusResult(
             status=ConsensusStatus.AMBIGUOUS,
-            reason="split between mutating readings: "
-            + " vs ".join(f"{v.key} {v.support}/{k}" for v in competing),
-            candidates=_dedupe([_candidate_of(v) for v in competing]),
+            reason="split between held or mutating readings: "
+            + " vs ".join(f"{v.key} {v.support}/{drawn}" for v in competing),
+            candidates=_dedupe([c for v in competing for c in _candidates_of(v)]),
             **common,
         )
 
+    contenders = sorted(
+        (v for v in verdicts if _held(v.lane) and v.share >= policy.split_share),
+        key=lambda v: (-v.support, v.key),
+    )
     weak = [v for v in contenders if not v.passed]
     if weak:
         return ConsensusResult(
             status=ConsensusStatus.AMBIGUOUS,
             reason="low agreement on a mutation: "
             + ", ".join(
-                f"{v.key} {v.support}/{k} < {v.threshold:.2f}"
+                f"{v.key} {v.support}/{drawn} < {v.threshold:.2f}"
                 if v.share < v.threshold
                 else f"{v.key} self-reported {v.mean_self_confidence:.2f}"
                 for v in weak
             ),
-            candidates=_dedupe([_candidate_of(v) for v in weak] + clarify_candidates),
+            candidates=_dedupe(
+                [c for v in weak for c in _candidates_of(v)] + list(counted.ambiguity_candidates)
+            ),
             **common,
         )
 
@@ -306,9 +318,10 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
     ):
         return ConsensusResult(
             status=ConsensusStatus.AMBIGUOUS,
-            reason=f"{clarify.support}/{k} samples say the package is ambiguous",
+            reason=f"{clarify.support}/{drawn} samples say the package is ambiguous",
             candidates=_dedupe(
-                clarify_candidates + [_candidate_of(v) for v in contenders if v.passed]
+                list(counted.ambiguity_candidates)
+                + [c for v in contenders if v.passed for c in _candidates_of(v)]
             ),
             **common,
         )

@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "ELLIPSIS",
     "BrainInput",
+    "BrainRequest",
     "SenderRole",
     "WindowLimits",
     "build_window",
@@ -341,3 +342,13 @@ def build_window(
         omitted_contexts=len(contexts) - len(shown_contexts),
         limits=limits,
     )
+
+
+class BrainRequest(Frozen):
+    """What the reasoning brain reads for one package: the bounded window (what a model sees)
+    and the typed contexts behind it (what the offline rules read)."""
+
+    package: Package
+    sender_role: SenderRole
+    contexts: tuple[OpenContext, ...]
+    window: BrainInput

@@ -30,11 +30,19 @@ from pydantic import ValidationError
 from maestro.brain.decide import DecideModel, DecideOption, decide
 from maestro.brain.precheck import PreCheckModel
 from maestro.brain.precheck import precheck as run_precheck
+from maestro.brain.sampling import draw
 from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
-from maestro.domain.memory import SenderRole
+from maestro.domain.memory import (
+    DEFAULT_LIMITS,
+    BrainInput,
+    BrainRequest,
+    SenderRole,
+    WindowLimits,
+    build_window,
+)
 from maestro.domain.models import (
     Awaiting,
     ContextKind,
@@ -130,6 +138,7 @@ class PipelineDeps:
     lease_ttl_seconds: int = 900
     precheck_model: PreCheckModel | None = None
     decide_model: DecideModel | None = None
+    window_limits: WindowLimits = DEFAULT_LIMITS
     throttle: PageThrottle | None = None
 
 
@@ -347,13 +356,21 @@ class Pipeline:
         return dump(resolution)
 
     def brain(self, state: Mapping[str, Any]) -> JSON:
+        """Samples drawn adaptively on the bounded memory window, then consensus."""
         s = ExecutionState.model_validate(state)
         self._hold(s)
         package = self.load_package(s)
         lease = _lease(s)
         role: SenderRole = lease.sender.role.value if lease.sender else "unknown"
-        samples = self.deps.brain.samples(package, role, lease.contexts, self.deps.policy.k)
+        request = BrainRequest(
+            package=package,
+            sender_role=role,
+            contexts=lease.contexts,
+            window=self.window(package, role, lease.contexts),
+        )
+        samples = draw(self.deps.brain, request, self.deps.policy.plan())
         consensus = aggregate(samples, self.deps.policy)
+        count("ModelCalls", len(samples), stage="reasoning")
         count("ModelInputTokens", consensus.input_tokens)
         count("ModelOutputTokens", consensus.output_tokens)
         return dump(
@@ -361,6 +378,18 @@ class Pipeline:
                 brain=self.deps.brain.describe(), samples=tuple(samples), consensus=consensus
             )
         )
+
+    def window(
+        self, package: Package, role: SenderRole, contexts: tuple[OpenContext, ...]
+    ) -> BrainInput:
+        """The brain's bounded input: two bounded reads (the newest messages, the newest
+        decisions), so it costs the same at 100 and at 10,000 prior messages."""
+        limits = self.deps.window_limits
+        history = self.deps.buffer.recent_messages(
+            package.conversation_id, limits.max_messages + len(package.messages)
+        )
+        decisions = self.deps.decisions.recent(package.conversation_id, limits.max_decisions)
+        return build_window(package, history, decisions, contexts, role, limits)
 
     def dispose(self, state: Mapping[str, Any]) -> JSON:
         """Decide the queue and write every decision before any action runs."""
