@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -31,3 +32,11 @@ settings.register_profile(
     max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "1000")),
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _no_model_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reaches a real model: the demo and `maestro serve` use Anthropic when a key is
+    set, so a developer's key is hidden from every test (they run the offline brain, or a
+    scripted model they are given)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -177,7 +177,7 @@ def test_a_forced_tool_call_sends_the_tier_model_the_cached_system_the_tools_and
     assert sent.headers["authorization"] == f"Bearer {KEY}"  # SDK 2.x: the key as a bearer token
     assert sent.headers["anthropic-version"]
     body = api.body()
-    assert body["model"] == "claude-haiku-4-5"
+    assert body["model"] == "claude-haiku-5-5"
     assert body["max_tokens"] == 300
     assert body["system"] == [
         {
@@ -244,8 +244,8 @@ def test_the_strong_tier_uses_the_strong_model_id() -> None:
 
 def test_describe_names_the_default_models_and_never_the_key() -> None:
     model: LanguageModel = AnthropicModel(KEY)
-    assert model.describe() == "anthropic (cheap: claude-haiku-4-5, strong: claude-sonnet-4-5)"
-    assert model.model_id("strong") == "claude-sonnet-4-5"
+    assert model.describe() == "anthropic (cheap: claude-haiku-5-5, strong: claude-sonnet-5-5)"
+    assert model.model_id("strong") == "claude-sonnet-5-5"
     assert KEY not in repr(model)
 
 
@@ -699,7 +699,7 @@ def test_count_tokens_sends_the_same_prompt_and_returns_the_count() -> None:
 
     assert api.requests[0].url.path == "/v1/messages/count_tokens"
     body = api.body()
-    assert body["model"] == "claude-sonnet-4-5"
+    assert body["model"] == "claude-sonnet-5-5"
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert body["tools"][0]["name"] == "decide"
     assert body["tool_choice"] == {"type": "tool", "name": "decide"}

@@ -28,7 +28,7 @@ from fakes import (
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from maestro.brain.offline import OfflineBrain
+from maestro.brain.models import models_for
 from maestro.domain.models import (
     FlushTrigger,
     Message,
@@ -103,7 +103,7 @@ class Conversation:
                 state=InMemoryStateStore(),
                 messenger=RecordingMessenger(),
                 bus=InMemoryBus(),
-                brain=OfflineBrain(),
+                models=models_for(None),
                 gates=InMemoryGates(),
                 clock=self.clock,
                 on_call_pm_phone=PM,

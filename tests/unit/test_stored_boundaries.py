@@ -24,6 +24,7 @@ from fakes import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from maestro.brain.models import models_for
 from maestro.brain.offline import OfflineBrain
 from maestro.domain.actions import (
     Clarify,
@@ -154,7 +155,7 @@ def deps(w: dict[str, Any]) -> PipelineDeps:
         state=state,
         messenger=RecordingMessenger(),
         bus=InMemoryBus(),
-        brain=OfflineBrain(),
+        models=models_for(None),
         gates=InMemoryGates(),
         clock=FixedClock(NOW),
         on_call_pm_phone=PM_PHONE,

@@ -221,7 +221,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     form = " ".join(f"--data-urlencode {k}={v!r}" for k, v in params.items())
     print(
         f"maestro serve: the embedded stack on {srv.url} (brain: "
-        f"{stack.pipeline.deps.brain.describe()}; messages are recorded, not sent)",
+        f"{stack.pipeline.deps.models.describe()}; messages are recorded, not sent)",
         file=out,
     )
     print(

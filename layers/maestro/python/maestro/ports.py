@@ -20,6 +20,7 @@ from maestro.domain.models import (
     Message,
     Package,
     Party,
+    PreCheckResult,
     WorkOrder,
 )
 from maestro.domain.records import (
@@ -133,6 +134,12 @@ class ConversationBuffer(Protocol):
     def unstarted_claims(self, conversation_id: str) -> list[FlushClaim]: ...
 
     def messages_for(self, claim: FlushClaim) -> list[Message]: ...
+
+    def claim_probe(self, message_id: str) -> bool:
+        """Claim the one severity probe a message gets; False when it was claimed already."""
+
+    def store_probe(self, message: Message, result: PreCheckResult) -> None:
+        """Keep the probe's answer with the message (and its buffered copy)."""
 
     def recent_messages(self, conversation_id: str, limit: int) -> list[Message]:
         """The conversation's newest ``limit`` messages, oldest first: one bounded read
@@ -305,6 +312,9 @@ class DebounceSignal(Frozen):
     trigger: FlushTrigger | None = Field(
         default=None, description="None: an idle check; otherwise flush at once for this trigger"
     )
+    probe: str | None = Field(
+        default=None, description="A message id: run the severity probe on it (expedite if so)"
+    )
     sent_at: AwareDatetime
 
 
@@ -413,6 +423,24 @@ class Brain(Protocol):
         """What answered, named in every output (e.g. "offline brain (…no model)")."""
 
     def sample(self, request: BrainRequest, index: int) -> BrainSample: ...
+
+
+class BudgetScope(Frozen):
+    """Whom a model call is charged to: the conversation always, the package when there is one
+    (the probe runs before any package exists)."""
+
+    conversation_id: str
+    package_id: str | None = None
+
+
+class ModelBudget(Protocol):
+    """Caps on model calls and tokens, per package and per conversation (per day)."""
+
+    def reserve(self, scope: BudgetScope, at: AwareDatetime) -> bool:
+        """Take one call from every cap of ``scope``; False (nothing taken) when one is spent."""
+
+    def record_tokens(self, scope: BudgetScope, at: AwareDatetime, tokens: int) -> None:
+        """Count what a call used (a cap reached by tokens refuses the next reserve)."""
 
 
 class Gate(Frozen):

@@ -45,17 +45,40 @@ class InboundSettings(_Windows):
         "unset, it is rebuilt from the request: X-Forwarded-Proto, Host, stage and path.",
     )
     app_signature_tolerance_seconds: int = Field(default=300, ge=1)
+    severity_probe: bool = Field(
+        default=False, description="Signal the flusher to probe each new message (a model is set)"
+    )
 
 
-class FlusherSettings(_Windows):
-    """functions/flusher: the debounce queue's consumer."""
+class ModelSettings(_Base):
+    """Which model answers. Anthropic when a key is configured (the secret's name or ARN in the
+    cloud, ``ANTHROPIC_API_KEY`` locally), else none: every stage takes its deterministic path
+    (the offline brain), named in every output."""
+
+    anthropic_api_key_secret: str | None = Field(
+        default=None, description="Secret name or ARN of the Anthropic API key"
+    )
+    cheap_model_id: str = "claude-haiku-5-5"
+    strong_model_id: str = "claude-sonnet-5-5"
+    model_timeout_seconds: float = Field(default=20.0, gt=0)
+    model_max_retries: int = Field(default=2, ge=0, le=5)
+    package_model_calls: int = Field(default=16, ge=1)
+    package_model_tokens: int = Field(default=120_000, ge=1)
+    daily_model_calls: int = Field(default=150, ge=1, description="Per conversation per day")
+    daily_model_tokens: int = Field(default=900_000, ge=1)
+
+
+class FlusherSettings(_Windows, ModelSettings):
+    """functions/flusher: the debounce queue's consumer (and the severity probe)."""
 
     messages_table: str
     conversations_table: str
     state_machine_arn: str
+    parties_table: str | None = Field(default=None, description="For the probe's contexts")
+    work_orders_table: str | None = Field(default=None, description="For the probe's contexts")
 
 
-class PipelineSettings(_Base):
+class PipelineSettings(ModelSettings):
     """functions/{lease,precheck,brain,dispose,act,persist,fail_open,step_gate}."""
 
     messages_table: str
@@ -69,15 +92,10 @@ class PipelineSettings(_Base):
     idempotency_table: str
     event_bus_name: str
     on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
-    brain: Literal["offline"] = Field(
-        default="offline",
-        description="Which brain answers. Only the offline brain exists until the model brain "
-        "(#5); it is named in every output.",
-    )
     messenger: Literal["recording"] = Field(
         default="recording",
         description="Until the Twilio adapter (#6) the only messenger records messages and sends "
         "nothing; it must be chosen explicitly so no deployment believes it texts anyone.",
     )
-    samples: int = Field(default=5, ge=1, le=20)
+    samples: int = Field(default=5, ge=1, le=20, description="The most reasoning samples")
     lease_ttl_seconds: int = Field(default=900, ge=30)

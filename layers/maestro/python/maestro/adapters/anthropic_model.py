@@ -53,8 +53,8 @@ from maestro.brain.model import (
 
 __all__ = ["DEFAULT_CHEAP_MODEL", "DEFAULT_STRONG_MODEL", "AnthropicModel"]
 
-DEFAULT_CHEAP_MODEL: Final = "claude-haiku-4-5"
-DEFAULT_STRONG_MODEL: Final = "claude-sonnet-4-5"
+DEFAULT_CHEAP_MODEL: Final = "claude-haiku-5-5"
+DEFAULT_STRONG_MODEL: Final = "claude-sonnet-5-5"  # 4-5 reaches end of life on 2026-11-30
 
 _BAD_REQUEST_STATUSES: Final = frozenset({400, 401, 402, 403, 404, 413, 422, 431})
 _DETAIL_CHARS: Final = 200

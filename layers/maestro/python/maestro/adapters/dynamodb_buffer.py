@@ -28,7 +28,7 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.domain.models import FlushTrigger, Message, package_id_for
+from maestro.domain.models import FlushTrigger, Message, PreCheckResult, package_id_for
 from maestro.ports import (
     AppendResult,
     ConversationMeta,
@@ -318,6 +318,44 @@ class DynamoConversationBuffer:
                 f"{claim.package_id}: expected {expected} messages, found {len(messages)}"
             )
         return messages
+
+    def claim_probe(self, message_id: str) -> bool:
+        try:
+            self._ddb.update_item(
+                TableName=self._messages,
+                Key={MESSAGES.partition.name: to_value(message_id)},
+                UpdateExpression="SET probe_claimed = :yes",
+                ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(probe_claimed)",
+                ExpressionAttributeNames={"#pk": MESSAGES.partition.name},
+                ExpressionAttributeValues={":yes": to_value(True)},
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def store_probe(self, message: Message, result: PreCheckResult) -> None:
+        value = to_value(result.model_dump(mode="json"))
+        for table, key in (
+            (self._messages, {MESSAGES.partition.name: to_value(message.message_id)}),
+            (
+                self._conversations,
+                {
+                    k: to_value(v)
+                    for k, v in self._conv_key(
+                        message.conversation_id, _msg_key(message.seq)
+                    ).items()
+                },
+            ),
+        ):
+            self._ddb.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression="SET #m.probe = :probe",
+                ExpressionAttributeNames={"#m": "message"},
+                ExpressionAttributeValues={":probe": value},
+            )
 
     def recent_messages(self, conversation_id: str, limit: int) -> list[Message]:
         if limit < 1:

@@ -28,8 +28,8 @@ Rules, in the order they apply:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Literal, TypeVar
 
 from pydantic import Field
@@ -88,6 +88,9 @@ ClarifyReason = Literal[
 
 
 _A = TypeVar("_A", bound=ActionBase)
+
+BreakInJudge = Callable[[str, Sequence[str], datetime], bool]
+"""(why the guards tripped, the trail, when) → bring the PM in (True) or ask once more."""
 
 
 class DisposePolicy(Frozen):
@@ -153,12 +156,14 @@ class _Builder:
         *,
         trail: Sequence[TrailEntry] = (),
         guards: ConversationGuards | None = None,
+        break_in: BreakInJudge | None = None,
     ) -> None:
         self.package = package
         self.contexts = contexts
         self.consensus = consensus
         self.trail = tuple(trail)
         self.guards = guards or ConversationGuards()
+        self.break_in = break_in
         self.queue: list[QueuedAction] = []
         self.decisions: list[MaestroDecision] = []
         self.transitions: tuple[PendingTransition, ...] = ()
@@ -283,6 +288,13 @@ class _Builder:
         verdict = guard_before_asking(self.trail, asks, self.package.flushed_at, self.guards)
         if verdict.tripped is None:
             return False
+        lines = tuple(e.line or e.signal for e in self.trail[-6:])
+        if (
+            not verdict.already_broken_in
+            and self.break_in is not None
+            and not self.break_in(verdict.reason, lines, self.package.flushed_at)
+        ):
+            return False  # the judgment (decide()) says one more question is worth asking
         self._decision(
             stage="guard",
             disposition=Disposition.REJECTED,
@@ -500,6 +512,7 @@ def dispose(
     policy: DisposePolicy | None = None,
     resolution: Resolution | None = None,
     trail: Sequence[TrailEntry] = (),
+    break_in: BreakInJudge | None = None,
 ) -> Disposal:
     """Turn the brain's verdicts into the final ordered action queue and its decision records.
 
@@ -513,7 +526,9 @@ def dispose(
     if sender is None:
         open_contexts = ()  # an unknown number owns nothing, whatever the caller passed
     contexts = tuple(sorted(open_contexts, key=lambda c: c.context_id))
-    build = _Builder(package, contexts, consensus, trail=trail, guards=policy.guards)
+    build = _Builder(
+        package, contexts, consensus, trail=trail, guards=policy.guards, break_in=break_in
+    )
     verdicts = consensus.verdicts if consensus is not None else ()
     build.transitions = resolution.transitions if resolution is not None else ()
     for transition in build.transitions:

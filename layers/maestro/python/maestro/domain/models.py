@@ -28,6 +28,23 @@ class Party(Frozen):
     unit: str | None = None
 
 
+class Route(StrEnum):
+    ESCALATE = "escalate"
+    REASONING = "reasoning"
+    HANDBACK = "handback"
+
+
+class PreCheckResult(Frozen):
+    """The cheap triage before any mutation (I1). When unsure, it says ``reasoning``."""
+
+    route: Route
+    severity: Literal["none", "low", "urgent", "emergency"] = "none"
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: str = Field(default="", max_length=400)
+    source: Literal["safety_floor", "model", "default"] = "default"
+    fallback: bool = False
+
+
 class Channel(StrEnum):
     SMS = "sms"
     VOICE = "voice"
@@ -46,6 +63,9 @@ class Message(Frozen):
     media_urls: tuple[str, ...] = ()
     received_at: AwareDatetime
     seq: int = Field(ge=0, description="Position in the conversation, assigned at ingestion")
+    probe: PreCheckResult | None = Field(
+        default=None, description="The severity probe's answer, once the cheap model read it"
+    )
 
 
 class FlushTrigger(StrEnum):

@@ -23,7 +23,7 @@ Pure: the pipeline reads the items and the work orders, and plugs a judge into r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -61,6 +61,8 @@ __all__ = [
 ]
 
 PendingKind = Literal["clarification", "confirmation"]
+AnswerJudge = Callable[[str, Sequence[str], str], bool]
+"""(question, candidate lines, text) → whether the text is about the question."""
 
 
 class PendingSnapshot(Frozen):
@@ -118,8 +120,11 @@ def resolve_pending(
     *,
     handback: bool = False,
     judge: Judge = stale_by_default,
+    answers_question: AnswerJudge | None = None,
 ) -> Resolution:
-    """Match ``package`` against ``pending`` (see the module docstring)."""
+    """Match ``package`` against ``pending`` (see the module docstring). ``answers_question``
+    settles what the rules read as an unclear answer: still about the question (ask again) or a
+    new topic (the brain reads it); without it, it is asked again."""
     transitions: list[PendingTransition] = []
     holds = sorted(pending.confirmations, key=lambda h: (h.held_at, h.confirmation_id))
     questions = sorted(pending.clarifications, key=lambda q: (q.asked_at, q.clarification_id))
@@ -161,6 +166,7 @@ def resolve_pending(
             transitions,
             judge,
             package,
+            answers_question,
         )
     return Resolution(route=otherwise, transitions=tuple(transitions))
 
@@ -314,8 +320,15 @@ def _answer_question(
     transitions: list[PendingTransition],
     judge: Judge,
     package: Package,
+    answers_question: AnswerJudge | None,
 ) -> Resolution:
     answer = read_answer(text, question.candidate_ids, question.candidate_lines)
+    if (
+        answer.kind == "unclear"
+        and answers_question is not None
+        and not answers_question(question.question, question.candidate_lines, text)
+    ):
+        answer = answer.model_copy(update={"kind": "other", "why": "a new topic (judged)"})
     common = {
         "kind": "clarification",
         "pending_id": question.clarification_id,

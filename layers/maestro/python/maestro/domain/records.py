@@ -10,7 +10,9 @@ from pydantic import Field, model_validator
 
 from maestro.domain.actions import Action, Lane, ManageExistingParams
 from maestro.domain.common import AwareDatetime, Frozen
-from maestro.domain.models import Urgency, WoSnapshot
+from maestro.domain.models import PreCheckResult, Route, Urgency, WoSnapshot
+
+__all__ = ["PreCheckResult", "Route"]  # defined with the messages that carry a probe's answer
 
 SampleFailure = Literal[
     "transport_error", "timeout", "non_json", "schema_failure", "out_of_vocabulary", "refused"
@@ -42,23 +44,6 @@ class BrainSample(Frozen):
     @property
     def valid(self) -> bool:
         return self.actions is not None
-
-
-class Route(StrEnum):
-    ESCALATE = "escalate"
-    REASONING = "reasoning"
-    HANDBACK = "handback"
-
-
-class PreCheckResult(Frozen):
-    """The cheap triage before any mutation (I1). When unsure, it says ``reasoning``."""
-
-    route: Route
-    severity: Literal["none", "low", "urgent", "emergency"] = "none"
-    confidence: float = Field(ge=0.0, le=1.0)
-    evidence: str = Field(default="", max_length=400)
-    source: Literal["safety_floor", "model", "default"] = "default"
-    fallback: bool = False
 
 
 class Disposition(StrEnum):

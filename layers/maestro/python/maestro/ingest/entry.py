@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
-from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+from maestro.adapters.dynamodb_memory import DynamoPartyDirectory, DynamoWorkOrderStore
 from maestro.adapters.secrets import SecretsManagerSecrets
 from maestro.adapters.sqs import SqsDebounceQueue
 from maestro.adapters.stepfunctions import StepFunctionsStarter
@@ -44,6 +44,7 @@ def _inbound() -> APIGatewayRestResolver:
         SqsDebounceQueue(client("sqs", settings.region), settings.debounce_queue_url),
         idle_window_seconds=settings.idle_window_seconds,
         max_wait_seconds=settings.max_wait_seconds,
+        severity_probe=settings.severity_probe,
     )
     return build_resolver(
         WebhookDeps(
@@ -67,13 +68,31 @@ def inbound_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
 
 @cache
 def _flusher() -> Flusher:
+    # The model stack is imported here, not at the top: the inbound webhook shares this module
+    # and must never import a model SDK (it answers fast and calls no model).
+    from maestro.brain.models import models_for
+    from maestro.brain.probe import Prober
+    from maestro.pipeline.entry import language_model
+
     settings = FlusherSettings()  # read from the environment
     ddb = client("dynamodb", settings.region)
+    clock = SystemClock()
+    buffer = DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table)
+    model = language_model(settings, clock, ddb, settings.conversations_table)
+    prober = None
+    if model is not None and settings.parties_table and settings.work_orders_table:
+        prober = Prober(
+            models_for(model),
+            buffer,
+            DynamoPartyDirectory(ddb, settings.parties_table),
+            DynamoWorkOrderStore(ddb, settings.work_orders_table),
+        )
     return Flusher(
-        DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table),
+        buffer,
         StepFunctionsStarter(client("stepfunctions", settings.region), settings.state_machine_arn),
-        SystemClock(),
+        clock,
         max_wait_seconds=settings.max_wait_seconds,
+        prober=prober,
     )
 
 

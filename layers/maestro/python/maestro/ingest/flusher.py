@@ -17,8 +17,10 @@ at once as the next package, in order, for the same trigger: nothing is dropped.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from maestro.domain.models import FlushTrigger, Message, Package
+from maestro.brain.probe import Prober
+from maestro.domain.models import FlushTrigger, Message, Package, Route
 from maestro.ports import (
     Clock,
     ConversationBuffer,
@@ -27,6 +29,9 @@ from maestro.ports import (
     FlushClaim,
     WorkflowStarter,
 )
+
+if TYPE_CHECKING:
+    from maestro.brain.probe import Prober
 
 MAX_CLAIM_ATTEMPTS = 5
 MAX_PACKAGE_MESSAGES = 50
@@ -74,11 +79,13 @@ class Flusher:
         clock: Clock,
         *,
         max_wait_seconds: int,
+        prober: Prober | None = None,
     ) -> None:
         self._buffer = buffer
         self._starter = starter
         self._clock = clock
         self._max_wait = timedelta(seconds=max_wait_seconds)
+        self._prober = prober
 
     def handle(self, signal: DebounceSignal) -> list[Package]:
         """Process one signal; returns the packages started (usually none or one; more when a
@@ -86,6 +93,14 @@ class Flusher:
         started = [
             self._start(claim) for claim in self._buffer.unstarted_claims(signal.conversation_id)
         ]
+        if signal.probe is not None:
+            # The severity probe: an emergency the floor missed is flushed at once.
+            result = self._prober.probe(signal.probe) if self._prober is not None else None
+            if result is None or result.route is not Route.ESCALATE:
+                return started
+            signal = signal.model_copy(
+                update={"trigger": FlushTrigger.URGENCY_EXPEDITE, "probe": None}
+            )
         attempts = 0
         while attempts < MAX_CLAIM_ATTEMPTS and len(started) < MAX_PACKAGES_PER_SIGNAL:
             meta = self._buffer.meta(signal.conversation_id)

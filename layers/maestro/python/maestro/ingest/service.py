@@ -53,12 +53,14 @@ class Ingestor:
         *,
         idle_window_seconds: int,
         max_wait_seconds: int,
+        severity_probe: bool = False,
     ) -> None:
         self._buffer = buffer
         self._parties = parties
         self._queue = queue
         self._idle = idle_window_seconds
         self._max_wait = max_wait_seconds
+        self._probe = severity_probe
 
     def receive(self, inbound: Inbound) -> AppendResult:
         party = self._parties.by_phone(inbound.from_phone)
@@ -93,6 +95,18 @@ class Ingestor:
             self._signal(draft.conversation_id, seq, trigger, at, 0)
         else:
             self._signal(draft.conversation_id, seq, None, at, self._idle)
+            if self._probe:
+                # The cheap model reads it at once (in the flusher, not here: the webhook must
+                # answer fast); an emergency the floor missed then expedites the flush.
+                self._queue.send(
+                    DebounceSignal(
+                        conversation_id=draft.conversation_id,
+                        seq=seq,
+                        probe=draft.message_id,
+                        sent_at=at,
+                    ),
+                    0,
+                )
         if result.opened_batch and trigger is None:
             # The backstop for a sender who never pauses: look again once max_wait has passed.
             delay = min(self._max_wait, MAX_DEBOUNCE_DELAY_SECONDS)

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from maestro.brain.manage_agent import ManageAgent
 from maestro.domain.actions import NEW_WO_PREFIX, Action
 from maestro.domain.common import Frozen
 from maestro.domain.dispose import QueuedAction
@@ -55,6 +56,7 @@ class LaneContext:
     now: datetime
     throttle: PageThrottle | None = None
     queued: QueuedAction | None = None
+    agent: ManageAgent | None = None
     events: list[DomainEvent] = field(default_factory=list)
 
     def resolve_target(self, target: str | None) -> str | None:

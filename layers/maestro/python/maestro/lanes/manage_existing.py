@@ -66,9 +66,24 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
     # Read fresh from the store (not from the brain's context lines): the listing and the
     # held ids must be real, open and the sender's own.
     wos = ctx.work_orders.open_for_party(sender.party_id)
+    fallback = ""
+    if ctx.agent is not None and (queued is None or queued.pending_id is None):
+        # The manage agent resolves the party's words against their real work orders; what it
+        # decides is held exactly as any call (a gated tool never executes).
+        mine = [wo for wo in wos if allowed(lane, part_in(sender, wo.tenant_id, wo.vendor_id))]
+        decided = ctx.agent.run(ctx.package.text, mine, ctx.now)
+        if decided is not None and decided.kind == "reply":
+            ctx.send(sender.phone, decided.reply, suffix="agent")
+            return finish(ctx, lane, note=f"manage agent answered ({decided.turns} turn(s))")
+        if decided is not None and decided.operation is not None:
+            params = ManageExistingParams(
+                operation=decided.operation, wo_ids=decided.wo_ids, request=decided.request
+            )
+        else:
+            fallback = "fallback: the manage agent reached no decision; "
     if params.operation == "list":
         ctx.send(sender.phone, truncate(_listing(wos), 1500), suffix="list")
-        return finish(ctx, lane, note=f"listed {len(wos)} open WO(s)")
+        return finish(ctx, lane, note=f"{fallback}listed {len(wos)} open WO(s)")
 
     # Only open WOs the sender may change (tenant or PM) can be cancelled or moved.
     by_id = {
@@ -95,7 +110,8 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
             status="skipped",
             note=f"nothing held: no open WO of the sender named ({', '.join(named) or 'none'})",
         )
-    return _hold(ctx, params, chosen, by_id, refused)
+    outcome = _hold(ctx, params, chosen, by_id, refused)
+    return outcome.model_copy(update={"note": truncate(fallback + outcome.note, 500)})
 
 
 def _hold(

@@ -80,9 +80,9 @@ def _label(action: dict[str, Any]) -> str:
 def run_demo() -> DemoReport:
     started = time.perf_counter()
     sids = count(1)
-    with LocalStack() as stack:
+    with LocalStack(model="env") as stack:
         seed(stack)
-        report = DemoReport(brain=stack.pipeline.deps.brain.describe())
+        report = DemoReport(brain=stack.pipeline.deps.models.describe())
         for title, body in STORY:
             before = {e["executionArn"] for e in stack.executions()}
             sid = f"SMdemo{next(sids):04d}"

@@ -152,6 +152,6 @@ class LocalServer:
 
 
 def start(port: int, speed: float, step: bool) -> tuple[LocalStack, LocalServer]:
-    stack = LocalStack(start=datetime.now(UTC), step_mode=step).__enter__()
+    stack = LocalStack(start=datetime.now(UTC), step_mode=step, model="env").__enter__()
     seed(stack)
     return stack, LocalServer(stack, port, speed)

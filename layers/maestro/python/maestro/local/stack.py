@@ -26,9 +26,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from unittest import mock
 
+from maestro.brain.model import LanguageModel
+from maestro.brain.probe import Prober
 from maestro.local.clock import VirtualClock
 from maestro.ports import DebounceSignal, Gate
 
@@ -150,7 +152,11 @@ class LocalStack:
         idle_window_seconds: int = 300,
         max_wait_seconds: int = 900,
         step_mode: bool = False,
+        model: LanguageModel | Literal["env"] | None = None,
     ) -> None:
+        # None: the offline brain (tests never reach a network); "env": Anthropic when
+        # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
+        self.model = model
         self.step_mode = step_mode
         self.clock = VirtualClock(start or datetime(2026, 6, 17, 14, 0, tzinfo=UTC))
         self.twilio_token = twilio_token or os.environ.get(
@@ -325,7 +331,13 @@ class LocalStack:
             on_call_pm_phone=ON_CALL_PM,
             region=REGION,
         )
-        self.pipeline, persistence = build_pipeline(settings, self.clock)
+        given = None if self.model in (None, "env") else self.model
+        self.pipeline, persistence = build_pipeline(
+            settings,
+            self.clock,
+            given,  # type: ignore[arg-type]
+            key_from_env=self.model == "env",
+        )
         self.handlers = make_handlers(self.pipeline, persistence)
 
         buffer = DynamoConversationBuffer(
@@ -334,15 +346,25 @@ class LocalStack:
         self.buffer = buffer
         self.parties = DynamoPartyDirectory(self.ddb, self.tables["parties"])
         self.debounce = VirtualDelayQueue(self.clock, self.sqs, self.debounce_url)
+        models = self.pipeline.deps.models
         self.ingestor = Ingestor(
             buffer,
             self.parties,
             self.debounce,
             idle_window_seconds=self.idle,
             max_wait_seconds=self.max_wait,
+            severity_probe=models.triage is not None,
         )
         self.starter = StepFunctionsStarter(self.sfn, self.machine_arn, step=self.step_mode)
-        self.flusher = Flusher(buffer, self.starter, self.clock, max_wait_seconds=self.max_wait)
+        self.flusher = Flusher(
+            buffer,
+            self.starter,
+            self.clock,
+            max_wait_seconds=self.max_wait,
+            prober=Prober(models, buffer, self.parties, self.pipeline.deps.work_orders)
+            if models.triage is not None
+            else None,
+        )
         self.resolver = build_resolver(
             WebhookDeps(
                 ingestor=self.ingestor,

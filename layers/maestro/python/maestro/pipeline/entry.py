@@ -8,6 +8,7 @@ same functions from its Lambda dispatcher.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
@@ -20,7 +21,9 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
+from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.adapters.aws import client
+from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_memory import (
@@ -32,14 +35,17 @@ from maestro.adapters.dynamodb_memory import (
 )
 from maestro.adapters.eventbridge import EventBridgeBus
 from maestro.adapters.outbox import DynamoRecordingMessenger
-from maestro.brain.offline import OfflineBrain
+from maestro.adapters.secrets import SecretsManagerSecrets
+from maestro.brain.budgeted import BudgetedModel
+from maestro.brain.model import LanguageModel
+from maestro.brain.models import models_for
 from maestro.clock import SystemClock
 from maestro.domain.consensus import ConsensusPolicy
 from maestro.observability import logger, metrics, tracer
 from maestro.pipeline.errors import TransientError
 from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro.ports import Clock
-from maestro.settings import PipelineSettings
+from maestro.settings import ModelSettings, PipelineSettings
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 STEPS = (
@@ -66,7 +72,51 @@ _TRANSIENT_CODES = frozenset(
 )
 
 
-def build_pipeline(settings: PipelineSettings, clock: Clock) -> tuple[Pipeline, Any]:
+def language_model(
+    settings: ModelSettings,
+    clock: Clock,
+    ddb: Any,
+    conversations_table: str,
+    model: LanguageModel | None = None,
+    *,
+    key_from_env: bool = True,
+) -> LanguageModel | None:
+    """The model every stage uses, behind its budgets: ``model`` when given (the scripted one),
+    else Anthropic when a key is configured (the secret in the cloud, ``ANTHROPIC_API_KEY``
+    locally), else None: the deterministic paths, named as the offline brain."""
+    if model is None:
+        key = (
+            SecretsManagerSecrets().get(settings.anthropic_api_key_secret)
+            if settings.anthropic_api_key_secret
+            else os.environ.get("ANTHROPIC_API_KEY", "")
+            if key_from_env
+            else ""
+        )
+        if not key:
+            return None
+        model = AnthropicModel(
+            key,
+            cheap=settings.cheap_model_id,
+            strong=settings.strong_model_id,
+            timeout=settings.model_timeout_seconds,
+            max_retries=settings.model_max_retries,
+        )
+    caps = BudgetCaps(
+        package_calls=settings.package_model_calls,
+        package_tokens=settings.package_model_tokens,
+        day_calls=settings.daily_model_calls,
+        day_tokens=settings.daily_model_tokens,
+    )
+    return BudgetedModel(model, DynamoModelBudget(ddb, conversations_table, caps), clock)
+
+
+def build_pipeline(
+    settings: PipelineSettings,
+    clock: Clock,
+    model: LanguageModel | None = None,
+    *,
+    key_from_env: bool = True,
+) -> tuple[Pipeline, Any]:
     """The pipeline on real adapters, plus the idempotency store for the act step."""
     ddb = client("dynamodb", settings.region)
     deps = PipelineDeps(
@@ -78,11 +128,20 @@ def build_pipeline(settings: PipelineSettings, clock: Clock) -> tuple[Pipeline, 
         state=DynamoStateStore(ddb, settings.state_table),
         messenger=DynamoRecordingMessenger(ddb, settings.messages_table),
         bus=EventBridgeBus(client("events", settings.region), settings.event_bus_name),
-        brain=OfflineBrain(),
+        models=models_for(
+            language_model(
+                settings,
+                clock,
+                ddb,
+                settings.conversations_table,
+                model,
+                key_from_env=key_from_env,
+            )
+        ),
         gates=DynamoGateStore(ddb, settings.gates_table),
         clock=clock,
         on_call_pm_phone=settings.on_call_pm_phone,
-        policy=ConsensusPolicy(k=settings.samples),
+        policy=ConsensusPolicy(k=settings.samples, first_samples=min(2, settings.samples)),
         lease_ttl_seconds=settings.lease_ttl_seconds,
         throttle=DynamoPageThrottle(ddb, settings.conversations_table),
     )
@@ -110,8 +169,12 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
         def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             if name in ("act", "escalate"):
                 idempotency.register_lambda_context(context)
+            scope = pipeline.deps.models.scope(
+                str(event.get("conversation_id", "unknown")), event.get("package_id")
+            )
             try:
-                return step(event) if name != "act" else step(item=event)
+                with scope:
+                    return step(event) if name != "act" else step(item=event)
             except ClientError as error:
                 if error.response.get("Error", {}).get("Code") in _TRANSIENT_CODES:
                     raise TransientError(str(error)) from error

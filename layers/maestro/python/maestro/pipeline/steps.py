@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from maestro.brain.decide import DecideModel, DecideOption, decide
-from maestro.brain.precheck import PreCheckModel
+from maestro.brain.models import Models
+from maestro.brain.precheck import package_safety_hit
 from maestro.brain.precheck import precheck as run_precheck
 from maestro.brain.sampling import draw
 from maestro.domain.actions import Lane
@@ -68,7 +68,7 @@ from maestro.domain.records import (
     completion_record_id,
     outcome_record_id,
 )
-from maestro.domain.revalidate import Target, revalidate, stale_by_default
+from maestro.domain.revalidate import Target, revalidate
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.escalate import safety_instructions
@@ -90,7 +90,6 @@ from maestro.pipeline.contract import (
 from maestro.pipeline.errors import LeaseBusy, LeaseLost, TransientError
 from maestro.ports import (
     AlreadyExistsError,
-    Brain,
     Clock,
     ConversationBuffer,
     DecisionLog,
@@ -130,14 +129,12 @@ class PipelineDeps:
     state: StateStore
     messenger: Messenger
     bus: EventBus
-    brain: Brain
+    models: Models
     gates: GateStore
     clock: Clock
     on_call_pm_phone: str
     policy: ConsensusPolicy = field(default_factory=ConsensusPolicy)
     lease_ttl_seconds: int = 900
-    precheck_model: PreCheckModel | None = None
-    decide_model: DecideModel | None = None
     window_limits: WindowLimits = DEFAULT_LIMITS
     throttle: PageThrottle | None = None
 
@@ -248,31 +245,23 @@ class Pipeline:
     def _judge(self, target: Target, changed: tuple[str, ...]) -> RevalidationOutcome:
         """What re-validation's rules cannot settle goes to ``decide()`` when a model is
         plugged in; without one, the default: ask, never act blindly."""
-        model = self.deps.decide_model
-        if model is None:
-            return stale_by_default(target, changed)
-        result = decide(
-            model,
-            task="Has this work order changed, since the question was asked, in a way that "
-            "makes the party's answer no longer apply?",
-            facts={
-                "operation": target.operation,
-                "changed_fields": list(changed),
-                "status": target.current.status.value if target.current else "missing",
-            },
-            allowed_actions=[DecideOption.VALID, DecideOption.STALE],
-            min_confidence=0.8,
-            default_action=DecideOption.STALE,
-            samples=3,
-        )
-        return "valid" if result.action == DecideOption.VALID else "stale"
+        return self.deps.models.judgments.revalidation(target, changed)
 
     # -- steps ---------------------------------------------------------------------------------
 
     def precheck(self, state: Mapping[str, Any]) -> JSON:
-        """Safety first, before the lease: the floor, then (when plugged in) a cheap model."""
+        """Safety first, before the lease: the floor, then (when plugged in) the cheap model.
+        A one-message package that the severity probe already read takes the probe's answer:
+        the same question is not asked twice."""
         package = self.load_package(ExecutionState.model_validate(state))
-        result = run_precheck(package, self.deps.precheck_model)
+        probed = package.messages[0].probe if len(package.messages) == 1 else None
+        triage = self.deps.models.triage
+        if probed is not None and package_safety_hit(package) is None:
+            result = probed
+        else:
+            result = run_precheck(package, triage.precheck if triage is not None else None)
+            if triage is not None:
+                count("ModelCalls", 1, stage="precheck")
         count("PackagesByRoute", route=result.route.value)
         return dump(result)
 
@@ -351,6 +340,7 @@ class Pipeline:
             self.deps.clock.now(),
             handback=s.precheck is not None and s.precheck.route is Route.HANDBACK,
             judge=self._judge,
+            answers_question=self.deps.models.judgments.answers_the_question,
         )
         count("PendingAnswers", outcome=resolution.route)
         return dump(resolution)
@@ -368,14 +358,14 @@ class Pipeline:
             contexts=lease.contexts,
             window=self.window(package, role, lease.contexts),
         )
-        samples = draw(self.deps.brain, request, self.deps.policy.plan())
+        samples = draw(self.deps.models.brain, request, self.deps.policy.plan())
         consensus = aggregate(samples, self.deps.policy)
         count("ModelCalls", len(samples), stage="reasoning")
         count("ModelInputTokens", consensus.input_tokens)
         count("ModelOutputTokens", consensus.output_tokens)
         return dump(
             BrainOutput(
-                brain=self.deps.brain.describe(), samples=tuple(samples), consensus=consensus
+                brain=self.deps.models.describe(), samples=tuple(samples), consensus=consensus
             )
         )
 
@@ -406,6 +396,7 @@ class Pipeline:
             precheck=s.precheck,
             resolution=s.resolution,
             trail=lease.trail,
+            break_in=self.deps.models.judgments.break_in,
         )
         self._write_ahead(disposal)
         # The items this package closes move on with its decisions recorded (write-ahead): a
@@ -448,6 +439,7 @@ class Pipeline:
             now=now,
             throttle=self.deps.throttle,
             queued=queued,
+            agent=self.deps.models.agent,
         )
         outcome = execute(queued.action, ctx)
         # Always emit, in every environment: the watcher reads back what each event claims.

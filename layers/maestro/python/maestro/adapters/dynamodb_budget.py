@@ -1,0 +1,103 @@
+"""Model budgets on DynamoDB: atomic counters on the conversations table.
+
+Two items per charge, updated in one transaction so a call is counted everywhere or nowhere:
+``budget#package#<id>`` (this package's calls and tokens) and ``budget#day#<date>`` (the
+conversation's, per UTC day). Each reserve adds one call only while every count is under its
+cap; tokens are added after the call. Both expire by the table's TTL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import Field
+
+from maestro.adapters.ddb import DynamoDBClient, cancellation_codes, to_value
+from maestro.domain.common import Frozen
+from maestro.ports import BudgetScope
+from maestro.tables import CONVERSATIONS
+
+__all__ = ["BudgetCaps", "DynamoModelBudget"]
+
+_TTL = CONVERSATIONS.ttl_attribute or "expires_at_epoch"
+
+
+class BudgetCaps(Frozen):
+    """How much one package and one conversation-day may spend on models."""
+
+    package_calls: int = Field(default=16, ge=1)
+    package_tokens: int = Field(default=120_000, ge=1)
+    day_calls: int = Field(default=150, ge=1)
+    day_tokens: int = Field(default=900_000, ge=1)
+
+
+class DynamoModelBudget:
+    """:class:`maestro.ports.ModelBudget`."""
+
+    def __init__(
+        self, client: DynamoDBClient, conversations_table: str, caps: BudgetCaps | None = None
+    ) -> None:
+        self._ddb = client
+        self._table = conversations_table
+        self.caps = caps or BudgetCaps()
+
+    def _items(self, scope: BudgetScope, at: datetime) -> list[tuple[str, int, int, datetime]]:
+        items = [(f"budget#day#{at:%Y-%m-%d}", self.caps.day_calls, self.caps.day_tokens,
+                  at + timedelta(days=2))]  # fmt: skip
+        if scope.package_id is not None:
+            items.append(
+                (
+                    f"budget#package#{scope.package_id}",
+                    self.caps.package_calls,
+                    self.caps.package_tokens,
+                    at + timedelta(days=7),
+                )
+            )
+        return items
+
+    def _key(self, scope: BudgetScope, item: str) -> dict[str, Any]:
+        return {
+            CONVERSATIONS.partition.name: to_value(scope.conversation_id),
+            CONVERSATIONS.sort_name: to_value(item),
+        }
+
+    def reserve(self, scope: BudgetScope, at: datetime) -> bool:
+        updates: list[Any] = [
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": self._key(scope, item),
+                    "UpdateExpression": "ADD calls :one SET #ttl = :ttl",
+                    "ConditionExpression": "(attribute_not_exists(calls) OR calls < :calls) AND "
+                    "(attribute_not_exists(tokens) OR tokens < :tokens)",
+                    "ExpressionAttributeNames": {"#ttl": _TTL},
+                    "ExpressionAttributeValues": {
+                        ":one": to_value(1),
+                        ":calls": to_value(max_calls),
+                        ":tokens": to_value(max_tokens),
+                        ":ttl": to_value(int(expires.timestamp())),
+                    },
+                }
+            }
+            for item, max_calls, max_tokens, expires in self._items(scope, at)
+        ]
+        try:
+            self._ddb.transact_write_items(TransactItems=updates)
+        except ClientError as error:
+            if cancellation_codes(error):
+                return False
+            raise
+        return True
+
+    def record_tokens(self, scope: BudgetScope, at: datetime, tokens: int) -> None:
+        if tokens <= 0:
+            return
+        for item, *_ in self._items(scope, at):
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(scope, item),
+                UpdateExpression="ADD tokens :t",
+                ExpressionAttributeValues={":t": to_value(tokens)},
+            )

@@ -1,0 +1,69 @@
+"""The severity probe at ingestion (seed ADR-0059 I5): each new message, read by the cheap model
+with the sender's open contexts, as soon as it is buffered.
+
+The webhook only buffers and signals (it answers fast and calls no model); the flusher picks the
+probe signal up at once and asks. An emergency the floor missed ("my daughter fell and is not
+responding") expedites the flush, so it is escalated within one flush, not after the idle
+window. At most one call per message (a conditional claim: a redelivered signal asks nothing),
+none when the floor has already fired (it expedites on its own), and when the model is down the
+floor still decides alone. The answer is kept with the message, so a one-message package's
+pre-check reuses it instead of asking again.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from maestro.brain.model import ModelError
+from maestro.brain.models import Models
+from maestro.domain.models import PreCheckResult, context_for_work_order
+from maestro.domain.safety import safety_floor
+from maestro.observability import count, logger
+from maestro.ports import ConversationBuffer, PartyDirectory, WorkOrderStore
+
+__all__ = ["Prober"]
+
+
+class Prober:
+    def __init__(
+        self,
+        models: Models,
+        buffer: ConversationBuffer,
+        parties: PartyDirectory,
+        work_orders: WorkOrderStore,
+    ) -> None:
+        self._models = models
+        self._buffer = buffer
+        self._parties = parties
+        self._work_orders = work_orders
+
+    def probe(self, message_id: str) -> PreCheckResult | None:
+        """The model's triage of one message, or None (already probed, the floor fired, or the
+        model failed: the floor alone decides then)."""
+        triage = self._models.triage
+        message = self._buffer.get_message(message_id)
+        if triage is None or message is None or safety_floor(message.body) is not None:
+            return None
+        if not self._buffer.claim_probe(message_id):
+            return None  # probed once already: a redelivered signal asks nothing
+        sender = self._parties.by_phone(message.from_phone)
+        lines = (
+            [
+                context_for_work_order(wo, party_id=sender.party_id).line()
+                for wo in self._work_orders.open_for_party(sender.party_id)
+            ][:12]
+            if sender is not None
+            else []
+        )
+        try:
+            with self._models.scope(message.conversation_id):
+                result = triage.probe(message, lines)
+        except (ModelError, ValueError, ValidationError) as error:
+            count("ProbeFailures")
+            logger.warning(
+                "severity probe failed", extra={"message_id": message_id, "error": str(error)[:200]}
+            )
+            return None
+        self._buffer.store_probe(message, result)
+        count("ModelCalls", 1, stage="probe")
+        return result
