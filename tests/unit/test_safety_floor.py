@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from maestro.domain import safety
+from maestro.domain import safety, safety_lexicon
 from maestro.domain.safety import CATEGORIES, SafetyHit, safety_floor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -280,3 +280,115 @@ def test_rule_triggers_never_skip_a_match() -> None:
                 checked += 1
                 assert rule.trigger.search(match.group()), (rule.category, match.group(), text)
     assert checked > 50
+
+
+# --- typo tolerance ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("smoek in the hallway", "smoke_fire"),
+        ("the garage is on fir", "smoke_fire"),
+        ("flmaes coming out of the dryer", "smoke_fire"),
+        ("carbon monoxyde detector going off", "carbon_monoxide"),
+        ("C0 detector is beeping", "carbon_monoxide"),
+        ("the outlett is sparkng", "electrical"),
+        ("watter comming thru the cieling", "flooding"),
+        ("the laundry room is floding", "flooding"),
+        ("sewagge coming up the floor drain", "sewage"),
+        ("furnance is brokn and its freezng", "no_heat_freezing"),
+        ("somone kiked in the door", "break_in"),
+        ("there was a brake in at the garage", "break_in"),
+        ("the ceilling is colapsing", "structural"),
+        ("my son is traped in the elevater", "other"),
+        ("it smels like gaz", "gas"),
+    ],
+)
+def test_misspelled_hazard_words_fire(text: str, category: str) -> None:
+    hit = safety_floor(text)
+    assert hit is not None, text
+    assert hit.category == category, hit
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # real words one typo from a keyword are never "corrected"
+        "the waiter spilled a glass of water on me",
+        "walter from the leasing office called",
+        "can you recycle this carton",
+        "the bathroom is sparkling clean",
+        "sparkling water in the fridge",
+        "the bagging area at the store",
+        "a fir tree fell in the yard last year, is it gone",
+        "the brake in my car squeaks",
+        "the pip of the orange",
+        "has the gas bill come yet",
+    ],
+)
+def test_real_words_near_hazard_words_do_not_fire(text: str) -> None:
+    assert safety_floor(text) is None, safety_floor(text)
+
+
+@pytest.mark.parametrize(
+    ("token", "keyword"),
+    [
+        ("smkoe", "smoke"),
+        ("furnance", "furnace"),
+        ("watter", "water"),
+        ("brokn", "broken"),  # a dropped letter is preferred: "broken" before "broke"
+        ("heta", "heat"),  # four letters: swapped neighbours
+        ("heatt", "heat"),  # four letters: a doubled letter
+        ("gaz", "gas"),  # a known variant
+    ],
+)
+def test_typo_fix(token: str, keyword: str) -> None:
+    assert safety._typo_fix(token) == keyword
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "waiter",  # an English word
+        "sparkling",
+        "carton",
+        "hest",  # four letters: a substituted letter is not enough
+        "has",  # three letters: never
+        "gap",
+        "smoke",  # already a keyword
+        "zzzzzz",
+    ],
+)
+def test_typo_fix_leaves_words_alone(token: str) -> None:
+    assert safety._typo_fix(token) is None
+
+
+def test_typo_variants_follow_the_length_rule() -> None:
+    assert safety_lexicon.typo_variants("gas") == set()
+    assert safety_lexicon.typo_variants("heat") == {
+        "ehat", "haet", "heta", "hheat", "heeat", "heaat", "heatt",
+    }  # fmt: skip
+    smoke = safety_lexicon.typo_variants("smoke")
+    assert {"smoe", "smkoe", "smooke", "smoxe", "smokre"} <= smoke
+    assert all(len(token) >= 4 for token in smoke)
+
+
+def test_a_corrected_hit_indexes_the_text_as_sent() -> None:
+    text = "HELP thers SMKOE comming from the outlet"
+    hit = safety_floor(text)
+    assert hit is not None
+    assert hit.category == "smoke_fire"
+    assert text[hit.start : hit.end] == hit.phrase
+    assert hit.phrase == "thers SMKOE"  # the typo, as sent, not the corrected "smoke"
+
+
+def test_real_word_list_is_current() -> None:
+    # The list is generated from Debian's word lists; where they are not installed the check is
+    # skipped (the committed list is still used, and the tests above still hold).
+    regen = pytest.importorskip("regen_safety_lexicon")
+    if not all(path.exists() for path in regen.WORD_LISTS):
+        pytest.skip("apt-get install wamerican-large wbritish-large to check the generated list")
+    assert regen.real_word_neighbours(regen.dictionary_words()) == sorted(
+        safety_lexicon.REAL_WORD_NEIGHBOURS
+    )

@@ -20,11 +20,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import Literal, get_args
 
 from pydantic import model_validator
 
 from maestro.domain.common import Frozen
+from maestro.domain.safety_lexicon import (
+    KEYWORDS,
+    KNOWN_VARIANTS,
+    REAL_WORD_NEIGHBOURS,
+    typo_variants,
+)
 
 Category = Literal[
     "gas",
@@ -260,7 +267,7 @@ _RULES: tuple[_Rule, ...] = (
         "emergency",
         # "carbon monoxide ... going off", "CO alarm beeping"; a bare "co"/"carbon" needs a device
         rf"\b(?:(?:carb[oa]n\W*m[a-z]{{4,}}|m[oa]n[oi]x\w*)(?:\W*{_CO_DEVICE})?|"
-        rf"(?:carbon|c\W?o2?)\W*{_CO_DEVICE}){_gap(4)}(?:going\W+off|"
+        rf"(?:carbon|c\W?[o0]2?)\W*{_CO_DEVICE}){_gap(4)}(?:going\W+off|"
         rf"goes\W+off|went\W+off|gone\W+off|go(?:ing|in)?\W+off|beep\w*|sound\w*|ring\w*|"
         rf"blar\w*|scream\w*|alarm\w*|reading|reads|says|shows|display\w*|ppm|triggered|"
         rf"activated|poison\w*|(?:le+a?k|leek)\w*|high\b|headaches?|dizzy|nause\w*|sick)",
@@ -276,8 +283,10 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "smoke_fire",
         "emergency",
-        rf"\bon{_SEP}{_FIRE}\b",
-        rf"\b(?:caught|catch|catching|catches|cought|caugh|set){_SEP}(?:on{_SEP})?{_FIRE}\b",
+        # "fir" is a tree, so the typo pass leaves it; "on fir" and "caught fir" are fires
+        rf"\bon{_SEP}(?:{_FIRE}|fir)\b(?!\W+trees?)",
+        rf"\b(?:caught|catch|catching|catches|cought|caugh|set){_SEP}(?:on{_SEP})?(?:{_FIRE}|fir)\b"
+        rf"(?!\W+trees?)",
         rf"\b(?:an?|small|big|huge|kitchen|grease|electrical|electric|house|building|apartment|"
         rf"stove|oven|dryer|garage|attic|basement|trash|garbage|real|major|massive)\W+{_FIRE_NOUN}",
         rf"(?<!cease )(?<!camp )(?<!open )\b{_FIRE_NOUN}(?=\W+(?:in|at|on|near|inside|upstairs|"
@@ -296,7 +305,7 @@ _RULES: tuple[_Rule, ...] = (
         r"spreading)\b",
         r"\b(?:in|into)\W+flames\b",
         rf"\b(?:see|saw|seeing|{_THERES}){_gap(1)}flames?\b",
-        trigger=r"fi+re|fyre|fier|flame|burning",
+        trigger=r"fi+re|fyre|fier|fir\b|flame|burning",
     ),
     _rule(
         "smoke_fire",
@@ -387,7 +396,8 @@ _RULES: tuple[_Rule, ...] = (
         # burst pipes and tanks
         rf"\b(?:burst|bursted|busted|broken|broke|exploded|split|blown|ruptured|leaking|cracked)"
         rf"{_gap(1)}(?:water\W+)?(?:pipes?|water\W+main|main\W+line|water\W+line|supply\W+line)",
-        rf"\b(?:pipes?|water\W*main|water\W+line|supply\W+line|water\W*heater|hot\W+water\W+tank|"
+        rf"\b(?:pipes?|pip|water\W*main|water\W+line|supply\W+line|water\W*heater|"
+        rf"hot\W+water\W+tank|"
         rf"tank|washer\W+hose|hose){_gap(2)}(?:burst\w*|bust(?:ed)?\b|broke\b|exploded|split\b|"
         rf"blew|ruptured|popped)",
         # water that will not stop
@@ -402,7 +412,7 @@ _RULES: tuple[_Rule, ...] = (
         rf"\W+(?:the\W+|my\W+|our\W+)?(?:apartment|apt|unit|house|home|basement|room|bedroom|"
         rf"kitchen|living|garage|hallway|building)\b",
         trigger=r"fl[ou]+d|water|pour|le+a?k|leek|drip|gush|stream|seep|spray|spew|rain|flow|piss|"
-        r"pipe|main|line|tank|hose|heater",
+        r"pip|main|line|tank|hose|heater|puddle",
     ),
     _rule(
         "flooding",
@@ -480,8 +490,10 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b(?:was|been|got|were|is|are|being|getting|get){_gap(1)}broken\W*in(?:to)?\b"
         rf"{_NOT_IN_HALF}",
         rf"\bbreak(?:-|)ins?\b{_BREAK_IN_OBJECT_OK}",
-        rf"\b{_THERES}{_gap(1)}(?:an?\W+)?(?:attempted\W+)?break\W?ins?\b{_BREAK_IN_OBJECT_OK}",
-        r"\bbreak\W?in\b(?=\W+(?:at|last|tonight|today|earlier|this\W+(?:morning|afternoon|"
+        # "brake in" is a real word, so the typo pass leaves it; only these two contexts read it
+        rf"\b{_THERES}{_gap(1)}(?:an?\W+)?(?:attempted\W+)?br(?:ea|a)ke?\W?ins?\b"
+        rf"{_BREAK_IN_OBJECT_OK}",
+        r"\bbr(?:ea|a)ke?\W?in\b(?=\W+(?:at|last|tonight|today|earlier|this\W+(?:morning|afternoon|"
         r"evening)|right\W+now|in\W+progress)\b|\W*$|\W*!)",
         rf"\bdoors?{_gap(3)}(?:kicked|forced|pried|bashed|smashed)\W+(?:in|open|down|off)\b",
         rf"\b(?:kicked|forced|pried|bashed)\W+(?:in\W+|down\W+|open\W+)?(?:my|our|the){_gap(1)}"
@@ -580,7 +592,7 @@ def _negated(text: str, start: int, end: int) -> bool:
     return _RESOLVED_AFTER.match(text[end : end + 40]) is not None
 
 
-def _first_hit(rule: _Rule, text: str) -> SafetyHit | None:
+def _first_span(rule: _Rule, text: str) -> tuple[int, int] | None:
     if rule.trigger is not None and not rule.trigger.search(text):
         return None
     for match in rule.pattern.finditer(text):
@@ -592,14 +604,98 @@ def _first_hit(rule: _Rule, text: str) -> SafetyHit | None:
             return None
         if rule.requires is not None and not rule.requires.search(text):
             return None
-        return SafetyHit(
-            category=rule.category,
-            severity=rule.severity,
-            phrase=text[start:end],
-            start=start,
-            end=end,
-        )
+        return start, end
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Typo correction. Before the rules run, a token one typo away from a hazard keyword ("smkoe",
+# "furnance", "watter") is replaced by the keyword, unless it is an English word ("waiter",
+# "sparkling"); see safety_lexicon. The rules then read the corrected text, and each hit is mapped
+# back so that its span still indexes the message exactly as the tenant sent it.
+# ---------------------------------------------------------------------------------------------
+
+
+def _typo_preference(token: str, keyword: str) -> tuple[int, str]:
+    # A dropped letter is the commonest typo ("brokn" is "broken" before "broke"), then a wrong
+    # or swapped one, then an extra one; ties go to the alphabetically first keyword.
+    return ({1: 0, 0: 1}.get(len(keyword) - len(token), 2), keyword)
+
+
+def _deletions(word: str) -> set[str]:
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
+
+
+_KEYWORD_SET = frozenset(KEYWORDS)
+# Every keyword under itself and under each of its one-letter deletions: two words one typo apart
+# always share such a key, so a token needs only its own few deletions looked up.
+_DELETION_INDEX: dict[str, tuple[str, ...]] = {}
+for _keyword in KEYWORDS:
+    for _key in {_keyword} | _deletions(_keyword):
+        _DELETION_INDEX[_key] = (*_DELETION_INDEX.get(_key, ()), _keyword)
+
+
+@cache
+def _variants_of(keyword: str) -> frozenset[str]:
+    return frozenset(typo_variants(keyword))
+
+
+@lru_cache(maxsize=16384)
+def _typo_fix(token: str) -> str | None:
+    """The keyword that lower-case ``token`` is a typo of, or ``None``."""
+    known = KNOWN_VARIANTS.get(token)
+    if known is not None:
+        return known
+    if len(token) < 4 or token in _KEYWORD_SET or token in REAL_WORD_NEIGHBOURS:
+        return None
+    candidates = {
+        keyword
+        for key in {token} | _deletions(token)
+        for keyword in _DELETION_INDEX.get(key, ())
+        if token in _variants_of(keyword)
+    }
+    if not candidates:
+        return None
+    return min(candidates, key=lambda keyword: _typo_preference(token, keyword))
+
+
+_TOKEN = re.compile(r"[^\W\d_]{3,}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Corrected:
+    """The corrected text, and for each of its characters the original span it came from."""
+
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+def _correct_typos(text: str) -> _Corrected | None:
+    """The text with its hazard-word typos corrected, or ``None`` when it has none."""
+    fixes = [
+        (match.start(), match.end(), fix)
+        for match in _TOKEN.finditer(text)
+        if (fix := _typo_fix(match.group().lower())) is not None
+    ]
+    if not fixes:
+        return None
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for start, end, fix in fixes:
+        pieces.append(text[position:start])
+        starts.extend(range(position, start))
+        ends.extend(range(position + 1, start + 1))
+        pieces.append(fix)
+        starts.extend([start] * len(fix))
+        ends.extend([end] * len(fix))
+        position = end
+    pieces.append(text[position:])
+    starts.extend(range(position, len(text)))
+    ends.extend(range(position + 1, len(text) + 1))
+    return _Corrected(text="".join(pieces), starts=tuple(starts), ends=tuple(ends))
 
 
 def safety_floor(text: str) -> SafetyHit | None:
@@ -607,19 +703,32 @@ def safety_floor(text: str) -> SafetyHit | None:
 
     Pure and deterministic: the same text always gives the same hit. ``None`` means only that no
     listed phrase was found; the model still judges the message (keyword-free emergencies).
+    Hazard words with a typo are read as the word ("smkoe" as "smoke"); the hit's span still
+    indexes ``text`` as sent.
     """
     if not text or not text.strip():
         return None
+    corrected = _correct_typos(text)
+    scanned = text if corrected is None else corrected.text
     best: SafetyHit | None = None
     for rule in _RULES:
-        hit = _first_hit(rule, text)
-        if hit is None:
+        span = _first_span(rule, scanned)
+        if span is None:
             continue
-        if best is None or (_SEVERITY_RANK[hit.severity], hit.start) < (
+        start, end = span
+        if corrected is not None:
+            start, end = corrected.starts[start], corrected.ends[end - 1]
+        if best is None or (_SEVERITY_RANK[rule.severity], start) < (
             _SEVERITY_RANK[best.severity],
             best.start,
         ):
-            best = hit
+            best = SafetyHit(
+                category=rule.category,
+                severity=rule.severity,
+                phrase=text[start:end],
+                start=start,
+                end=end,
+            )
     return best
 
 
