@@ -282,6 +282,36 @@ def test_rule_triggers_never_skip_a_match() -> None:
     assert checked > 50
 
 
+# --- the tuning set (misspelled keywords, hazards named by their symptoms) -----------------------
+# A development set like emergencies.jsonl: the rules were tuned on it, so full recall on it says
+# little about new phrasings. The holdout (evals/labeled/holdout_*.jsonl) is measured by the
+# benchmark, never asserted here: a test that demanded recall on it would force tuning on it.
+
+
+def test_recall_on_the_tuning_set_is_at_least_95_percent_for_each_kind() -> None:
+    rows = _jsonl("tuning_emergencies.jsonl")
+    assert len(rows) >= 60
+    for kind in ("misspelled", "symptoms"):
+        of_kind = [row for row in rows if row["kind"] == kind]
+        missed = [row["text"] for row in of_kind if safety_floor(row["text"]) is None]
+        assert len(of_kind) >= 30, kind
+        assert (len(of_kind) - len(missed)) / len(of_kind) >= 0.95, (kind, missed)
+
+
+def test_tuning_rows_are_well_formed() -> None:
+    for row in _jsonl("tuning_emergencies.jsonl"):
+        assert set(row) == {"text", "category", "kind"}, row
+        assert row["category"] in CATEGORIES, row
+        assert row["kind"] in {"misspelled", "symptoms"}, row
+
+
+def test_every_tuning_hit_span_indexes_the_original_text() -> None:
+    for row in _jsonl("tuning_emergencies.jsonl"):
+        hit = safety_floor(row["text"])
+        assert hit is not None, row
+        assert row["text"][hit.start : hit.end] == hit.phrase
+
+
 # --- typo tolerance ------------------------------------------------------------------------------
 
 
@@ -294,6 +324,7 @@ def test_rule_triggers_never_skip_a_match() -> None:
         ("carbon monoxyde detector going off", "carbon_monoxide"),
         ("C0 detector is beeping", "carbon_monoxide"),
         ("the outlett is sparkng", "electrical"),
+        ("wall socket is sparkling", "electrical"),
         ("watter comming thru the cieling", "flooding"),
         ("the laundry room is floding", "flooding"),
         ("sewagge coming up the floor drain", "sewage"),
@@ -392,3 +423,69 @@ def test_real_word_list_is_current() -> None:
     assert regen.real_word_neighbours(regen.dictionary_words()) == sorted(
         safety_lexicon.REAL_WORD_NEIGHBOURS
     )
+
+
+# --- hazards named by their symptoms -------------------------------------------------------------
+
+SYMPTOMS_FIRE: list[tuple[str, str]] = [
+    # carbon monoxide: a sounding alarm and a body that reacts
+    ("the detector in the basement is going off and my wife feels faint", "carbon_monoxide"),
+    ("alarm keeps sounding and the kids have headaches", "carbon_monoxide"),
+    ("something is beeping in the hall and we are all dizzy", "carbon_monoxide"),
+    ("the sensor by the water heater went off, my head is throbbing", "carbon_monoxide"),
+    # gas: a hiss at a gas appliance, a sulfur or rotten-egg smell
+    ("the oven is hissing and it is off", "gas"),
+    ("hear a hiss near the gas meter outside", "gas"),
+    ("sulfur smell in the laundry room by the dryer", "gas"),
+    ("it stinks like rotten eggs in the hall", "gas"),
+    # smoke / fire: smoky or hazy air, a glow, soot
+    ("the bedroom smells smoky and i dont know why", "smoke_fire"),
+    ("the hall is hazy and smells like burning", "smoke_fire"),
+    ("orange glow coming from the attic vent", "smoke_fire"),
+    ("soot coming out of the heating vents", "smoke_fire"),
+    # electrical: burning smell, black or melting parts, crackling, fishy smell
+    ("the outlet by the bed turned black", "electrical"),
+    ("black marks around the light switch", "electrical"),
+    ("the plug is warm and crackling", "electrical"),
+    ("buzzing sound behind the breaker panel", "electrical"),
+    ("fishy smell near the outlet and the lights keep flickering", "electrical"),
+    ("smells like burning plastic in the bedroom", "electrical"),
+    # structural: a wet ceiling that bulges, bubbles or cracks
+    ("the ceiling has a bubble and its dripping", "structural"),
+    ("bulge in the kitchen ceiling, water leaking from it", "structural"),
+    ("the ceiling is cracking and its wet", "structural"),
+    # flooding, sewage, no heat, break-in
+    ("the water is spreading across the living room", "flooding"),
+    ("the shower is filling up with brown water", "sewage"),
+    ("thermostat reads 45 and the heat wont come on", "no_heat_freezing"),
+    ("no heat, the kids are shivering", "no_heat_freezing"),
+    ("the back door was open and the whole place was ransacked", "break_in"),
+]
+
+SYMPTOMS_DO_NOT_FIRE: list[str] = [
+    "the radiator hisses when the heat comes on",
+    "the burner hisses a second before it lights",
+    "smoke alarm went off when i cooked bacon, gave me a headache, all good now",
+    "co detector chirping, my head hurts from the noise",
+    "my car alarm went off and woke me up",
+    "the hot water smells like sulfur",
+    "paint is bubbling on the ceiling from the shower steam",
+    "hairline crack in the ceiling from an old leak, it's dry",
+    "fishy smell from the trash can",
+    "the living room is a little hazy from candles",
+    "the thermostat is set at 55 while we travel",
+    "the outlet cover is sparkling clean",
+    "the water stain is the same size as last month",
+]
+
+
+@pytest.mark.parametrize(("text", "category"), SYMPTOMS_FIRE)
+def test_hazards_named_by_their_symptoms_fire(text: str, category: str) -> None:
+    hit = safety_floor(text)
+    assert hit is not None, text
+    assert hit.category == category, hit
+
+
+@pytest.mark.parametrize("text", SYMPTOMS_DO_NOT_FIRE)
+def test_routine_texts_with_symptom_words_do_not_fire(text: str) -> None:
+    assert safety_floor(text) is None, safety_floor(text)

@@ -164,6 +164,8 @@ _COLD = _alt(
     r"chilly",
     r"blizzard",
     r"winter",
+    r"shiver\w*",
+    r"see\W+(?:our|my|your|their|his|her)\W+breath",
 )
 _CO_DEVICE = r"(?:alarms?|detectors?|detecter|dectector|detectr|monitor|sensor|meter)"
 _NO_HEAT_HAVE = (
@@ -184,6 +186,21 @@ _PERSON = (
     r"(?:some\W?one|some\W?body|sombody|somebdy|somone|some1|sum1|sumone|sumbody|smbdy|"
     r"(?:a|some|this)\W+(?:guy|man|dude|woman|person|stranger|kids?)|people|they|"
     r"thie(?:f|ves)|burglars?|robbers?|intruders?|ppl)"
+)
+# Where a gas hiss comes from; a radiator, a kettle or a tyre hisses too, and is vetoed.
+_GAS_SOURCE = (
+    r"(?:stove|stovetop|oven|range|burners?|cooktop|gas\W+(?:line|pipe|valve|meter)|meter|"
+    r"furnace|dryer|grill|fireplace|valve|pilot(?:\W+light)?|knobs?)"
+)
+# How a body reacts to carbon monoxide: with a sounding alarm, these name the hazard.
+_BODY_SYMPTOM = (
+    rf"\b(?:dizz\w*|light\W?headed|head\W?aches?|headachy|migraines?|nause\w*|nausi\w*|"
+    rf"vomit\w*|puk(?:e|ed|ing)|drowsy|woozy|groggy|fainted|short\W+of\W+breath)\b|"
+    rf"\bheads?\W+(?:(?:is|are|s|keeps?|really|so)\W+)*(?:hurt\w*|pound\w*|throb\w*|spinning|"
+    rf"killing)\b|\b(?:throw(?:ing|n)?|threw)\W+up\b|\bpass(?:ed|ing)?\W+out\b|"
+    rf"\b(?:feel|feels|feeling|felt|getting|got|gotten|all|super|so|really|very|s|is|are)\W+"
+    rf"(?:\w+\W+)?(?:sick|sleepy|drowsy|confused|faint|weak|out\W+of\W+it)\b|"
+    rf"\b(?:can{_A}t|cant|won{_A}t|wont)\W+(?:\w+\W+)?wake\W+(?:up|him|her|them)\b"
 )
 _BATTERY_VETO = (
     r"chirp\w*|low\W+batter\w*|batter(?:y|ies)\W+(?:is\W+|are\W+)?(?:low|dying|dead|going)|"
@@ -261,6 +278,21 @@ _RULES: tuple[_Rule, ...] = (
         rf"\bhiss\w*{_gap(4)}{_GAS}\b(?!\W+(?:bill|station|price|prices|card|tank|money|mileage))",
         trigger=r"ga|propane|rott",
     ),
+    _rule(
+        "gas",
+        "emergency",
+        # symptoms (no "gas"): a hiss at a gas appliance, a sulfur smell
+        rf"\bhiss\w*{_gap(7)}{_GAS_SOURCE}\b",
+        rf"\b{_GAS_SOURCE}{_gap(4)}hiss\w*",
+        rf"\b(?:sulf|sulph)\w*{_gap(2)}(?:{_SMELL})",
+        rf"\b{_SMELL}{_gap(3)}(?:sulf|sulph)\w*",
+        # a burner hisses for a moment before it lights: that is how it works
+        veto=r"(?:before|until|then|and|till)\W+(?:it\W+|the\W+\w+\W+)?(?:lights|ignites|catches)|"
+        r"radiator|steam|kettle|fridge|refrigerator|freezer|\btires?\b|snake|\bcats?\b|"
+        r"speaker|radio|\btv\b|static|pressure\W+cooker|air\W+fryer|espresso|coffee|"
+        r"(?:hot\W+)?water\W+(?:smells?|stinks?|reeks?)|tap\W+water|faucet|shower|well\W+water",
+        trigger=r"hiss|sulf|sulph",
+    ),
     # --- carbon monoxide ------------------------------------------------------------------------
     _rule(
         "carbon_monoxide",
@@ -278,6 +310,23 @@ _RULES: tuple[_Rule, ...] = (
         "emergency",
         r"\bcarb[oa]n\W*m[a-z]{4,}|\bm[oa]n[oi]x[a-z]*|\bmonixide\b",
         veto=_BATTERY_VETO + r"|install\w*|inspect\w*|missing|expired|\bnew\b",
+    ),
+    _rule(
+        "carbon_monoxide",
+        "emergency",
+        # symptoms (no "carbon monoxide"): an alarm or detector sounding while people feel dizzy,
+        # sick, sleepy or have headaches; an alarm named as a smoke, fire, car or security alarm,
+        # and an alarm explained by cooking or a test, are left to the other rules
+        rf"\b(?:alarms?|detectors?|detecter|sensors?|monitors?)\b{_gap(5)}(?:go(?:ing|in)?\W+off|"
+        rf"goes\W+off|went\W+off|gone\W+off|beep\w*|sound\w*|ring\w*|blar\w*|scream\w*|"
+        rf"won{_A}t\W+stop|wont\W+stop|keeps?\W+going)",
+        r"\bbeep(?:ing|s|ed|in)?\b",
+        requires=_BODY_SYMPTOM,
+        veto=_BATTERY_VETO + r"|smoke\W*(?:alarm|detector)|fire\W*alarm|\bcar\b|alarm\W+clock|"
+        r"\bclock\b|security|burglar|keypad|microwave|timer|truck|\bphone\b|washer|dryer|"
+        r"dishwasher|fridge|cook\w*|toast|popcorn|burnt|\btest\w*|drill|false\W+alarm|\bflu\b|"
+        r"\bshot\b|all\W+good|\bfine\W+now",
+        trigger=r"alarm|detect|sensor|monitor|beep",
     ),
     # --- smoke / fire ---------------------------------------------------------------------------
     _rule(
@@ -335,6 +384,33 @@ _RULES: tuple[_Rule, ...] = (
         veto=_BATTERY_VETO + r"|cook\w*|toast|steam|shower|false\W+alarm|all\W+good|all\W+fine|"
         rf"it{_A}s\W+fine|its\W+fine|everything{_A}s\W+fine|no\W+fire",
     ),
+    _rule(
+        "smoke_fire",
+        "emergency",
+        # symptoms: smoky or hazy air with a burning smell or an alarm; no "smoke" or "fire"
+        rf"\b{_SMELL}{_gap(1)}smoky\b",
+        r"\b(?:really|so|very|super|too|getting|all|kinda|pretty|real|is|s)\W+smoky\b",
+        r"\b(?:hazy|haze)\b",
+        requires=r"burn\w*|smok\w*|alarm|\bfire\b|soot|smell\w*",
+        veto=_SMOKE_VETO + r"|bbq|grill\w*|barbe?cue|whiske?y|scotch|flavou?r|bacon|salmon|"
+        r"paprika|wild\W*fires?|fire\W*place|fire\W*pit|candle|incense|weather|forecast|outside|"
+        r"smog|\bfog|\bsky\b|pollen|memory|memories|vision|glasses|\bipa\b|\bbeer\b",
+        trigger=r"smoky|haz",
+    ),
+    _rule(
+        "smoke_fire",
+        "urgent",
+        # symptoms of a fire out of sight: a glow under a door, soot pouring out, a hot wall
+        r"\b(?:orange|red)\W+glow\w*|\bglow\w*\W+(?:orange|red)\b",
+        rf"\bsoot{_gap(3)}(?:coming|everywhere|pouring|blowing|all\W+over|out)\b",
+        r"\bblack\W+(?:stuff|dust|soot|gunk|flakes)\W+(?:\w+\W+)?(?:coming|pouring|blowing|"
+        r"billowing)\W+(?:out|from|through|thru)\b",
+        rf"\bwalls?{_gap(3)}(?:is|are|s|feels?|getting)\W+(?:really\W+|very\W+|so\W+|super\W+)?"
+        rf"hot\b(?!\W+water)",
+        veto=r"heater|toaster|coils?|\blamp\b|sunset|\bsky\b|neon|night\W*light|\bleds?\b|"
+        r"radiator|\bsun\b|oven|fire\W*place|\bpipes?\b|shower|hot\W+water|summer|heat\W+wave",
+        trigger=r"glow|soot|black|hot",
+    ),
     # --- electrical -----------------------------------------------------------------------------
     _rule(
         "electrical",
@@ -349,6 +425,15 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?!\W+out)|hot\W+to\W+the\W+touch|too\W+hot|really\W+hot|very\W+hot|so\W+hot|buzz\w*|"
         rf"smok\w*|arcing|popping)",
         rf"\b(?:melted|melting|scorched|charred|burnt|burned){_gap(1)}{_ELEC_STRONG}",
+        # symptoms: a part gone black or marked black; "sparkling" is what autocorrect makes of
+        # "sparking", so it counts at an electrical part (not "sparkling clean")
+        rf"\b{_ELEC_STRONG}{_gap(3)}(?:turned|turning|gone|going|went|is|s|are|got|getting)\W+"
+        rf"(?:all\W+)?(?:black|charred)\b",
+        rf"\bblack\W+(?:marks?|spots?|stains?|streaks?|residue)\b{_gap(3)}{_ELEC_STRONG}",
+        rf"\b{_ELEC_STRONG}{_gap(4)}black\W+(?:marks?|spots?|stains?|streaks?|residue)",
+        rf"\b{_ELEC_STRONG}{_gap(3)}sparkl(?:ing|ed|es|e)\b(?!{_SEP}(?:clean|new|white|bright))",
+        rf"\bsparkl(?:ing|ed|es)\b(?!{_SEP}(?:clean|new|white|bright|water)){_gap(3)}"
+        rf"{_ELEC_STRONG}",
         # shocks and live wires
         rf"\b(?:shock\w*|electrocut\w*|zapp?\w*){_gap(3)}{_ELEC}",
         rf"\b{_ELEC}{_gap(3)}(?:shock\w*|electrocut\w*|zapp?ed)",
@@ -356,16 +441,20 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b(?:live|exposed|bare|hanging|loose|downed|fallen|sparking){_SEP}(?:electrical\W+|"
         rf"electric\W+|power\W+|live\W+)?(?:wires?|wiring|lines?)\b",
         rf"\bpower\W+lines?{_gap(2)}(?:down|fell|fallen|sparking|on\W+the)",
-        trigger=r"spark|electr|melt|scorch|charr|blacken|burn|hot|buzz|smok|arcing|popping|shock|"
+        trigger=r"spark|electr|melt|scorch|charr|black|burn|hot|buzz|smok|arcing|popping|shock|"
         r"zap|wir|line",
     ),
     _rule(
         "electrical",
         "urgent",
-        rf"\b{_ELEC_STRONG}{_gap(4)}(?:hot\b(?!\W+(?:water|tub|plate|pot|sauce|tea|food))|"
-        rf"crackl\w*|sizzl\w*|flash\w*)",
+        # a part that is hot, warm, crackling ("the switch plate is warm and crackling")
+        rf"\b{_ELEC_STRONG}{_gap(4)}(?:and\W+(?:it{_A}s\W+|its\W+|it\W+is\W+|is\W+|s\W+)?)?"
+        rf"(?:hot\b(?!\W+(?:water|tub|plate|pot|sauce|tea|food))|warm\b|crackl\w*|sizzl\w*|"
+        rf"flash\w*)",
         rf"\b{_SMELL}{_SEP}(?:(?:really|very|so|kinda|like)\W+)?hot\b(?!\W+(?:sauce|food|dog))",
-        trigger=r"hot|crackl|sizzl|flash",
+        # the sound first: "crackling noise in the wall behind the outlet"
+        rf"\b(?:crackl\w*|sizzl\w*|buzz\w*|popping|arcing){_gap(6)}{_ELEC_STRONG}\b",
+        trigger=r"hot|warm|crackl|sizzl|flash|buzz|popping|arcing",
     ),
     _rule(
         "electrical",
@@ -378,6 +467,17 @@ _RULES: tuple[_Rule, ...] = (
         rf"\bsomething(?:{_A}s|\W+is)?{_SEP}(?:\w+\W+)?burning\b",
         veto=r"\btoast\w*|popcorn|candle|incense|\bfood\b|dinner|cooking|\bpan\b|\bpot\b",
         trigger=r"burn|melt|electric|scorch",
+    ),
+    _rule(
+        "electrical",
+        "emergency",
+        # symptom: overheating plastic smells of fish; only with an electrical part in the story
+        r"\bfish(?:y|ie)?\W+(?:smell\w*|odou?rs?|stench)",
+        rf"\b{_SMELL}{_gap(2)}fish(?:y|ie)?\b",
+        requires=rf"\b{_ELEC_STRONG}\b|flicker\w*",
+        veto=r"fish\W+(?:tank|food|market|sauce|store|fry)|cook\w*|dinner|salmon|tuna|seafood|"
+        r"trash|garbage|fridge|refrigerator|freezer|drain|sink|disposal|\bcats?\b",
+        trigger=r"fish",
     ),
     # --- flooding -------------------------------------------------------------------------------
     _rule(
@@ -403,6 +503,9 @@ _RULES: tuple[_Rule, ...] = (
         # water that will not stop
         rf"\bwater{_gap(3)}(?:gushing|spraying|pouring|shooting|spewing|everywhere|all\W+over|"
         rf"rising|won{_A}t\W+stop|wont\W+stop|not\W+stopping|keeps\W+(?:coming|pouring|rising))",
+        # symptoms: water or a puddle that keeps spreading (a stain or a mark is not water)
+        rf"\b(?:water|puddles?)\b(?!\W+(?:stains?|spots?|marks?|damage|rings?|bills?)){_gap(3)}"
+        rf"(?:spreading|growing|getting\W+(?:bigger|deeper|worse))\b",
         r"\b(?:inch|inches|foot|feet|ankle|ankles)\W+(?:of\W+|deep\W+(?:of\W+)?)?water\b",
         r"\b(?:full|filled|filling|fills)\W+(?:up\W+)?(?:of|with)\W+water\b",
         rf"\bwater{_gap(2)}(?:coming|pouring|gushing|flowing|seeping|leaking|rushing)\W+in\W+"
@@ -457,6 +560,19 @@ _RULES: tuple[_Rule, ...] = (
         rf"out\W+of|in){_gap(2)}(?:drains?|tub|bathtub|shower)\b",
         veto=r"\bbills?\b|\bcharges?\b|\bfees?\b|\brates?\b|payment|\btax\b|district",
     ),
+    _rule(
+        "sewage",
+        "urgent",
+        # symptoms: a tub, shower or drain filling with brown water that smells of sewage
+        r"\b(?:fill\w*|full|coming|bubbl\w*|backing|gurgl\w*|rising)\W+(?:up\W+)?(?:with\W+|of\W+)?"
+        r"(?:\w+\W+)?brown\W+(?:water|sludge|gunk|muck|stuff)\b",
+        rf"\bbrown\W+(?:water|sludge|gunk|muck|stuff){_gap(2)}(?:coming|bubbl\w*|backing|"
+        rf"gurgl\w*|rising|filling)\W+(?:up|in|out)\b",
+        rf"\b{_SMELL}(?:\W+{_LIKE})?\W+(?:poop|poo|shit|crap|feces|sewage)\b",
+        requires=r"\b(?:tub|bathtub|shower|drains?|sinks?|basement|floor\W+drain)\b",
+        veto=r"\bdogs?\b|\bcats?\b|litter|diaper|\bfaucet\b|\btap\b|rust\w*",
+        trigger=r"brown|poop|poo|shit|crap|feces|sewage",
+    ),
     # --- no heat in the cold --------------------------------------------------------------------
     _rule(
         "no_heat_freezing",
@@ -476,6 +592,9 @@ _RULES: tuple[_Rule, ...] = (
         rf"died|is\W+dead|went\W+out|is\W+out\b|(?:won{_A}t|wont)\W+(?:turn|come|kick)\W+on|"
         rf"broke\b|broken)",
         rf"\bpipes?{_gap(2)}(?:frozen|froze|freezing|(?:going|gonna|about)\W+to\W+freeze)",
+        # symptom: the thermostat reads a cold room ("thermostat says 50"; "is at 55" is a setting)
+        rf"\bthermostat{_gap(3)}(?:says|reads|reading|shows|showing)\W+(?:only\W+)?"
+        rf"(?:[3-5]\d|6[0-2])\b(?!\W*(?:%|percent|minutes|mins|hours|seconds|days|dollars|bucks))",
         r"\bfrozen\W+pipes?",
         veto=r"\bbill\b|\bpayment\b",
     ),
@@ -517,6 +636,11 @@ _RULES: tuple[_Rule, ...] = (
         # keyword-light: belongings gone, with a door, window or lock in the story
         r"\b(?:stuff|things|items|belongings|valuables|tv|laptop|jewelry|electronics)\W+"
         r"(?:\w+\W+)?(?:is|are|were|was|s|got|been)?\W*(?:missing|stolen|gone|taken)\b",
+        # symptoms: drawers dumped, the place ransacked
+        rf"\b(?:drawers?|closets?|cabinets?|dressers?){_gap(3)}(?:dumped|emptied|rifled|"
+        rf"pulled\W+out|thrown|tossed|gone\W+through|ransacked)",
+        r"\b(?:place|apartment|apt|room|bedroom|house|everything|stuff)\W+(?:(?:was|is|got|s|"
+        r"been|all)\W+)*(?:trashed|tossed|ransacked|turned\W+upside\W+down|gone\W+through)\b",
         requires=r"\bdoors?\b|\bwindows?\b|\blocks?\b",
     ),
     # --- structural -----------------------------------------------------------------------------
@@ -546,6 +670,20 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b(?:it|it{_A}s|its|it\W+is|they{_A}re|theyre|they\W+are|it\W+keeps)\W+(?:\w+\W+)?"
         rf"(?:sagging|bowing|bulging|buckling|collapsing|caving|crumbling|giving\W+way)\b",
         rf"\bcracks?{_gap(4)}(?:getting|growing|gotten)\W+(?:bigger|wider|larger|worse)",
+    ),
+    _rule(
+        "structural",
+        "emergency",
+        # symptoms: a wet ceiling that cracks, bulges or bubbles can come down
+        rf"\b{_CEIL}{_gap(3)}(?:cracking|crack(?:ed|s)?|bubbl\w*|blister\w*|bulg\w*|swell\w*|"
+        rf"swollen)\b",
+        rf"\b(?:bubbles?|bulges?|blisters?|cracks?|swelling){_gap(3)}(?:in|on)\W+"
+        rf"(?:the\W+|my\W+|our\W+)?(?:\w+\W+)?{_CEIL}",
+        requires=r"water|\bwet\b|drip\w*|leak\w*|soak\w*|\bdamp\b|pour\w*|soggy",
+        # an old, dried or fixed crack is a repair request
+        veto=r"steam|condensation|\bdry\b|dried|\bold\b|last\W+(?:year|month|week|winter|summer|"
+        r"spring|fall)|(?:months?|years?|weeks?)\W+ago|no\W+(?:more\W+)?(?:leak|drip|water)|"
+        r"fixed|repaired|\bpatch\w*",
     ),
     # --- other ----------------------------------------------------------------------------------
     _rule(
