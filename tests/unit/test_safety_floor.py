@@ -489,3 +489,17 @@ def test_hazards_named_by_their_symptoms_fire(text: str, category: str) -> None:
 @pytest.mark.parametrize("text", SYMPTOMS_DO_NOT_FIRE)
 def test_routine_texts_with_symptom_words_do_not_fire(text: str) -> None:
     assert safety_floor(text) is None, safety_floor(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fires"),
+    [
+        # an all-clear may name what cleared after the hit: "sewer smell gone"
+        ("sewer smell gone after the plumber came, thanks", False),
+        ("the sewer backup is fixed now", False),
+        ("sewer smell is not gone, its worse", True),
+        ("sewer smell everywhere in the basement", True),
+    ],
+)
+def test_an_all_clear_may_name_what_cleared(text: str, fires: bool) -> None:
+    assert (safety_floor(text) is not None) is fires, safety_floor(text)

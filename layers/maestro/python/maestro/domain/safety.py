@@ -712,7 +712,8 @@ _NEG_BEFORE = re.compile(
 _CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|and|so|because|though)\b", re.IGNORECASE)
 # A resolution right after the hit: "the gas smell is gone now", "smoke has cleared".
 _RESOLVED_AFTER = re.compile(
-    r"^\W*(?:(?:is|s|has|have|was|it|its|all|now|already|finally|totally|completely|went)\W+){0,3}"
+    r"^\W*(?:(?:smell|odou?r|stench|stink|leak|backup|problem|issue)s?\W+)?"
+    r"(?:(?:is|s|has|have|was|it|its|all|now|already|finally|totally|completely|went)\W+){0,3}"
     r"(?:gone|cleared|went\W+away|anymore|any\W+more|dissipated|resolved|fixed|aired\W+out|"
     r"under\W+control)\b",
     re.IGNORECASE,
