@@ -268,9 +268,14 @@ def test_rule_triggers_never_skip_a_match() -> None:
         *_clinc_texts(),
         *(row["text"] for row in _jsonl("emergencies.jsonl")),
         *(row["text"] for row in _jsonl("non_emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("tuning_emergencies.jsonl")),
         *(text for text, _ in MUST_FIRE),
         *MUST_NOT_FIRE,
+        *(text for text, _ in SYMPTOMS_FIRE),
+        *SYMPTOMS_DO_NOT_FIRE,
     ]
+    # The rules read the typo-corrected text, so that is the one to check.
+    texts = [corrected.text if (corrected := safety._correct_typos(t)) else t for t in texts]
     checked = 0
     for rule in safety._RULES:
         if rule.trigger is None:
