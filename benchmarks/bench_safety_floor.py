@@ -1,7 +1,10 @@
 """Measure the deterministic safety floor: false raises, recall, hard negatives, throughput.
 
 Run from the repo root: ``.venv/bin/python benchmarks/bench_safety_floor.py [--show]``.
-``--show`` prints every CLINC150 text that fires and every labelled emergency that is missed.
+``--show`` prints every CLINC150 text that fires and every development-set emergency that is
+missed. The holdout (``evals/labeled/holdout_*.jsonl``, when present) is reported as figures
+only: its misses are printed with ``--show-holdout`` alone, because a holdout whose misses are
+read while the rules change is a tuning set from then on (see evals/labeled/README.md).
 """
 
 from __future__ import annotations
@@ -17,8 +20,12 @@ from maestro.domain.safety import safety_floor
 
 REPO = Path(__file__).resolve().parents[1]
 CLINC = REPO / ".." / "shared" / "data" / "clinc150" / "clinc150_train_val.json"
-EMERGENCIES = REPO / "evals" / "labeled" / "emergencies.jsonl"
-NON_EMERGENCIES = REPO / "evals" / "labeled" / "non_emergencies.jsonl"
+LABELED = REPO / "evals" / "labeled"
+EMERGENCIES = LABELED / "emergencies.jsonl"
+NON_EMERGENCIES = LABELED / "non_emergencies.jsonl"
+TUNING = LABELED / "tuning_emergencies.jsonl"
+HOLDOUT = LABELED / "holdout_emergencies.jsonl"
+HOLDOUT_NEGATIVES = LABELED / "holdout_non_emergencies.jsonl"
 
 
 def _load_clinc() -> list[str]:
@@ -33,9 +40,59 @@ def _load_jsonl(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def _share(found: int, total: int) -> str:
+    return f"{found}/{total} = {found / total:.1%}" if total else "0/0"
+
+
+def _report_recall(path: Path, rows: list[dict[str, str]], show_misses: bool) -> None:
+    """Recall overall, per category and, where rows carry one, per ``kind``."""
+    total: Counter[str] = Counter()
+    found: Counter[str] = Counter()
+    kind_total: Counter[str] = Counter()
+    kind_found: Counter[str] = Counter()
+    same_category = 0
+    misses: list[dict[str, str]] = []
+    for row in rows:
+        category = row.get("category", "?")
+        kind = row.get("kind", "(none)")
+        total[category] += 1
+        kind_total[kind] += 1
+        hit = safety_floor(row["text"])
+        if hit is None:
+            misses.append(row)
+            continue
+        found[category] += 1
+        kind_found[kind] += 1
+        same_category += hit.category == category
+    n_found = sum(found.values())
+    print(f"Recall on {path.name}: {_share(n_found, len(rows))}")
+    for kind in sorted(kind_total) if set(kind_total) != {"(none)"} else ():
+        print(f"    kind {kind:<13} {_share(kind_found[kind], kind_total[kind])}")
+    for category in sorted(total):
+        print(f"    {category:<18} {found[category]:>3}/{total[category]:<3}")
+    print(f"    hits whose category matches the label: {same_category}/{n_found}")
+    if show_misses:
+        for row in misses:
+            kind = f"/{row['kind']}" if "kind" in row else ""
+            print(f"    MISSED [{row.get('category', '?')}{kind}] {row['text']!r}")
+
+
+def _report_false_raises(path: Path, rows: list[dict[str, str]], show: bool, target: str) -> None:
+    raised = [(row["text"], hit) for row in rows if (hit := safety_floor(row["text"]))]
+    print(f"False raises on {path.name}: {_share(len(raised), len(rows))}{target}")
+    if show:
+        for text, hit in raised:
+            print(f"    [{hit.category}/{hit.severity}] {hit.phrase!r} <- {text!r}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--show", action="store_true", help="print false raises and misses")
+    parser.add_argument(
+        "--show-holdout",
+        action="store_true",
+        help="also print the holdout's misses and false raises (after its one measurement only)",
+    )
     args = parser.parse_args()
 
     clinc = _load_clinc()
@@ -46,36 +103,24 @@ def main() -> None:
         for text, hit in raised:
             print(f"    [{hit.category}/{hit.severity}] {hit.phrase!r} <- {text!r}")
 
+    # Development sets: the rules were tuned while looking at these.
     rows = _load_jsonl(EMERGENCIES)
-    total: Counter[str] = Counter()
-    found: Counter[str] = Counter()
-    same_category = 0
-    misses: list[dict[str, str]] = []
-    for row in rows:
-        total[row["category"]] += 1
-        hit = safety_floor(row["text"])
-        if hit is None:
-            misses.append(row)
-            continue
-        found[row["category"]] += 1
-        same_category += hit.category == row["category"]
-    n_found = sum(found.values())
-    print(f"Recall on {EMERGENCIES.name}: {n_found}/{len(rows)} = {n_found / len(rows):.1%}")
-    for category in sorted(total):
-        print(f"    {category:<18} {found[category]:>3}/{total[category]:<3}")
-    print(f"    hits whose category matches the label: {same_category}/{n_found}")
-    if args.show:
-        for row in misses:
-            print(f"    MISSED [{row['category']}] {row['text']!r}")
-
+    _report_recall(EMERGENCIES, rows, args.show)
+    tuning = _load_jsonl(TUNING)
+    _report_recall(TUNING, tuning, args.show)
     negatives = _load_jsonl(NON_EMERGENCIES)
-    neg_raised = [(row["text"], hit) for row in negatives if (hit := safety_floor(row["text"]))]
-    print(
-        f"Hard negatives raised: {len(neg_raised)}/{len(negatives)} = "
-        f"{len(neg_raised) / len(negatives):.1%} (target <= 10%)"
-    )
-    for text, hit in neg_raised:
-        print(f"    [{hit.category}/{hit.severity}] {hit.phrase!r} <- {text!r}")
+    _report_false_raises(NON_EMERGENCIES, negatives, show=True, target=" (target <= 10%)")
+
+    # The holdout: written by someone else, measured once, never tuned on.
+    for path in (HOLDOUT, HOLDOUT_NEGATIVES):
+        if not path.exists():
+            print(f"{path.name}: holdout not present")
+            continue
+        holdout = _load_jsonl(path)
+        if path == HOLDOUT:
+            _report_recall(path, holdout, args.show_holdout)
+        else:
+            _report_false_raises(path, holdout, show=args.show_holdout, target="")
 
     corpus = clinc + [row["text"] for row in rows] + [row["text"] for row in negatives]
     rounds = 3
