@@ -20,6 +20,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog
 from maestro.domain.models import Party, PartyRole
@@ -69,6 +70,7 @@ class LoadReport:
     duplicated: int
     order_violations: int
     identity_pages: int
+    identity_pages_within_an_hour: int
     unknown_numbers: int
     wall_seconds: float
     notes: list[str] = field(default_factory=list)
@@ -81,7 +83,7 @@ class LoadReport:
             and self.lost == 0
             and self.duplicated == 0
             and self.order_violations == 0
-            and self.identity_pages <= self.unknown_numbers * 2
+            and self.identity_pages_within_an_hour == 0
             and set(self.executions) == {"SUCCEEDED"}
         )
 
@@ -165,6 +167,7 @@ def _check(
     by_conversation: dict[str, list[tuple[int, str]]] = defaultdict(list)
     failed_open = 0
     emergencies = escalated = 0
+    identity_paged: dict[str, list[datetime]] = defaultdict(list)
     for execution in executions:
         described = stack.sfn.describe_execution(executionArn=execution["executionArn"])
         given = json.loads(described["input"])
@@ -188,6 +191,9 @@ def _check(
             in_packages[message["message_id"]["S"]] += 1
             bodies.append(message["body"]["S"])
         decisions = log.for_package(package_id)
+        for outcome in log.outcomes_for(package_id):
+            if outcome.note.startswith("paged the on-call PM about an unknown number"):
+                identity_paged[given["conversation_id"]].append(outcome.recorded_at)
         if any(d.fallback and d.stage == "fallback" for d in decisions):
             failed_open += 1
         if any(safety_floor(body) for body in bodies):
@@ -214,6 +220,12 @@ def _check(
         duplicated=duplicated,
         order_violations=order_violations,
         identity_pages=sum(1 for p in pages if p.startswith("[INFO]")),
+        identity_pages_within_an_hour=sum(
+            1
+            for times in identity_paged.values()
+            for a, b in zip(sorted(times), sorted(times)[1:], strict=False)
+            if (b - a).total_seconds() < 3600
+        ),
         unknown_numbers=len(unknown),
         wall_seconds=0.0,
     )
@@ -252,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{report.emergencies_escalated}/{report.emergencies} escalated at once "
         f"({report.emergency_pages} [EMERGENCY] pages); lost {report.lost}; duplicated "
         f"{report.duplicated}; order violations {report.order_violations}; identity pages "
-        f"{report.identity_pages}; {report.wall_seconds:.1f} s wall "
+        f"{report.identity_pages} ({report.identity_pages_within_an_hour} within an hour of "
+        f"another for the same number); {report.wall_seconds:.1f} s wall "
         f"({report.packages / report.wall_seconds:.1f} packages/s)"
     )
     return 0 if report.ok else 1
