@@ -44,6 +44,7 @@ clean:
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_safety_floor.py
 	$(BIN)/python benchmarks/bench_demo.py
+	$(BIN)/python benchmarks/bench_model.py
 
 # 1,000 messages from 50 senders on the embedded stack (a few minutes): failed open, emergencies
 # escalated, lost, duplicated, order violations. `make test` runs a small one.

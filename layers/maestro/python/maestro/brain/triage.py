@@ -20,7 +20,7 @@ from typing import Any
 from maestro.brain.model import LanguageModel, ModelRequest, ToolSpec, Turn
 from maestro.domain.common import truncate
 from maestro.domain.models import Message, Package
-from maestro.domain.records import PreCheckResult
+from maestro.domain.records import PreCheckResult, Route
 
 __all__ = ["TRIAGE_TOOL", "ModelTriage"]
 
@@ -109,7 +109,7 @@ def parse_triage(answer: Mapping[str, Any]) -> PreCheckResult:
     escalates whatever the route said."""
     result = PreCheckResult.model_validate({**answer, "source": "model", "fallback": False})
     if result.severity in {"urgent", "emergency"}:
-        return result.model_copy(update={"route": "escalate"})
-    if result.route == "escalate" and result.severity == "none":
+        return result.model_copy(update={"route": Route.ESCALATE})
+    if result.route is Route.ESCALATE and result.severity == "none":
         return result.model_copy(update={"severity": "urgent"})
     return result
