@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from maestro.local.demo import run_demo
+from maestro_dev.local.demo import run_demo
 
 WALL_BUDGET_SECONDS = 10.0
 
@@ -17,7 +17,7 @@ WALL_BUDGET_SECONDS = 10.0
 def main() -> int:
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "maestro.cli", "demo", "--json"],
+        [sys.executable, "-m", "maestro_dev.cli", "demo", "--json"],
         capture_output=True,
         text=True,
         check=True,

@@ -1,6 +1,6 @@
 """In-memory stand-ins for the pipeline's remaining ports (tests only).
 
-The lane ports' fakes live in ``maestro.lanes.fakes``; these complete the set so the pipeline's
+The lane ports' fakes live in ``maestro_dev.fakes``; these complete the set so the pipeline's
 steps can run in-process without AWS: the decision log, the state store, the conversation
 buffer's lease, the event bus and the gate store. They follow the adapters' observable rules
 (append-only, optimistic versions, flush-order turns with takeover of an expired holder).

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from maestro.cli import main
+from maestro_dev.cli import main
 
 pytestmark = pytest.mark.integration
 

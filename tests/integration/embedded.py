@@ -14,9 +14,9 @@ from typing import Any
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
-from maestro.local.stack import ON_CALL_PM, LocalStack
-from maestro.local.world import MARIA, signed_app_event, signed_sms_event
 from maestro.ports import Gate, SentMessage
+from maestro_dev.local.stack import ON_CALL_PM, LocalStack
+from maestro_dev.local.world import MARIA, signed_app_event, signed_sms_event
 
 _sids = count(1)
 

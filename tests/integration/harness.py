@@ -25,8 +25,8 @@ from maestro.domain.models import Package, Party, PartyRole
 from maestro.ingest.flusher import Flusher
 from maestro.ingest.service import Ingestor
 from maestro.ingest.webhooks import WebhookDeps, build_resolver
-from maestro.local.clock import VirtualClock
 from maestro.ports import DebounceSignal
+from maestro_dev.local.clock import VirtualClock
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 TOKEN = "twilio-test-auth-token"

@@ -10,9 +10,9 @@ from embedded import new_executions, sms
 
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.brain.scripted import ScriptedModel
-from maestro.local.stack import LocalStack
-from maestro.local.world import seed
 from maestro.ports import BudgetScope
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import seed
 
 pytestmark = pytest.mark.integration
 

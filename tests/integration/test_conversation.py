@@ -19,8 +19,8 @@ from embedded import decisions, flush, new_executions, outcomes, pages, sent_by,
 from maestro.adapters.dynamodb_memory import DynamoPendingStore, DynamoWorkOrderStore
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.records import MaestroDecision, PendingClarification, PendingConfirmation
-from maestro.local.stack import LocalStack
-from maestro.local.world import MARIA, VIC, seed
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import MARIA, VIC, seed
 
 pytestmark = pytest.mark.integration
 

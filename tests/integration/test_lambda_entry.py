@@ -15,8 +15,8 @@ from harness import MARIA, PASS_MACHINE, twilio_event
 from pydantic import ValidationError
 
 from maestro.ingest import entry
-from maestro.local.stack import FakeLambdaContext
 from maestro.ports import DebounceSignal
+from maestro_dev.local.stack import FakeLambdaContext
 
 pytestmark = pytest.mark.integration
 

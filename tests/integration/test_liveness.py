@@ -31,9 +31,9 @@ from embedded import (
     work_orders,
 )
 
-from maestro.local.stack import LocalStack
-from maestro.local.world import MARIA, seed
 from maestro.ports import StaleVersionError
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from maestro.local.stack import LocalStack
-from maestro.local.world import MARIA, seed, signed_sms_event
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import MARIA, seed, signed_sms_event
 
 pytestmark = pytest.mark.integration
 

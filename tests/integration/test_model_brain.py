@@ -21,8 +21,8 @@ from maestro.brain.model import ModelRequest
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.safety import safety_floor
-from maestro.local.stack import LocalStack
-from maestro.local.world import MARIA, VIC, seed
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import MARIA, VIC, seed
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderS
 from maestro.adapters.stepfunctions import execution_input
 from maestro.domain.models import FlushTrigger, Message, Package, package_id_for
 from maestro.ingest.service import conversation_id_for
-from maestro.local.stack import ASL_PATH, ON_CALL_PM, LocalStack, asl_substitutions
-from maestro.local.world import MARIA, seed, signed_sms_event
 from maestro.pipeline.steps import TransientError
+from maestro_dev.local.stack import ASL_PATH, ON_CALL_PM, LocalStack, asl_substitutions
+from maestro_dev.local.world import MARIA, seed, signed_sms_event
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from maestro.cli import main
-from maestro.local.server import LocalServer, start
+from maestro_dev.cli import main
+from maestro_dev.local.server import LocalServer, start
 
 pytestmark = pytest.mark.integration
 

@@ -40,15 +40,15 @@ from maestro.domain.models import (
     package_id_for,
 )
 from maestro.domain.records import CLOSED_CLARIFICATION, CLOSED_HOLD
-from maestro.lanes.fakes import (
+from maestro.pipeline.contract import PackageRef
+from maestro.pipeline.steps import Pipeline, PipelineDeps
+from maestro_dev.fakes import (
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryWorkOrderStore,
     RecordingMessenger,
 )
-from maestro.pipeline.contract import PackageRef
-from maestro.pipeline.steps import Pipeline, PipelineDeps
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 MARIA = Party(party_id="tenant-maria", role=PartyRole.TENANT, phone="+14155550100", unit="3B")

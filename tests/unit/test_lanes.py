@@ -25,13 +25,13 @@ from maestro.lanes import LANES, execute
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import touch, update_work_order
 from maestro.lanes.escalate import safety_instructions
-from maestro.lanes.fakes import (
+from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro_dev.fakes import (
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryWorkOrderStore,
     RecordingMessenger,
 )
-from maestro.ports import AlreadyExistsError, StaleVersionError
 
 MARIA_3B = MARIA.model_copy(update={"unit": "3B"})
 VENDOR = Party(party_id="vendor-joe", role=PartyRole.VENDOR, phone="+14155550177", name="Joe")

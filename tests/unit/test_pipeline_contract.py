@@ -17,10 +17,15 @@ import pytest
 from pydantic import BaseModel
 
 from maestro.adapters.eventbridge import EVENT_SOURCE
-from maestro.local.stack import ASL_PATH, PLACEHOLDER_FOR_STEP, STEP_FUNCTIONS, asl_substitutions
 from maestro.pipeline.contract import ActItem, ExecutionState, GatePayload
 from maestro.pipeline.entry import STEPS
 from maestro.pipeline.errors import STATE_MACHINE_ERRORS
+from maestro_dev.local.stack import (
+    ASL_PATH,
+    PLACEHOLDER_FOR_STEP,
+    STEP_FUNCTIONS,
+    asl_substitutions,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 ASL: dict[str, Any] = json.loads(ASL_PATH.read_text())

@@ -56,14 +56,14 @@ from maestro.domain.records import (
 )
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
-from maestro.lanes.fakes import (
+from maestro.pipeline.steps import Pipeline, PipelineDeps
+from maestro_dev.fakes import (
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryWorkOrderStore,
     RecordingMessenger,
 )
-from maestro.pipeline.steps import Pipeline, PipelineDeps
 
 NOW = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 PM_PHONE = "+14155550199"

@@ -31,10 +31,10 @@ from unittest import mock
 
 from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
-from maestro.local.clock import VirtualClock
 from maestro.ports import DebounceSignal, Gate
+from maestro_dev.local.clock import VirtualClock
 
-ROOT = Path(__file__).resolve().parents[5]
+ROOT = Path(__file__).resolve().parents[3]
 ASL_PATH = ROOT / "statemachines" / "package_pipeline.asl.json"
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from maestro.local.stack import LocalStack
-from maestro.local.world import seed
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import seed
 
 WEBHOOK_ROUTES = (
     "/twilio/sms",

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
-from maestro.local.stack import LocalStack
-from maestro.local.world import MARIA, PAULA, seed, signed_sms_event
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import MARIA, PAULA, seed, signed_sms_event
 
 STORY: tuple[tuple[str, str], ...] = (
     ("a new problem", "hi, water is leaking under my kitchen sink"),

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from maestro.demo import StoryRun, run_all
+from maestro_dev.demo import StoryRun, run_all
 
 BANNER = """\
 maestro demo --core: the pure domain core alone, over scripted stories.
@@ -115,7 +115,7 @@ def _demo_json(runs: Sequence[StoryRun], wall_seconds: float) -> dict[str, Any]:
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if not args.core:
-        from maestro.local.demo import render, run_demo
+        from maestro_dev.local.demo import render, run_demo
 
         report = run_demo()
         if args.json:
@@ -189,7 +189,7 @@ DEFAULT_URL = "http://127.0.0.1:8787"
 
 
 def _token() -> str:
-    from maestro.local.stack import DEFAULT_TWILIO_TOKEN
+    from maestro_dev.local.stack import DEFAULT_TWILIO_TOKEN
 
     return os.environ.get("TWILIO_AUTH_TOKEN", DEFAULT_TWILIO_TOKEN)
 
@@ -207,8 +207,8 @@ def _http(
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from maestro.adapters.webhook_auth import twilio_signature
-    from maestro.local import server as local_server
-    from maestro.local.world import MARIA
+    from maestro_dev.local import server as local_server
+    from maestro_dev.local.world import MARIA
 
     stack, srv = local_server.start(args.port, args.speed, args.step)
     params = {
