@@ -4,7 +4,9 @@
 - ``maestro demo --core``: the scripted stories through the pure domain core alone.
 - ``maestro serve [--port] [--speed] [--step]``: the embedded stack as a loopback server.
 - ``maestro send --from +1… "text"``: a signed SMS to a running ``maestro serve``.
-- ``maestro executions`` / ``maestro step <execution>``: list paused gates, release one.
+- ``maestro executions`` / ``maestro step <execution>``: list paused gates, release one; on
+  ``maestro serve`` (``--url``, the default) or on a deployed stack (``--stack NAME`` or
+  ``--env dev``), through boto3 and the stack's outputs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
 
 BANNER = """\
@@ -175,14 +178,34 @@ def build_parser() -> argparse.ArgumentParser:
     send.set_defaults(handler=cmd_send)
 
     executions = sub.add_parser("executions", help="list executions and their paused gates")
-    executions.add_argument("--url", default=DEFAULT_URL)
+    _target(executions)
+    executions.add_argument(
+        "--limit", type=int, default=20, help="cloud: the latest N (and every running one)"
+    )
     executions.set_defaults(handler=cmd_executions)
 
     step = sub.add_parser("step", help="release an execution's paused gate")
     step.add_argument("execution", help="execution name or ARN")
-    step.add_argument("--url", default=DEFAULT_URL)
+    _target(step)
     step.set_defaults(handler=cmd_step)
     return parser
+
+
+def _target(parser: argparse.ArgumentParser) -> None:
+    """A running `maestro serve` (--url, the default) or a deployed stack (--stack / --env)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--url", default=None, help=f"a `maestro serve` (default {DEFAULT_URL})")
+    where.add_argument("--stack", help="a deployed stack by name, e.g. maestro-dev")
+    where.add_argument("--env", help="a deployed stack by environment: --env dev is maestro-dev")
+    parser.add_argument("--region", help="the stack's region (default: boto3's, e.g. AWS_REGION)")
+
+
+def _cloud(args: argparse.Namespace) -> CloudStack | None:
+    """The deployed stack the arguments name, or None for the local server."""
+    name = args.stack or (stack_for_env(args.env) if args.env else None)
+    if name is None:
+        return None
+    return open_stack(name, args.region)
 
 
 DEFAULT_URL = "http://127.0.0.1:8787"
@@ -271,7 +294,13 @@ def cmd_send(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_executions(args: argparse.Namespace, out: TextIO) -> int:
-    status, body = _http("GET", args.url.rstrip("/") + "/local/executions")
+    cloud = _cloud(args)
+    if cloud is not None:
+        for e in cloud.executions(args.limit):
+            gate = f"  paused: {e.paused_at}  {console_url(e.arn)}" if e.paused_at else ""
+            print(f"{e.name}  {e.status}  {e.started}{gate}", file=out)
+        return 0
+    status, body = _http("GET", (args.url or DEFAULT_URL).rstrip("/") + "/local/executions")
     if status != 200:
         print(f"{status} {body}", file=out)
         return 1
@@ -282,9 +311,17 @@ def cmd_executions(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
+    cloud = _cloud(args)
+    if cloud is not None:
+        released, what = cloud.step(args.execution)
+        print(what, file=out)
+        return 0 if released else 1
     payload = json.dumps({"execution": args.execution}).encode()
     status, body = _http(
-        "POST", args.url.rstrip("/") + "/local/step", payload, {"Content-Type": "application/json"}
+        "POST",
+        (args.url or DEFAULT_URL).rstrip("/") + "/local/step",
+        payload,
+        {"Content-Type": "application/json"},
     )
     print(body, file=out)
     return 0 if status == 200 else 1

@@ -1,0 +1,121 @@
+"""The operators' commands against a deployed stack: ``maestro executions|step --stack NAME``.
+
+The stack's outputs (CloudFormation ``DescribeStacks``) name the state machine and the gates
+table; the rest is Step Functions and the same gate store the pipeline writes. Releasing a gate
+is ``SendTaskSuccess`` with the token the gate stored: what ``aws stepfunctions
+send-task-success --task-token … --task-output '{}'`` does by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from maestro.adapters.dynamodb_gates import DynamoGateStore
+from maestro.ports import Gate
+
+STACK_PREFIX = "maestro-"
+# Output names the CDK stack declares (infra/stack.py imports them from here).
+OUTPUT_STATE_MACHINE = "StateMachineArn"
+OUTPUT_GATES_TABLE = "GatesTableName"
+# A token Step Functions no longer waits for: the gate timed out, or the execution ended.
+_STALE_TOKEN = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
+
+
+def stack_for_env(env: str) -> str:
+    return STACK_PREFIX + env
+
+
+def console_url(execution_arn: str) -> str:
+    region = execution_arn.split(":")[3]
+    return (
+        f"https://{region}.console.aws.amazon.com/states/home?region={region}"
+        f"#/v2/executions/details/{execution_arn}"
+    )
+
+
+@dataclass(frozen=True)
+class CloudExecution:
+    name: str
+    arn: str
+    status: str
+    started: str
+    paused_at: str | None
+
+
+class CloudStack:
+    """A deployed maestro stack, found by name. Clients are passed in (boto3 at the edge)."""
+
+    def __init__(self, stack_name: str, *, cloudformation: Any, stepfunctions: Any, dynamodb: Any):
+        described = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+        self.outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+        missing = {OUTPUT_STATE_MACHINE, OUTPUT_GATES_TABLE} - set(self.outputs)
+        if missing:
+            raise LookupError(f"stack {stack_name} has no output {sorted(missing)}: not maestro's?")
+        self.stack_name = stack_name
+        self.state_machine_arn = self.outputs[OUTPUT_STATE_MACHINE]
+        self._sfn = stepfunctions
+        self.gates = DynamoGateStore(dynamodb, self.outputs[OUTPUT_GATES_TABLE])
+
+    def executions(self, limit: int = 20) -> list[CloudExecution]:
+        """Every running execution and the latest ``limit`` of any status, oldest first."""
+        found: dict[str, dict[str, Any]] = {}
+        paginator = self._sfn.get_paginator("list_executions")
+        for page in paginator.paginate(
+            stateMachineArn=self.state_machine_arn, statusFilter="RUNNING"
+        ):
+            found |= {e["executionArn"]: e for e in page["executions"]}
+        recent = self._sfn.list_executions(
+            stateMachineArn=self.state_machine_arn, maxResults=limit
+        )["executions"]
+        found |= {e["executionArn"]: e for e in recent}
+        gates = {g.execution_id: g for g in self.gates.open_gates()}
+        return [
+            CloudExecution(
+                name=e["name"],
+                arn=arn,
+                status=e["status"],
+                started=e["startDate"].isoformat(),
+                paused_at=gates[arn].gate if arn in gates else None,
+            )
+            for arn, e in sorted(found.items(), key=lambda item: item[1]["startDate"])
+        ]
+
+    def find_gate(self, execution: str) -> Gate | None:
+        for gate in self.gates.open_gates():
+            if execution in (gate.execution_id, gate.execution_id.rsplit(":", 1)[-1]):
+                return gate
+        return None
+
+    def step(self, execution: str, output: str = "{}") -> tuple[bool, str]:
+        """Release the execution's paused gate. (released?, what happened)"""
+        gate = self.find_gate(execution)
+        if gate is None:
+            return False, f"no paused gate for {execution!r} in {self.stack_name}"
+        self.gates.remove(gate.execution_id, gate.gate, gate.index)
+        try:
+            self._sfn.send_task_success(taskToken=gate.token, output=output)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code in _STALE_TOKEN:
+                return False, (
+                    f"{gate.execution_id}: the gate {gate.gate!r} no longer waits ({code}); "
+                    "its stale row was removed"
+                )
+            self.gates.put(gate)  # not released: keep the gate so it can be retried
+            raise
+        return True, f"released {gate.gate!r} of {gate.execution_id}"
+
+
+def open_stack(stack_name: str, region: str | None = None) -> CloudStack:
+    import boto3
+
+    session = boto3.session.Session(region_name=region)
+    return CloudStack(
+        stack_name,
+        cloudformation=session.client("cloudformation"),
+        stepfunctions=session.client("stepfunctions"),
+        dynamodb=session.client("dynamodb"),
+    )
