@@ -116,6 +116,28 @@ def test_flusher_entry_reports_partial_batch_failures(aws: Any, configured: dict
     assert [m["body"] for m in package["messages"]] == ["no heat"]
 
 
+@pytest.mark.parametrize("step_mode", ["true", None])
+def test_flusher_entry_starts_step_mode_executions_when_its_setting_says_so(
+    aws: Any, configured: dict[str, str], monkeypatch: pytest.MonkeyPatch, step_mode: str | None
+) -> None:
+    if step_mode is not None:
+        monkeypatch.setenv("MAESTRO_STEP_MODE", step_mode)
+    params = {"MessageSid": "SMstep1", "From": MARIA.phone, "To": "+14155550000", "Body": "hi"}
+    entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
+    (signal,) = aws.client("sqs").receive_message(
+        QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"], WaitTimeSeconds=2
+    )["Messages"]
+    entry.flusher_handler(  # type: ignore[arg-type]
+        {"Records": [_sqs_record(signal["MessageId"], signal["Body"])]}, CONTEXT
+    )
+    sfn = aws.client("stepfunctions")
+    (execution,) = sfn.list_executions(stateMachineArn=configured["MAESTRO_STATE_MACHINE_ARN"])[
+        "executions"
+    ]
+    started = json.loads(sfn.describe_execution(executionArn=execution["executionArn"])["input"])
+    assert started["step"] is (step_mode == "true")
+
+
 def _sqs_record(message_id: str, body: str) -> dict[str, Any]:
     return {
         "messageId": message_id,

@@ -76,6 +76,12 @@ class FlusherSettings(_Windows, ModelSettings):
     state_machine_arn: str
     parties_table: str | None = Field(default=None, description="For the probe's contexts")
     work_orders_table: str | None = Field(default=None, description="For the probe's contexts")
+    step_mode: bool = Field(
+        default=False,
+        description="Start every execution in step mode: it pauses at each step gate until "
+        "released (`maestro step`) or timed out. For debugging a dev stack, as `maestro serve "
+        "--step` does locally; never in production.",
+    )
 
 
 class PipelineSettings(ModelSettings):

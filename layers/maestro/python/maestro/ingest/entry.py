@@ -89,7 +89,11 @@ def _flusher() -> Flusher:
         )
     return Flusher(
         buffer,
-        StepFunctionsStarter(client("stepfunctions", settings.region), settings.state_machine_arn),
+        StepFunctionsStarter(
+            client("stepfunctions", settings.region),
+            settings.state_machine_arn,
+            step=settings.step_mode,
+        ),
         clock,
         max_wait_seconds=settings.max_wait_seconds,
         prober=prober,
