@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""The CDK app: one stack per environment of cdk.json (``-c env=NAME`` for one alone).
+
+The account and region come from the CDK's environment variables (``CDK_DEFAULT_ACCOUNT``,
+``CDK_DEFAULT_REGION``, set by the ``cdk`` CLI from your profile); without them the stacks are
+environment-agnostic. Synthesis makes no AWS call. ``python app.py`` writes one template per
+environment into ``cdk.out`` (or ``$CDK_OUTDIR``) and prints each environment's synth time and
+the layers' sizes (when they were bundled).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+
+from infra.config import environments, stack_name
+from infra.report import layer_sizes
+from infra.stack import MaestroStack
+
+ROOT = Path(__file__).resolve().parent
+
+
+def app_context() -> dict[str, object]:
+    """cdk.json's context (the ``cdk`` CLI passes it too, and its ``-c`` values win)."""
+    context: dict[str, object] = json.loads((ROOT / "cdk.json").read_text())["context"]
+    # Layers and functions record their asset paths, so the report below can size them.
+    return {**context, "aws:cdk:enable-asset-metadata": True}
+
+
+def main() -> None:
+    app = cdk.App(context=app_context(), outdir=os.environ.get("CDK_OUTDIR", str(ROOT / "cdk.out")))
+    env = cdk.Environment(
+        account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
+    )
+    cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+    timings: list[tuple[str, float]] = []
+    stacks = []
+    for config in environments(app):
+        started = time.perf_counter()
+        stacks.append(MaestroStack(app, stack_name(config.name), config=config, env=env))
+        timings.append((config.name, time.perf_counter() - started))
+    started = time.perf_counter()
+    assembly = app.synth()
+    total = time.perf_counter() - started
+    for name, seconds in timings:
+        print(f"maestro: {stack_name(name)} constructed in {seconds:.1f} s", file=sys.stderr)
+    print(
+        f"maestro: {len(stacks)} template(s) synthesized (and checked by cdk-nag) in {total:.1f} s"
+        f" into {assembly.directory}",
+        file=sys.stderr,
+    )
+    for stack in stacks:
+        for layer, size in layer_sizes(assembly, stack.artifact_id).items():
+            print(f"maestro: {stack.stack_name} layer {layer}: {size}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""maestro's CDK app, one construct per concern (see README "Deploy"); ``app.py`` composes them."""

@@ -1,0 +1,79 @@
+"""The domain-event bus: every effect publishes here (source "maestro"), in every environment.
+
+- a rule sends every domain event to the watcher queue (SQS, with its DLQ); EventBridge's own
+  delivery failures go to a delivery DLQ;
+- an archive keeps the events, so the truth feed can be replayed (`aws events start-replay`).
+
+The watcher function (#6) reads the watcher queue; it does not exist yet. Its place is
+``Events.add_watcher`` below: #6 makes the function with the factory and calls it.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import NagPackSuppression, NagSuppressions
+from constructs import Construct
+
+from infra.config import EnvConfig
+from infra.queues import dead_letter_queue
+from maestro.adapters.eventbridge import EVENT_SOURCE
+
+WATCHER_TIMEOUT = cdk.Duration.seconds(60)  # #6's function timeout; the queue is sized for it
+
+
+class Events(Construct):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: EnvConfig, watcher_queue: sqs.Queue
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.watcher_queue = watcher_queue
+        self.bus = events.EventBus(self, "Bus", description="maestro's domain events")
+        self.archive = self.bus.archive(
+            "Archive",
+            description="Every maestro domain event, for replays of the truth feed",
+            event_pattern=events.EventPattern(source=[EVENT_SOURCE]),
+            retention=cdk.Duration.days(config.archive_retention_days),
+        )
+        self.delivery_dlq = dead_letter_queue(self, "DeliveryDlq")
+        NagSuppressions.add_resource_suppressions(
+            self.delivery_dlq,
+            [
+                NagPackSuppression(
+                    id="AwsSolutions-SQS3",
+                    reason="This queue is a dead-letter queue: the rule target's DeadLetterConfig "
+                    "(events EventBridge could not deliver to the watcher queue). cdk-nag "
+                    "recognizes only SQS redrive DLQs; a DLQ behind it would only move the "
+                    "problem. Its depth raises the event-delivery alarm.",
+                )
+            ],
+        )
+        self.rule = events.Rule(
+            self,
+            "DomainEventsToWatcher",
+            description="Every domain event → the watcher queue (read-verify, #6)",
+            event_bus=self.bus,
+            event_pattern=events.EventPattern(source=[EVENT_SOURCE]),
+            targets=[
+                targets.SqsQueue(
+                    watcher_queue,
+                    dead_letter_queue=self.delivery_dlq,
+                    max_event_age=cdk.Duration.hours(24),
+                    retry_attempts=185,  # EventBridge's maximum: a day of retries
+                )
+            ],
+        )
+
+    def add_watcher(self, watcher: lambda_.Function) -> None:
+        """The seam for #6: the watcher function consumes the watcher queue (batches, partial
+        failures). Make the function with ``FunctionFactory.make`` (settings: the tables it
+        reads, Twilio's secret) with a timeout of ``WATCHER_TIMEOUT``, then call this."""
+        watcher.add_event_source(
+            sources.SqsEventSource(
+                self.watcher_queue, batch_size=10, report_batch_item_failures=True
+            )
+        )

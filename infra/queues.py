@@ -1,0 +1,60 @@
+"""Queues: each with its dead-letter queue and a redrive policy, SSE, and TLS enforced."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+MAX_RECEIVES = 5  # as the embedded stack: a message failing five times goes to the DLQ
+DLQ_RETENTION = cdk.Duration.days(14)  # SQS's maximum: two weeks to look at a failure
+
+
+def dead_letter_queue(scope: Construct, construct_id: str) -> sqs.Queue:
+    return sqs.Queue(
+        scope,
+        construct_id,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        retention_period=DLQ_RETENTION,
+    )
+
+
+def queue_with_dlq(
+    scope: Construct, construct_id: str, *, visibility: cdk.Duration
+) -> tuple[sqs.Queue, sqs.Queue]:
+    dlq = dead_letter_queue(scope, construct_id + "Dlq")
+    queue = sqs.Queue(
+        scope,
+        construct_id,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        visibility_timeout=visibility,
+        dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=MAX_RECEIVES, queue=dlq),
+    )
+    return queue, dlq
+
+
+class Queues(Construct):
+    """The debounce queue (→ the flusher) and the watcher queue (EventBridge rule → #6)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        flusher_timeout: cdk.Duration,
+        watcher_timeout: cdk.Duration,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # AWS's advice for a Lambda event source: visibility at least six times the timeout.
+        self.debounce, self.debounce_dlq = queue_with_dlq(
+            self, "Debounce", visibility=cdk.Duration.seconds(6 * flusher_timeout.to_seconds())
+        )
+        self.watcher, self.watcher_dlq = queue_with_dlq(
+            self, "Watcher", visibility=cdk.Duration.seconds(6 * watcher_timeout.to_seconds())
+        )
+
+    @property
+    def dead_letter_queues(self) -> dict[str, sqs.Queue]:
+        return {"debounce": self.debounce_dlq, "watcher": self.watcher_dlq}

@@ -1,0 +1,52 @@
+"""maestro's memory: one DynamoDB table per ``maestro.tables`` spec, the same key definitions
+the embedded stack creates its tables from. On-demand, encrypted (KMS), point-in-time recovery,
+TTL where the spec has one."""
+
+from __future__ import annotations
+
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from infra.config import EnvConfig
+from maestro.tables import ALL_TABLES, Key, TableSpec
+
+_TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER}
+
+
+def _attribute(key: Key) -> dynamodb.Attribute:
+    return dynamodb.Attribute(name=key.name, type=_TYPES[key.type])
+
+
+def construct_id(spec: TableSpec) -> str:
+    return "".join(part.title() for part in spec.logical_name.split("_")) + "Table"
+
+
+class MemoryTables(Construct):
+    """``self.tables[logical_name]`` for every spec in ``maestro.tables.ALL_TABLES``."""
+
+    def __init__(self, scope: Construct, construct_id_: str, *, config: EnvConfig) -> None:
+        super().__init__(scope, construct_id_)
+        self.tables: dict[str, dynamodb.Table] = {}
+        for spec in ALL_TABLES:
+            table = dynamodb.Table(
+                self,
+                construct_id(spec),
+                partition_key=_attribute(spec.partition),
+                sort_key=_attribute(spec.sort) if spec.sort else None,
+                billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+                encryption=dynamodb.TableEncryption.AWS_MANAGED,
+                point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                    point_in_time_recovery_enabled=True
+                ),
+                time_to_live_attribute=spec.ttl_attribute,
+                deletion_protection=config.retain,
+                removal_policy=config.removal,
+            )
+            for index in spec.indexes:
+                table.add_global_secondary_index(
+                    index_name=index.name,
+                    partition_key=_attribute(index.partition),
+                    sort_key=_attribute(index.sort) if index.sort else None,
+                    projection_type=dynamodb.ProjectionType.ALL,
+                )
+            self.tables[spec.logical_name] = table
