@@ -36,8 +36,10 @@ class EnvConfig(BaseModel):
         description="Every execution pauses at its step gates (debugging a dev stack); "
         "`cdk deploy -c env=dev -c step_mode=true` turns it on for one deploy",
     )
-    precheck_model: str = Field(description="Model id for the pre-check (read by #5)")
-    brain_model: str = Field(description="Model id for the brain's samples (read by #5)")
+    cheap_model_id: str = Field(
+        description="The cheap model: the severity probe, the pre-check, decide()'s judgments"
+    )
+    strong_model_id: str = Field(description="The strong model: reasoning and the manage agent")
     alarm_email: str = Field(description="Where alarms go; empty: the topic has no subscriber")
     on_call_pm_phone: str = Field(description="E.164; the pipeline pages it")
     log_retention_days: int = Field(ge=1)

@@ -23,9 +23,10 @@ from maestro.settings import FlusherSettings, InboundSettings, PipelineSettings
 from maestro_dev.cloud import OUTPUT_STATE_MACHINE
 
 FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
-# The steps that may call a model once #5 lands (the severity model, re-validation's decide(),
-# the brain's samples, manage_existing's agent): they alone can read the Anthropic key.
-MODEL_STEPS = frozenset({"precheck", "resolve", "brain", "act"})
+# The steps that may call a model (#5): the pre-check, re-validation's decide() (lease and
+# resolve), the brain's samples, the guards' break-in judgment (dispose), the manage agent
+# (act). They alone can read the Anthropic key.
+MODEL_STEPS = frozenset({"precheck", "lease", "resolve", "brain", "dispose", "act"})
 STEP_TIMEOUTS = {"brain": cdk.Duration.seconds(120), "act": cdk.Duration.seconds(60)}
 STEP_DESCRIPTIONS = {
     "precheck": "Pre-check: the safety floor before anything else",
@@ -86,8 +87,8 @@ class MaestroStack(cdk.Stack):
                 self.secrets.anthropic_api_key.secret_arn,
                 self.secrets.anthropic_api_key.grant_read,
             ),
-            "precheck_model": config.precheck_model,
-            "brain_model": config.brain_model,
+            "cheap_model_id": config.cheap_model_id,
+            "strong_model_id": config.strong_model_id,
         }
         steps = {
             step: self.factory.make(
@@ -133,6 +134,8 @@ class MaestroStack(cdk.Stack):
                         self.secrets.app_signing_secret.secret_arn,
                         self.secrets.app_signing_secret.grant_read,
                     ),
+                    # The flusher probes each new message when a key is set (it skips otherwise).
+                    "severity_probe": "true",
                     **windows,
                 },
                 timeout=cdk.Duration.seconds(15),
@@ -150,6 +153,14 @@ class MaestroStack(cdk.Stack):
                         machine.state_machine_arn, machine.grant_start_execution
                     ),
                     "step_mode": "true" if config.step_mode else "false",
+                    # The severity probe: the cheap model, with the sender's open contexts.
+                    "parties_table": Bound(
+                        tables["parties"].table_name, tables["parties"].grant_read_data
+                    ),
+                    "work_orders_table": Bound(
+                        tables["work_orders"].table_name, tables["work_orders"].grant_read_data
+                    ),
+                    **model_settings,
                     **windows,
                 },
                 timeout=FLUSHER_TIMEOUT,
@@ -220,7 +231,7 @@ class MaestroStack(cdk.Stack):
         output(
             "AnthropicApiKeySecretArn",
             self.secrets.anthropic_api_key.secret_arn,
-            "Put the Anthropic API key here (used from #5)",
+            "Put the Anthropic API key here (sk-ant-…); until then every stage runs offline",
         )
         output("AlarmTopicArn", self.observability.topic.topic_arn, "Alarms are published here")
         output("DashboardName", self.observability.dashboard.dashboard_name, "CloudWatch dashboard")

@@ -233,7 +233,7 @@ def test_secrets_reach_functions_by_arn_only(synth: Synth, env: str) -> None:
     app = next(v for k, v in by_name.items() if k.startswith("AppSigningSecret"))
     anthropic = next(v for k, v in by_name.items() if k.startswith("AnthropicApiKey"))
     assert twilio == app == {"inbound_sms"}
-    assert anthropic == set(MODEL_STEPS)
+    assert anthropic == set(MODEL_STEPS) | {"flusher"}  # the flusher runs the severity probe
     # ... and only those functions' roles may read them.
     for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
         role_id = fn["Properties"]["Role"]["Fn::GetAtt"][0]
@@ -270,9 +270,15 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
             assert variables["MAESTRO_MAX_WAIT_SECONDS"] == str(CONFIG[env]["max_wait_seconds"])
             if functions[lid] == "flusher":
                 assert variables["MAESTRO_STEP_MODE"] == str(CONFIG[env]["step_mode"]).lower()
+                assert variables["MAESTRO_CHEAP_MODEL_ID"] == CONFIG[env]["cheap_model_id"]
+            else:
+                assert variables["MAESTRO_SEVERITY_PROBE"] == "true"
         else:
             assert variables["MAESTRO_ON_CALL_PM_PHONE"] == CONFIG[env]["on_call_pm_phone"]
-            assert ("MAESTRO_BRAIN_MODEL" in variables) == (functions[lid] in MODEL_STEPS)
+            has_model = "MAESTRO_STRONG_MODEL_ID" in variables
+            assert has_model == (functions[lid] in MODEL_STEPS)
+            if has_model:
+                assert variables["MAESTRO_STRONG_MODEL_ID"] == CONFIG[env]["strong_model_id"]
 
 
 # -- the webhook API ---------------------------------------------------------------------------

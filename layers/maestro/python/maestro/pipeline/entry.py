@@ -92,7 +92,10 @@ def language_model(
             if key_from_env
             else ""
         )
-        if not key:
+        if not key.startswith("sk-ant-"):
+            # No key, or the stack's random placeholder not yet replaced: the offline brain.
+            if key:
+                logger.warning("the Anthropic key secret holds no Anthropic key: running offline")
             return None
         model = AnthropicModel(
             key,
