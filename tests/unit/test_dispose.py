@@ -229,3 +229,20 @@ def test_one_assistant_reply_at_most() -> None:
     plan = [act("continue_with_assistant", reply_hint="a"), act("relay_to_open_wo", "WO-204")]
     disposal = dispose(package("also the tap"), MARIA, [LEAK_204], consensus(*[plan] * 5))
     assert disposal.lanes.count(Lane.CONTINUE_WITH_ASSISTANT) == 1
+
+
+def test_a_new_work_orders_visit_runs_right_after_its_create_then_the_rest() -> None:
+    """Seed 001: a call that opens a request, says when the tenant is home and mentions an open
+    one runs create → schedule → relay, whatever order the samples listed them in."""
+    plan = [
+        act("relay_to_open_wo", "WO-204", note="the kitchen leak is back"),
+        act("create_wo", summary="the hallway light is out", ref="new:1"),
+        act("schedule_visit", "new:1", availability="tomorrow after 3"),
+    ]
+    disposal = dispose(package("light out, home after 3, leak back"), MARIA, [LEAK_204],
+                       consensus(*[plan] * 5))  # fmt: skip
+    assert _lanes_and_targets(disposal) == [
+        ("create_wo", None),
+        ("schedule_visit", "new:1"),
+        ("relay_to_open_wo", "WO-204"),
+    ]

@@ -848,3 +848,23 @@ def _greeting_package(body: str):  # type: ignore[no-untyped-def]
         messages=(message,),
         flushed_at=at,
     )
+
+
+INTRODUCED = "it's leaking under the bedroom window, please help"
+URGENT = "this is urgent, the fridge stopped working"
+
+
+@pytest.mark.parametrize(
+    ("text", "summary"),
+    [
+        ("hi it's Maria in 3B, the hallway light is out", "the hallway light is out"),
+        ("this is Maria from unit 3B: the bedroom outlet is dead", "the bedroom outlet is dead"),
+        ("my name is Jo Smith. the kitchen sink is leaking", "the kitchen sink is leaking"),
+        (INTRODUCED, INTRODUCED),  # not an introduction: kept whole
+        (URGENT, URGENT),
+    ],
+)
+def test_a_new_work_orders_summary_drops_the_callers_introduction(text: str, summary: str) -> None:
+    created = [a for a in _actions(_samples(text, [])) if a.lane is Lane.CREATE_WO]
+    assert created, text
+    assert {a.params.summary for a in created} == {summary}  # type: ignore[union-attr]

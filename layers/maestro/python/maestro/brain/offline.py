@@ -1014,11 +1014,22 @@ _GREETING = re.compile(
     r"^\s*(?:(?:hi|hello|hey|good\s+(?:morning|afternoon|evening))(?:\s+there)?[\s,.!:-]+)+",
     re.IGNORECASE,
 )
+# "it's Maria in 3B, …" / "this is Maria from 3B: …": who is calling, not the problem (a call
+# transcript often starts so). Only a short introduction followed by more words is dropped.
+_INTRODUCTION = re.compile(
+    r"^\s*(?:"
+    r"(?:it'?s|it\s+is|this\s+is)\s+[a-z'’-]+(?:\s+[a-z'’-]+)?\s+(?:in|from|at)\s+"
+    r"(?:unit\s+|apt\.?\s+|apartment\s+)?#?\w*\d\w*"
+    r"|my\s+name\s+is\s+[a-z'’-]+(?:\s+[a-z'’-]+)?"
+    r"(?:\s+(?:in|from|at)\s+(?:unit\s+|apt\.?\s+|apartment\s+)?#?\w*\d\w*)?"
+    r")\s*[,.:;!-]+\s*(?=\S)",
+    re.IGNORECASE,
+)
 
 
 def _create(text: str, problem: _Problem, number: int = 1) -> CreateWo | None:
     # A WO's summary is the problem, not the greeting that came with it.
-    summary = truncate(_GREETING.sub("", text).strip(), 200)
+    summary = truncate(_INTRODUCTION.sub("", _GREETING.sub("", text)).strip(), 200)
     if len(summary) < 3:
         return None
     room = _ROOM.search(text)

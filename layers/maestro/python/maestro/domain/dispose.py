@@ -753,8 +753,15 @@ def _dispose_decided(
         else:
             still.append(verdict)
 
-    # Creates first (later actions may refer to them), then the rest in the samples' order.
-    ordered = sorted(still, key=lambda v: (v.lane is not Lane.CREATE_WO, v.position, v.key))
+    # Creates first (later actions may refer to them), then what the new work orders need (a
+    # visit for new:1), then the rest in the samples' order: a call that opens a request, says
+    # when the tenant is home and mentions an open one runs create → schedule → relay (seed 001).
+    def rank(v: Verdict) -> int:
+        if v.lane is Lane.CREATE_WO:
+            return 0
+        return 1 if is_new_ref(v.target_wo_id) else 2
+
+    ordered = sorted(still, key=lambda v: (rank(v), v.position, v.key))
     replied = False
     for verdict in ordered:
         if verdict.lane is Lane.CONTINUE_WITH_ASSISTANT:
