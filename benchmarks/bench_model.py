@@ -87,8 +87,8 @@ def _responder(request: ModelRequest) -> Scripted | None:
 
 
 def model_calls_per_package() -> dict[str, float]:
+    from maestro_dev.local.events import signed_sms_event
     from maestro_dev.local.stack import LocalStack
-    from maestro_dev.local.world import signed_sms_event
 
     averages: dict[str, float] = {}
     for kind, texts in (("clear", CLEAR), ("ambiguous", AMBIGUOUS)):

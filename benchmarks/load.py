@@ -25,8 +25,9 @@ from datetime import datetime
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog
 from maestro.domain.models import Party, PartyRole
 from maestro.domain.safety import safety_floor
+from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
-from maestro_dev.local.world import seed, signed_sms_event
+from maestro_dev.local.world import seed
 
 LONG_FIRST = (
     "Hi, the water heater in our unit has been making a loud banging noise since last night "

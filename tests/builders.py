@@ -14,14 +14,12 @@ from maestro.domain.models import (
     Message,
     OpenContext,
     Package,
-    Party,
-    PartyRole,
 )
 from maestro.domain.records import BrainSample, SampleFailure
+from maestro_dev.local.world import MARIA
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
-TENANT_PHONE = "+14155550100"
-MARIA = Party(party_id="tenant-maria", role=PartyRole.TENANT, phone=TENANT_PHONE, name="Maria")
+TENANT_PHONE = MARIA.phone
 
 
 def package(*bodies: str, at: datetime = T0, phone: str = TENANT_PHONE, flush: int = 1) -> Package:

@@ -1,7 +1,8 @@
-"""Scripted stories for ``maestro demo``: the pure domain core over the seeds' packages.
+"""Scripted stories for ``maestro demo --core``: the pure domain core over the seeds' packages.
 
-Until the embedded stack lands (#4), the demo runs consensus and dispose in-process over
-packages whose brain samples are *scripted* (written here, not produced by a model). The
+No stack at all: consensus and dispose run in-process over packages whose brain samples are
+*scripted* (written here, not produced by a model). ``maestro demo`` without ``--core`` runs
+the embedded stack instead (``maestro_dev.local.demo``). The
 samples go through the same parser a model's answer would, so a malformed one fails the same
 way. Nothing is sent, stored or executed.
 """
@@ -25,15 +26,12 @@ from maestro.domain.models import (
     OpenContext,
     Package,
     Party,
-    PartyRole,
     package_id_for,
 )
 from maestro.domain.records import BrainSample
+from maestro_dev.local.world import MARIA
 
 NOW = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
-MARIA = Party(
-    party_id="tenant-maria", role=PartyRole.TENANT, phone="+14155550100", name="Maria", unit="3B"
-)
 SCRIPTED_MODEL = "scripted (no model was called)"
 
 LEAK_204 = OpenContext(

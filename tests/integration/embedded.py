@@ -15,8 +15,9 @@ from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderS
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.ports import Gate, SentMessage
+from maestro_dev.local.events import signed_app_event, signed_sms_event
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
-from maestro_dev.local.world import MARIA, signed_app_event, signed_sms_event
+from maestro_dev.local.world import MARIA
 
 _sids = count(1)
 

@@ -7,72 +7,41 @@ through the same record handler the flusher Lambda uses.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from twilio.request_validator import RequestValidator
-
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
 from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
 from maestro.adapters.stepfunctions import StepFunctionsStarter
-from maestro.adapters.webhook_auth import app_signature
-from maestro.domain.models import Package, Party, PartyRole
+from maestro.domain.models import Package
 from maestro.ingest.flusher import Flusher
 from maestro.ingest.service import Ingestor
 from maestro.ingest.webhooks import WebhookDeps, build_resolver
-from maestro.ports import DebounceSignal
-from maestro_dev.local.clock import VirtualClock
+from maestro_dev.local import events
+from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
+from maestro_dev.local.events import MAESTRO_LINE as MAESTRO_LINE
+from maestro_dev.local.events import form_body as form_body
+from maestro_dev.local.world import MARIA as MARIA
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 TOKEN = "twilio-test-auth-token"
 APP_SECRET = "app-test-secret"
 HOST = "abc123.execute-api.us-east-1.amazonaws.com"
 STAGE = "prod"
-MAESTRO_LINE = "+14155550000"
-MARIA = Party(party_id="tenant-maria", role=PartyRole.TENANT, phone="+14155550100", name="Maria")
 
 PASS_MACHINE = json.dumps(
     {"StartAt": "Received", "States": {"Received": {"Type": "Pass", "End": True}}}
 )
 
 
-class VirtualDebounceQueue:
-    """A virtual-time stand-in for the SQS debounce queue (DebounceQueue port)."""
-
-    def __init__(self, clock: VirtualClock) -> None:
-        self._clock = clock
-        self._heap: list[tuple[datetime, int, DebounceSignal]] = []
-        self._order = itertools.count()
-        self.sent: list[tuple[DebounceSignal, int]] = []
-
-    def send(self, signal: DebounceSignal, delay_seconds: int) -> None:
-        self.sent.append((signal, delay_seconds))
-        due = self._clock.now().timestamp() + delay_seconds
-        heapq.heappush(self._heap, (datetime.fromtimestamp(due, UTC), next(self._order), signal))
-
-    def due(self) -> list[DebounceSignal]:
-        out = []
-        while self._heap and self._heap[0][0] <= self._clock.now():
-            out.append(heapq.heappop(self._heap)[2])
-        return out
-
-    def next_due(self) -> datetime | None:
-        return self._heap[0][0] if self._heap else None
-
-    def __len__(self) -> int:
-        return len(self._heap)
-
-
 @dataclass
 class Rig:
     aws: Any
     clock: VirtualClock
-    queue: VirtualDebounceQueue
+    queue: VirtualDelayQueue
     buffer: DynamoConversationBuffer
     statuses: DynamoOutboundStatusStore
     parties: DynamoPartyDirectory
@@ -137,7 +106,7 @@ class Rig:
 
 def make_rig(aws: Any, *, idle: int = 300, max_wait: int = 900) -> Rig:
     clock = VirtualClock(T0)
-    queue = VirtualDebounceQueue(clock)
+    queue = VirtualDelayQueue(clock)
     ddb = aws.dynamodb
     names = aws.table_names
     buffer = DynamoConversationBuffer(ddb, names["messages"], names["conversations"])
@@ -182,71 +151,34 @@ def rest_event(
     body: str,
     headers: Mapping[str, str],
     *,
-    host: str = HOST,
-    stage: str = STAGE,
     query: Mapping[str, list[str]] | None = None,
     content_type: str = "application/x-www-form-urlencoded",
 ) -> dict[str, Any]:
-    """An API Gateway REST (v1) proxy event, as the Lambda receives it."""
-    all_headers = {
-        "Host": host,
-        "X-Forwarded-Proto": "https",
-        "Content-Type": content_type,
-        **headers,
-    }
-    return {
-        "resource": path,
-        "path": path,
-        "httpMethod": "POST",
-        "headers": all_headers,
-        "multiValueHeaders": {k: [v] for k, v in all_headers.items()},
-        "queryStringParameters": {k: v[-1] for k, v in (query or {}).items()} or None,
-        "multiValueQueryStringParameters": dict(query) if query else None,
-        "pathParameters": None,
-        "stageVariables": None,
-        "requestContext": {
-            "resourcePath": path,
-            "httpMethod": "POST",
-            "path": f"/{stage}{path}" if stage else path,
-            "stage": stage or "$default",
-            "domainName": host,
-            "requestId": "req-1",
-            "accountId": "123456789012",
-            "apiId": "abc123",
-            "identity": {"sourceIp": "127.0.0.1"},
-        },
-        "body": body,
-        "isBase64Encoded": False,
-    }
-
-
-def form_body(params: Mapping[str, str]) -> str:
-    from urllib.parse import urlencode
-
-    return urlencode(list(params.items()))
+    """An API Gateway REST (v1) proxy event, as a deployed stage's Lambda receives it."""
+    return events.rest_event(
+        path,
+        body,
+        headers,
+        host=HOST,
+        scheme="https",
+        stage=STAGE,
+        query=query,
+        content_type=content_type,
+    )
 
 
 def twilio_event(
     path: str, params: Mapping[str, str], *, token: str = TOKEN, signature: str | None = None
 ) -> dict[str, Any]:
     """A correctly signed Twilio webhook (unless ``signature`` overrides it)."""
-    url = f"https://{HOST}/{STAGE}{path}"
-    signed = (
-        signature
-        if signature is not None
-        else RequestValidator(token).compute_signature(url, dict(params))
+    return events.twilio_event(
+        path, params, token=token, base_url=f"https://{HOST}", stage=STAGE, signature=signature
     )
-    headers = {"X-Twilio-Signature": signed} if signed else {}
-    return rest_event(path, form_body(params), headers)
 
 
 def app_event(
     path: str, payload: Mapping[str, Any], at: datetime, *, secret: str = APP_SECRET
 ) -> dict[str, Any]:
-    body = json.dumps(payload)
-    timestamp = str(int(at.timestamp()))
-    headers = {
-        "X-Maestro-Timestamp": timestamp,
-        "X-Maestro-Signature": app_signature(secret, timestamp, body),
-    }
-    return rest_event(path, body, headers, content_type="application/json")
+    return events.signed_app_event(
+        secret, path, dict(payload), at, host=HOST, scheme="https", stage=STAGE
+    )

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, seed, signed_sms_event
+from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,9 @@ from maestro.adapters.stepfunctions import execution_input
 from maestro.domain.models import FlushTrigger, Message, Package, package_id_for
 from maestro.ingest.service import conversation_id_for
 from maestro.pipeline.steps import TransientError
+from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.stack import ASL_PATH, ON_CALL_PM, LocalStack, asl_substitutions
-from maestro_dev.local.world import MARIA, seed, signed_sms_event
+from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
 

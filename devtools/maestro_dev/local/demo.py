@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
+from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, PAULA, seed, signed_sms_event
+from maestro_dev.local.world import MARIA, PAULA, seed
 
 STORY: tuple[tuple[str, str], ...] = (
     ("a new problem", "hi, water is leaking under my kitchen sink"),

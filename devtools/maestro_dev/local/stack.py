@@ -31,8 +31,8 @@ from unittest import mock
 
 from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
-from maestro.ports import DebounceSignal, Gate
-from maestro_dev.local.clock import VirtualClock
+from maestro.ports import Gate
+from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 
 ROOT = Path(__file__).resolve().parents[3]
 ASL_PATH = ROOT / "statemachines" / "package_pipeline.asl.json"
@@ -108,37 +108,20 @@ class LambdaFunctionError(Exception):
         self.error_type = error_type
 
 
-class VirtualDelayQueue:
-    """The debounce queue on the local stack: signals wait in virtual time, then go to SQS."""
+class SqsReleasingQueue(VirtualDelayQueue):
+    """The virtual-time debounce queue whose due signals go on to the real (moto) SQS queue."""
 
     def __init__(self, clock: VirtualClock, sqs: Any, url: str) -> None:
-        self._clock = clock
+        super().__init__(clock)
         self._sqs = sqs
         self._url = url
-        self._held: list[tuple[datetime, int, DebounceSignal]] = []
-        self._order = 0
-        self._lock = threading.Lock()
-
-    def send(self, signal: DebounceSignal, delay_seconds: int) -> None:
-        with self._lock:
-            due = datetime.fromtimestamp(self._clock.now().timestamp() + delay_seconds, UTC)
-            self._order += 1
-            self._held.append((due, self._order, signal))
-            self._held.sort(key=lambda h: (h[0], h[1]))
 
     def release_due(self) -> int:
         """Hand every signal whose time has come to SQS; returns how many."""
-        with self._lock:
-            now = self._clock.now()
-            due = [h for h in self._held if h[0] <= now]
-            self._held = [h for h in self._held if h[0] > now]
-        for _, _, signal in due:
+        due = self.due()
+        for signal in due:
             self._sqs.send_message(QueueUrl=self._url, MessageBody=signal.model_dump_json())
         return len(due)
-
-    def next_due(self) -> datetime | None:
-        with self._lock:
-            return self._held[0][0] if self._held else None
 
 
 class LocalStack:
@@ -345,7 +328,7 @@ class LocalStack:
         )
         self.buffer = buffer
         self.parties = DynamoPartyDirectory(self.ddb, self.tables["parties"])
-        self.debounce = VirtualDelayQueue(self.clock, self.sqs, self.debounce_url)
+        self.debounce = SqsReleasingQueue(self.clock, self.sqs, self.debounce_url)
         models = self.pipeline.deps.models
         self.ingestor = Ingestor(
             buffer,

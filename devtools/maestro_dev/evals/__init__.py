@@ -1,0 +1,2 @@
+"""Evals on the embedded stack: load scenarios, seed their world, run them through the eval
+executor state machine and grade them from real reads (see ``evals/README.md``)."""

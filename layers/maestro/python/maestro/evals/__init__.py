@@ -1,0 +1,1 @@
+"""Evals: scenarios, the lenses that grade them from real reads, and the metrics."""
