@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
+from maestro_dev.evals.cli import add_eval_parsers
 
 BANNER = """\
 maestro demo --core: the pure domain core alone, over scripted stories.
@@ -188,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     step.add_argument("execution", help="execution name or ARN")
     _target(step)
     step.set_defaults(handler=cmd_step)
+
+    evals = sub.add_parser("eval", help="scenario evals on the embedded stack")
+    eval_commands = evals.add_subparsers(dest="eval_command", required=True)
+    add_eval_parsers(eval_commands)
     return parser
 
 

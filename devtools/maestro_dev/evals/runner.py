@@ -1,0 +1,269 @@
+"""Run scenarios through the eval executor state machine on the embedded stack.
+
+One fresh stack per scenario (its own world, virtual clock and, when the scenario scripts one,
+model). The executor's ASL runs on moto's Step Functions like the pipeline's; this driver
+starts it, releases gates as the mode asks (through ``on_gate``: an interactive prompt in
+``maestro eval run``, a callback in tests), and reads the result back from the eval-run rows.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from maestro.evals.lenses import Finding
+from maestro.evals.scenario import Scenario
+from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_run, start_of
+from maestro_dev.evals.model import scripted_model
+from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore, GateRow, Mode
+from maestro_dev.local.stack import ACCOUNT, PREFIX, ROOT, LocalStack, function_arn, substitute
+
+EVAL_ASL_PATH = ROOT / "statemachines" / "eval_executor.asl.json"
+RUN_TIMEOUT_SECONDS = 600.0
+
+
+def eval_substitutions() -> dict[str, str]:
+    """Every ``${Placeholder}`` of the eval executor's ASL and its value on the local stack."""
+    names = {
+        "eval_setup": "EvalSetupFunctionArn",
+        "eval_gate": "EvalGateFunctionArn",
+        "eval_inject": "EvalInjectFunctionArn",
+        "eval_settle": "EvalSettleFunctionArn",
+        "eval_grade": "EvalGradeFunctionArn",
+        "eval_finish": "EvalFinishFunctionArn",
+    }
+    assert set(names) == set(HANDLERS)
+    return {placeholder: function_arn(step) for step, placeholder in names.items()}
+
+
+class CheckpointResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    passed: bool
+    reason: str
+    findings: tuple[Finding, ...] = ()
+    packages: tuple[str, ...] = ()
+
+
+class ScenarioResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str = ""
+    naive_failure: str = ""
+    passed: bool
+    checkpoints: tuple[CheckpointResult, ...] = ()
+    error: str = ""
+    run_id: str = ""
+    execution_status: str = ""
+    gates_released: tuple[str, ...] = ()
+    rows: dict[str, Any] = Field(default_factory=dict, description="The run's eval-run rows")
+    wall_seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``--json`` shape of one scenario."""
+        return {
+            "id": self.id,
+            "passed": self.passed,
+            "checkpoints": [
+                {"id": c.id, "passed": c.passed, "reason": c.reason} for c in self.checkpoints
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class PausedGate:
+    """A gate the run is paused at: the executor's own, or (step mode) a package's."""
+
+    scenario_id: str
+    run_id: str
+    kind: str  # "eval" or "package"
+    gate: str
+    step: int | None
+    detail: str
+
+
+GateHandler = Callable[[PausedGate], None]
+"""Called once for each paused gate; when it returns, the gate is released."""
+
+
+def run_scenario(
+    scenario: Scenario,
+    mode: Mode = "all",
+    on_gate: GateHandler | None = None,
+    *,
+    stack_hook: Callable[[LocalStack], None] | None = None,
+) -> ScenarioResult:
+    started = time.perf_counter()
+    model = scripted_model(scenario.model) if scenario.model is not None else None
+    with LocalStack(start=start_of(scenario), model=model, step_mode=mode == "step") as stack:
+        if stack_hook is not None:
+            stack_hook(stack)
+        table = PREFIX + EVAL_RUNS.logical_name
+        stack.ddb.create_table(**EVAL_RUNS.create_table_kwargs(table))
+        store = EvalRunStore(stack.ddb, table)
+        executor = EvalExecutor(stack, store, scenario)
+        stack.handlers.update(executor.handlers())
+        machine = stack.sfn.create_state_machine(
+            name=PREFIX + "eval-executor",
+            definition=substitute(EVAL_ASL_PATH.read_text(), eval_substitutions()),
+            roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
+        )["stateMachineArn"]
+        run_id = f"{scenario.id}-{uuid.uuid4().hex[:8]}"
+        store.put_run(new_run(scenario, mode, run_id, stack.clock.now()))
+        arn = stack.sfn.start_execution(
+            stateMachineArn=machine,
+            name=run_id,
+            input=json.dumps({"run_id": run_id, "mode": mode}),
+        )["executionArn"]
+        released = _drive(stack, store, scenario, run_id, arn, on_gate)
+        status = stack.sfn.describe_execution(executionArn=arn)["status"]
+        run = store.run(run_id)
+        rows = store.export(run_id)
+        graded = {c.checkpoint_id: c for c in store.checkpoints(run_id)}
+    checkpoints = []
+    for checkpoint in scenario.checkpoints:
+        row = graded.get(checkpoint.id)
+        if row is None:
+            why = f"never graded ({run.error})" if run.error else "never graded"
+            checkpoints.append(CheckpointResult(id=checkpoint.id, passed=False, reason=why))
+        else:
+            checkpoints.append(
+                CheckpointResult(
+                    id=row.checkpoint_id,
+                    passed=row.passed,
+                    reason=row.reason,
+                    findings=row.findings,
+                    packages=row.packages,
+                )
+            )
+    return ScenarioResult(
+        id=scenario.id,
+        title=scenario.title,
+        naive_failure=scenario.naive_failure,
+        # Passed only as the run's rows say it, and only if every checkpoint was graded so.
+        passed=run.status == "passed" and all(c.passed for c in checkpoints),
+        checkpoints=tuple(checkpoints),
+        error=run.error,
+        run_id=run_id,
+        execution_status=status,
+        gates_released=tuple(released),
+        rows=rows,
+        wall_seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _drive(
+    stack: LocalStack,
+    store: EvalRunStore,
+    scenario: Scenario,
+    run_id: str,
+    arn: str,
+    on_gate: GateHandler | None,
+) -> list[str]:
+    """Wait for the run to end, releasing every gate it (or, in step mode, a package) pauses
+    at, each after ``on_gate`` returns."""
+    released: list[str] = []
+    deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
+    while stack.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+        if time.monotonic() > deadline:
+            stack.sfn.stop_execution(executionArn=arn, cause="the eval run timed out")
+            raise TimeoutError(f"{scenario.id}: the eval run did not finish")
+        for gate in store.open_gates(run_id):
+            paused = PausedGate(
+                scenario_id=scenario.id,
+                run_id=run_id,
+                kind="eval",
+                gate=gate.gate,
+                step=gate.index,
+                detail=_step_line(scenario, gate.index),
+            )
+            if on_gate is not None:
+                on_gate(paused)
+            _release_eval_gate(stack, store, gate)
+            released.append(f"step {gate.index}: {gate.gate}")
+        running = {e["executionArn"] for e in stack.running_executions()}
+        for package_gate in stack.pipeline.deps.gates.open_gates():
+            if package_gate.execution_id not in running:
+                continue
+            paused = PausedGate(
+                scenario_id=scenario.id,
+                run_id=run_id,
+                kind="package",
+                gate=package_gate.gate,
+                step=None,
+                detail=f"package {package_gate.package_id}",
+            )
+            if on_gate is not None:
+                on_gate(paused)
+            stack.release_gate(package_gate)
+            released.append(f"package {package_gate.package_id}: {package_gate.gate}")
+        time.sleep(0.02)
+    return released
+
+
+def _step_line(scenario: Scenario, index: int) -> str:
+    step = scenario.turns[index]
+    text = getattr(step, "text", None)
+    if text is not None:
+        return f"{getattr(step, 'from_', '?')}: {text}"
+    return f"flush: {getattr(step, 'flush', '?')}"
+
+
+def _release_eval_gate(stack: LocalStack, store: EvalRunStore, gate: GateRow) -> None:
+    """SendTaskSuccess once the service is waiting for the token (the gate handler stores it
+    just before the wait begins; a token sent in between would be lost)."""
+    deadline = time.monotonic() + 10
+    while True:
+        events = stack.history(gate.execution)
+        entered = sum(
+            1
+            for e in events
+            if e.get("stateEnteredEventDetails", {}).get("name", "").startswith("Gate:")
+        )
+        submitted = sum(
+            1
+            for e in events
+            if e["type"] == "TaskSubmitted"
+            and "waitForTaskToken" in e.get("taskSubmittedEventDetails", {}).get("resource", "")
+        )
+        if entered and submitted >= entered:
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{gate.execution}: the gate never started waiting")
+        time.sleep(0.01)
+    store.released(gate)
+    stack.sfn.send_task_success(taskToken=gate.token, output="{}")
+
+
+def run_scenarios(
+    scenarios: Sequence[Scenario], mode: Mode = "all", on_gate: GateHandler | None = None
+) -> list[ScenarioResult]:
+    return [run_scenario(s, mode, on_gate) for s in scenarios]
+
+
+def summary(results: Sequence[ScenarioResult]) -> dict[str, Any]:
+    """The ``maestro eval run --json`` object."""
+    return {
+        "passed": bool(results) and all(r.passed for r in results),
+        "scenarios": [r.as_json() for r in results],
+    }
+
+
+def save_runs(results: Sequence[ScenarioResult], directory: Path) -> Path:
+    """Write the runs' rows (for ``maestro eval report``); the file's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    path = directory / f"eval-run-{stamp}-{uuid.uuid4().hex[:6]}.json"
+    path.write_text(
+        json.dumps({"results": [json.loads(r.model_dump_json()) for r in results]}, indent=1)
+    )
+    return path

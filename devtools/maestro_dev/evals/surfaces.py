@@ -1,0 +1,86 @@
+"""The reads a checkpoint is graded on, each from a surface the pipeline does not hand back.
+
+- which packages a step produced: the pipeline state machine's executions (ListExecutions and
+  each execution's *input*), never their output;
+- decisions, outcomes and completions: the decision log, read by package;
+- work orders: the WO store (a consistent scan);
+- messages: each SID the outcome records name, fetched from the messaging surface (the
+  recorded-messages table on the embedded stack);
+- evidence and shame: not yet a surface on this stack (``None``: an expectation about them
+  fails with "nothing to read").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from maestro.adapters.ddb import from_item
+from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
+from maestro.domain.models import WorkOrder
+from maestro.evals.lenses import PackageReads, Reads, SentRecord
+from maestro.tables import MESSAGES
+from maestro_dev.local.stack import LocalStack
+
+
+class StackSurfaces:
+    def __init__(self, stack: LocalStack) -> None:
+        self._stack = stack
+        self._log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
+        self._work_orders = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+
+    def execution_arns(self) -> list[str]:
+        return [e["executionArn"] for e in self._stack.executions()]
+
+    def package_of(self, execution_arn: str) -> str:
+        described = self._stack.sfn.describe_execution(executionArn=execution_arn)
+        return str(json.loads(described["input"])["package_id"])
+
+    def package(self, package_id: str) -> PackageReads:
+        return PackageReads(
+            package_id=package_id,
+            decisions=tuple(self._log.for_package(package_id)),
+            outcomes=tuple(self._log.outcomes_for(package_id)),
+            completion=self._log.completion_for(package_id),
+        )
+
+    def work_orders(self) -> dict[str, WorkOrder]:
+        table = self._stack.tables["work_orders"]
+        found: dict[str, WorkOrder] = {}
+        kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
+        while True:
+            page = self._stack.ddb.scan(**kwargs)
+            for item in page["Items"]:
+                wo = self._work_orders.get(item["wo_id"]["S"])
+                if wo is not None:
+                    found[wo.wo_id] = wo
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def fetch_message(self, sid: str) -> SentRecord | None:
+        item = self._stack.ddb.get_item(
+            TableName=self._stack.tables["messages"],
+            Key={MESSAGES.partition.name: {"S": sid}},
+            ConsistentRead=True,
+        ).get("Item")
+        if item is None:
+            return None
+        data = from_item(item)
+        return SentRecord(
+            sid=sid, to=str(data["to"]), body=str(data["body"]), status=str(data.get("status"))
+        )
+
+    def reads(self, package_ids: Iterable[str], seeded_versions: dict[str, int]) -> Reads:
+        packages = tuple(self.package(p) for p in package_ids)
+        sids = [s for p in packages for o in p.outcomes for s in o.message_sids]
+        messages = tuple(m for s in dict.fromkeys(sids) if (m := self.fetch_message(s)))
+        return Reads(
+            packages=packages,
+            work_orders=self.work_orders(),
+            seeded_versions=seeded_versions,
+            messages=messages,
+            evidence=None,
+            shame=None,
+        )

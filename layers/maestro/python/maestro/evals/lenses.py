@@ -1,0 +1,381 @@
+"""Lenses: a checkpoint's ``expect`` graded against what independent reads returned.
+
+Pure: the reads are gathered elsewhere (the decision log, the WO store, the messages as the
+messaging surface returns them by SID, evidence and shame rows) into :class:`Reads`, and a
+lens only compares. A lens never sees a pipeline's return value, and a lens with nothing to read
+fails: an expectation about decisions when no package ran, or about evidence when no evidence
+surface exists, is a failure with that reason, never a pass by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import Field
+
+from maestro.domain.common import Frozen
+from maestro.domain.models import WorkOrder
+from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
+from maestro.evals.scenario import DecisionExpect, Expect, MessageExpect
+
+__all__ = [
+    "CheckpointGrade",
+    "Finding",
+    "PackageReads",
+    "Reads",
+    "SentRecord",
+    "grade",
+]
+
+
+class PackageReads(Frozen):
+    """One package, as the decision log holds it."""
+
+    package_id: str
+    decisions: tuple[MaestroDecision, ...] = ()
+    outcomes: tuple[ActionOutcomeRecord, ...] = ()
+    completion: PackageCompletion | None = None
+
+
+class SentRecord(Frozen):
+    """One outbound message, read back by its SID from the messaging surface."""
+
+    sid: str
+    to: str
+    body: str
+    status: str = ""
+
+
+class Reads(Frozen):
+    """Everything a checkpoint is graded on, each field from an independent read."""
+
+    packages: tuple[PackageReads, ...] = Field(
+        default=(), description="The packages the covered turns produced, in start order"
+    )
+    work_orders: dict[str, WorkOrder] = Field(default_factory=dict)
+    seeded_versions: dict[str, int] = Field(
+        default_factory=dict, description="Each seeded WO's version when the scenario started"
+    )
+    messages: tuple[SentRecord, ...] = Field(
+        default=(), description="Sent by the covered packages, read back by SID"
+    )
+    evidence: tuple[dict[str, Any], ...] | None = Field(
+        default=None, description="Evidence rows for the covered packages; None: no surface"
+    )
+    shame: tuple[dict[str, Any], ...] | None = Field(
+        default=None, description="Shame rows for the covered packages; None: no surface"
+    )
+
+
+class Finding(Frozen):
+    """One expectation and what the reads said about it."""
+
+    expectation: str
+    passed: bool
+    reason: str
+    evidence: str = ""
+
+
+class CheckpointGrade(Frozen):
+    passed: bool
+    reason: str
+    findings: tuple[Finding, ...]
+
+
+def grade(expect: Expect, reads: Reads, phones: Mapping[str, str]) -> CheckpointGrade:
+    """Grade ``expect`` on ``reads``. ``phones`` maps a party id (and ``"pm"``) to a phone."""
+    findings: list[Finding] = []
+    for lens in _LENSES:
+        findings.extend(lens(expect, reads, phones))
+    if not findings:
+        findings.append(Finding(expectation="anything", passed=False, reason="expects nothing"))
+    failed = [f for f in findings if not f.passed]
+    reason = "; ".join(f"{f.expectation}: {f.reason}" for f in failed) if failed else "all held"
+    return CheckpointGrade(passed=not failed, reason=reason[:2000], findings=tuple(findings))
+
+
+# --- the lenses --------------------------------------------------------------------------------
+
+
+def _decisions(reads: Reads) -> list[MaestroDecision]:
+    return [d for p in reads.packages for d in sorted(p.decisions, key=lambda d: d.index)]
+
+
+def _queued(reads: Reads) -> list[MaestroDecision]:
+    return [d for d in _decisions(reads) if d.disposition == "queued"]
+
+
+def _nothing_to_read(expectation: str, reads: Reads) -> Finding | None:
+    if not reads.packages:
+        return Finding(expectation=expectation, passed=False, reason="nothing to read: no package")
+    if not _decisions(reads):
+        return Finding(
+            expectation=expectation, passed=False, reason="nothing to read: no decision recorded"
+        )
+    return None
+
+
+def _lane_line(decisions: Iterable[MaestroDecision]) -> str:
+    return ", ".join(f"{d.lane.value}({d.target_wo_id or '-'})" for d in decisions) or "(none)"
+
+
+def _packages(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Finding]:
+    out: list[Finding] = []
+    if expect.packages is not None:
+        got = len(reads.packages)
+        out.append(
+            Finding(
+                expectation=f"packages = {expect.packages}",
+                passed=got == expect.packages,
+                reason=f"{got} package(s) ran",
+                evidence=", ".join(p.package_id for p in reads.packages),
+            )
+        )
+    if expect.failed_open is not None:
+        missing = [p.package_id for p in reads.packages if p.completion is None]
+        opened = [
+            p.package_id
+            for p in reads.packages
+            if p.completion is not None and p.completion.completed_by == "fail_open"
+        ]
+        if not reads.packages or missing:
+            reason = "nothing to read: " + (
+                f"no completion record for {', '.join(missing)}" if missing else "no package"
+            )
+            out.append(Finding(expectation="failed_open", passed=False, reason=reason))
+        else:
+            out.append(
+                Finding(
+                    expectation=f"failed_open = {expect.failed_open}",
+                    passed=bool(opened) == expect.failed_open,
+                    reason=f"failed open: {', '.join(opened) or 'none'}",
+                )
+            )
+    return out
+
+
+def _lanes(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Finding]:
+    if expect.lanes is None and expect.actions is None and not expect.absent_lanes:
+        return []
+    empty = _nothing_to_read("the action queue", reads)
+    if empty is not None:
+        return [empty]
+    queued = _queued(reads)
+    line = _lane_line(queued)
+    out: list[Finding] = []
+    if expect.lanes is not None:
+        got = [d.lane.value for d in queued]
+        out.append(
+            Finding(
+                expectation=f"lanes = {list(expect.lanes)}",
+                passed=got == list(expect.lanes),
+                reason=f"queued {line}",
+            )
+        )
+    if expect.actions is not None:
+        got_pairs = [(d.lane.value, d.target_wo_id) for d in queued]
+        want_pairs = [(str(a.get("lane")), a.get("target")) for a in expect.actions]
+        out.append(
+            Finding(
+                expectation="actions = "
+                + ", ".join(f"{lane}({target or '-'})" for lane, target in want_pairs),
+                passed=got_pairs == want_pairs,
+                reason=f"queued {line}",
+            )
+        )
+    if expect.absent_lanes:
+        present = sorted({d.lane.value for d in queued} & set(expect.absent_lanes))
+        out.append(
+            Finding(
+                expectation=f"no lane of {list(expect.absent_lanes)}",
+                passed=not present,
+                reason=f"queued {line}",
+            )
+        )
+    return out
+
+
+def _matches(
+    want: DecisionExpect, decision: MaestroDecision, completions: Mapping[str, str]
+) -> bool:
+    for name, value in want.model_dump(exclude_none=True).items():
+        if name == "route":
+            got: Any = completions.get(decision.package_id)
+        else:
+            got = getattr(decision, name)
+            got = getattr(got, "value", got)
+        if got != value:
+            return False
+    return True
+
+
+def _describe(want: DecisionExpect) -> str:
+    return ", ".join(f"{k}={v}" for k, v in want.model_dump(exclude_none=True).items()) or "any"
+
+
+def _decision_fields(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Finding]:
+    if not expect.decisions and not expect.no_decision:
+        return []
+    empty = _nothing_to_read("decisions", reads)
+    if empty is not None:
+        return [empty]
+    decisions = _decisions(reads)
+    completions = {p.package_id: p.completion.route for p in reads.packages if p.completion}
+    seen = "; ".join(
+        f"{d.stage}/{d.disposition.value}/{d.lane.value}({d.target_wo_id or '-'})"
+        f"{' abstained' if d.abstained else ''}{' fallback' if d.fallback else ''}"
+        f"{' interrupted' if d.interrupted else ''}"
+        f"{f' revalidation={d.revalidation}' if d.revalidation else ''}"
+        f" relation={d.context_relation} open={d.open_context_count}"
+        for d in decisions
+    )
+    out: list[Finding] = []
+    for want in expect.decisions:
+        hit = next((d for d in decisions if _matches(want, d, completions)), None)
+        out.append(
+            Finding(
+                expectation=f"a decision with {_describe(want)}",
+                passed=hit is not None,
+                reason=f"found {hit.decision_id}" if hit else f"none among: {seen}",
+                evidence=hit.reason if hit else "",
+            )
+        )
+    for banned in expect.no_decision:
+        hit = next((d for d in decisions if _matches(banned, d, completions)), None)
+        out.append(
+            Finding(
+                expectation=f"no decision with {_describe(banned)}",
+                passed=hit is None,
+                reason=f"but {hit.decision_id}: {hit.reason}" if hit else "none",
+            )
+        )
+    return out
+
+
+def _work_orders(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Finding]:
+    out: list[Finding] = []
+    for wo_id, want in expect.work_orders.items():
+        wo = reads.work_orders.get(wo_id)
+        if wo is None:
+            out.append(
+                Finding(expectation=wo_id, passed=False, reason="nothing to read: no such WO")
+            )
+            continue
+        state = (
+            f"status={wo.status.value} rating={wo.rating} "
+            f"rating_requested={wo.rating_requested} version={wo.version}"
+        )
+        checks: list[tuple[str, bool]] = []
+        if want.status is not None:
+            checks.append((f"status={want.status}", wo.status.value == want.status))
+        if want.rating is not None:
+            checks.append((f"rating={want.rating}", wo.rating == want.rating))
+        if want.rating_requested is not None:
+            checks.append(
+                (
+                    f"rating_requested={want.rating_requested}",
+                    wo.rating_requested == want.rating_requested,
+                )
+            )
+        if want.unchanged is not None:
+            seeded = reads.seeded_versions.get(wo_id)
+            same = seeded is not None and wo.version == seeded
+            checks.append((f"unchanged={want.unchanged}", same == want.unchanged))
+        for what, held in checks:
+            out.append(Finding(expectation=f"{wo_id} {what}", passed=held, reason=state))
+    if expect.new_work_orders is not None:
+        created = [o.created_wo_id for p in reads.packages for o in p.outcomes if o.created_wo_id]
+        real = [i for i in created if i in reads.work_orders]
+        out.append(
+            Finding(
+                expectation=f"new work orders = {expect.new_work_orders}",
+                passed=len(real) == expect.new_work_orders and len(real) == len(created),
+                reason=f"created {', '.join(created) or 'none'}"
+                + ("" if len(real) == len(created) else " (not all in the WO store)"),
+            )
+        )
+    return out
+
+
+def _recipient(to: str, phones: Mapping[str, str]) -> str:
+    return phones.get(to, to)
+
+
+def _message_line(message: SentRecord, names: Mapping[str, str]) -> str:
+    return f"to {names.get(message.to, message.to)}: {message.body[:80]}"
+
+
+def _messages(expect: Expect, reads: Reads, phones: Mapping[str, str]) -> list[Finding]:
+    if not expect.messages and not expect.no_message_containing:
+        return []
+    names = {phone: who for who, phone in phones.items()}
+    sent = "; ".join(_message_line(m, names) for m in reads.messages) or "(none)"
+    out: list[Finding] = []
+    for want in expect.messages:
+        out.append(_one_message(want, reads, phones, sent))
+    for text in expect.no_message_containing:
+        hits = [m for m in reads.messages if text.lower() in m.body.lower()]
+        out.append(
+            Finding(
+                expectation=f"no message containing {text!r}",
+                passed=not hits,
+                reason=f"but {_message_line(hits[0], names)}" if hits else "none",
+            )
+        )
+    return out
+
+
+def _one_message(
+    want: MessageExpect, reads: Reads, phones: Mapping[str, str], sent: str
+) -> Finding:
+    phone = _recipient(want.to, phones)
+    hits = [m for m in reads.messages if m.to == phone and want.contains.lower() in m.body.lower()]
+    what = f"message to {want.to}" + (f" containing {want.contains!r}" if want.contains else "")
+    if want.count is None:
+        return Finding(
+            expectation=what,
+            passed=bool(hits),
+            reason=f"{len(hits)} found" if hits else f"none among: {sent}",
+            evidence=hits[0].body if hits else "",
+        )
+    return Finding(
+        expectation=f"{what} × {want.count}",
+        passed=len(hits) == want.count,
+        reason=f"{len(hits)} found among: {sent}",
+    )
+
+
+def _truth(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Finding]:
+    out: list[Finding] = []
+    if expect.evidence is not None:
+        if reads.evidence is None:
+            out.append(
+                Finding(expectation="evidence", passed=False, reason="nothing to read: no evidence")
+            )
+        else:
+            out.append(
+                Finding(
+                    expectation=f"evidence present = {expect.evidence}",
+                    passed=bool(reads.evidence) == expect.evidence,
+                    reason=f"{len(reads.evidence)} evidence row(s)",
+                )
+            )
+    if expect.shame_empty is not None:
+        if reads.shame is None:
+            out.append(
+                Finding(expectation="shame", passed=False, reason="nothing to read: no shame")
+            )
+        else:
+            out.append(
+                Finding(
+                    expectation=f"shame empty = {expect.shame_empty}",
+                    passed=(not reads.shame) == expect.shame_empty,
+                    reason=f"{len(reads.shame)} shame row(s)",
+                    evidence="; ".join(str(r.get("claim", r))[:120] for r in reads.shame[:3]),
+                )
+            )
+    return out
+
+
+_LENSES = (_packages, _lanes, _decision_fields, _work_orders, _messages, _truth)
