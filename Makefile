@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint unit fuzz bench load install clean synth
+.PHONY: demo test lint unit fuzz bench load evals install clean synth
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,3 +57,9 @@ bench: $(STAMP)
 # escalated, lost, duplicated, order violations. `make test` runs a small one.
 load: $(STAMP)
 	$(BIN)/python benchmarks/load.py --senders 50 --messages 1000
+
+# Every golden scenario through the eval executor on the embedded stack, then the HTML report
+# (.maestro/eval-report.html). `make test` runs the same scenarios as tests.
+evals: $(STAMP)
+	$(BIN)/maestro eval run evals/scenarios
+	$(BIN)/maestro eval report

@@ -350,3 +350,47 @@ def test_scenario_files_live_where_the_readme_says() -> None:
     readme = (Path(SCENARIOS).parent / "README.md").read_text()
     for path in sorted(SCENARIOS.glob("*.yaml")):
         assert path.stem in readme, f"{path.stem} is not listed in evals/README.md"
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+
+def test_the_report_shows_the_grid_the_evidence_and_the_plots(tmp_path: Path) -> None:
+    from maestro.evals.lenses import Finding
+    from maestro_dev.evals.report import load_inputs, render
+    from maestro_dev.evals.runner import CheckpointResult, ScenarioResult
+
+    failed = CheckpointResult(
+        id="kitchen-binds",
+        passed=False,
+        reason="actions: queued relay_to_open_wo(WO-211)",
+        findings=(
+            Finding(
+                expectation="actions = relay_to_open_wo(WO-204)",
+                passed=False,
+                reason="queued relay_to_open_wo(WO-211)",
+                evidence="<script>alert(1)</script>",
+            ),
+        ),
+        packages=("pkg-1",),
+    )
+    results = [
+        ScenarioResult(id="leak-204", title="t", naive_failure="n", passed=True,
+                       checkpoints=(CheckpointResult(id="relayed", passed=True, reason="ok"),)),
+        ScenarioResult(id="two-leaks", title="t", naive_failure="the most recent wins",
+                       passed=False, checkpoints=(failed,)),
+    ]  # fmt: skip
+    runs = tmp_path / "eval-run-x.json"
+    runs.write_text(json.dumps({"results": [json.loads(r.model_dump_json()) for r in results]}))
+    plots = tmp_path / "plots" / "offline"
+    plots.mkdir(parents=True)
+    (plots / "binding_reliability.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    page = render(load_inputs(runs, tmp_path / "plots"))
+    assert "1/2 scenarios passed, 1/2 checkpoints" in page
+    assert 'class="fail"' in page
+    assert 'class="pass"' in page
+    assert "queued relay_to_open_wo(WO-211)" in page  # what the reads said
+    assert "the most recent wins" in page  # what it was written to catch
+    assert "<script>" not in page  # evidence is escaped
+    assert "data:image/png;base64," in page
+    assert "offline/binding_reliability.png" in page

@@ -20,6 +20,8 @@ from maestro_dev.evals.runner import (
 )
 
 DEFAULT_RUNS_DIR = Path(".maestro") / "eval-runs"
+DEFAULT_PLOTS_DIR = Path("evals") / "reports"
+DEFAULT_REPORT = Path(".maestro") / "eval-report.html"
 
 
 class StopRequestedError(Exception):
@@ -110,8 +112,39 @@ def schema_text() -> str:
     return json.dumps(scenario_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
+def cmd_eval_report(args: argparse.Namespace, out: TextIO) -> int:
+    from maestro_dev.evals.report import latest_runs_file, load_inputs, render
+
+    runs = Path(args.runs) if args.runs else latest_runs_file(DEFAULT_RUNS_DIR)
+    if runs is not None and not runs.is_file():
+        print(f"maestro eval report: no such file {runs}", file=sys.stderr)
+        return 2
+    inputs = load_inputs(runs, Path(args.plots))
+    target = Path(args.out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render(inputs))
+    print(
+        f"wrote {target}: {len(inputs.results)} scenario run(s) from {runs or 'nothing'}, "
+        f"{len(inputs.plots)} plot(s)",
+        file=out,
+    )
+    return 0
+
+
 def add_eval_parsers(evals: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_run_parser(evals)
+    report = evals.add_parser(
+        "report",
+        help="an HTML report: checkpoint grid, the evidence behind each grade, shame, plots",
+    )
+    report.add_argument(
+        "--runs", help=f"a saved run file (default: the latest in {DEFAULT_RUNS_DIR})"
+    )
+    report.add_argument(
+        "--plots", default=str(DEFAULT_PLOTS_DIR), help=f"PNG plots to embed ({DEFAULT_PLOTS_DIR})"
+    )
+    report.add_argument("--out", default=str(DEFAULT_REPORT), help=f"({DEFAULT_REPORT})")
+    report.set_defaults(handler=cmd_eval_report)
     schema = evals.add_parser(
         "schema", help="print the scenario JSON Schema (generated from the pydantic models)"
     )
