@@ -219,27 +219,7 @@ def _step_line(scenario: Scenario, index: int) -> str:
 
 
 def _release_eval_gate(stack: LocalStack, store: EvalRunStore, gate: GateRow) -> None:
-    """SendTaskSuccess once the service is waiting for the token (the gate handler stores it
-    just before the wait begins; a token sent in between would be lost)."""
-    deadline = time.monotonic() + 10
-    while True:
-        events = stack.history(gate.execution)
-        entered = sum(
-            1
-            for e in events
-            if e.get("stateEnteredEventDetails", {}).get("name", "").startswith("Gate:")
-        )
-        submitted = sum(
-            1
-            for e in events
-            if e["type"] == "TaskSubmitted"
-            and "waitForTaskToken" in e.get("taskSubmittedEventDetails", {}).get("resource", "")
-        )
-        if entered and submitted >= entered:
-            break
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{gate.execution}: the gate never started waiting")
-        time.sleep(0.01)
+    stack.wait_until_waiting(gate.execution, "Gate:")
     store.released(gate)
     stack.sfn.send_task_success(taskToken=gate.token, output="{}")
 

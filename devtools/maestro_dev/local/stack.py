@@ -504,18 +504,24 @@ class LocalStack:
             time.sleep(0.05)
 
     def release_gate(self, gate: Gate, output: str = "{}", timeout: float = 10) -> None:
-        """Release a paused gate with SendTaskSuccess, as `maestro step` does.
+        """Release a paused gate with SendTaskSuccess, as `maestro step` does."""
+        self.wait_until_waiting(gate.execution_id, "Step gate", timeout)
+        self.pipeline.deps.gates.remove(gate.execution_id, gate.gate, gate.index)
+        self.sfn.send_task_success(taskToken=gate.token, output=output)
 
-        The gate handler stores its token before the service starts waiting for it; sending in
-        that instant would be lost, so wait until the history shows the task submitted.
+    def wait_until_waiting(self, execution_arn: str, gate_prefix: str, timeout: float = 10) -> None:
+        """Until the gate (a state whose name starts with ``gate_prefix``) waits for its token.
+
+        A gate handler stores its token before the service starts waiting for it; a token sent
+        in that instant would be lost, so wait until the history shows the task submitted.
         """
         deadline = time.monotonic() + timeout
         while True:
-            events = self.history(gate.execution_id)
+            events = self.history(execution_arn)
             entered = sum(
                 1
                 for e in events
-                if e.get("stateEnteredEventDetails", {}).get("name", "").startswith("Step gate")
+                if e.get("stateEnteredEventDetails", {}).get("name", "").startswith(gate_prefix)
             )
             submitted = sum(
                 1
@@ -526,10 +532,8 @@ class LocalStack:
             if entered and submitted >= entered:
                 break
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{gate.execution_id}: the gate never started waiting")
+                raise TimeoutError(f"{execution_arn}: the gate never started waiting")
             time.sleep(0.01)
-        self.pipeline.deps.gates.remove(gate.execution_id, gate.gate, gate.index)
-        self.sfn.send_task_success(taskToken=gate.token, output=output)
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
