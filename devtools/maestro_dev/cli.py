@@ -7,6 +7,8 @@
 - ``maestro executions`` / ``maestro step <execution>``: list paused gates, release one; on
   ``maestro serve`` (``--url``, the default) or on a deployed stack (``--stack NAME`` or
   ``--env dev``), through boto3 and the stack's outputs.
+- ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
+  through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, TextIO
 
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
+from maestro_dev.evals import labeled as eval_labeled
 from maestro_dev.evals.cli import add_eval_parsers
 
 BANNER = """\
@@ -190,9 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     _target(step)
     step.set_defaults(handler=cmd_step)
 
-    evals = sub.add_parser("eval", help="scenario evals on the embedded stack")
+    evals = sub.add_parser("eval", help="evals: scenarios on the embedded stack, labeled sets")
     eval_commands = evals.add_subparsers(dest="eval_command", required=True)
     add_eval_parsers(eval_commands)
+    eval_labeled.add_parser(eval_commands)
     return parser
 
 

@@ -33,8 +33,9 @@ Vocabulary. Each item of a labeled set gives one prediction with a **confidence*
 - **Escalation recall**: emergencies raised / emergencies (misses are the dangerous error).
   **False-raise rate**: non-emergencies raised / non-emergencies (the paging cost).
 - **Binding precision / recall** (seed ADR-0059 I4): a binding is a commitment to one target,
-  an open context's id or ``"new"`` (a new request); ``"ambiguous"`` (the system asked) and
-  ``"none"`` (it bound nothing, e.g. only replied) are not bindings. Precision = correct
+  an open context's id or ``"new"`` (a new request); ``"ambiguous"`` (the system asked),
+  ``"none"`` (it bound nothing, e.g. only replied), ``"escalate"`` and ``"fallback"`` are not
+  bindings (``NOT_BINDINGS``). Precision = correct
   bindings / bindings made (a wrong binding is the false bind that mutates the wrong work
   order); recall = correct bindings / items whose gold label is a binding (asking when the
   answer was clear costs recall, not precision). Micro-averaged over the items.
@@ -65,8 +66,9 @@ __all__ = [
     "risk_coverage_curve",
 ]
 
-NOT_BINDINGS = frozenset({"ambiguous", "none", "escalate"})
-"""Labels that commit to no target: the system asked, only replied, or escalated."""
+NOT_BINDINGS = frozenset({"ambiguous", "none", "escalate", "fallback"})
+"""Labels that commit to no target: the system asked, only replied, escalated, or fell back
+(no usable answer: a person looks at it)."""
 
 
 @dataclass(frozen=True)
