@@ -504,6 +504,7 @@ def run_set(
             out_dir / f"{name}_reliability.png",
             title=title,
             ece=ece,
+            confidence="the pre-check's" if name == "escalation" else "consensus share",
         ),
         risk_coverage_plot(
             risk_coverage_curve(confidences, errors),

@@ -18,7 +18,12 @@ __all__ = ["reliability_diagram", "risk_coverage_plot"]
 
 
 def reliability_diagram(
-    bins: Sequence[ReliabilityBin], path: Path, *, title: str, ece: float
+    bins: Sequence[ReliabilityBin],
+    path: Path,
+    *,
+    title: str,
+    ece: float,
+    confidence: str = "consensus share",
 ) -> Path:
     """Accuracy per confidence bin against the diagonal of perfect calibration; the count of
     each bin written over it. Empty bins are left blank."""
@@ -56,7 +61,7 @@ def reliability_diagram(
         )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
-    ax.set_xlabel("confidence (consensus share)")
+    ax.set_xlabel(f"confidence ({confidence})")
     ax.set_ylabel("accuracy")
     ax.set_title(f"{title}\nECE {ece:.3f} ({len(bins)} equal-width bins)", fontsize=10)
     ax.legend(loc="upper left", fontsize=8)
