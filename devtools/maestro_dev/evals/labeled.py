@@ -498,6 +498,8 @@ def run_set(
             "binding recall": binding_recall(predicted, gold),
         }
     title = f"{name} · {brain} · {len(outcomes)} items"
+    if brain == "scripted":  # the plots travel alone (the HTML report embeds them): say it there
+        title = f"{name} · scripted · PLUMBING CHECK, NOT A MEASUREMENT"
     plots = (
         reliability_diagram(
             reliability_bins(confidences, correct, N_BINS),
