@@ -868,3 +868,19 @@ def test_a_new_work_orders_summary_drops_the_callers_introduction(text: str, sum
     created = [a for a in _actions(_samples(text, [])) if a.lane is Lane.CREATE_WO]
     assert created, text
     assert {a.params.summary for a in created} == {summary}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "text", ["2 buckets full under the sink already", "the 3 burners on the left won't light"]
+)
+def test_a_count_is_never_a_rating_even_with_a_rating_request_out(text: str) -> None:
+    """I7: with WO-198's rating request out, a digit that counts something (or a text that
+    reports a problem) was recorded as a 2- or 3-star rating."""
+    lanes = {a.lane for a in _actions(_samples(text, [LEAK_204, TAP_198]))}
+    assert Lane.RECORD_RATING not in lanes, lanes
+
+
+@pytest.mark.parametrize(("text", "stars"), [("5", 5), ("great job 5", 5), ("4 from me", 4)])
+def test_a_lone_digit_still_rates_when_that_is_all_it_can_be(text: str, stars: int) -> None:
+    (rating,) = {a for a in _actions(_samples(text, [TAP_198])) if a.lane is Lane.RECORD_RATING}
+    assert rating.params.stars == stars  # type: ignore[union-attr]

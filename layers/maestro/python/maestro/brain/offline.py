@@ -199,6 +199,14 @@ _STRONG_RATING = re.compile(
     re.IGNORECASE,
 )
 _LONE_DIGIT = re.compile(r"(?<![\w/.:#$-])([1-5])(?![\w/.:%$-])")
+# A digit followed by a noun counts things ("2 buckets", "the 3 burners"): not a rating. Only
+# these words may follow a lone digit that may be one ("5 thanks", "4 from me", "5 works").
+_AFTER_A_RATING = frozenset(
+    {"thanks", "thank", "thx", "ty", "cheers", "from", "for", "great", "good", "excellent",
+     "awesome", "amazing", "perfect", "nice", "well", "job", "stars", "star", "is", "was",
+     "works", "work", "sounds", "ok", "okay", "fine", "it", "please", "then", "and"}
+)  # fmt: skip
+_WORD_AFTER = re.compile(r"\s*([a-z]+)", re.IGNORECASE)
 _STAR_EMOJI = re.compile(r"^[\s⭐🌟]+$")
 
 
@@ -216,16 +224,24 @@ def _rating(text: str) -> _Rating | None:
         return _Rating(int(digit) if digit else _SPELLED[word.lower()], strong=True)
     if _STAR_EMOJI.fullmatch(text) and 1 <= (n := sum(ch in "⭐🌟" for ch in text)) <= 5:
         return _Rating(n, strong=True)
-    lone = _LONE_DIGIT.findall(text)
+    lone = list(_LONE_DIGIT.finditer(text))
     if (
         len(lone) == 1
         and sum(ch.isdigit() for ch in text) == 1
         and "?" not in text
         and _TIME.search(text) is None
         and len(text.split()) <= 8
+        and not _counts_something(text, lone[0].end())
+        and _problem(text) is None  # "the 3 burners won't light" reports, it does not rate
     ):
-        return _Rating(int(lone[0]), strong=False)
+        return _Rating(int(lone[0].group(1)), strong=False)
     return None
+
+
+def _counts_something(text: str, end: int) -> bool:
+    """Whether the digit ending at ``end`` is followed by what it counts ("2 buckets")."""
+    after = _WORD_AFTER.match(text, end)
+    return after is not None and after.group(1).lower() not in _AFTER_A_RATING
 
 
 # --- ids named in the text --------------------------------------------------------------------
