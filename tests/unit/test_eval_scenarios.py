@@ -394,3 +394,9 @@ def test_the_report_shows_the_grid_the_evidence_and_the_plots(tmp_path: Path) ->
     assert "<script>" not in page  # evidence is escaped
     assert "data:image/png;base64," in page
     assert "offline/binding_reliability.png" in page
+    scripted = tmp_path / "plots" / "scripted"
+    scripted.mkdir()
+    (scripted / "binding_reliability.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    (scripted / "metrics.json").write_text(json.dumps({"measurement": False}))
+    page = render(load_inputs(runs, tmp_path / "plots"))
+    assert "scripted/binding_reliability.png" not in page  # a plumbing check, not a measurement

@@ -50,8 +50,18 @@ def load_inputs(runs_file: Path | None, plots_dir: Path) -> ReportInputs:
     if runs_file is not None:
         data = json.loads(runs_file.read_text())
         results = [ScenarioResult.model_validate(r) for r in data.get("results", [])]
-    plots = tuple(sorted(plots_dir.rglob("*.png"))) if plots_dir.is_dir() else ()
+    found = sorted(plots_dir.rglob("*.png")) if plots_dir.is_dir() else []
+    # A scripted run's plots check the plumbing, not a model: its metrics.json says
+    # "measurement": false, and the report leaves them out.
+    plots = tuple(p for p in found if _a_measurement(p.parent))
     return ReportInputs(runs_file=runs_file, results=tuple(results), plots=plots)
+
+
+def _a_measurement(directory: Path) -> bool:
+    metrics = directory / "metrics.json"
+    if not metrics.is_file():
+        return True
+    return bool(json.loads(metrics.read_text()).get("measurement", True))
 
 
 def _e(value: Any) -> str:
