@@ -36,8 +36,10 @@ FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=random HYPOTHESIS_MAX_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/unit
 
+# One worker per core (two on the reference machine): the embedded-stack tests are CPU-bound
+# and independent (each has its own in-process moto), so this halves the wall time.
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis cdk.out
