@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from maestro.brain.model import ModelRequest, Turn
-from maestro.brain.reasoning import PROPOSE_TOOL, REASONING_SYSTEM
+from maestro.brain.reasoning import PROPOSE_TOOL_NAME, REASONING_SYSTEM, propose_tool
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.memory import DEFAULT_LIMITS, SenderRole, build_window
 from maestro.domain.models import (
@@ -215,7 +215,7 @@ def window_and_tokens() -> tuple[dict[str, float], dict[str, int], str]:
         if counter is not None:
             tokens[str(n)] = counter(prompt)
         else:
-            schema = json.dumps(PROPOSE_TOOL.input_schema)
+            schema = json.dumps(propose_tool().input_schema)
             tokens[str(n)] = (len(REASONING_SYSTEM) + len(schema) + len(prompt)) // 4
     return build_ms, tokens, how
 
@@ -235,8 +235,8 @@ def _token_counter() -> Any:
                 tier="strong",
                 system=REASONING_SYSTEM,
                 turns=(Turn(role="user", text=prompt),),
-                tools=(PROPOSE_TOOL,),
-                force_tool=PROPOSE_TOOL.name,
+                tools=(propose_tool(),),
+                force_tool=PROPOSE_TOOL_NAME,
             )
         )
 

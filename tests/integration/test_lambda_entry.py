@@ -14,7 +14,8 @@ import pytest
 from harness import MARIA, PASS_MACHINE, twilio_event
 from pydantic import ValidationError
 
-from maestro.ingest import entry
+from maestro.ingest import entry, flusher_entry
+from maestro.observability import LazyTracer
 from maestro.ports import DebounceSignal
 from maestro_dev.local.stack import FakeLambdaContext
 
@@ -49,10 +50,10 @@ def configured(aws: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("MAESTRO_IDLE_WINDOW_SECONDS", "1")
     entry._inbound.cache_clear()
-    entry._flusher.cache_clear()
+    flusher_entry._flusher.cache_clear()
     yield env  # type: ignore[misc]
     entry._inbound.cache_clear()
-    entry._flusher.cache_clear()
+    flusher_entry._flusher.cache_clear()
 
 
 def test_settings_are_validated_at_invocation_not_import(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,7 +104,7 @@ def test_flusher_entry_reports_partial_batch_failures(aws: Any, configured: dict
             _sqs_record("bad-1", "this is not a signal"),
         ]
     }
-    result = entry.flusher_handler(event, CONTEXT)  # type: ignore[arg-type]
+    result = flusher_entry.flusher_handler(event, CONTEXT)  # type: ignore[arg-type]
     assert result == {"batchItemFailures": [{"itemIdentifier": "bad-1"}]}
     executions = aws.client("stepfunctions").list_executions(
         stateMachineArn=configured["MAESTRO_STATE_MACHINE_ARN"]
@@ -127,7 +128,7 @@ def test_flusher_entry_starts_step_mode_executions_when_its_setting_says_so(
     (signal,) = aws.client("sqs").receive_message(
         QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"], WaitTimeSeconds=2
     )["Messages"]
-    entry.flusher_handler(  # type: ignore[arg-type]
+    flusher_entry.flusher_handler(  # type: ignore[arg-type]
         {"Records": [_sqs_record(signal["MessageId"], signal["Body"])]}, CONTEXT
     )
     sfn = aws.client("stepfunctions")
@@ -169,3 +170,21 @@ def test_the_inbound_path_never_imports_the_model_sdk() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "False"
+
+
+def test_the_tracer_is_built_on_the_first_invocation_not_at_import() -> None:
+    """Building Powertools' Tracer loads the X-Ray SDK and opens its UDP emitter: a handler
+    module only wraps, and the first call builds it (then reuses it)."""
+    lazy = LazyTracer("maestro-test")
+
+    @lazy.capture_lambda_handler(capture_response=False)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {"seen": event["n"]}
+
+    assert not lazy.built
+    assert handler({"n": 1}, CONTEXT) == {"seen": 1}
+    assert lazy.built
+    built = lazy.get()
+    assert handler({"n": 2}, CONTEXT) == {"seen": 2}
+    assert lazy.get() is built
+    assert handler.__name__ == "handler"

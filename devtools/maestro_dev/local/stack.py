@@ -392,7 +392,7 @@ class LocalStack:
 
     def poll_debounce(self) -> int:
         """One event-source-mapping poll: a batch of up to 10 → the flusher, partial failures."""
-        from maestro.ingest.entry import process_debounce_batch
+        from maestro.ingest.flusher_entry import process_debounce_batch
 
         handled = 0
         while True:

@@ -3,21 +3,78 @@
 Logger carries the package id as correlation id; Tracer traces the handlers; Metrics counts
 packages by route, actions by lane, abstentions, fallbacks, escalations and model tokens, as
 CloudWatch embedded metric format. Locally the stack turns tracing and metrics output off.
+
+The Tracer is built on the first invocation, not at import: constructing one imports the X-Ray
+SDK and its recorder (about 100 ms) even when tracing is disabled, and a cold start should pay
+only for what its first request runs.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Tracer
 
 SERVICE = "maestro"
 NAMESPACE = "Maestro"
 
+
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
+
+_Handler = TypeVar("_Handler", bound=Callable[..., Any])
+
+
+class LazyTracer:
+    """Powertools' ``Tracer``, constructed when a decorated handler first runs.
+
+    ``capture_lambda_handler`` decorates at import as Powertools' does; the real decorator is
+    applied on the first call and reused by the warm container.
+    """
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self._tracer: Tracer | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._tracer is not None
+
+    def get(self) -> Tracer:
+        if self._tracer is None:
+            from aws_lambda_powertools import Tracer
+
+            self._tracer = Tracer(service=self._service)
+        return self._tracer
+
+    def capture_lambda_handler(
+        self, *, capture_response: bool | None = None, capture_error: bool | None = None
+    ) -> Callable[[_Handler], _Handler]:
+        def decorate(handler: _Handler) -> _Handler:
+            traced: Callable[..., Any] | None = None
+
+            @functools.wraps(handler)
+            def run(event: Any, context: Any) -> Any:
+                nonlocal traced
+                if traced is None:
+                    traced = self.get().capture_lambda_handler(
+                        handler, capture_response=capture_response, capture_error=capture_error
+                    )
+                return traced(event, context)
+
+            return cast(_Handler, run)  # same signature as ``handler``
+
+        return decorate
+
+
+tracer = LazyTracer(SERVICE)
 
 
 def count(name: str, value: float = 1, **dimensions: str) -> None:
@@ -34,4 +91,4 @@ def count(name: str, value: float = 1, **dimensions: str) -> None:
             metric.add_dimension(name=key, value=dim)
 
 
-__all__ = ["count", "logger", "metrics", "tracer"]
+__all__ = ["LazyTracer", "count", "logger", "metrics", "tracer"]

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import Field
 
 from maestro.domain.common import E164, AwareDatetime, Frozen
-from maestro.domain.memory import BrainRequest
 from maestro.domain.models import (
     Channel,
     FlushTrigger,
@@ -23,15 +22,20 @@ from maestro.domain.models import (
     PreCheckResult,
     WorkOrder,
 )
-from maestro.domain.records import (
-    ActionOutcomeRecord,
-    BrainSample,
-    MaestroDecision,
-    MaestroState,
-    PackageCompletion,
-    PendingClarification,
-    PendingConfirmation,
-)
+
+if TYPE_CHECKING:
+    # Named only in the Protocols' signatures: importing them here would load the memory window
+    # and the decision records into every handler, the inbound webhook included.
+    from maestro.domain.memory import BrainRequest
+    from maestro.domain.records import (
+        ActionOutcomeRecord,
+        BrainSample,
+        MaestroDecision,
+        MaestroState,
+        PackageCompletion,
+        PendingClarification,
+        PendingConfirmation,
+    )
 
 
 class ConflictError(Exception):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -16,11 +18,17 @@ else:  # the stubs are a dev dependency; at run time any client will do
 __all__ = [
     "DynamoDBClient",
     "cancellation_codes",
+    "consistent_get",
     "from_item",
     "is_conditional_failure",
+    "load_model",
+    "model_item",
+    "query_all",
     "to_item",
     "to_value",
 ]
+
+M = TypeVar("M", bound=BaseModel)
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -75,3 +83,35 @@ def cancellation_codes(error: ClientError) -> list[str]:
         return []
     reasons = error.response.get("CancellationReasons", [])
     return [str(r.get("Code", "None")) for r in reasons]
+
+
+def model_item(model: BaseModel, **extra: Any) -> dict[str, Any]:
+    """The model's fields as native attributes (readable in the console), plus ``extra``."""
+    return to_item({**model.model_dump(mode="json"), **extra})
+
+
+def load_model(cls: type[M], item: dict[str, Any], **defaults: Any) -> M:
+    """A stored item as ``cls``, ignoring the adapter's own attributes (index keys, TTL);
+    ``defaults`` restores fields that to_item left out because they were None."""
+    data = {k: v for k, v in from_item(item).items() if k in cls.model_fields}
+    return cls.model_validate({**defaults, **data})
+
+
+def query_all(client: DynamoDBClient, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item a Query yields, across pages."""
+    while True:
+        page = client.query(**kwargs)
+        yield from page.get("Items", [])
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last
+
+
+def consistent_get(
+    client: DynamoDBClient, table_name: str, key: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The item at ``key`` (a strongly consistent read), or None."""
+    response = client.get_item(TableName=table_name, Key=to_item(key), ConsistentRead=True)
+    item = response.get("Item")
+    return dict(item) if item else None

@@ -23,7 +23,14 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.domain.models import Party, WorkOrder
+from maestro.adapters.ddb import consistent_get as _get
+from maestro.adapters.ddb import load_model as _load
+from maestro.adapters.ddb import model_item as _model_item
+from maestro.adapters.ddb import query_all as _query
+
+# Re-exported: the directory lives apart so the inbound webhook can load it without the records.
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.domain.models import WorkOrder
 from maestro.domain.records import (
     ActionOutcomeRecord,
     HoldStatus,
@@ -37,14 +44,13 @@ from maestro.domain.records import (
 from maestro.ports import (
     AlreadyExistsError,
     DecisionLog,
-    PartyDirectory,
     PendingKind,
     PendingStore,
     StaleVersionError,
     StateStore,
     WorkOrderStore,
 )
-from maestro.tables import DECISIONS, PARTIES, PENDING, STATE, WORK_ORDERS, Index, TableSpec
+from maestro.tables import DECISIONS, PENDING, STATE, WORK_ORDERS, Index, TableSpec
 
 __all__ = [
     "DynamoDecisionLog",
@@ -54,7 +60,6 @@ __all__ = [
     "DynamoWorkOrderStore",
 ]
 
-M = TypeVar("M", bound=BaseModel)
 P = TypeVar("P", PendingClarification, PendingConfirmation)
 ConflictFactory = type[AlreadyExistsError] | type[StaleVersionError]
 
@@ -79,35 +84,6 @@ def _sort_name(keyed: TableSpec | Index) -> str:
     if keyed.sort is None:  # pragma: no cover - the specs are static
         raise RuntimeError(f"{keyed} needs a sort key")
     return keyed.sort.name
-
-
-def _model_item(model: BaseModel, **extra: Any) -> dict[str, Any]:
-    """The model's fields as native attributes (readable in the console), plus ``extra``."""
-    return to_item({**model.model_dump(mode="json"), **extra})
-
-
-def _load(cls: type[M], item: dict[str, Any], **defaults: Any) -> M:
-    # Drop the adapter's own attributes (index keys, TTL); ``defaults`` restores fields that
-    # to_item left out because they were None.
-    data = {k: v for k, v in from_item(item).items() if k in cls.model_fields}
-    return cls.model_validate({**defaults, **data})
-
-
-def _query(client: DynamoDBClient, **kwargs: Any) -> Iterator[dict[str, Any]]:
-    """Every item a Query yields, across pages."""
-    while True:
-        page = client.query(**kwargs)
-        yield from page.get("Items", [])
-        last = page.get("LastEvaluatedKey")
-        if not last:
-            return
-        kwargs["ExclusiveStartKey"] = last
-
-
-def _get(client: DynamoDBClient, table_name: str, key: dict[str, Any]) -> dict[str, Any] | None:
-    response = client.get_item(TableName=table_name, Key=to_item(key), ConsistentRead=True)
-    item = response.get("Item")
-    return dict(item) if item else None
 
 
 def _conditional_put(
@@ -574,37 +550,3 @@ class DynamoPendingStore(PendingStore):
             if now is None or model.expires_at > now:
                 live.append(model)
         return live
-
-
-# ---------------------------------------------------------------------------------------------
-# The party directory.
-# ---------------------------------------------------------------------------------------------
-
-
-class DynamoPartyDirectory(PartyDirectory):
-    """Phone (E.164) → party. ``put`` overwrites: the directory is maintained, not appended."""
-
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
-        self._client = client
-        self._table = table_name
-
-    def by_phone(self, phone: str) -> Party | None:
-        item = _get(self._client, self._table, {PARTIES.partition.name: phone})
-        return _load(Party, item) if item else None
-
-    def by_party_id(self, party_id: str) -> Party | None:
-        index = _index(PARTIES, "by_party_id")
-        for item in _query(
-            self._client,
-            TableName=self._table,
-            IndexName=index.name,
-            KeyConditionExpression="#pk = :pk",
-            ExpressionAttributeNames={"#pk": index.partition.name},
-            ExpressionAttributeValues={":pk": to_value(party_id)},
-        ):
-            # The index may lag: confirm with a consistent read by phone.
-            return self.by_phone(str(from_item(item)[PARTIES.partition.name]))
-        return None
-
-    def put(self, party: Party) -> None:
-        self._client.put_item(TableName=self._table, Item=_model_item(party))

@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
+from functools import cache
 from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr, TypeAdapter, ValidationError, model_validator
@@ -118,7 +119,12 @@ class _Escalate(Frozen):
 
 
 _Answer = Annotated[_Decided | _Ambiguous | _Escalate, Field(discriminator="status")]
-_ANSWER: TypeAdapter[_Decided | _Ambiguous | _Escalate] = TypeAdapter(_Answer)
+
+
+@cache
+def _answer_adapter() -> TypeAdapter[_Decided | _Ambiguous | _Escalate]:
+    # Built on the first judgment, not at import: every pipeline step imports this module.
+    return TypeAdapter(_Answer)
 
 
 class DecideResult(Frozen):
@@ -268,7 +274,7 @@ def _classify(
     except (TypeError, ValueError, RecursionError):
         return "non_json"
     try:
-        answer = _ANSWER.validate_python(parsed)
+        answer = _answer_adapter().validate_python(parsed)
     except (ValidationError, RecursionError):
         return "schema_failure"
     # Membership is checked apart from shape so "right form, wrong choice" is visible in the log.

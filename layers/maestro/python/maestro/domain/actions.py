@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
@@ -121,7 +122,7 @@ def is_new_ref(target: str | None) -> bool:
 
 
 class Params(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 Category = Literal[
@@ -207,7 +208,7 @@ class EscalateParams(Params):
 
 
 class ActionBase(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     target_wo_id: str | None = Field(default=None, max_length=64)
     confidence: float = Field(default=0.5, ge=0.0, le=1.0, description="Self-reported")
@@ -293,20 +294,24 @@ Action = Annotated[
     Field(discriminator="lane"),
 ]
 
-ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
+
+@cache
+def _action_adapter() -> TypeAdapter[Action]:
+    # Built on first use, not at import: most handlers import the vocabulary, few parse actions.
+    return TypeAdapter(Action)
 
 
 class ActionPlan(BaseModel):
     """What one brain sample proposes: an ordered list of actions for the package."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     actions: tuple[Action, ...] = Field(min_length=1, max_length=8)
 
 
 def parse_action(data: Any) -> Action:
     """Validate one action from untrusted data; raises pydantic.ValidationError if invalid."""
-    return ACTION_ADAPTER.validate_python(data)
+    return _action_adapter().validate_python(data)
 
 
 def action_plan_json_schema() -> dict[str, Any]:

@@ -35,7 +35,7 @@ AwareDatetime = Annotated[datetime, AfterValidator(_require_aware)]
 class Frozen(BaseModel):
     """Base for domain values: immutable, strict about unknown fields."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 ELLIPSIS = "…"

@@ -208,18 +208,45 @@ _BATTERY_VETO = (
 )
 
 
+@cache
+def _compiled(source: str) -> re.Pattern[str]:
+    """``source`` compiled with IGNORECASE, once per process, when first needed.
+
+    Compiling every rule takes about 100 ms, so nothing is compiled at import: a cold start pays
+    only for the patterns its first texts reach (a rule's main pattern only once its trigger
+    matched).
+    """
+    return re.compile(source, re.IGNORECASE)
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     category: Category
     severity: Severity
-    pattern: re.Pattern[str]
+    source: str
     # The rule is skipped when `veto` matches anywhere in the message (e.g. "battery" for alarms).
-    veto: re.Pattern[str] | None = None
+    veto_source: str | None = None
     # The rule fires only when `requires` also matches somewhere (e.g. "freezing" for no heat).
-    requires: re.Pattern[str] | None = None
+    requires_source: str | None = None
     # A cheap stem every match contains, checked first so most texts skip the slow pattern
     # (a test checks that each match holds its rule's trigger).
-    trigger: re.Pattern[str] | None = None
+    trigger_source: str | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.source)
+
+    @property
+    def veto(self) -> re.Pattern[str] | None:
+        return None if self.veto_source is None else _compiled(self.veto_source)
+
+    @property
+    def requires(self) -> re.Pattern[str] | None:
+        return None if self.requires_source is None else _compiled(self.requires_source)
+
+    @property
+    def trigger(self) -> re.Pattern[str] | None:
+        return None if self.trigger_source is None else _compiled(self.trigger_source)
 
 
 def _rule(
@@ -233,10 +260,10 @@ def _rule(
     return _Rule(
         category=category,
         severity=severity,
-        pattern=re.compile(_alt(*patterns), re.IGNORECASE),
-        veto=re.compile(veto, re.IGNORECASE) if veto else None,
-        requires=re.compile(requires, re.IGNORECASE) if requires else None,
-        trigger=re.compile(trigger, re.IGNORECASE) if trigger else None,
+        source=_alt(*patterns),
+        veto_source=veto or None,
+        requires_source=requires or None,
+        trigger_source=trigger or None,
     )
 
 
@@ -701,34 +728,32 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 # A negator governing the hit: "no smoke", "don't smell gas", "never any sign of smoke".
-_NEG_BEFORE = re.compile(
+_NEG_BEFORE = (
     rf"\b(?:{_NEG}|no\W+longer|do\W+not|does\W+not|did\W+not|is\W+not|was\W+not|are\W+not)"
     r"(?:\W+(?:any|more|longer|sign|signs|of|smell|smells|smelling|smelled|see|seeing|saw|"
     r"detect|notice|noticed|really|even|a|the|real|actual|strong|hear|hearing|further|visible|"
-    r"i|we|think|is|there|s|it))*\W*$",
-    re.IGNORECASE,
+    r"i|we|think|is|there|s|it))*\W*$"
 )
 # The end of the clause that holds the hit: only a negator in the same clause counts.
-_CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|and|so|because|though)\b", re.IGNORECASE)
+_CLAUSE_BREAK = r"[.!?;,\n]|\b(?:but|and|so|because|though)\b"
 # A resolution right after the hit: "the gas smell is gone now", "smoke has cleared".
-_RESOLVED_AFTER = re.compile(
+_RESOLVED_AFTER = (
     r"^\W*(?:(?:smell|odou?r|stench|stink|leak|backup|problem|issue)s?\W+)?"
     r"(?:(?:is|s|has|have|was|it|its|all|now|already|finally|totally|completely|went)\W+){0,3}"
     r"(?:gone|cleared|went\W+away|anymore|any\W+more|dissipated|resolved|fixed|aired\W+out|"
-    r"under\W+control)\b",
-    re.IGNORECASE,
+    r"under\W+control)\b"
 )
 _SEVERITY_RANK: dict[Severity, int] = {"emergency": 0, "urgent": 1}
 
 
 def _negated(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 60) : start]
-    breaks = list(_CLAUSE_BREAK.finditer(before))
+    breaks = list(_compiled(_CLAUSE_BREAK).finditer(before))
     if breaks:
         before = before[breaks[-1].end() :]
-    if _NEG_BEFORE.search(before):
+    if _compiled(_NEG_BEFORE).search(before):
         return True
-    return _RESOLVED_AFTER.match(text[end : end + 40]) is not None
+    return _compiled(_RESOLVED_AFTER).match(text[end : end + 40]) is not None
 
 
 def _first_span(rule: _Rule, text: str) -> tuple[int, int] | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from maestro.brain.probe import Prober
 from maestro.domain.models import FlushTrigger, Message, Package, Route
 from maestro.ports import (
     Clock,

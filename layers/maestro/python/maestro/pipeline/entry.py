@@ -8,7 +8,6 @@ same functions from its Lambda dispatcher.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
@@ -21,9 +20,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.adapters.aws import client
-from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_memory import (
@@ -34,9 +31,8 @@ from maestro.adapters.dynamodb_memory import (
     DynamoWorkOrderStore,
 )
 from maestro.adapters.eventbridge import EventBridgeBus
+from maestro.adapters.language_model import language_model
 from maestro.adapters.outbox import DynamoRecordingMessenger
-from maestro.adapters.secrets import SecretsManagerSecrets
-from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.model import LanguageModel
 from maestro.brain.models import models_for
 from maestro.clock import SystemClock
@@ -45,7 +41,7 @@ from maestro.observability import logger, metrics, tracer
 from maestro.pipeline.errors import TransientError
 from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro.ports import Clock
-from maestro.settings import ModelSettings, PipelineSettings
+from maestro.settings import PipelineSettings
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 STEPS = (
@@ -70,47 +66,6 @@ _TRANSIENT_CODES = frozenset(
         "TransactionConflictException",
     }
 )
-
-
-def language_model(
-    settings: ModelSettings,
-    clock: Clock,
-    ddb: Any,
-    conversations_table: str,
-    model: LanguageModel | None = None,
-    *,
-    key_from_env: bool = True,
-) -> LanguageModel | None:
-    """The model every stage uses, behind its budgets: ``model`` when given (the scripted one),
-    else Anthropic when a key is configured (the secret in the cloud, ``ANTHROPIC_API_KEY``
-    locally), else None: the deterministic paths, named as the offline brain."""
-    if model is None:
-        key = (
-            SecretsManagerSecrets().get(settings.anthropic_api_key_secret)
-            if settings.anthropic_api_key_secret
-            else os.environ.get("ANTHROPIC_API_KEY", "")
-            if key_from_env
-            else ""
-        )
-        if not key.startswith("sk-ant-"):
-            # No key, or the stack's random placeholder not yet replaced: the offline brain.
-            if key:
-                logger.warning("the Anthropic key secret holds no Anthropic key: running offline")
-            return None
-        model = AnthropicModel(
-            key,
-            cheap=settings.cheap_model_id,
-            strong=settings.strong_model_id,
-            timeout=settings.model_timeout_seconds,
-            max_retries=settings.model_max_retries,
-        )
-    caps = BudgetCaps(
-        package_calls=settings.package_model_calls,
-        package_tokens=settings.package_model_tokens,
-        day_calls=settings.daily_model_calls,
-        day_tokens=settings.daily_model_tokens,
-    )
-    return BudgetedModel(model, DynamoModelBudget(ddb, conversations_table, caps), clock)
 
 
 def build_pipeline(

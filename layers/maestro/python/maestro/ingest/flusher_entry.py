@@ -1,0 +1,102 @@
+"""The debounce flusher's Lambda entry point (SQS batches, partial failures), wired from settings.
+
+Settings are validated and adapters built on the first invocation (not at import), then reused
+by the warm container. The embedded stack's poller calls ``process_debounce_batch`` with its own
+flusher, as the cloud handler does with this one.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from maestro.adapters.aws import client
+from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
+from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.language_model import language_model
+from maestro.adapters.stepfunctions import StepFunctionsStarter
+from maestro.clock import SystemClock
+from maestro.ingest.flusher import Flusher
+from maestro.observability import count, logger, metrics, tracer
+from maestro.ports import DebounceSignal
+from maestro.settings import FlusherSettings
+
+
+@cache
+def _flusher() -> Flusher:
+    settings = FlusherSettings()  # read from the environment
+    ddb = client("dynamodb", settings.region)
+    clock = SystemClock()
+    buffer = DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table)
+    model = language_model(settings, clock, ddb, settings.conversations_table)
+    prober = None
+    if model is not None and settings.parties_table and settings.work_orders_table:
+        # The probe's model stages load only when a model answers: without a key the flusher
+        # never probes, and its cold start need not load the brain.
+        from maestro.brain.models import models_for
+        from maestro.brain.probe import Prober
+
+        prober = Prober(
+            models_for(model),
+            buffer,
+            DynamoPartyDirectory(ddb, settings.parties_table),
+            DynamoWorkOrderStore(ddb, settings.work_orders_table),
+        )
+    return Flusher(
+        buffer,
+        StepFunctionsStarter(
+            client("stepfunctions", settings.region),
+            settings.state_machine_arn,
+            step=settings.step_mode,
+        ),
+        clock,
+        max_wait_seconds=settings.max_wait_seconds,
+        prober=prober,
+    )
+
+
+def flush_record(record: SQSRecord, flusher: Flusher) -> None:
+    signal = DebounceSignal.model_validate_json(record.body)
+    packages = flusher.handle(signal)
+    for package in packages:
+        count("PackagesFlushed", trigger=package.trigger.value)
+        logger.info(
+            "package started",
+            extra={
+                "package_id": package.package_id,
+                "conversation_id": package.conversation_id,
+                "trigger": package.trigger.value,
+                "messages": len(package.messages),
+            },
+        )
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def flusher_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """SQS batch → flushes, reporting partial batch failures so only failed signals retry."""
+    return process_debounce_batch(event, _flusher(), context)
+
+
+def process_debounce_batch(
+    event: dict[str, Any], flusher: Flusher, context: LambdaContext | None
+) -> dict[str, Any]:
+    """One SQS batch of debounce signals (the cloud handler and the local poller share it)."""
+    processor = BatchProcessor(event_type=EventType.SQS)
+    response = process_partial_response(
+        event=event,
+        record_handler=lambda record: flush_record(record, flusher),
+        processor=processor,
+        context=context,
+    )
+    return dict(response)
