@@ -50,10 +50,12 @@ clean:
 synth: $(STAMP)
 	$(BIN)/python app.py
 
+# Each benchmark merges its figures into bench/results.json and rewrites bench/results.md.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_safety_floor.py
 	$(BIN)/python benchmarks/bench_demo.py
 	$(BIN)/python benchmarks/bench_model.py
+	$(BIN)/python benchmarks/bench_imports.py
 
 # 1,000 messages from 50 senders on the embedded stack (a few minutes): failed open, emergencies
 # escalated, lost, duplicated, order violations. `make test` runs a small one.

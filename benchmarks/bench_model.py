@@ -1,6 +1,6 @@
 """What a package costs the model, in calls and tokens, and what the window costs to build.
 
-Writes bench/results.json and bench/results.md:
+Merges into bench/results.json (and regenerates bench/results.md from it):
 
 - ``model_calls_per_package``: ``{"clear": n, "ambiguous": n}``, averages over 20 one-message
   packages of each kind on the embedded stack with the scripted model, the severity probe and
@@ -27,8 +27,9 @@ import statistics
 import sys
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
+
+from _results import merge_results, render_markdown
 
 from maestro.brain.model import ModelRequest, Turn
 from maestro.brain.reasoning import PROPOSE_TOOL_NAME, REASONING_SYSTEM, propose_tool
@@ -46,8 +47,6 @@ from maestro.domain.models import (
 )
 from maestro.domain.records import Disposition, MaestroDecision
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench"
 HISTORIES = (10, 100, 1000, 10000)
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 
@@ -306,36 +305,10 @@ def main() -> int:
         "window_build_ms_by_history": build_ms,
         "window_reads_on_moto_ms": moto,
     }
-    OUT.mkdir(exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    merged = merge_results(results)
+    print(render_markdown({k: v for k, v in merged.items() if k in results}))
     spread = max(tokens[k] for k in ("100", "1000", "10000"))
     low = min(tokens[k] for k in ("100", "1000", "10000"))
-    lines = [
-        "# maestro benchmark results",
-        "",
-        "Written by `make bench` (benchmarks/bench_model.py).",
-        "",
-        "## Model calls per one-message package (scripted model; probe and pre-check included)",
-        "",
-        f"- clear (the reasoning samples agree): **{calls['clear']}** calls",
-        f"- ambiguous (the samples split): **{calls['ambiguous']}** calls",
-        "",
-        f"## Reasoning prompt tokens by prior history ({how})",
-        "",
-        "| prior messages and decisions | prompt tokens | window build (ms, median of 20) |",
-        "|---|---|---|",
-        *(f"| {n} | {tokens[str(n)]} | {build_ms[str(n)]} |" for n in HISTORIES),
-        "",
-        f"Tokens at 100 / 1,000 / 10,000 are within {100 * (spread - low) / low:.1f} % of each "
-        f"other; the window at 10,000 takes {build_ms['10000'] / build_ms['100']:.2f}x the time "
-        "at 100.",
-        "",
-        "The window's two reads on moto's DynamoDB (its Query filters the whole partition in "
-        f"Python, unlike DynamoDB's): {moto['100']} ms at 100, {moto['10000']} ms at 10,000.",
-        "",
-    ]
-    (OUT / "results.md").write_text("\n".join(lines))
-    print("\n".join(lines))
     clear_ok = calls["clear"] <= 3
     flat = (spread - low) / low <= 0.02 and build_ms["10000"] <= 1.5 * build_ms["100"]
     return 0 if clear_ok and flat else 1

@@ -1,0 +1,43 @@
+"""`make bench`'s results file: each benchmark merges its keys, none erases another's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _results import merge_results
+
+IMPORTS = {
+    "handler_import_ms": {"inbound_sms": 300.0, "act": 330.0},
+    "import_baseline_ms": 300.0,
+    "handler_import_limit": {"inbound_sms": 1.1, "act": 1.25},
+    "import_runs": 5,
+}
+MODEL = {
+    "model_calls_per_package": {"clear": 3, "ambiguous": 6},
+    "prompt_tokens_by_history": {"10": 4000, "100": 4400, "1000": 4400, "10000": 4400},
+    "prompt_tokens_method": "characters / 4",
+    "window_build_ms_by_history": {"10": 1.0, "100": 1.0, "1000": 1.1, "10000": 1.1},
+    "window_reads_on_moto_ms": {"100": 5.0, "10000": 80.0},
+}
+
+
+def test_a_benchmark_keeps_the_figures_of_the_others(tmp_path: Path) -> None:
+    merge_results(MODEL, out=tmp_path)
+    merge_results(IMPORTS, out=tmp_path)
+    merge_results({"import_baseline_ms": 310.0}, out=tmp_path)  # a rerun updates its own key
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved == {**MODEL, **IMPORTS, "import_baseline_ms": 310.0}
+    markdown = (tmp_path / "results.md").read_text()
+    assert "clear (the reasoning samples agree): **3** calls" in markdown
+    assert "| act | 330.0 | 1.06x | 1.25x ok |" in markdown
+    assert "| inbound_sms | 300.0 | 0.97x | 1.10x ok |" in markdown
+
+
+def test_an_unknown_key_is_shown_raw_and_a_torn_file_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "results.json").write_text('{"model_calls_per_pack')  # an interrupted write
+    merged = merge_results({"demo_wall_seconds": 4.2}, out=tmp_path)
+    assert merged == {"demo_wall_seconds": 4.2}
+    markdown = (tmp_path / "results.md").read_text()
+    assert "### demo_wall_seconds" in markdown
+    assert "4.2" in markdown
