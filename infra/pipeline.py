@@ -91,8 +91,10 @@ class Pipeline(Construct):
             ),
             role=self.role,
             tracing_enabled=True,
+            # Every state's event is logged, without its input and output: they carry tenants'
+            # phone numbers and words (#11). The console's execution history still shows them.
             logs=sfn.LogOptions(
-                destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=True
+                destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False
             ),
             removal_policy=config.removal,
         )

@@ -4,6 +4,10 @@ Logger carries the package id as correlation id; Tracer traces the handlers; Met
 packages by route, actions by lane, abstentions, fallbacks, escalations and model tokens, as
 CloudWatch embedded metric format. Locally the stack turns tracing and metrics output off.
 
+Every log line is masked on its way out (:class:`MaskingFormatter`): phone numbers keep their
+last 4 digits, and the values of body-like keys ("body", "text", …) and the inputs pydantic
+quotes in its errors are erased, in the message, the extra keys and the exception text alike.
+
 The Tracer is built on the first invocation, not at import: constructing one imports the X-Ray
 SDK and its recorder (about 100 ms) even when tracing is disabled, and a cold start should pay
 only for what its first request runs.
@@ -17,16 +21,28 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+from maestro.domain.privacy import mask_log
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
+    from aws_lambda_powertools.logging.types import LogRecord
 
 SERVICE = "maestro"
 NAMESPACE = "Maestro"
 
 
-logger = Logger(service=SERVICE)
+class MaskingFormatter(LambdaPowertoolsFormatter):
+    """Powertools' JSON formatter, masking phone numbers and what people wrote (see
+    ``maestro.domain.privacy``) in every field just before the line is serialized."""
+
+    def serialize(self, log: LogRecord) -> str:
+        return super().serialize(mask_log(log))
+
+
+logger = Logger(service=SERVICE, logger_formatter=MaskingFormatter())
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Any])
@@ -91,4 +107,4 @@ def count(name: str, value: float = 1, **dimensions: str) -> None:
             metric.add_dimension(name=key, value=dim)
 
 
-__all__ = ["LazyTracer", "count", "logger", "metrics", "tracer"]
+__all__ = ["LazyTracer", "MaskingFormatter", "count", "logger", "metrics", "tracer"]

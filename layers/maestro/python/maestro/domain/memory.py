@@ -11,7 +11,6 @@ Pure: no I/O, no clock. The same inputs, in any order, give the same window.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ from pydantic import Field, model_validator
 
 from maestro.domain.common import ELLIPSIS, Frozen, truncate
 from maestro.domain.models import Channel, Message, OpenContext, Package, PartyRole
+from maestro.domain.privacy import mask_phone_numbers
 from maestro.domain.records import MaestroDecision
 
 __all__ = [
@@ -69,24 +69,6 @@ def _one_line(text: str) -> str:
     kept = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) != "Cc")
     lines = (" ".join(line.split()) for line in kept.splitlines())
     return " / ".join(line for line in lines if line)
-
-
-# "+" then 7-15 digits (E.164), or a North-American number written the usual ways.
-_PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{7,15}(?!\d)"
-    r"|(?:\+?1[ .-]?)?(?:\(\d{3}\)|\d{3})[ .-]?\d{3}[ .-]?\d{4}(?![\w]))"
-)
-
-
-def _mask(match: re.Match[str]) -> str:
-    raw = match.group(0)
-    digits = re.sub(r"\D", "", raw)
-    return ("+" if raw.startswith("+") else "") + ELLIPSIS + digits[-4:]
-
-
-def mask_phone_numbers(text: str) -> str:
-    """Every phone number in ``text`` reduced to its last 4 digits: the brain needs no more."""
-    return _PHONE.sub(_mask, text)
 
 
 def _stamp(at: datetime) -> str:

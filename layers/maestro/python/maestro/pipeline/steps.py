@@ -55,6 +55,7 @@ from maestro.domain.models import (
     context_for_work_order,
 )
 from maestro.domain.pending import PendingSnapshot, resolve_pending
+from maestro.domain.privacy import mask_text
 from maestro.domain.records import (
     ActionOutcomeRecord,
     Disposition,
@@ -846,12 +847,12 @@ _PLAIN_REASONS = {
 def short_failure_reason(failure: StepError) -> str:
     """What a PM reads: a short reason, never the raw exception or the tenant's words."""
     plain = _PLAIN_REASONS.get(failure.Error)
-    return plain or f"a step failed ({truncate(failure.Error, 60)})"
+    return plain or f"a step failed ({truncate(mask_text(failure.Error), 60)})"
 
 
 def _failure_detail(failure: StepError) -> str:
     """For the decision log: the error name and the first line of its message, without the
-    input values pydantic quotes (they may hold the tenant's words)."""
+    input values pydantic quotes (they may hold the tenant's words) or phone numbers."""
     message = failure.Cause
     try:
         cause = json.loads(failure.Cause)
@@ -861,7 +862,7 @@ def _failure_detail(failure: StepError) -> str:
         pass
     first = message.strip().splitlines()[0] if message.strip() else ""
     first = first.split("input_value=")[0].strip()
-    return truncate(f"{failure.Error}: {first}" if first else failure.Error, 300)
+    return truncate(mask_text(f"{failure.Error}: {first}" if first else failure.Error), 300)
 
 
 def _who(sender: Party | None, phone: str | None) -> str:
