@@ -19,6 +19,7 @@ from harness import (
     twilio_event,
 )
 
+from maestro.adapters.twilio_status import message_statuses
 from maestro.adapters.webhook_auth import app_signature
 from maestro.domain.models import Channel, FlushTrigger
 from maestro.ingest.service import conversation_id_for
@@ -276,6 +277,33 @@ def test_delivery_status_never_regresses(rig: Rig) -> None:
     assert status("sent")["applied"] is False  # a late callback
     assert rig.statuses.status_of("SM8001") == "delivered"
     assert status("read")["applied"] is True
+
+
+def test_every_status_the_sdk_defines_is_accepted(rig: Rig) -> None:
+    for n, value in enumerate(sorted(message_statuses())):
+        params = {"MessageSid": f"SM82{n:02d}", "MessageStatus": value, "AccountSid": "AC1"}
+        response = rig.call(twilio_event("/twilio/status", params))
+        assert response["statusCode"] == 200, (value, response)
+        assert rig.statuses.status_of(f"SM82{n:02d}") == value
+    bogus = {"MessageSid": "SM8299", "MessageStatus": "teleported", "AccountSid": "AC1"}
+    assert rig.call(twilio_event("/twilio/status", bogus))["statusCode"] == 400
+
+
+def test_redelivered_and_out_of_order_callbacks_never_regress_or_duplicate(rig: Rig) -> None:
+    def status(value: str) -> bool:
+        params = {"MessageSid": "SM8301", "MessageStatus": value, "AccountSid": "AC1"}
+        response = rig.call(twilio_event("/twilio/status", params))
+        assert response["statusCode"] == 200
+        return bool(json.loads(response["body"])["applied"])
+
+    # Twilio's order is queued → sent → delivered; these arrive shuffled, some twice.
+    applied = [status(s) for s in ("sent", "delivered", "queued", "sent", "delivered", "sending")]
+    assert applied == [True, True, False, False, False, False]
+    assert rig.statuses.status_of("SM8301") == "delivered"
+    items = rig.aws.dynamodb.scan(TableName=rig.aws.table_names["messages"])["Items"]
+    assert [i["message_id"]["S"] for i in items].count("SM8301") == 1
+    assert status("undelivered") is False  # a final outcome is not replaced by another
+    assert rig.statuses.status_of("SM8301") == "delivered"
 
 
 def test_a_status_callback_for_an_inbound_id_changes_nothing(rig: Rig) -> None:

@@ -176,20 +176,9 @@ class ConversationBuffer(Protocol):
         """A package that never held the lease gives up its turn (it failed open waiting)."""
 
 
-DeliveryStatus = Literal[
-    "accepted",
-    "queued",
-    "sending",
-    "sent",
-    "delivered",
-    "read",
-    "undelivered",
-    "failed",
-    "canceled",
-    "receiving",
-    "received",
-    "scheduled",
-]
+DeliveryStatus = str
+"""A message status as Twilio reports it: one of the SDK's own ``MessageInstance.Status`` values
+(``maestro.adapters.twilio_status.message_statuses()``), never a hand-kept list."""
 
 
 class OutboundStatusStore(Protocol):

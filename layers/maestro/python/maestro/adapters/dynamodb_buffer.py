@@ -28,6 +28,7 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
+from maestro.adapters.twilio_status import status_rank
 from maestro.domain.models import FlushTrigger, Message, PreCheckResult, package_id_for
 from maestro.ports import (
     AppendResult,
@@ -613,24 +614,6 @@ class DynamoPageThrottle:
         return from_item(item) if item else None
 
 
-# Twilio's statuses in the order a message moves through them; a callback may arrive late or
-# twice, and a lower rank never overwrites a higher one (delivered never goes back to sent).
-STATUS_RANK: dict[str, int] = {
-    "scheduled": 0,
-    "accepted": 1,
-    "queued": 2,
-    "sending": 3,
-    "sent": 4,
-    "receiving": 4,
-    "received": 5,
-    "delivered": 6,
-    "undelivered": 6,
-    "failed": 6,
-    "canceled": 6,
-    "read": 7,
-}
-
-
 class DynamoOutboundStatusStore:
     """:class:`maestro.ports.OutboundStatusStore` on the messages table."""
 
@@ -641,7 +624,7 @@ class DynamoOutboundStatusStore:
     def record_status(
         self, message_sid: str, status: DeliveryStatus, at: datetime, error_code: str | None
     ) -> bool:
-        rank = STATUS_RANK[status]
+        rank = status_rank(status)
         names = {"#rank": "status_rank", "#status": "status", "#dir": "direction"}
         values = {
             ":rank": to_value(rank),
