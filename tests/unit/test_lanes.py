@@ -12,6 +12,7 @@ import pytest
 from builders import MARIA, T0, TENANT_PHONE, act, package, wo_context
 
 from maestro.domain.actions import LANE_SPECS, Action, Lane, ManageExistingParams
+from maestro.domain.dispose import QueuedAction
 from maestro.domain.models import (
     OpenContext,
     Package,
@@ -158,6 +159,34 @@ def test_every_lane_publishes_the_event_its_spec_names(world: World, lane: Lane)
     assert set(outcome.message_sids) == {
         e.subject_id for e in outcome.events if e.type == "message.sent"
     }
+    _every_effect_is_claimed(outcome)
+
+
+def _every_effect_is_claimed(outcome: LaneOutcome) -> None:
+    """What the lane wrote and what its events claim are the same set: no effect without its
+    event (the sweeper's missing_event), no event without an effect."""
+    assert outcome.effects, "a lane that did something records what it wrote"
+    claimed = {(e.type, e.subject_id) for e in outcome.events}
+    assert {(f.event, f.subject_id) for f in outcome.effects} == claimed
+    for event in outcome.events:
+        assert event.package_id == outcome.idempotency_key.split("#")[0]
+        event.typed_claim()  # each claim fits its type's schema
+
+
+@pytest.mark.parametrize("name", list(RERUNS))
+def test_every_effect_has_its_event_and_names_its_decision(world: World, name: str) -> None:
+    action = RERUNS[name]
+    ctx = world.ctx()
+    ctx.queued = QueuedAction(
+        index=0,
+        action=action,
+        idempotency_key=ctx.idempotency_key,
+        decision_id="decision-0",
+    )
+    outcome = execute(action, ctx)
+    assert outcome.status == "done", outcome.note
+    _every_effect_is_claimed(outcome)
+    assert {e.decision_id for e in outcome.events} == {"decision-0"}
 
 
 @pytest.mark.parametrize("name", list(RERUNS))
@@ -213,7 +242,12 @@ def test_create_wo_opens_the_tenants_wo_and_texts_its_reference(world: World) ->
     assert outcome.created_wo_id == wo_id
     (created,) = [e for e in outcome.events if e.type == "wo.created"]
     assert created.subject_id == wo_id
-    assert created.claim == {"summary": wo.summary, "status": "open", "tenant_id": "tenant-maria"}
+    assert created.claim == {
+        "summary": wo.summary,
+        "status": "open",
+        "tenant_id": "tenant-maria",
+        "version": 1,
+    }
     (text,) = world.bodies_to(TENANT_PHONE)
     assert text.startswith(f"Got it: I've opened {wo_id} for fridge not cooling (kitchen).")
 
@@ -258,7 +292,11 @@ def test_relay_to_open_wo_records_the_update_and_tells_the_vendor(world: World) 
     assert wo is not None
     assert (wo.version, wo.updated_at) == (LEAK_204.version + 1, T0)
     (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
-    assert updated.claim == {"note": "it drips faster at night"}
+    assert updated.claim == {
+        "version": LEAK_204.version + 1,
+        "status": "open",
+        "note": "it drips faster at night",
+    }
     (relay,) = world.bodies_to(VENDOR.phone)
     assert "WO-204" in relay
     assert relay.endswith("it drips faster at night")
@@ -311,7 +349,7 @@ def test_schedule_propose_tells_tenant_and_vendor_and_leaves_the_wo_open(world: 
     assert "tomorrow after 2pm" in world.bodies_to(VENDOR.phone)[0]
     (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
     assert updated.claim["status"] == "open"
-    assert updated.claim["window"] is None
+    assert "window" not in updated.claim  # no window set: the claim says none
 
 
 def test_schedule_confirm_sets_the_window(world: World) -> None:
@@ -355,7 +393,7 @@ def test_rating_is_recorded_while_requested_and_the_tenant_is_thanked(world: Wor
     assert wo is not None
     assert (wo.rating, wo.rating_requested) == (5, False)
     (recorded,) = [e for e in outcome.events if e.type == "rating.recorded"]
-    assert (recorded.subject_id, recorded.claim) == ("WO-198", {"stars": 5})
+    assert (recorded.subject_id, recorded.claim) == ("WO-198", {"stars": 5, "version": 2})
     assert "5/5" in world.bodies_to(TENANT_PHONE)[0]
 
 
@@ -411,7 +449,7 @@ def test_escalate_pages_sends_safety_and_keeps_every_open_context(world: World) 
     assert "gas smell" in page
     assert "I smell gas in the kitchen" in page
     (paged,) = [e for e in outcome.events if e.type == "escalation.paged"]
-    assert paged.claim == {"reason": "emergency", "severity": "emergency"}
+    assert paged.claim == {"to": PM_PHONE, "reason": "emergency", "severity": "emergency"}
     assert paged.subject_id == world.messenger.to(PM_PHONE)[0].sid
 
 

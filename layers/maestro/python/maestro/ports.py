@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from pydantic import Field
 
 from maestro.domain.common import E164, AwareDatetime, Frozen
+from maestro.domain.events import DomainEvent as DomainEvent
+from maestro.domain.events import Effect as Effect
+from maestro.domain.events import EventType as EventType
 from maestro.domain.models import (
     Channel,
     FlushTrigger,
@@ -352,30 +355,6 @@ class PageThrottle(Protocol):
 # Effects: messages out, domain events.
 # ---------------------------------------------------------------------------------------------
 
-EventType = Literal[
-    "message.sent",
-    "wo.created",
-    "wo.updated",
-    "rating.recorded",
-    "confirm.held",
-    "confirm.released",
-    "escalation.paged",
-    "decision.recorded",
-]
-
-
-class DomainEvent(Frozen):
-    """What an effect claims happened. Always published, in every environment: the watcher
-    reads the real surface and confirms it (Evidence) or not (Shame)."""
-
-    event_id: str = Field(description="Deterministic: a re-run publishes the same id")
-    type: EventType
-    package_id: str
-    action_index: int | None = None
-    subject_id: str = Field(description="What to read back: a WO id, a message SID, a decision")
-    claim: dict[str, str | int | bool | None] = Field(default_factory=dict)
-    occurred_at: AwareDatetime
-
 
 class EventBus(Protocol):
     def publish(self, events: Sequence[DomainEvent]) -> None: ...
@@ -386,6 +365,10 @@ class SentMessage(Frozen):
     to: E164
     body: str
     status: str = "queued"
+    via: Literal["twilio", "recording"] = Field(
+        default="recording",
+        description="Which messenger: Twilio sent it; the recording messenger only recorded it",
+    )
 
 
 RECORDED_SID_PREFIX = "SMrec"

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from maestro.domain.actions import Action, Lane, ManageExistingParams
 from maestro.domain.common import AwareDatetime, Frozen
+from maestro.domain.events import Effect
 from maestro.domain.models import PreCheckResult, Route, Urgency, WoSnapshot
 
 __all__ = ["PreCheckResult", "Route"]  # defined with the messages that carry a probe's answer
@@ -123,6 +124,11 @@ class ActionOutcomeRecord(Frozen):
     target_wo_id: str | None = None
     created_wo_id: str | None = None
     message_sids: tuple[str, ...] = ()
+    effects: tuple[Effect, ...] = Field(
+        default=(),
+        description="What the action wrote, as the code that wrote it recorded it: the sweeper "
+        "expects an event claiming each one",
+    )
     note: str = Field(default="", max_length=500)
     recorded_at: AwareDatetime
 

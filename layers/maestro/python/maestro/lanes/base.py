@@ -19,6 +19,7 @@ from maestro.brain.manage_agent import ManageAgent
 from maestro.domain.actions import NEW_WO_PREFIX, Action
 from maestro.domain.common import Frozen
 from maestro.domain.dispose import QueuedAction
+from maestro.domain.events import BODY_PREVIEW, Effect, body_digest, claim_dict
 from maestro.domain.models import OpenContext, Package, Party
 from maestro.ports import (
     DomainEvent,
@@ -58,6 +59,8 @@ class LaneContext:
     queued: QueuedAction | None = None
     agent: ManageAgent | None = None
     events: list[DomainEvent] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
+    sent: list[SentMessage] = field(default_factory=list)
 
     def resolve_target(self, target: str | None) -> str | None:
         """A ``new:<ref>`` target names the WO an earlier create in this package made."""
@@ -65,31 +68,69 @@ class LaneContext:
             return wo_id_for(self.package.package_id, target)
         return target
 
+    @property
+    def decision_id(self) -> str | None:
+        """The decision whose action this is (dispose wrote it ahead of the act)."""
+        return self.queued.decision_id if self.queued is not None else None
+
+    @property
+    def target_wo_id(self) -> str | None:
+        """The WO the action names, resolved (a ``new:`` ref to the WO this package made)."""
+        if self.queued is None:
+            return None
+        return self.resolve_target(self.queued.action.target_wo_id)
+
     def event(
         self,
         type_: EventType,
         subject_id: str,
         suffix: str = "",
+        *,
+        wo_id: str | None = None,
         **claim: str | int | bool | None,
     ) -> DomainEvent:
-        """Record a domain event; its id is deterministic (key + type + suffix)."""
+        """Record a domain event: the claim, checked against its type's schema
+        (:mod:`maestro.domain.events`); its id is deterministic (key + type + suffix)."""
         event = DomainEvent(
             event_id=f"{self.idempotency_key}#{type_}{('#' + suffix) if suffix else ''}",
             type=type_,
             package_id=self.package.package_id,
+            decision_id=self.decision_id,
             action_index=self.action_index,
             subject_id=subject_id,
-            claim=claim,
+            wo_id=wo_id or self.target_wo_id,
+            claim=claim_dict(type_, claim),
             occurred_at=self.now,
         )
         self.events.append(event)
         return event
 
-    def send(self, to: str, body: str, suffix: str = "") -> SentMessage:
-        """Send a message and record its ``message.sent`` event."""
+    def effect(self, event: EventType, subject_id: str) -> None:
+        """Record what this action wrote (by the code that wrote it), apart from the event
+        that claims it: the sweeper expects an event for every effect."""
+        made = Effect(event=event, subject_id=subject_id)
+        if made not in self.effects:
+            self.effects.append(made)
+
+    def send(
+        self, to: str, body: str, suffix: str = "", *, wo_id: str | None = None
+    ) -> SentMessage:
+        """Send a message: the effect, then its ``message.sent`` event."""
         key = f"{self.idempotency_key}#{suffix}" if suffix else self.idempotency_key
         sent = self.messenger.send(to, body, idempotency_key=key)
-        self.event("message.sent", sent.sid, suffix or "msg", to=to, body=body[:300])
+        if sent not in self.sent:
+            self.sent.append(sent)
+        self.effect("message.sent", sent.sid)
+        self.event(
+            "message.sent",
+            sent.sid,
+            suffix or "msg",
+            wo_id=wo_id,
+            to=sent.to,
+            body=sent.body[:BODY_PREVIEW],
+            body_sha256=body_digest(sent.body),
+            via=sent.via,
+        )
         return sent
 
 
@@ -103,6 +144,9 @@ class LaneOutcome(Frozen):
     created_wo_id: str | None = None
     message_sids: tuple[str, ...] = ()
     events: tuple[DomainEvent, ...] = ()
+    effects: tuple[Effect, ...] = Field(
+        default=(), description="What the action wrote, each of which an event must claim"
+    )
     note: str = Field(default="", max_length=500)
 
 

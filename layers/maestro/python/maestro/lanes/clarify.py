@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from maestro.domain.actions import Clarify, Lane
 from maestro.domain.answers import NEW_CANDIDATE
+from maestro.domain.events import body_digest
 from maestro.domain.models import WoSnapshot
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingClarification
 from maestro.lanes.base import LaneContext, LaneOutcome
@@ -75,6 +76,13 @@ def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
             asked_at=ctx.now,
             expires_at=ctx.now + DEFAULT_PENDING_TTL,
         )
+    )
+    ctx.effect("clarification.asked", ctx.idempotency_key)
+    ctx.event(
+        "clarification.asked",
+        ctx.idempotency_key,
+        question_sha256=body_digest(question),
+        candidates=",".join(ids),
     )
     replaced = f"; superseded {', '.join(superseded)}" if superseded else ""
     return finish(

@@ -39,9 +39,10 @@ def finish(
     note: str = "",
 ) -> LaneOutcome:
     """The outcome of a lane: the events it recorded (once each, even if the same context ran
-    twice: event ids are deterministic) and the SIDs of the messages it sent."""
+    twice: event ids are deterministic), what it wrote, and the SIDs of the messages it sent
+    (from the messenger's answers, not from the events that claim them)."""
     events = tuple({e.event_id: e for e in ctx.events}.values())
-    sids = tuple(dict.fromkeys(e.subject_id for e in events if e.type == "message.sent"))
+    sids = tuple(dict.fromkeys(m.sid for m in ctx.sent))
     return LaneOutcome(
         idempotency_key=ctx.idempotency_key,
         lane=lane.value,
@@ -50,6 +51,7 @@ def finish(
         created_wo_id=created,
         message_sids=sids,
         events=events,
+        effects=tuple(ctx.effects),
         note=note[:500],
     )
 

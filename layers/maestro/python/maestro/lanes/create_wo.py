@@ -57,13 +57,21 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
             raise
         wo, note = existing, f"{wo_id} already opened by an earlier run"
 
+    ctx.effect("wo.created", wo_id)
     ctx.event(
-        "wo.created", wo_id, summary=wo.summary, status=wo.status.value, tenant_id=wo.tenant_id
+        "wo.created",
+        wo_id,
+        wo_id=wo_id,
+        summary=wo.summary,
+        status=wo.status.value,
+        tenant_id=wo.tenant_id,
+        version=wo.version,
     )
     ctx.send(
         sender.phone,
         f"Got it: I've opened {wo_id} for {short(wo.summary, 120)}. "
         "We'll be in touch to arrange a visit; reply here with anything to add.",
         suffix="tenant",
+        wo_id=wo_id,
     )
     return finish(ctx, lane, target=wo_id, created=wo_id, note=note)

@@ -94,7 +94,7 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         f'They said: "{words}"',
         suffix="page",
     )
-    ctx.event("escalation.paged", page.sid, "page", reason=params.reason, severity=params.severity)
+    _paged(ctx, page.sid, params.reason, params.severity)
     safety = f"; safety instructions sent ({advice_kind})" if advice_kind else ""
     return finish(
         ctx,
@@ -120,13 +120,25 @@ def _break_in(ctx: LaneContext, phone: str, reason: str) -> LaneOutcome:
         ),
         suffix="page",
     )
-    ctx.event("escalation.paged", page.sid, "page", reason="guard_tripped", severity="info")
+    _paged(ctx, page.sid, "guard_tripped", "info")
     ctx.send(
         phone,
         "I've asked the property manager to help with this; they'll be in touch with you.",
         suffix="told",
     )
     return finish(ctx, Lane.ESCALATE, note=f"break-in: paged the PM with the trail ({reason})")
+
+
+def _paged(ctx: LaneContext, sid: str, reason: str, severity: str) -> None:
+    ctx.effect("escalation.paged", sid)
+    ctx.event(
+        "escalation.paged",
+        sid,
+        "page",
+        to=ctx.on_call_pm_phone,
+        reason=reason,
+        severity=severity,
+    )
 
 
 def _who(sender: Party | None, phone: str) -> str:
@@ -157,5 +169,5 @@ def _identity(ctx: LaneContext, phone: str) -> LaneOutcome:
         f'"{words}". It is not bound to anyone; add it to the directory or reply to them.',
         suffix="page",
     )
-    ctx.event("escalation.paged", page.sid, "page", reason="identity", severity="info")
+    _paged(ctx, page.sid, "identity", "info")
     return finish(ctx, Lane.ESCALATE, note="paged the on-call PM about an unknown number")

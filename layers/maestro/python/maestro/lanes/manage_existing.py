@@ -148,6 +148,7 @@ def _hold(
                 expires_at=ctx.now + DEFAULT_PENDING_TTL,
             )
         )
+    ctx.effect("confirm.held", confirmation_id)
     ctx.event(
         "confirm.held",
         confirmation_id,
@@ -264,7 +265,17 @@ def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
             continue
         if updated is not None:
             done.append(updated)
-            ctx.event("wo.updated", wo_id, status=updated.status.value, operation=call.operation)
+            ctx.effect("wo.updated", wo_id)
+            ctx.event(
+                "wo.updated",
+                wo_id,
+                wo_id,
+                wo_id=wo_id,
+                version=updated.version,
+                status=updated.status.value,
+                operation=call.operation,
+            )
+    ctx.effect("confirm.released", hold.confirmation_id)
     ctx.event(
         "confirm.released",
         hold.confirmation_id,

@@ -45,7 +45,8 @@ def run(action: RecordRating, ctx: LaneContext) -> LaneOutcome:
             note=f"{wo_id} has no rating request outstanding: nothing recorded (I7)",
         )
 
-    ctx.event("rating.recorded", wo_id, stars=stars)
+    ctx.effect("rating.recorded", wo_id)
+    ctx.event("rating.recorded", wo_id, wo_id=wo_id, stars=stars, version=rated.version)
     tenant_phone = phone_of(ctx, rated.tenant_id)
     if tenant_phone is not None:
         ctx.send(

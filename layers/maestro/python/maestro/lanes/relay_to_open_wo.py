@@ -27,7 +27,15 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
 
     note = action.params.note
     updated = update_work_order(ctx.work_orders, wo_id, touch(ctx)) or wo
-    ctx.event("wo.updated", wo_id, note=note[:300])
+    ctx.effect("wo.updated", wo_id)
+    ctx.event(
+        "wo.updated",
+        wo_id,
+        wo_id=wo_id,
+        version=updated.version,
+        status=updated.status.value,
+        note=note[:300],
+    )
 
     sender_id = ctx.sender.party_id if ctx.sender else None
     vendor_phone = phone_of(ctx, updated.vendor_id)

@@ -72,9 +72,12 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         # The re-read WO moved on (completed, cancelled) between the check and the write.
         return finish(ctx, lane, status="skipped", target=wo_id, note=str(exc))
 
+    ctx.effect("wo.updated", wo_id)
     ctx.event(
         "wo.updated",
         wo_id,
+        wo_id=wo_id,
+        version=updated.version,
         status=updated.status.value,
         window=_when(window) if window else None,
         mode="confirm" if window else "propose",

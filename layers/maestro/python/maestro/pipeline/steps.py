@@ -35,6 +35,7 @@ from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
+from maestro.domain.events import BODY_PREVIEW, body_digest, claim_dict
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -103,6 +104,7 @@ from maestro.ports import (
     PageThrottle,
     PartyDirectory,
     PendingStore,
+    SentMessage,
     StaleVersionError,
     StateStore,
     WorkOrderStore,
@@ -489,11 +491,14 @@ class Pipeline:
             type="decision.recorded",
             package_id=s.package_id,
             subject_id=s.package_id,
-            claim={
-                "decisions": len(disposal.decisions),
-                "appended": appended,
-                "route": disposal.route.value,
-            },
+            claim=claim_dict(
+                "decision.recorded",
+                {
+                    "decisions": len(disposal.decisions),
+                    "appended": appended,
+                    "route": disposal.route.value,
+                },
+            ),
             occurred_at=now,
         )
         return dump(
@@ -539,34 +544,43 @@ class Pipeline:
 
         emergency = bool(s and s.precheck and s.precheck.route is Route.ESCALATE)
         sender_phone = s.package_ref.sender_phone if s else None
+        events: list[DomainEvent] = []
         if emergency and sender_phone and not (s and s.escalated):
             # The emergency itself was never handled: the tenant still gets the safety advice.
             _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
-            self.deps.messenger.send(
+            key = f"{package_id}#failopen#safety"
+            advised = self.deps.messenger.send(
                 sender_phone,
                 f"{advice} We've alerted the on-call property manager.",
-                idempotency_key=f"{package_id}#failopen#safety",
+                idempotency_key=key,
             )
+            events.append(_sent_event(key, advised, decision, now))
         who = _who(lease.sender if lease else None, sender_phone)
         severity = "EMERGENCY" if emergency else "FALLBACK"
+        key = f"{package_id}#failopen"
         sent = self.deps.messenger.send(
             self.deps.on_call_pm_phone,
             f"[{severity}] maestro could not finish a package from {who}: {why}. "
             f"Please look at the conversation (package {package_id}).",
-            idempotency_key=f"{package_id}#failopen",
+            idempotency_key=key,
         )
-        self.deps.bus.publish(
-            [
-                DomainEvent(
-                    event_id=f"{package_id}#failopen#escalation.paged",
-                    type="escalation.paged",
-                    package_id=package_id,
-                    subject_id=sent.sid,
-                    claim={"reason": "fallback", "to": sent.to},
-                    occurred_at=now,
-                )
-            ]
+        events.append(_sent_event(key, sent, decision, now))
+        events.append(
+            DomainEvent(
+                event_id=f"{key}#escalation.paged",
+                type="escalation.paged",
+                package_id=package_id,
+                decision_id=decision.decision_id,
+                subject_id=sent.sid,
+                claim=claim_dict(
+                    "escalation.paged",
+                    {"to": sent.to, "reason": "fallback", "severity": severity.lower()},
+                ),
+                occurred_at=now,
+            )
         )
+        # Always emit: the watcher reads each of these messages back from the messenger's surface.
+        self.deps.bus.publish(events)
         self.deps.decisions.complete(
             PackageCompletion(
                 record_id=completion_record_id(package_id),
@@ -808,8 +822,32 @@ def _outcome_record(
         target_wo_id=outcome.target_wo_id,
         created_wo_id=outcome.created_wo_id,
         message_sids=outcome.message_sids,
+        effects=outcome.effects,
         note=outcome.note,
         recorded_at=now,
+    )
+
+
+def _sent_event(
+    key: str, sent: SentMessage, decision: MaestroDecision, now: datetime
+) -> DomainEvent:
+    """The ``message.sent`` claim of a message a step sent itself (not through a lane)."""
+    return DomainEvent(
+        event_id=f"{key}#message.sent",
+        type="message.sent",
+        package_id=decision.package_id,
+        decision_id=decision.decision_id,
+        subject_id=sent.sid,
+        claim=claim_dict(
+            "message.sent",
+            {
+                "to": sent.to,
+                "body": sent.body[:BODY_PREVIEW],
+                "body_sha256": body_digest(sent.body),
+                "via": sent.via,
+            },
+        ),
+        occurred_at=now,
     )
 
 

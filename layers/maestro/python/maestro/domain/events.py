@@ -1,0 +1,183 @@
+"""Every domain event maestro publishes, one pydantic schema per type: the claims.
+
+An effect publishes its event in every environment (no eval flag): the event says *when* and
+*what is claimed*; the watcher reads the surface the claim names and says what is real
+(Evidence) or not (Shame). So each claim carries what was written and where (``subject_id`` on
+its surface, the ids), never a judgement of its own.
+
+Each type, its ``subject_id`` and the surface the watcher reads:
+
+- ``message.sent`` (the message SID): the messenger's surface, Twilio's Messages API (or the
+  messages table for the recording messenger); claims to, the body (its first 300 characters
+  and the whole text's SHA-256) and which messenger.
+- ``escalation.paged`` (the page's SID): the same surface; to, reason, severity.
+- ``wo.created`` (the WO id): the WO store; summary, status, tenant, version.
+- ``wo.updated`` (the WO id): the WO store and its timeline; version, status, what changed.
+- ``rating.recorded`` (the WO id): the WO store and its timeline; stars, version.
+- ``confirm.held`` / ``confirm.released`` (the confirmation id): the pending store;
+  operation, WO ids, status.
+- ``clarification.asked`` (the clarification id): the pending store; the question's hash and
+  the candidates.
+- ``decision.recorded`` (the package id): the decision log; decisions, route.
+
+Pure: no I/O. ``maestro.ports`` re-exports :class:`DomainEvent` and :data:`EventType`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from maestro.domain.common import E164, AwareDatetime, Frozen
+
+__all__ = [
+    "CLAIMS",
+    "ClaimValue",
+    "DomainEvent",
+    "Effect",
+    "EventType",
+    "body_digest",
+]
+
+EventType = Literal[
+    "message.sent",
+    "wo.created",
+    "wo.updated",
+    "rating.recorded",
+    "confirm.held",
+    "confirm.released",
+    "clarification.asked",
+    "escalation.paged",
+    "decision.recorded",
+]
+EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
+
+ClaimValue = str | int | bool | None
+BODY_PREVIEW = 300
+
+
+def body_digest(text: str) -> str:
+    """The SHA-256 of a text, so a claim about a long message can be compared whole."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Claim(BaseModel):
+    """What an event says was written. Closed: an unknown field is a schema failure."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MessageSent(Claim):
+    to: E164
+    body: str = Field(max_length=BODY_PREVIEW, description="The text's first 300 characters")
+    body_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Of the whole text")
+    via: Literal["twilio", "recording"] = Field(
+        description="Which messenger: Twilio sends; the recording messenger only records"
+    )
+
+
+class EscalationPaged(Claim):
+    to: E164
+    reason: str
+    severity: str
+
+
+class WoCreated(Claim):
+    summary: str
+    status: str
+    tenant_id: str
+    version: int = Field(ge=1)
+
+
+class WoUpdated(Claim):
+    version: int = Field(ge=1, description="The WO's version the write left")
+    status: str = Field(description="The WO's status the write left")
+    note: str | None = Field(default=None, max_length=BODY_PREVIEW)
+    window: str | None = None
+    mode: str | None = None
+    operation: str | None = None
+
+
+class RatingRecorded(Claim):
+    stars: int = Field(ge=1, le=5)
+    version: int = Field(ge=1)
+
+
+class ConfirmHeld(Claim):
+    operation: str
+    wo_ids: str = Field(description="Comma-separated, in the hold's order")
+    status: Literal["held"] = "held"
+
+
+class ConfirmReleased(Claim):
+    operation: str
+    wo_ids: str
+    status: Literal["released"] = "released"
+
+
+class ClarificationAsked(Claim):
+    question_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    candidates: str = Field(description="Comma-separated candidate ids, in the asked order")
+
+
+class DecisionRecorded(Claim):
+    decisions: int = Field(ge=0)
+    appended: int = Field(ge=0)
+    route: str
+
+
+CLAIMS: dict[EventType, type[Claim]] = {
+    "message.sent": MessageSent,
+    "escalation.paged": EscalationPaged,
+    "wo.created": WoCreated,
+    "wo.updated": WoUpdated,
+    "rating.recorded": RatingRecorded,
+    "confirm.held": ConfirmHeld,
+    "confirm.released": ConfirmReleased,
+    "clarification.asked": ClarificationAsked,
+    "decision.recorded": DecisionRecorded,
+}
+if set(CLAIMS) != set(EVENT_TYPES):  # pragma: no cover - holds by construction
+    raise AssertionError(f"event types without a schema: {set(EVENT_TYPES) - set(CLAIMS)}")
+
+
+def claim_dict(type_: EventType, claim: dict[str, Any]) -> dict[str, ClaimValue]:
+    """``claim`` validated against its type's schema, as the event carries it (unset optional
+    fields left out)."""
+    validated = CLAIMS[type_].model_validate(claim)
+    return validated.model_dump(mode="json", exclude_none=True)
+
+
+class DomainEvent(Frozen):
+    """What an effect claims happened. Always published, in every environment: the watcher
+    reads the real surface and confirms it (Evidence) or not (Shame)."""
+
+    event_id: str = Field(description="Deterministic: a re-run publishes the same id")
+    type: EventType
+    package_id: str
+    decision_id: str | None = Field(
+        default=None, description="The decision whose action made the effect"
+    )
+    action_index: int | None = None
+    subject_id: str = Field(description="What to read back: a WO id, a message SID, a decision")
+    wo_id: str | None = Field(default=None, description="The work order the effect concerns")
+    claim: dict[str, ClaimValue] = Field(default_factory=dict)
+    occurred_at: AwareDatetime
+
+    @model_validator(mode="after")
+    def _claim_fits_its_schema(self) -> DomainEvent:
+        CLAIMS[self.type].model_validate(self.claim)
+        return self
+
+    def typed_claim(self) -> Claim:
+        return CLAIMS[self.type].model_validate(self.claim)
+
+
+class Effect(Frozen):
+    """What an action wrote, recorded by the code that wrote it, apart from the event that
+    claims it: the sweeper expects one event per effect (``missing_event`` otherwise)."""
+
+    event: EventType = Field(description="The event that must claim this effect")
+    subject_id: str
