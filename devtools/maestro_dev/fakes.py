@@ -21,6 +21,7 @@ from maestro.domain.records import (
     PendingConfirmation,
     PendingStatus,
 )
+from maestro.domain.timeline import TimelineEntry
 from maestro.ports import (
     RECORDED_SID_PREFIX,
     AlreadyExistsError,
@@ -34,6 +35,7 @@ __all__ = [
     "InMemoryPageThrottle",
     "InMemoryPartyDirectory",
     "InMemoryPendingStore",
+    "InMemoryTimeline",
     "InMemoryWorkOrderStore",
     "RecordingMessenger",
     "recorded_sid",
@@ -89,6 +91,27 @@ class InMemoryWorkOrderStore:
 
     def all(self) -> list[WorkOrder]:
         return [wo for _, wo in sorted(self._items.items())]
+
+
+class InMemoryTimeline:
+    """WO timelines: create-once entries, read back by WO (oldest first) or by id."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], TimelineEntry] = {}
+
+    def append(self, entry: TimelineEntry) -> bool:
+        key = (entry.wo_id, entry.entry_id)
+        if key in self.entries:
+            return False
+        self.entries[key] = entry
+        return True
+
+    def get(self, wo_id: str, entry_id: str) -> TimelineEntry | None:
+        return self.entries.get((wo_id, entry_id))
+
+    def for_wo(self, wo_id: str) -> list[TimelineEntry]:
+        found = [e for (w, _), e in self.entries.items() if w == wo_id]
+        return sorted(found, key=lambda e: (e.at, e.entry_id))
 
 
 class InMemoryPendingStore:

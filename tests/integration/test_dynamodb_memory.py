@@ -14,6 +14,7 @@ from maestro.adapters.dynamodb_memory import (
     DynamoPartyDirectory,
     DynamoPendingStore,
     DynamoStateStore,
+    DynamoTimeline,
     DynamoWorkOrderStore,
 )
 from maestro.domain.actions import ManageExistingParams
@@ -26,6 +27,7 @@ from maestro.domain.records import (
     PendingClarification,
     PendingConfirmation,
 )
+from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEntry
 from maestro.ports import AlreadyExistsError, StaleVersionError
 from maestro.tables import DECISIONS, PARTIES, PENDING, STATE, WORK_ORDERS
 
@@ -508,3 +510,45 @@ def test_other_client_errors_are_not_swallowed(aws: AwsEnv) -> None:
     for error in (log_error, wo_error, pending_error):
         assert not isinstance(error.value, AlreadyExistsError | StaleVersionError)
         assert error.value.response["Error"]["Code"] == "ResourceNotFoundException"
+
+
+# --------------------------------------------------------------------------------- timeline
+
+
+def test_timeline_entries_round_trip_by_type_create_once_in_time_order(aws: AwsEnv) -> None:
+    timeline = DynamoTimeline(aws.dynamodb, aws.table_names["timeline"])
+    common: dict[str, Any] = {"wo_id": "WO-204", "package_id": "pkg-1", "who": MARIA.party_id}
+    entries = [
+        NoteEntry(entry_id="pkg-1#0#note", at=T0, what="a note", note="drips at night", **common),
+        VisitEntry(
+            entry_id="pkg-1#1#visit",
+            at=T0 + timedelta(minutes=1),
+            what="visit confirmed",
+            mode="confirm",
+            window_start=T0 + timedelta(days=1),
+            window_end=T0 + timedelta(days=1, hours=2),
+            status=WorkOrderStatus.SCHEDULED,
+            decision_id="pkg-1#dispose#1",
+            **common,
+        ),
+        RatingEntry(
+            entry_id="pkg-2#0#rating", at=T0 + timedelta(days=3), what="5/5", stars=5, **common
+        ),
+        StatusEntry(
+            entry_id="pkg-3#0#status#WO-204",
+            at=T0 + timedelta(days=2),
+            what="cancelled",
+            from_status=WorkOrderStatus.SCHEDULED,
+            to_status=WorkOrderStatus.CANCELLED,
+            operation="cancel",
+            **{**common, "who": None},
+        ),
+    ]
+    for entry in reversed(entries):
+        assert timeline.append(entry) is True
+    again = entries[0].model_copy(update={"note": "something else"})
+    assert timeline.append(again) is False  # a re-run appends nothing and changes nothing
+    assert timeline.for_wo("WO-204") == sorted(entries, key=lambda e: e.at)
+    assert timeline.get("WO-204", "pkg-1#0#note") == entries[0]
+    assert timeline.get("WO-204", "nope") is None
+    assert timeline.for_wo("WO-999") == []

@@ -46,6 +46,7 @@ from maestro_dev.fakes import (
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,
 )
@@ -98,6 +99,7 @@ class Conversation:
                 buffer=self.leases,  # type: ignore[arg-type]
                 parties=InMemoryPartyDirectory([MARIA, VIC]),
                 work_orders=self.work_orders,
+                timeline=InMemoryTimeline(),
                 pending=self.pending,
                 decisions=self.log,
                 state=InMemoryStateStore(),

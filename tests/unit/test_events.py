@@ -29,17 +29,18 @@ def _event(type_: EventType, claim: dict[str, object]) -> DomainEvent:
 
 
 def test_a_claim_that_fits_its_schema_is_carried_with_its_ids() -> None:
-    event = _event("rating.recorded", {"stars": 4, "version": 3})
+    claim = {"entry_id": "pkg-1#0#rating", "stars": 4, "version": 3}
+    event = _event("rating.recorded", claim)
     assert event.decision_id == "pkg-1#reasoning#0"
-    assert event.typed_claim().model_dump() == {"stars": 4, "version": 3}
+    assert event.typed_claim().model_dump() == claim
 
 
 @pytest.mark.parametrize(
     ("type_", "claim"),
     [
-        ("rating.recorded", {"stars": 9, "version": 1}),  # out of range
-        ("rating.recorded", {"stars": 4}),  # what was written is missing
-        ("wo.updated", {"version": 2, "status": "open", "colour": "red"}),  # unknown field
+        ("rating.recorded", {"entry_id": "e", "stars": 9, "version": 1}),  # out of range
+        ("rating.recorded", {"stars": 4, "version": 1}),  # which entry it wrote is missing
+        ("wo.updated", {"entry_id": "e", "entry": "note", "version": 2, "status": "open", "x": 1}),
         ("message.sent", {"to": "not a phone", "body": "x", "body_sha256": "0" * 64, "via": "x"}),
         ("decision.recorded", {}),
     ],

@@ -22,6 +22,7 @@ from maestro.domain.models import (
     WorkOrderStatus,
 )
 from maestro.domain.records import PendingConfirmation
+from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEntry
 from maestro.lanes import LANES, execute
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import touch, update_work_order
@@ -30,6 +31,7 @@ from maestro.ports import AlreadyExistsError, StaleVersionError
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,
 )
@@ -78,6 +80,7 @@ class World:
     pending: InMemoryPendingStore = field(default_factory=InMemoryPendingStore)
     parties: Any = field(default_factory=lambda: InMemoryPartyDirectory([MARIA_3B, VENDOR]))
     messenger: RecordingMessenger = field(default_factory=RecordingMessenger)
+    timeline: InMemoryTimeline = field(default_factory=InMemoryTimeline)
 
     def ctx(
         self,
@@ -100,6 +103,7 @@ class World:
             messenger=self.messenger,
             on_call_pm_phone=PM_PHONE,
             now=T0,
+            timeline=self.timeline,
         )
 
     def run(self, action: Action, **ctx: Any) -> LaneOutcome:
@@ -293,10 +297,22 @@ def test_relay_to_open_wo_records_the_update_and_tells_the_vendor(world: World) 
     assert (wo.version, wo.updated_at) == (LEAK_204.version + 1, T0)
     (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
     assert updated.claim == {
+        "entry_id": f"{outcome.idempotency_key}#note",
+        "entry": "note",
         "version": LEAK_204.version + 1,
         "status": "open",
         "note": "it drips faster at night",
     }
+    # "note added to WO-204" is a claim a read confirms: the WO's timeline returns the note.
+    (entry,) = world.timeline.for_wo("WO-204")
+    assert isinstance(entry, NoteEntry)
+    assert (entry.entry_id, entry.note, entry.who, entry.who_role) == (
+        updated.claim["entry_id"],
+        "it drips faster at night",
+        MARIA.party_id,
+        PartyRole.TENANT,
+    )
+    assert (entry.package_id, entry.at) == (updated.package_id, T0)
     (relay,) = world.bodies_to(VENDOR.phone)
     assert "WO-204" in relay
     assert relay.endswith("it drips faster at night")
@@ -362,6 +378,43 @@ def test_schedule_confirm_sets_the_window(world: World) -> None:
     (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
     assert updated.claim["status"] == "scheduled"
     assert all("Visit confirmed" in body for body in world.bodies_to(VENDOR.phone))
+    (entry,) = world.timeline.for_wo("WO-204")
+    assert isinstance(entry, VisitEntry)
+    assert (entry.mode, entry.window_end, entry.status) == (
+        "confirm",
+        WINDOW["window_end"],
+        WorkOrderStatus.SCHEDULED,
+    )
+    assert entry.entry_id == updated.claim["entry_id"]
+
+
+def test_a_released_cancel_appends_a_status_entry_per_wo(world: World) -> None:
+    cancel = MINIMAL[Lane.MANAGE_EXISTING]
+    held = world.run(cancel, pkg=package("cancel the leak one"))
+    (hold_event,) = [e for e in held.events if e.type == "confirm.held"]
+    pkg = package("YES")
+    ctx = world.ctx(pkg=pkg)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=cancel,
+        idempotency_key=ctx.idempotency_key,
+        decision_id=f"{pkg.package_id}#resolve#0",
+        pending_id=hold_event.subject_id,
+        release=True,
+    )
+    released = execute(cancel, ctx)
+    assert released.status == "done", released.note
+    (entry,) = world.timeline.for_wo("WO-204")
+    assert isinstance(entry, StatusEntry)
+    assert (entry.from_status, entry.to_status, entry.operation) == (
+        WorkOrderStatus.OPEN,
+        WorkOrderStatus.CANCELLED,
+        "cancel",
+    )
+    assert entry.decision_id == f"{pkg.package_id}#resolve#0"
+    (updated,) = [e for e in released.events if e.type == "wo.updated"]
+    assert (updated.claim["entry_id"], updated.claim["status"]) == (entry.entry_id, "cancelled")
+    _every_effect_is_claimed(released)
 
 
 def test_schedule_never_schedules_a_finished_wo(world: World) -> None:
@@ -393,7 +446,13 @@ def test_rating_is_recorded_while_requested_and_the_tenant_is_thanked(world: Wor
     assert wo is not None
     assert (wo.rating, wo.rating_requested) == (5, False)
     (recorded,) = [e for e in outcome.events if e.type == "rating.recorded"]
-    assert (recorded.subject_id, recorded.claim) == ("WO-198", {"stars": 5, "version": 2})
+    assert (recorded.subject_id, recorded.claim) == (
+        "WO-198",
+        {"entry_id": f"{outcome.idempotency_key}#rating", "stars": 5, "version": 2},
+    )
+    (entry,) = world.timeline.for_wo("WO-198")
+    assert isinstance(entry, RatingEntry)
+    assert (entry.stars, entry.who) == (5, MARIA.party_id)
     assert "5/5" in world.bodies_to(TENANT_PHONE)[0]
 
 

@@ -61,6 +61,7 @@ from maestro_dev.fakes import (
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,
 )
@@ -150,6 +151,7 @@ def deps(w: dict[str, Any]) -> PipelineDeps:
         buffer=InMemoryLeases(),  # type: ignore[arg-type]
         parties=InMemoryPartyDirectory([w["tenant"], vendor]),
         work_orders=InMemoryWorkOrderStore(w["wos"]),
+        timeline=InMemoryTimeline(),
         pending=pending,
         decisions=InMemoryDecisionLog(),
         state=state,
@@ -257,6 +259,7 @@ def test_every_lane_accepts_every_stored_value(w: dict[str, Any], data: st.DataO
             messenger=d.messenger,
             on_call_pm_phone=PM_PHONE,
             now=NOW,
+            timeline=d.timeline,
             throttle=d.throttle,
         )
         outcome = execute(action, ctx)

@@ -305,6 +305,7 @@ class LocalStack:
             conversations_table=self.tables["conversations"],
             parties_table=self.tables["parties"],
             work_orders_table=self.tables["work_orders"],
+            timeline_table=self.tables["timeline"],
             pending_table=self.tables["pending"],
             decisions_table=self.tables["decisions"],
             state_table=self.tables["state"],

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         PendingClarification,
         PendingConfirmation,
     )
+    from maestro.domain.timeline import TimelineEntry
 
 
 class ConflictError(Exception):
@@ -245,6 +246,18 @@ class WorkOrderStore(Protocol):
 
     def open_for_party(self, party_id: str) -> list[WorkOrder]:
         """The party's WOs still in conversation: open, or completed awaiting a rating."""
+
+
+class Timeline(Protocol):
+    """Each WO's timeline: typed entries, create-once, read back by WO or by entry id."""
+
+    def append(self, entry: TimelineEntry) -> bool:
+        """Add ``entry`` unless its id is there already (a re-run): False then, nothing changed."""
+
+    def get(self, wo_id: str, entry_id: str) -> TimelineEntry | None: ...
+
+    def for_wo(self, wo_id: str) -> list[TimelineEntry]:
+        """The WO's entries, oldest first."""
 
 
 PendingKind = Literal["clarification", "confirmation"]

@@ -91,6 +91,7 @@ class PipelineSettings(ModelSettings):
     conversations_table: str
     parties_table: str
     work_orders_table: str
+    timeline_table: str
     pending_table: str
     decisions_table: str
     state_table: str

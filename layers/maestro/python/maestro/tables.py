@@ -132,6 +132,14 @@ WORK_ORDERS = TableSpec(
     purpose="Work orders (the default WO store), versioned, with party → open WOs indexes.",
 )
 
+TIMELINE = TableSpec(
+    logical_name="timeline",
+    partition=Key(name="wo_id"),
+    sort=Key(name="entry_id"),
+    purpose="Each work order's timeline: typed entries (note, visit, rating, status) with who, "
+    "when, the package and the decision; create-once by a deterministic entry id.",
+)
+
 PENDING = TableSpec(
     logical_name="pending",
     partition=Key(name="pending_id"),
@@ -170,6 +178,7 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     DECISIONS,
     STATE,
     WORK_ORDERS,
+    TIMELINE,
     PENDING,
     PARTIES,
     GATES,

@@ -41,6 +41,7 @@ from maestro.domain.records import (
     PendingConfirmation,
     PendingStatus,
 )
+from maestro.domain.timeline import TIMELINE_ENTRY, TimelineEntry
 from maestro.ports import (
     AlreadyExistsError,
     DecisionLog,
@@ -48,15 +49,17 @@ from maestro.ports import (
     PendingStore,
     StaleVersionError,
     StateStore,
+    Timeline,
     WorkOrderStore,
 )
-from maestro.tables import DECISIONS, PENDING, STATE, WORK_ORDERS, Index, TableSpec
+from maestro.tables import DECISIONS, PENDING, STATE, TIMELINE, WORK_ORDERS, Index, TableSpec
 
 __all__ = [
     "DynamoDecisionLog",
     "DynamoPartyDirectory",
     "DynamoPendingStore",
     "DynamoStateStore",
+    "DynamoTimeline",
     "DynamoWorkOrderStore",
 ]
 
@@ -369,6 +372,58 @@ class DynamoWorkOrderStore(WorkOrderStore):
             # None (no vendor yet) is dropped by to_item: the vendor index stays sparse.
             extra[self._by_vendor.partition.name] = wo.vendor_id
         return _model_item(wo, **extra)
+
+
+# ---------------------------------------------------------------------------------------------
+# WO timelines: create-once typed entries.
+# ---------------------------------------------------------------------------------------------
+
+
+class DynamoTimeline(Timeline):
+    """Each WO's timeline: one item per entry, keyed (wo_id, entry_id), put only if absent."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+        self._pk = TIMELINE.partition.name
+        self._sk = _sort_name(TIMELINE)
+
+    def append(self, entry: TimelineEntry) -> bool:
+        try:
+            _conditional_put(
+                self._client,
+                self._table,
+                _model_item(entry),
+                "attribute_not_exists(#pk)",
+                {"#pk": self._pk},
+                None,
+                AlreadyExistsError,
+            )
+        except AlreadyExistsError:
+            return False
+        return True
+
+    def get(self, wo_id: str, entry_id: str) -> TimelineEntry | None:
+        item = _get(self._client, self._table, {self._pk: wo_id, self._sk: entry_id})
+        return self._decode(item) if item else None
+
+    def for_wo(self, wo_id: str) -> list[TimelineEntry]:
+        entries = [
+            self._decode(item)
+            for item in _query(
+                self._client,
+                TableName=self._table,
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": self._pk},
+                ExpressionAttributeValues={":pk": to_value(wo_id)},
+                ConsistentRead=True,
+            )
+        ]
+        return sorted(entries, key=lambda e: (e.at, e.entry_id))
+
+    @staticmethod
+    def _decode(item: dict[str, Any]) -> TimelineEntry:
+        return TIMELINE_ENTRY.validate_python(from_item(item))
 
 
 # ---------------------------------------------------------------------------------------------

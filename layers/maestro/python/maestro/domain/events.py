@@ -92,6 +92,8 @@ class WoCreated(Claim):
 
 
 class WoUpdated(Claim):
+    entry_id: str = Field(description="The timeline entry the write appended")
+    entry: Literal["note", "visit", "status"]
     version: int = Field(ge=1, description="The WO's version the write left")
     status: str = Field(description="The WO's status the write left")
     note: str | None = Field(default=None, max_length=BODY_PREVIEW)
@@ -101,6 +103,7 @@ class WoUpdated(Claim):
 
 
 class RatingRecorded(Claim):
+    entry_id: str = Field(description="The timeline entry the rating appended")
     stars: int = Field(ge=1, le=5)
     version: int = Field(ge=1)
 

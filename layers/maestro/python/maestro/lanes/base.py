@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,12 @@ from maestro.domain.common import Frozen
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.events import BODY_PREVIEW, Effect, body_digest, claim_dict
 from maestro.domain.models import OpenContext, Package, Party
+from maestro.domain.timeline import (
+    TIMELINE_ENTRY,
+    EntryKind,
+    TimelineEntry,
+    entry_id_for,
+)
 from maestro.ports import (
     DomainEvent,
     EventType,
@@ -29,6 +35,7 @@ from maestro.ports import (
     PartyDirectory,
     PendingStore,
     SentMessage,
+    Timeline,
     WorkOrderStore,
 )
 
@@ -55,6 +62,7 @@ class LaneContext:
     messenger: Messenger
     on_call_pm_phone: str
     now: datetime
+    timeline: Timeline
     throttle: PageThrottle | None = None
     queued: QueuedAction | None = None
     agent: ManageAgent | None = None
@@ -111,6 +119,35 @@ class LaneContext:
         made = Effect(event=event, subject_id=subject_id)
         if made not in self.effects:
             self.effects.append(made)
+
+    def append_entry(
+        self, kind: EntryKind, wo_id: str, what: str, suffix: str = "", **fields: Any
+    ) -> TimelineEntry:
+        """Append a typed entry to the WO's timeline (who, when, which package and decision),
+        create-once by its deterministic id; returns the entry as stored (a re-run's is the
+        first run's). The write is an effect: a ``wo.updated`` (or ``rating.recorded``) event
+        must claim it."""
+        sender = self.sender
+        entry = TIMELINE_ENTRY.validate_python(
+            {
+                "kind": kind,
+                "wo_id": wo_id,
+                "entry_id": entry_id_for(self.idempotency_key, kind, suffix),
+                "at": self.now,
+                "who": sender.party_id if sender is not None else None,
+                "who_role": sender.role if sender is not None else None,
+                "package_id": self.package.package_id,
+                "decision_id": self.decision_id,
+                "what": what[:500],
+                **fields,
+            }
+        )
+        if not self.timeline.append(entry):
+            stored = self.timeline.get(wo_id, entry.entry_id)
+            if stored is not None:
+                entry = stored
+        self.effect("rating.recorded" if kind == "rating" else "wo.updated", wo_id)
+        return entry
 
     def send(
         self, to: str, body: str, suffix: str = "", *, wo_id: str | None = None

@@ -23,6 +23,7 @@ __all__ = [
     "target_work_order",
     "touch",
     "update_work_order",
+    "who_said",
 ]
 
 
@@ -161,6 +162,15 @@ def touch(ctx: LaneContext) -> Change:
         return wo.model_copy(update={"version": wo.version + 1, "updated_at": ctx.now})
 
     return change
+
+
+def who_said(ctx: LaneContext) -> str:
+    """Who the words came from, for a timeline line: "the tenant (Maria)"."""
+    sender = ctx.sender
+    if sender is None:
+        return "an unknown number"
+    name = f" ({short(sender.name, 40)})" if sender.name else ""
+    return f"the {sender.role.value}{name}"
 
 
 def short(text: str, limit: int = 80) -> str:

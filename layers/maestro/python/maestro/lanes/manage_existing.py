@@ -31,6 +31,7 @@ from maestro.lanes.common import (
     supersede_open,
     touch,
     update_work_order,
+    who_said,
 )
 from maestro.ports import AlreadyExistsError, StaleVersionError
 
@@ -258,23 +259,47 @@ def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
 
     done: list[WorkOrder] = []
     for wo_id in call.wo_ids:
+        before = ctx.work_orders.get(wo_id)
         change = _cancel(ctx) if call.operation == "cancel" else touch(ctx)
         try:
             updated = update_work_order(ctx.work_orders, wo_id, change)
         except InvalidTransitionError:
             continue
-        if updated is not None:
-            done.append(updated)
-            ctx.effect("wo.updated", wo_id)
-            ctx.event(
-                "wo.updated",
+        if updated is None:
+            continue
+        done.append(updated)
+        if call.operation == "cancel":
+            entry = ctx.append_entry(
+                "status",
                 wo_id,
+                f"cancelled by {who_said(ctx)} (a held cancel, confirmed with YES)",
                 wo_id,
-                wo_id=wo_id,
-                version=updated.version,
-                status=updated.status.value,
-                operation=call.operation,
+                from_status=before.status if before is not None else None,
+                to_status=updated.status,
+                operation="cancel",
             )
+        else:
+            entry = ctx.append_entry(
+                "visit",
+                wo_id,
+                f"{who_said(ctx)} asked to move the visit"
+                + (f": {short(call.request, 300)}" if call.request else ""),
+                wo_id,
+                mode="request",
+                availability=call.request or "",
+                status=updated.status,
+            )
+        ctx.event(
+            "wo.updated",
+            wo_id,
+            wo_id,
+            wo_id=wo_id,
+            entry_id=entry.entry_id,
+            entry=entry.kind,
+            version=updated.version,
+            status=updated.status.value,
+            operation=call.operation,
+        )
     ctx.effect("confirm.released", hold.confirmation_id)
     ctx.event(
         "confirm.released",

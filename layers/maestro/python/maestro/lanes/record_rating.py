@@ -16,6 +16,7 @@ from maestro.lanes.common import (
     short,
     target_work_order,
     update_work_order,
+    who_said,
 )
 
 __all__ = ["run"]
@@ -45,8 +46,17 @@ def run(action: RecordRating, ctx: LaneContext) -> LaneOutcome:
             note=f"{wo_id} has no rating request outstanding: nothing recorded (I7)",
         )
 
-    ctx.effect("rating.recorded", wo_id)
-    ctx.event("rating.recorded", wo_id, wo_id=wo_id, stars=stars, version=rated.version)
+    entry = ctx.append_entry(
+        "rating", wo_id, f"{who_said(ctx)} rated the work {stars}/5", stars=stars
+    )
+    ctx.event(
+        "rating.recorded",
+        wo_id,
+        wo_id=wo_id,
+        entry_id=entry.entry_id,
+        stars=stars,
+        version=rated.version,
+    )
     tenant_phone = phone_of(ctx, rated.tenant_id)
     if tenant_phone is not None:
         ctx.send(

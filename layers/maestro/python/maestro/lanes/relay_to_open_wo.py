@@ -11,6 +11,7 @@ from maestro.lanes.common import (
     target_work_order,
     touch,
     update_work_order,
+    who_said,
 )
 
 __all__ = ["run"]
@@ -27,11 +28,15 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
 
     note = action.params.note
     updated = update_work_order(ctx.work_orders, wo_id, touch(ctx)) or wo
-    ctx.effect("wo.updated", wo_id)
+    entry = ctx.append_entry(
+        "note", wo_id, f"{who_said(ctx)} added a note: {short(note, 300)}", note=note
+    )
     ctx.event(
         "wo.updated",
         wo_id,
         wo_id=wo_id,
+        entry_id=entry.entry_id,
+        entry="note",
         version=updated.version,
         status=updated.status.value,
         note=note[:300],
@@ -54,4 +59,6 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
             suffix="vendor",
         )
         relayed = f"relayed to vendor {updated.vendor_id}"
-    return finish(ctx, lane, target=wo_id, note=f"note added to {wo_id}; {relayed}")
+    return finish(
+        ctx, lane, target=wo_id, note=f"note added to {wo_id} ({entry.entry_id}); {relayed}"
+    )

@@ -26,6 +26,7 @@ from maestro.lanes.common import (
     target_work_order,
     touch,
     update_work_order,
+    who_said,
 )
 
 __all__ = ["run"]
@@ -72,15 +73,32 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         # The re-read WO moved on (completed, cancelled) between the check and the write.
         return finish(ctx, lane, status="skipped", target=wo_id, note=str(exc))
 
-    ctx.effect("wo.updated", wo_id)
+    mode = "confirm" if window else "propose"
+    what = (
+        f"visit confirmed {_when(window)} by {who_said(ctx)}"
+        if window
+        else f"{who_said(ctx)} proposed a visit: {short(params.availability, 300)}"
+    )
+    entry = ctx.append_entry(
+        "visit",
+        wo_id,
+        what,
+        mode=mode,
+        availability=params.availability,
+        window_start=window.start if window else None,
+        window_end=window.end if window else None,
+        status=updated.status,
+    )
     ctx.event(
         "wo.updated",
         wo_id,
         wo_id=wo_id,
+        entry_id=entry.entry_id,
+        entry="visit",
         version=updated.version,
         status=updated.status.value,
         window=_when(window) if window else None,
-        mode="confirm" if window else "propose",
+        mode=mode,
     )
 
     label = f"{wo_id} ({short(updated.summary)})"

@@ -28,6 +28,7 @@ from maestro.adapters.dynamodb_memory import (
     DynamoPartyDirectory,
     DynamoPendingStore,
     DynamoStateStore,
+    DynamoTimeline,
     DynamoWorkOrderStore,
 )
 from maestro.adapters.eventbridge import EventBridgeBus
@@ -81,6 +82,7 @@ def build_pipeline(
         buffer=DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table),
         parties=DynamoPartyDirectory(ddb, settings.parties_table),
         work_orders=DynamoWorkOrderStore(ddb, settings.work_orders_table),
+        timeline=DynamoTimeline(ddb, settings.timeline_table),
         pending=DynamoPendingStore(ddb, settings.pending_table),
         decisions=DynamoDecisionLog(ddb, settings.decisions_table),
         state=DynamoStateStore(ddb, settings.state_table),

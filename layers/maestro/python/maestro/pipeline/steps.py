@@ -107,6 +107,7 @@ from maestro.ports import (
     SentMessage,
     StaleVersionError,
     StateStore,
+    Timeline,
     WorkOrderStore,
 )
 
@@ -127,6 +128,7 @@ class PipelineDeps:
     buffer: ConversationBuffer
     parties: PartyDirectory
     work_orders: WorkOrderStore
+    timeline: Timeline
     pending: PendingStore
     decisions: DecisionLog
     state: StateStore
@@ -440,6 +442,7 @@ class Pipeline:
             messenger=self.deps.messenger,
             on_call_pm_phone=self.deps.on_call_pm_phone,
             now=now,
+            timeline=self.deps.timeline,
             throttle=self.deps.throttle,
             queued=queued,
             agent=self.deps.models.agent,
