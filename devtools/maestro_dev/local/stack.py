@@ -304,6 +304,7 @@ class LocalStack:
             messages_table=self.tables["messages"],
             conversations_table=self.tables["conversations"],
             parties_table=self.tables["parties"],
+            sends_table=self.tables["sends"],
             work_orders_table=self.tables["work_orders"],
             timeline_table=self.tables["timeline"],
             pending_table=self.tables["pending"],

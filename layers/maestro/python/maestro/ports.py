@@ -396,7 +396,46 @@ def recorded_sid(idempotency_key: str) -> str:
 
 class Messenger(Protocol):
     def send(self, to: str, body: str, *, idempotency_key: str) -> SentMessage:
-        """Send one SMS. The same idempotency key never sends twice; it returns the first."""
+        """Send one SMS. The same idempotency key never sends twice; it returns the first.
+
+        Raises SendFailedError when the message could not be sent (after retries, or refused).
+        """
+
+
+class SendFailedError(Exception):
+    """A message could not be sent: the provider refused it (``transient=False``) or kept
+    failing through every retry. The failure is recorded (the send record) before this is
+    raised; the step fails, the package fails open and the PM is told: never a silent drop."""
+
+    def __init__(self, idempotency_key: str, reason: str, *, transient: bool, attempts: int):
+        super().__init__(f"{idempotency_key}: {reason} (after {attempts} attempt(s))")
+        self.idempotency_key = idempotency_key
+        self.reason = reason
+        self.transient = transient
+        self.attempts = attempts
+
+
+class MessageRead(Frozen):
+    """A message as its surface reports it, read by SID: what the watcher compares a
+    ``message.sent`` claim with."""
+
+    sid: str
+    to: str
+    from_number: str | None = None
+    body: str
+    status: str
+    error_code: str | None = None
+    created_at: AwareDatetime | None = None
+    provenance: Literal["twilio-read", "ddb-read"]
+    surface: str = Field(description="What was read, e.g. 'Twilio Messages API: GET …'")
+
+
+class MessageReader(Protocol):
+    """Reads sent messages back from the messenger's own surface (Twilio's API; the messages
+    table for the recording messenger, which sends nothing)."""
+
+    def read(self, sid: str) -> MessageRead | None:
+        """None when the surface has no such message; raises when it cannot be read now."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, HttpUrl, model_validator
+from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -68,6 +68,61 @@ class ModelSettings(_Base):
     daily_model_tokens: int = Field(default=900_000, ge=1)
 
 
+TWILIO_API_URL = "https://api.twilio.com"
+
+
+class TwilioSettings(_Base):
+    """Which messenger texts: **Twilio** when an account SID and its auth token are configured,
+    else the **recording** messenger, which writes each message to the messages table and sends
+    nothing (named as such wherever it answers). The auth token is a secret (its name or ARN)."""
+
+    twilio_account_sid: str | None = Field(
+        default=None, pattern=r"^AC[0-9a-fA-F]{32}$", description="Empty: no Twilio account"
+    )
+    twilio_auth_token_secret: str | None = Field(
+        default=None, description="Secret name or ARN of the account's auth token"
+    )
+    twilio_from_number: str | None = Field(
+        default=None, pattern=r"^\+[1-9]\d{6,14}$", description="The number maestro texts from"
+    )
+    twilio_status_callback_url: HttpUrl | None = Field(
+        default=None, description="Where Twilio posts status callbacks: the API's /twilio/status"
+    )
+    twilio_api_base_url: HttpUrl = Field(
+        default=HttpUrl(TWILIO_API_URL),
+        description="The Twilio API the SDK's HTTP client calls: Twilio's own, unless a local "
+        "stack points it at its loopback Twilio",
+    )
+    twilio_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+    twilio_send_attempts: int = Field(default=4, ge=1, le=8)
+    twilio_retry_base_seconds: float = Field(default=0.5, ge=0, le=10)
+
+    @field_validator(
+        "twilio_account_sid",
+        "twilio_auth_token_secret",
+        "twilio_from_number",
+        "twilio_status_callback_url",
+        mode="before",
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _twilio_needs_its_number(self) -> TwilioSettings:
+        if self.messenger == "twilio" and self.twilio_from_number is None:
+            raise ValueError("a Twilio account needs twilio_from_number: the number it texts from")
+        return self
+
+    @property
+    def messenger(self) -> Literal["twilio", "recording"]:
+        """Twilio when the account SID and its token are configured; else the recording
+        messenger (it sends nothing)."""
+        if self.twilio_account_sid and self.twilio_auth_token_secret:
+            return "twilio"
+        return "recording"
+
+
 class FlusherSettings(_Windows, ModelSettings):
     """functions/flusher: the debounce queue's consumer (and the severity probe)."""
 
@@ -84,10 +139,11 @@ class FlusherSettings(_Windows, ModelSettings):
     )
 
 
-class PipelineSettings(ModelSettings):
+class PipelineSettings(ModelSettings, TwilioSettings):
     """functions/{lease,precheck,brain,dispose,act,persist,fail_open,step_gate}."""
 
     messages_table: str
+    sends_table: str
     conversations_table: str
     parties_table: str
     work_orders_table: str
@@ -99,10 +155,5 @@ class PipelineSettings(ModelSettings):
     idempotency_table: str
     event_bus_name: str
     on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
-    messenger: Literal["recording"] = Field(
-        default="recording",
-        description="Until the Twilio adapter (#6) the only messenger records messages and sends "
-        "nothing; it must be chosen explicitly so no deployment believes it texts anyone.",
-    )
     samples: int = Field(default=5, ge=1, le=20, description="The most reasoning samples")
     lease_ttl_seconds: int = Field(default=900, ge=30)

@@ -90,6 +90,14 @@ MESSAGES = TableSpec(
     "conditional put dedupes) and outbound delivery status.",
 )
 
+SENDS = TableSpec(
+    logical_name="sends",
+    partition=Key(name="idempotency_key"),
+    ttl_attribute="expires_at_epoch",
+    purpose="Outbound send records, one per action key: claimed before Twilio is called, the "
+    "SID recorded after (or the failure), so a retried action never texts twice.",
+)
+
 CONVERSATIONS = TableSpec(
     logical_name="conversations",
     partition=Key(name="conversation_id"),
@@ -174,6 +182,7 @@ IDEMPOTENCY = TableSpec(
 
 ALL_TABLES: tuple[TableSpec, ...] = (
     MESSAGES,
+    SENDS,
     CONVERSATIONS,
     DECISIONS,
     STATE,

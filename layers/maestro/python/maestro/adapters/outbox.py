@@ -1,8 +1,9 @@
 """The recording messenger: outbound messages are written to the messages table, none is sent.
 
-Until the Twilio adapter lands (#6) this is the only messenger, in the cloud and locally. It is
-named for what it does, so nobody mistakes a recorded message for a delivered one: its SIDs
-start with "SMrec" and its status is "recorded".
+It answers when no Twilio account is configured (``maestro.adapters.messaging``). It is named
+for what it does, so nobody mistakes a recorded message for a delivered one: its SIDs start
+with "SMrec", its status is "recorded", and the watcher reads it back from the messages table
+(``ddb-read``), never as if Twilio had it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.ports import SentMessage, recorded_sid
+from maestro.ports import MessageRead, SentMessage, recorded_sid
 from maestro.tables import MESSAGES
 
 
@@ -80,3 +81,32 @@ class DynamoRecordingMessenger:
                     )
                 )
         return out
+
+
+class RecordedMessageReader:
+    """:class:`maestro.ports.MessageReader` for the recording messenger: its only surface is the
+    messages table (``ddb-read``). A recorded message was never sent, and the read says so."""
+
+    def __init__(self, client: DynamoDBClient, messages_table: str) -> None:
+        self._ddb = client
+        self._table = messages_table
+
+    def read(self, sid: str) -> MessageRead | None:
+        item = self._ddb.get_item(
+            TableName=self._table,
+            Key={MESSAGES.partition.name: to_value(sid)},
+            ConsistentRead=True,
+        ).get("Item")
+        if not item:
+            return None
+        data = from_item(item)
+        if data.get("direction") != "outbound" or "to" not in data:
+            return None
+        return MessageRead(
+            sid=sid,
+            to=str(data["to"]),
+            body=str(data.get("body", "")),
+            status=str(data.get("status", "recorded")),
+            provenance="ddb-read",
+            surface=f"messages table item {sid} (recording messenger: recorded, not sent)",
+        )

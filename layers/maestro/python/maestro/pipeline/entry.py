@@ -33,7 +33,7 @@ from maestro.adapters.dynamodb_memory import (
 )
 from maestro.adapters.eventbridge import EventBridgeBus
 from maestro.adapters.language_model import language_model
-from maestro.adapters.outbox import DynamoRecordingMessenger
+from maestro.adapters.messaging import messenger_for
 from maestro.brain.model import LanguageModel
 from maestro.brain.models import models_for
 from maestro.clock import SystemClock
@@ -86,7 +86,13 @@ def build_pipeline(
         pending=DynamoPendingStore(ddb, settings.pending_table),
         decisions=DynamoDecisionLog(ddb, settings.decisions_table),
         state=DynamoStateStore(ddb, settings.state_table),
-        messenger=DynamoRecordingMessenger(ddb, settings.messages_table),
+        messenger=messenger_for(
+            settings,
+            ddb,
+            clock,
+            messages_table=settings.messages_table,
+            sends_table=settings.sends_table,
+        ),
         bus=EventBridgeBus(client("events", settings.region), settings.event_bus_name),
         models=models_for(
             language_model(
