@@ -204,7 +204,7 @@ def _check(
     lost = sum(1 for sid in accepted if in_packages[sid] == 0)
     duplicated = sum(1 for count in in_packages.values() if count > 1)
     order_violations = _order_violations(stack, by_conversation)
-    outbox = stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined]
+    outbox = stack.outbox()
     pages = [m.body for m in outbox if m.to == ON_CALL_PM]
     unknown = [phone for phone, party in people if party is None]
     return LoadReport(

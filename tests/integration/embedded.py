@@ -95,22 +95,19 @@ def work_orders(stack: LocalStack) -> list[WorkOrder]:
 
 
 def outbox(stack: LocalStack) -> list[SentMessage]:
-    return stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined, no-any-return]
+    return stack.outbox()
 
 
 def sent_by(stack: LocalStack, execution: dict[str, Any], to: str | None = None) -> list[str]:
-    """What one package sent, in its actions' order (read back by SID from the messages the
-    outcome records name), optionally only to one phone."""
+    """What one package sent, in its actions' order: each SID its outcome records names, read
+    back from Twilio (the loopback), optionally only to one phone."""
     bodies: list[str] = []
     for outcome in outcomes(stack, execution):
         for sid in outcome.message_sids:
-            item = stack.ddb.get_item(
-                TableName=stack.tables["messages"],
-                Key={"message_id": {"S": sid}},
-                ConsistentRead=True,
-            )["Item"]
-            if to is None or item["to"]["S"] == to:
-                bodies.append(item["body"]["S"])
+            message = stack.twilio.message(sid)
+            assert message is not None, f"{sid} is not a message Twilio has"
+            if to is None or message["to"] == to:
+                bodies.append(message["body"])
     return bodies
 
 

@@ -135,7 +135,7 @@ def test_the_escalate_route_skips_the_brain_and_pages_the_pm(stack: LocalStack) 
     escalated = output(execution)["escalated"]
     assert [q["action"]["lane"] for q in escalated["disposal"]["actions"]] == ["escalate"]
     assert escalated["disposal"]["route"] == "escalate"
-    outbox = stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined]
+    outbox = stack.outbox()
     assert any(m.to == ON_CALL_PM for m in outbox)
 
 
@@ -191,7 +191,7 @@ def test_a_lambda_failing_for_good_fails_open(stack: LocalStack) -> None:
     (queued,) = [d for d in log.for_package(package_id) if d.stage == "dispose"]
     (outcome,) = log.outcomes_for(package_id)
     assert (outcome.decision_id, outcome.status) == (queued.decision_id, "failed")
-    outbox = stack.pipeline.deps.messenger.outbox()  # type: ignore[attr-defined]
+    outbox = stack.outbox()
     assert any(m.to == ON_CALL_PM and package_id in m.body for m in outbox)
     # The lease was released: the conversation's next package gets it at once.
     stack.fault = lambda _step, _event, call: call()

@@ -99,7 +99,7 @@ def run_demo() -> DemoReport:
             json.loads(e["detail"])["type"] if isinstance(e["detail"], str) else e["detail"]["type"]
             for e in stack.domain_events()
         )
-        report.outbox = [(m.to, m.body) for m in stack.pipeline.deps.messenger.outbox()]  # type: ignore[attr-defined]
+        report.outbox = [(m.to, m.body) for m in stack.outbox()]
     report.wall_seconds = time.perf_counter() - started
     return report
 

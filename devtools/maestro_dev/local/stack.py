@@ -10,6 +10,11 @@
   it; moto delivers rules to SQS, not to Lambda, which is also the cloud's shape).
 - A virtual clock: debounce delays are held until virtual time reaches them, so a 5-minute idle
   window costs no wall time. Step Functions retries back off fifty times faster than in AWS.
+- Twilio: a Twilio-compatible Messages API on the loopback (``twilio_loopback``), served over
+  HTTP. The pipeline's messenger is the real Twilio adapter on the real SDK, pointed at it by
+  its base URL alone (settings, and the auth token in moto's Secrets Manager, as in the cloud).
+  Statuses move on the virtual clock; status callbacks are signed with the auth token and
+  handed to the inbound resolver as the loopback webhook server would.
 """
 
 from __future__ import annotations
@@ -28,11 +33,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
+from urllib.parse import urlencode, urlsplit
+
+from aws_lambda_powertools.utilities import parameters
+from pydantic import HttpUrl
 
 from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
-from maestro.ports import Gate
+from maestro.ports import Gate, SentMessage
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
+from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
+from maestro_dev.local.twilio_loopback import TwilioLoopback, TwilioLoopbackServer
 
 ROOT = Path(__file__).resolve().parents[3]
 ASL_PATH = ROOT / "statemachines" / "package_pipeline.asl.json"
@@ -44,6 +55,8 @@ DEFAULT_APP_SECRET = "maestro-local-app-secret"
 ON_CALL_PM = "+14155550199"
 RETRY_TIME_SCALE = 0.02
 LINE = "+14155550000"
+TWILIO_TIMEOUT_SECONDS = 5.0
+TWILIO_RETRY_BASE_SECONDS = 0.02  # local retries back off fast, like Step Functions' here
 STEP_FUNCTIONS = (
     "precheck",
     "escalate",
@@ -136,6 +149,7 @@ class LocalStack:
         max_wait_seconds: int = 900,
         step_mode: bool = False,
         model: LanguageModel | Literal["env"] | None = None,
+        twilio_timeout_seconds: float = TWILIO_TIMEOUT_SECONDS,
     ) -> None:
         # None: the offline brain (tests never reach a network); "env": Anthropic when
         # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
@@ -146,6 +160,7 @@ class LocalStack:
             "TWILIO_AUTH_TOKEN", DEFAULT_TWILIO_TOKEN
         )
         self.app_secret = DEFAULT_APP_SECRET
+        self.twilio_timeout = twilio_timeout_seconds
         self.idle = idle_window_seconds
         self.max_wait = max_wait_seconds
         self._exit = ExitStack()
@@ -224,6 +239,14 @@ class LocalStack:
         )
         fast.sleep = lambda seconds: time.sleep(seconds * RETRY_TIME_SCALE)
         self._exit.enter_context(mock.patch.object(retrier_decl, "time", fast))
+        self.twilio = TwilioLoopback(
+            self.twilio_token,
+            self.clock.now,
+            numbers=(LINE,),
+            post_callback=self._post_status_callback,
+        )
+        self.twilio_server = TwilioLoopbackServer(self.twilio).start()
+        self._exit.callback(self.twilio_server.stop)
         self._build()
 
     def _build(self) -> None:
@@ -246,6 +269,7 @@ class LocalStack:
         from maestro.tables import ALL_TABLES
 
         aws_clients.client.cache_clear()  # clients from an earlier stack belong to its mock
+        parameters.clear_caches()  # type: ignore[no-untyped-call]  # an earlier stack's secrets
         logger.setLevel("WARNING")
         session = boto3.session.Session(region_name=REGION)
         # Typed loosely on purpose: this is test-and-demo plumbing over moto.
@@ -293,6 +317,11 @@ class LocalStack:
             Targets=[{"Id": "watcher-queue", "Arn": events_arn}],
         )
 
+        secrets: Any = session.client("secretsmanager")
+        token_secret = secrets.create_secret(
+            Name=PREFIX + "twilio-auth-token", SecretString=self.twilio_token
+        )["ARN"]
+
         definition = substitute(ASL_PATH.read_text(), asl_substitutions(self.bus_name))
         self.machine_arn = self.sfn.create_state_machine(
             name=PREFIX + "package-pipeline",
@@ -315,6 +344,14 @@ class LocalStack:
             event_bus_name=self.bus_name,
             on_call_pm_phone=ON_CALL_PM,
             region=REGION,
+            # Twilio, on the loopback: the same adapter and SDK as the cloud, another base URL.
+            twilio_account_sid=self.twilio.account_sid,
+            twilio_auth_token_secret=token_secret,
+            twilio_from_number=LINE,
+            twilio_status_callback_url=HttpUrl(f"{LOCAL_BASE_URL}/twilio/status"),
+            twilio_api_base_url=HttpUrl(self.twilio_server.url),
+            twilio_timeout_seconds=self.twilio_timeout,
+            twilio_retry_base_seconds=TWILIO_RETRY_BASE_SECONDS,
         )
         given = None if self.model in (None, "env") else self.model
         self.pipeline, persistence = build_pipeline(
@@ -392,6 +429,31 @@ class LocalStack:
         response: dict[str, Any] = self.resolver.resolve(event, context)
         return response
 
+    def _post_status_callback(self, url: str, form: dict[str, str], signature: str) -> None:
+        """Twilio's status callback, signed, handed to the inbound resolver as the loopback
+        webhook server hands over any request (the URL's host and path, API Gateway's shape)."""
+        parts = urlsplit(url)
+        event = rest_event(
+            parts.path,
+            urlencode(list(form.items())),
+            {
+                "X-Twilio-Signature": signature,
+                "Content-Type": "application/x-www-form-urlencoded",
+            },
+            host=parts.netloc,
+            scheme=parts.scheme,
+        )
+        response = self.http(event)
+        if response["statusCode"] != 200:
+            raise RuntimeError(f"the status callback was refused: {response}")
+
+    def outbox(self, to: str | None = None) -> list[SentMessage]:
+        """What Twilio (the loopback) has: every message sent, oldest first."""
+        return [
+            SentMessage(sid=m["sid"], to=m["to"], body=m["body"], status=m["status"], via="twilio")
+            for m in self.twilio.messages(to)
+        ]
+
     def poll_debounce(self) -> int:
         """One event-source-mapping poll: a batch of up to 10 → the flusher, partial failures."""
         from maestro.ingest.flusher_entry import process_debounce_batch
@@ -433,6 +495,7 @@ class LocalStack:
         self.debounce.release_due()
         self.poll_debounce()
         self.wait_for_executions(allow_paused=True)
+        self.twilio.progress()
 
     # -- executions -----------------------------------------------------------------------------
 

@@ -145,7 +145,8 @@ class PersistResult(Frozen):
 
 class FailOpenResult(Frozen):
     decision_id: str
-    paged: str | None
+    paged: str | None = Field(description="The page's SID; None when it could not be sent")
+    unsent: tuple[str, ...] = Field(default=(), description="Texts that could not be sent")
     released: bool
     forfeited: bool
 

@@ -104,6 +104,7 @@ from maestro.ports import (
     PageThrottle,
     PartyDirectory,
     PendingStore,
+    SendFailedError,
     SentMessage,
     StaleVersionError,
     StateStore,
@@ -447,7 +448,32 @@ class Pipeline:
             queued=queued,
             agent=self.deps.models.agent,
         )
-        outcome = execute(queued.action, ctx)
+        try:
+            outcome = execute(queued.action, ctx)
+        except SendFailedError as failed:
+            # A text could not be sent (refused, or failing through every retry). What the lane
+            # did before that is real: claim it, record the action as failed with the reason
+            # (the decision log says it), and fail the step: the package fails open and the
+            # PM is paged. Never a silent drop.
+            count("SendFailures")
+            self.deps.bus.publish(tuple({e.event_id: e for e in ctx.events}.values()))
+            self.deps.decisions.record_outcome(
+                _outcome_record(
+                    package,
+                    queued,
+                    LaneOutcome(
+                        idempotency_key=queued.idempotency_key,
+                        lane=str(queued.action.lane),
+                        target_wo_id=ctx.target_wo_id,
+                        message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
+                        effects=tuple(ctx.effects),
+                        note=truncate(f"a text could not be sent: {failed.reason}", 500),
+                    ),
+                    now,
+                    status="failed",
+                )
+            )
+            raise
         # Always emit, in every environment: the watcher reads back what each event claims.
         self.deps.bus.publish(outcome.events)
         self.deps.decisions.record_outcome(_outcome_record(package, queued, outcome, now))
@@ -548,42 +574,48 @@ class Pipeline:
         emergency = bool(s and s.precheck and s.precheck.route is Route.ESCALATE)
         sender_phone = s.package_ref.sender_phone if s else None
         events: list[DomainEvent] = []
+        unsent: list[str] = []
         if emergency and sender_phone and not (s and s.escalated):
             # The emergency itself was never handled: the tenant still gets the safety advice.
             _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
             key = f"{package_id}#failopen#safety"
-            advised = self.deps.messenger.send(
-                sender_phone,
-                f"{advice} We've alerted the on-call property manager.",
-                idempotency_key=key,
+            advised = self._send_or_note(
+                sender_phone, f"{advice} We've alerted the on-call property manager.", key, unsent
             )
-            events.append(_sent_event(key, advised, decision, now))
+            if advised is not None:
+                events.append(_sent_event(key, advised, decision, now))
         who = _who(lease.sender if lease else None, sender_phone)
         severity = "EMERGENCY" if emergency else "FALLBACK"
         key = f"{package_id}#failopen"
-        sent = self.deps.messenger.send(
+        sent = self._send_or_note(
             self.deps.on_call_pm_phone,
             f"[{severity}] maestro could not finish a package from {who}: {why}. "
             f"Please look at the conversation (package {package_id}).",
-            idempotency_key=key,
+            key,
+            unsent,
         )
-        events.append(_sent_event(key, sent, decision, now))
-        events.append(
-            DomainEvent(
-                event_id=f"{key}#escalation.paged",
-                type="escalation.paged",
-                package_id=package_id,
-                decision_id=decision.decision_id,
-                subject_id=sent.sid,
-                claim=claim_dict(
-                    "escalation.paged",
-                    {"to": sent.to, "reason": "fallback", "severity": severity.lower()},
-                ),
-                occurred_at=now,
+        if sent is not None:
+            events.append(_sent_event(key, sent, decision, now))
+            events.append(
+                DomainEvent(
+                    event_id=f"{key}#escalation.paged",
+                    type="escalation.paged",
+                    package_id=package_id,
+                    decision_id=decision.decision_id,
+                    subject_id=sent.sid,
+                    claim=claim_dict(
+                        "escalation.paged",
+                        {"to": sent.to, "reason": "fallback", "severity": severity.lower()},
+                    ),
+                    occurred_at=now,
+                )
             )
-        )
         # Always emit: the watcher reads each of these messages back from the messenger's surface.
         self.deps.bus.publish(events)
+        if unsent:
+            # The texts could not go either (the provider is down): the completion line and the
+            # SendFailures alarm (not an SMS) are how the PM learns of it.
+            why = truncate(f"{why}; not sent: {'; '.join(unsent)}", 500)
         self.deps.decisions.complete(
             PackageCompletion(
                 record_id=completion_record_id(package_id),
@@ -613,7 +645,8 @@ class Pipeline:
         return dump(
             FailOpenResult(
                 decision_id=decision.decision_id,
-                paged=sent.sid,
+                paged=sent.sid if sent is not None else None,
+                unsent=tuple(unsent),
                 released=released,
                 forfeited=forfeited,
             )
@@ -643,6 +676,17 @@ class Pipeline:
         return {"paused": p.gate}
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _send_or_note(self, to: str, body: str, key: str, unsent: list[str]) -> SentMessage | None:
+        """Fail-open's own texts: a failure to send is noted (and counted), never raised, so the
+        package still completes its record and releases its lease."""
+        try:
+            return self.deps.messenger.send(to, body, idempotency_key=key)
+        except SendFailedError as failed:
+            count("SendFailures")
+            unsent.append(truncate(f"to {to}: {failed.reason}", 200))
+            logger.error("fail-open could not send", extra={"to": to, "reason": failed.reason})
+            return None
 
     def _hold(self, s: ExecutionState) -> None:
         self._renew(s.conversation_id, s.package_id, self.deps.lease_ttl_seconds)
@@ -812,7 +856,11 @@ def _lease(s: ExecutionState) -> LeaseSnapshot:
 
 
 def _outcome_record(
-    package: Package, queued: QueuedAction, outcome: LaneOutcome, now: datetime
+    package: Package,
+    queued: QueuedAction,
+    outcome: LaneOutcome,
+    now: datetime,
+    status: OutcomeStatus | None = None,
 ) -> ActionOutcomeRecord:
     return ActionOutcomeRecord(
         record_id=outcome_record_id(package.package_id, queued.index),
@@ -821,7 +869,7 @@ def _outcome_record(
         index=queued.index,
         decision_id=queued.decision_id,
         lane=Lane(queued.action.lane),
-        status=outcome.status,
+        status=status or outcome.status,
         target_wo_id=outcome.target_wo_id,
         created_wo_id=outcome.created_wo_id,
         message_sids=outcome.message_sids,
@@ -882,6 +930,7 @@ _PLAIN_REASONS = {
     "States.DataLimitExceeded": "the package was too large for a step",
     "States.Runtime": "the workflow could not read its own state",
     "TransientError": "a service kept failing",
+    "SendFailedError": "a text could not be sent (the SMS provider refused it or kept failing)",
 }
 
 
