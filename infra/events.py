@@ -4,8 +4,8 @@
   delivery failures go to a delivery DLQ;
 - an archive keeps the events, so the truth feed can be replayed (`aws events start-replay`).
 
-The watcher function (#6) reads the watcher queue; it does not exist yet. Its place is
-``Events.add_watcher`` below: #6 makes the function with the factory and calls it.
+The watcher function (``functions/watcher``) consumes the watcher queue: the stack makes it with
+the factory and hands it to ``Events.add_watcher``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from infra.config import EnvConfig
 from infra.queues import dead_letter_queue
 from maestro.adapters.eventbridge import EVENT_SOURCE
 
-WATCHER_TIMEOUT = cdk.Duration.seconds(60)  # #6's function timeout; the queue is sized for it
+WATCHER_TIMEOUT = cdk.Duration.seconds(60)  # the watcher's timeout; the queue is sized for it
 
 
 class Events(Construct):
@@ -55,7 +55,7 @@ class Events(Construct):
         self.rule = events.Rule(
             self,
             "DomainEventsToWatcher",
-            description="Every domain event → the watcher queue (read-verify, #6)",
+            description="Every domain event → the watcher queue (read-verify)",
             event_bus=self.bus,
             event_pattern=events.EventPattern(source=[EVENT_SOURCE]),
             targets=[
@@ -69,9 +69,8 @@ class Events(Construct):
         )
 
     def add_watcher(self, watcher: lambda_.Function) -> None:
-        """The seam for #6: the watcher function consumes the watcher queue (batches, partial
-        failures). Make the function with ``FunctionFactory.make`` (settings: the tables it
-        reads, Twilio's secret) with a timeout of ``WATCHER_TIMEOUT``, then call this."""
+        """The watcher function consumes the watcher queue (batches of 10, partial failures);
+        it is made by ``FunctionFactory.make`` with a timeout of ``WATCHER_TIMEOUT``."""
         watcher.add_event_source(
             sources.SqsEventSource(
                 self.watcher_queue, batch_size=10, report_batch_item_failures=True

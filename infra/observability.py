@@ -3,8 +3,7 @@
 Alarms: messages in any dead-letter queue; failed (or timed-out, or aborted) executions;
 fail-open decisions (invocations of the fail-open step); the fallback rate (fallbacks per
 package, from the pipeline's own ``Fallbacks`` metric and the executions started); shame rows
-(``ShameRows``, emitted by the watcher, #6: until it exists the metric has no data and the alarm
-stays OK).
+(``ShameRows``, counted by the watcher and the sweeper for every Shame row they write).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from constructs import Construct
 from infra.config import EnvConfig
 from infra.functions import METRICS_NAMESPACE, SERVICE
 
-SHAME_METRIC = "ShameRows"  # the watcher (#6) counts each Shame row under this name
+SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
 FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.steps: count("Fallbacks")
 FIVE_MINUTES = cdk.Duration.minutes(5)
 ONE_HOUR = cdk.Duration.hours(1)

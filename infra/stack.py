@@ -19,7 +19,7 @@ from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
 from maestro.pipeline.entry import STEPS
-from maestro.settings import FlusherSettings, InboundSettings, PipelineSettings
+from maestro.settings import FlusherSettings, InboundSettings, PipelineSettings, WatcherSettings
 from maestro_dev.cloud import OUTPUT_STATE_MACHINE
 
 FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
@@ -77,9 +77,15 @@ class MaestroStack(cdk.Stack):
         def table(name: str) -> Bound:
             return Bound(tables[name].table_name, tables[name].grant_read_write_data)
 
+        def read_only(name: str) -> Bound:
+            return Bound(tables[name].table_name, tables[name].grant_read_data)
+
         bus = Bound(self.events.bus.event_bus_name, self.events.bus.grant_put_events_to)
+        # Every table the pipeline's settings name (not the ledger: only read-verify writes it).
         pipeline_settings: dict[str, Setting] = {
-            f"{name}_table": table(name) for name in sorted(tables)
+            f"{name}_table": table(name)
+            for name in sorted(tables)
+            if f"{name}_table" in PipelineSettings.model_fields
         }
         pipeline_settings |= {"event_bus_name": bus, "on_call_pm_phone": config.on_call_pm_phone}
         model_settings: dict[str, Setting] = {
@@ -177,7 +183,25 @@ class MaestroStack(cdk.Stack):
             )
         )
         self.webhooks = WebhookApi(self, "Webhooks", config=config, inbound=self.inbound)
-        # #6: make the watcher with self.factory and call self.events.add_watcher(watcher).
+        # Read-verify: every domain event → the watcher, which reads the claimed surface itself
+        # (read-only) and writes the ledger (the only function that may).
+        self.watcher = self.factory.make(
+            FunctionSpec(
+                name="watcher",
+                description="Read-verify each domain event against its surface: Evidence or Shame",
+                settings_model=WatcherSettings,
+                settings={
+                    "ledger_table": table("ledger"),
+                    "messages_table": read_only("messages"),
+                    "work_orders_table": read_only("work_orders"),
+                    "timeline_table": read_only("timeline"),
+                    "pending_table": read_only("pending"),
+                    "decisions_table": read_only("decisions"),
+                },
+                timeout=WATCHER_TIMEOUT,
+            )
+        )
+        self.events.add_watcher(self.watcher)
 
         self.observability = Observability(
             self,

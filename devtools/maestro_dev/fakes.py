@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
 
+from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import Party, WorkOrder
 from maestro.domain.records import (
     HoldStatus,
@@ -25,6 +26,7 @@ from maestro.domain.timeline import TimelineEntry
 from maestro.ports import (
     RECORDED_SID_PREFIX,
     AlreadyExistsError,
+    MessageRead,
     SentMessage,
     StaleVersionError,
     recorded_sid,
@@ -32,12 +34,14 @@ from maestro.ports import (
 
 __all__ = [
     "RECORDED_SID_PREFIX",
+    "InMemoryLedger",
     "InMemoryPageThrottle",
     "InMemoryPartyDirectory",
     "InMemoryPendingStore",
     "InMemoryTimeline",
     "InMemoryWorkOrderStore",
     "RecordingMessenger",
+    "RecordingReader",
     "recorded_sid",
 ]
 
@@ -251,6 +255,55 @@ class RecordingMessenger:
 
     def to(self, phone: str) -> list[SentMessage]:
         return [m for m in self.sent if m.to == phone]
+
+
+class RecordingReader:
+    """MessageReader over a RecordingMessenger: the messages it recorded, read back by SID
+    (``ddb-read``: the recording messenger's only surface)."""
+
+    provenance: Literal["twilio-read", "ddb-read"] = "ddb-read"
+    surface = "the recording messenger's records (nothing is sent)"
+
+    def __init__(self, messenger: RecordingMessenger) -> None:
+        self.messenger = messenger
+
+    def read(self, sid: str) -> MessageRead | None:
+        found = self.messenger.get(sid)
+        if found is None:
+            return None
+        return MessageRead(
+            sid=found.sid,
+            to=found.to,
+            body=found.body,
+            status=found.status,
+            provenance="ddb-read",
+            surface=f"recorded message {sid} (recording messenger: not sent)",
+        )
+
+
+class InMemoryLedger:
+    """The ledger in a dict: create-once rows, by package and by WO."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], LedgerRow] = {}
+        self.writes = 0
+
+    def record(self, row: LedgerRow) -> bool:
+        key = (row.package_id, row.row_id)
+        if key in self.rows:
+            return False
+        self.rows[key] = row
+        self.writes += 1
+        return True
+
+    def get(self, package_id: str, row_id: str) -> LedgerRow | None:
+        return self.rows.get((package_id, row_id))
+
+    def for_package(self, package_id: str) -> list[LedgerRow]:
+        return [r for (p, _), r in self.rows.items() if p == package_id]
+
+    def for_wo(self, wo_id: str) -> list[LedgerRow]:
+        return [r for r in self.rows.values() if r.wo_id == wo_id]
 
 
 class InMemoryPageThrottle:

@@ -94,6 +94,48 @@ def test_the_flusher_consumes_the_debounce_queue_in_batches_with_partial_failure
     )
 
 
+def test_the_watcher_consumes_the_watcher_queue_and_alone_writes_the_ledger(
+    synth: Synth, env: str
+) -> None:
+    functions = _function_steps(synth, env)
+    (watcher,) = [lid for lid, name in functions.items() if name == "watcher"]
+    (mapping,) = [
+        m["Properties"]
+        for m in synth.resources(env, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": watcher}
+    ]
+    assert mapping["EventSourceArn"]["Fn::GetAtt"][0].startswith("QueuesWatcher")
+    assert (mapping["BatchSize"], mapping["FunctionResponseTypes"]) == (
+        10,
+        ["ReportBatchItemFailures"],
+    )
+    ledger = synth.templates[env]["Outputs"][table_output("ledger")]["Value"]["Ref"]
+    writers = set()
+    for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
+        role = fn["Properties"]["Role"]["Fn::GetAtt"][0]
+        for statement in _statements(synth, env, role):
+            resources = [_table_of(r) for r in _list(statement["Resource"])]
+            if ledger in resources and "dynamodb:PutItem" in _list(statement["Action"]):
+                writers.add(functions[lid])
+    assert writers == {"watcher"}
+    # The watcher only reads the surfaces it verifies.
+    role = synth.resources(env, "AWS::Lambda::Function")[watcher]["Properties"]["Role"]
+    writes = {
+        _table_of(r)
+        for s in _statements(synth, env, role["Fn::GetAtt"][0])
+        if "dynamodb:PutItem" in _list(s["Action"])
+        for r in _list(s["Resource"])
+    }
+    assert writes - {None} == {ledger}
+
+
+def _table_of(resource: Any) -> str | None:
+    """The logical id a policy resource names by ``Fn::GetAtt`` (a table's ARN), if any."""
+    if isinstance(resource, dict) and "Fn::GetAtt" in resource:
+        return str(resource["Fn::GetAtt"][0])
+    return None
+
+
 # -- tables ------------------------------------------------------------------------------------
 
 
@@ -199,7 +241,12 @@ def test_state_machine_role_invokes_exactly_the_pipeline_functions(synth: Synth,
 def test_every_function_is_arm64_traced_layered_and_logged(synth: Synth, env: str) -> None:
     resources = synth.templates[env]["Resources"]
     functions = synth.resources(env, "AWS::Lambda::Function")
-    assert set(_function_steps(synth, env).values()) == {*STEPS, "inbound_sms", "flusher"}
+    assert set(_function_steps(synth, env).values()) == {
+        *STEPS,
+        "inbound_sms",
+        "flusher",
+        "watcher",
+    }
     for lid, fn in functions.items():
         props = fn["Properties"]
         assert props["Architectures"] == ["arm64"], lid
@@ -274,6 +321,9 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
                 assert variables["MAESTRO_CHEAP_MODEL_ID"] == CONFIG[env]["cheap_model_id"]
             else:
                 assert variables["MAESTRO_SEVERITY_PROBE"] == "true"
+        elif functions[lid] == "watcher":
+            assert "MAESTRO_LEDGER_TABLE" in variables
+            assert "MAESTRO_STRONG_MODEL_ID" not in variables  # read-verify calls no model
         else:
             assert variables["MAESTRO_ON_CALL_PM_PHONE"] == CONFIG[env]["on_call_pm_phone"]
             has_model = "MAESTRO_STRONG_MODEL_ID" in variables

@@ -44,12 +44,31 @@ def test_a_bad_record_does_not_hold_back_the_good_ones_in_its_batch(stack: Local
     assert stack.executions()[0]["status"] == "SUCCEEDED"
 
 
-def test_domain_events_reach_the_watcher_queue_through_the_rule(stack: LocalStack) -> None:
+def test_domain_events_reach_the_watcher_through_the_rule(stack: LocalStack) -> None:
     stack.http(signed_sms_event(stack.twilio_token, "SMev1", MARIA.phone, "the AC is broken"))
     stack.advance(stack.idle + 1)
     events = list(stack.domain_events())
-    assert events, "the rule delivers every maestro event to the events queue"
+    assert events, "the rule delivers every maestro event to the queues"
     assert all(e["source"] == "maestro" for e in events)
     detail = events[0]["detail"]
     body = json.loads(detail) if isinstance(detail, str) else detail
     assert {"event_id", "type", "package_id", "subject_id"} <= set(body)
+    # The watcher's queue was polled and drained: one ledger row per event.
+    assert _count(stack, stack.events_url) == 0
+    rows = {row.row_id for row in stack.ledger_rows()}
+    ids = {
+        (json.loads(e["detail"]) if isinstance(e["detail"], str) else e["detail"])["event_id"]
+        for e in events
+    }
+    assert rows == ids
+
+
+def test_a_poison_event_is_retried_then_redriven_and_holds_back_nothing(stack: LocalStack) -> None:
+    stack.sqs.send_message(QueueUrl=stack.events_url, MessageBody='{"detail": {"type": "x"}}')
+    stack.http(signed_sms_event(stack.twilio_token, "SMev2", MARIA.phone, "the AC is broken"))
+    stack.advance(stack.idle + 1)
+    for _ in range(6):
+        stack.poll_watcher()
+    assert _count(stack, stack.events_url) == 0
+    assert _count(stack, stack.events_dlq) == 1
+    assert stack.ledger_rows(), "the good events in its batches were checked"

@@ -6,8 +6,9 @@
   functions the cloud deploys, with a Lambda context object.
 - SQS pollers emulate event source mappings: batches of up to 10, partial batch failures, and a
   redrive to the DLQ after ``maxReceiveCount`` (moto's own redrive policy).
-- EventBridge rule → SQS: every domain event lands on the events queue (the watcher, #6, reads
-  it; moto delivers rules to SQS, not to Lambda, which is also the cloud's shape).
+- EventBridge rule → SQS: every domain event lands on the events queue, which a poller hands to
+  the watcher in SQS-shaped batches (moto delivers rules to SQS, not to Lambda, which is also
+  the cloud's shape); a second target, the tap queue, keeps a copy for ``domain_events()``.
 - A virtual clock: debounce delays are held until virtual time reaches them, so a 5-minute idle
   window costs no wall time. Step Functions retries back off fifty times faster than in AWS.
 - Twilio: a Twilio-compatible Messages API on the loopback (``twilio_loopback``), served over
@@ -40,6 +41,7 @@ from pydantic import HttpUrl
 
 from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
+from maestro.domain.ledger import LedgerRow
 from maestro.ports import Gate, SentMessage
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
@@ -150,6 +152,7 @@ class LocalStack:
         step_mode: bool = False,
         model: LanguageModel | Literal["env"] | None = None,
         twilio_timeout_seconds: float = TWILIO_TIMEOUT_SECONDS,
+        messenger: Literal["twilio", "recording"] = "twilio",
     ) -> None:
         # None: the offline brain (tests never reach a network); "env": Anthropic when
         # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
@@ -161,6 +164,9 @@ class LocalStack:
         )
         self.app_secret = DEFAULT_APP_SECRET
         self.twilio_timeout = twilio_timeout_seconds
+        # "twilio": the Twilio adapter against the loopback Twilio (the default, as the cloud
+        # runs); "recording": no Twilio account configured, so the recording messenger answers.
+        self.messenger_kind = messenger
         self.idle = idle_window_seconds
         self.max_wait = max_wait_seconds
         self._exit = ExitStack()
@@ -257,6 +263,7 @@ class LocalStack:
             DynamoConversationBuffer,
             DynamoOutboundStatusStore,
         )
+        from maestro.adapters.dynamodb_ledger import DynamoLedger
         from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
         from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
@@ -265,8 +272,9 @@ class LocalStack:
         from maestro.ingest.webhooks import WebhookDeps, build_resolver
         from maestro.observability import logger
         from maestro.pipeline.entry import build_pipeline, make_handlers
-        from maestro.settings import PipelineSettings
+        from maestro.settings import PipelineSettings, WatcherSettings
         from maestro.tables import ALL_TABLES
+        from maestro.verify.entry import build_watcher
 
         aws_clients.client.cache_clear()  # clients from an earlier stack belong to its mock
         parameters.clear_caches()  # type: ignore[no-untyped-call]  # an earlier stack's secrets
@@ -311,10 +319,19 @@ class LocalStack:
             EventBusName=self.bus_name,
             EventPattern=json.dumps({"source": [EVENT_SOURCE]}),
         )
+        # A tap: what the demo and tests list as "the events on the bus" (the watcher consumes
+        # its own queue); the cloud keeps the same record in the bus's archive.
+        self.tap_url = self.sqs.create_queue(QueueName=PREFIX + "events-tap")["QueueUrl"]
+        tap_arn = self.sqs.get_queue_attributes(QueueUrl=self.tap_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
         self.events.put_targets(
             Rule=PREFIX + "all-domain-events",
             EventBusName=self.bus_name,
-            Targets=[{"Id": "watcher-queue", "Arn": events_arn}],
+            Targets=[
+                {"Id": "watcher-queue", "Arn": events_arn},
+                {"Id": "tap", "Arn": tap_arn},
+            ],
         )
 
         secrets: Any = session.client("secretsmanager")
@@ -329,6 +346,18 @@ class LocalStack:
             roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
         )["stateMachineArn"]
 
+        # Twilio, on the loopback: the same adapter and SDK as the cloud, another base URL.
+        twilio: dict[str, Any] = {
+            "twilio_account_sid": self.twilio.account_sid
+            if self.messenger_kind == "twilio"
+            else "",
+            "twilio_auth_token_secret": token_secret,
+            "twilio_from_number": LINE,
+            "twilio_status_callback_url": HttpUrl(f"{LOCAL_BASE_URL}/twilio/status"),
+            "twilio_api_base_url": HttpUrl(self.twilio_server.url),
+            "twilio_timeout_seconds": self.twilio_timeout,
+            "twilio_retry_base_seconds": TWILIO_RETRY_BASE_SECONDS,
+        }
         settings = PipelineSettings(
             messages_table=self.tables["messages"],
             conversations_table=self.tables["conversations"],
@@ -344,14 +373,7 @@ class LocalStack:
             event_bus_name=self.bus_name,
             on_call_pm_phone=ON_CALL_PM,
             region=REGION,
-            # Twilio, on the loopback: the same adapter and SDK as the cloud, another base URL.
-            twilio_account_sid=self.twilio.account_sid,
-            twilio_auth_token_secret=token_secret,
-            twilio_from_number=LINE,
-            twilio_status_callback_url=HttpUrl(f"{LOCAL_BASE_URL}/twilio/status"),
-            twilio_api_base_url=HttpUrl(self.twilio_server.url),
-            twilio_timeout_seconds=self.twilio_timeout,
-            twilio_retry_base_seconds=TWILIO_RETRY_BASE_SECONDS,
+            **twilio,
         )
         given = None if self.model in (None, "env") else self.model
         self.pipeline, persistence = build_pipeline(
@@ -387,6 +409,20 @@ class LocalStack:
             if models.triage is not None
             else None,
         )
+        self.watcher = build_watcher(
+            WatcherSettings(
+                **twilio,
+                ledger_table=self.tables["ledger"],
+                messages_table=self.tables["messages"],
+                work_orders_table=self.tables["work_orders"],
+                timeline_table=self.tables["timeline"],
+                pending_table=self.tables["pending"],
+                decisions_table=self.tables["decisions"],
+                region=REGION,
+            ),
+            self.clock,
+        )
+        self.ledger = DynamoLedger(self.ddb, self.tables["ledger"])
         self.resolver = build_resolver(
             WebhookDeps(
                 ingestor=self.ingestor,
@@ -458,29 +494,45 @@ class LocalStack:
         """One event-source-mapping poll: a batch of up to 10 → the flusher, partial failures."""
         from maestro.ingest.flusher_entry import process_debounce_batch
 
+        return self._poll(
+            self.debounce_url, lambda event: process_debounce_batch(event, self.flusher, None)
+        )
+
+    def poll_watcher(self) -> int:
+        """One event-source-mapping poll of the events queue: batches of up to 10 domain
+        events → the watcher, partial failures retried (and redriven after 5 receives)."""
+        from maestro.verify.entry import process_watcher_batch
+
+        return self._poll(
+            self.events_url, lambda event: process_watcher_batch(event, self.watcher, None)
+        )
+
+    def _poll(self, url: str, handle: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
         handled = 0
         while True:
             messages = self.sqs.receive_message(
-                QueueUrl=self.debounce_url,
-                MaxNumberOfMessages=10,
-                AttributeNames=["ApproximateReceiveCount"],
+                QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["ApproximateReceiveCount"]
             ).get("Messages", [])
             if not messages:
                 return handled
-            event = {"Records": [_sqs_record(m, self.debounce_url) for m in messages]}
+            event = {"Records": [_sqs_record(m, url) for m in messages]}
             try:
-                result = process_debounce_batch(event, self.flusher, None)
+                result = handle(event)
                 failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
             except Exception:  # the invocation failed (e.g. every record did): retry them all
                 failed = {m["MessageId"] for m in messages}
             for message in messages:
                 if message["MessageId"] not in failed:
-                    self.sqs.delete_message(
-                        QueueUrl=self.debounce_url, ReceiptHandle=message["ReceiptHandle"]
-                    )
+                    self.sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
             handled += len(messages) - len(failed)
             if failed:
                 return handled  # leave the failures for the next poll (and the DLQ)
+
+    def settle(self) -> None:
+        """Let Twilio move its messages on (on the virtual clock) and the watcher read every
+        claim made so far."""
+        self.twilio.progress()
+        self.poll_watcher()
 
     def advance(self, seconds: float) -> None:
         """Move virtual time, delivering debounce signals as they fall due, and let every
@@ -491,11 +543,12 @@ class LocalStack:
             self.debounce.release_due()
             self.poll_debounce()
             self.wait_for_executions(allow_paused=True)
+            self.settle()
         self.clock.set(datetime.fromtimestamp(target, UTC))
         self.debounce.release_due()
         self.poll_debounce()
         self.wait_for_executions(allow_paused=True)
-        self.twilio.progress()
+        self.settle()
 
     # -- executions -----------------------------------------------------------------------------
 
@@ -618,18 +671,26 @@ class LocalStack:
         ]
 
     def domain_events(self) -> Iterator[dict[str, Any]]:
-        """Drain the events queue (what the watcher, #6, will consume)."""
+        """Drain the tap: every domain event the rule delivered since the last drain (the
+        watcher reads its own copy)."""
         while True:
-            messages = self.sqs.receive_message(
-                QueueUrl=self.events_url, MaxNumberOfMessages=10
-            ).get("Messages", [])
+            messages = self.sqs.receive_message(QueueUrl=self.tap_url, MaxNumberOfMessages=10).get(
+                "Messages", []
+            )
             if not messages:
                 return
             for message in messages:
                 self.sqs.delete_message(
-                    QueueUrl=self.events_url, ReceiptHandle=message["ReceiptHandle"]
+                    QueueUrl=self.tap_url, ReceiptHandle=message["ReceiptHandle"]
                 )
                 yield json.loads(message["Body"])
+
+    def ledger_rows(self) -> list[LedgerRow]:
+        """Every Evidence and Shame row so far (a scan: local use only; the cloud reads by
+        package or WO)."""
+        items = self.ddb.scan(TableName=self.tables["ledger"], ConsistentRead=True)["Items"]
+        rows = [self.ledger.get(i["package_id"]["S"], i["row_id"]["S"]) for i in items]
+        return sorted((r for r in rows if r is not None), key=lambda r: (r.checked_at, r.row_id))
 
 
 def _import_sfn_interpreter_lightly() -> None:

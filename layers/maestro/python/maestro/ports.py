@@ -29,6 +29,7 @@ from maestro.domain.models import (
 if TYPE_CHECKING:
     # Named only in the Protocols' signatures: importing them here would load the memory window
     # and the decision records into every handler, the inbound webhook included.
+    from maestro.domain.ledger import LedgerRow
     from maestro.domain.memory import BrainRequest
     from maestro.domain.records import (
         ActionOutcomeRecord,
@@ -434,8 +435,25 @@ class MessageReader(Protocol):
     """Reads sent messages back from the messenger's own surface (Twilio's API; the messages
     table for the recording messenger, which sends nothing)."""
 
+    provenance: Literal["twilio-read", "ddb-read"]
+    surface: str
+
     def read(self, sid: str) -> MessageRead | None:
         """None when the surface has no such message; raises when it cannot be read now."""
+
+
+class Ledger(Protocol):
+    """Evidence and Shame rows: append-only, one per claim (create-once by row id), read back
+    by package and by WO."""
+
+    def record(self, row: LedgerRow) -> bool:
+        """Append ``row`` unless its id is there already (a redelivery): False then."""
+
+    def get(self, package_id: str, row_id: str) -> LedgerRow | None: ...
+
+    def for_package(self, package_id: str) -> list[LedgerRow]: ...
+
+    def for_wo(self, wo_id: str) -> list[LedgerRow]: ...
 
 
 # ---------------------------------------------------------------------------------------------

@@ -157,3 +157,16 @@ class PipelineSettings(ModelSettings, TwilioSettings):
     on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
     samples: int = Field(default=5, ge=1, le=20, description="The most reasoning samples")
     lease_ttl_seconds: int = Field(default=900, ge=30)
+
+
+class WatcherSettings(TwilioSettings):
+    """functions/watcher: reads each claimed surface back (the messenger's surface by the same
+    choice as the pipeline's messenger, the WO store and timelines, the pending store, the
+    decision log) and writes the ledger."""
+
+    ledger_table: str
+    messages_table: str
+    work_orders_table: str
+    timeline_table: str
+    pending_table: str
+    decisions_table: str

@@ -173,6 +173,15 @@ GATES = TableSpec(
     purpose="Paused step gates and their task tokens, for `maestro step` and the eval executor.",
 )
 
+LEDGER = TableSpec(
+    logical_name="ledger",
+    partition=Key(name="package_id"),
+    sort=Key(name="row_id"),
+    indexes=(Index(name="by_wo", partition=Key(name="wo_id"), sort=Key(name="row_id")),),
+    purpose="The honesty ledger: one Evidence or Shame row per claim (the event id) or missing "
+    "event, written once by the watcher and the sweeper; by package, and by WO (sparse).",
+)
+
 IDEMPOTENCY = TableSpec(
     logical_name="idempotency",
     partition=Key(name="id"),
@@ -192,4 +201,5 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     PARTIES,
     GATES,
     IDEMPOTENCY,
+    LEDGER,
 )

@@ -8,6 +8,8 @@ with "SMrec", its status is "recorded", and the watcher reads it back from the m
 
 from __future__ import annotations
 
+from typing import Literal
+
 from botocore.exceptions import ClientError
 
 from maestro.adapters.ddb import (
@@ -86,6 +88,9 @@ class DynamoRecordingMessenger:
 class RecordedMessageReader:
     """:class:`maestro.ports.MessageReader` for the recording messenger: its only surface is the
     messages table (``ddb-read``). A recorded message was never sent, and the read says so."""
+
+    provenance: Literal["twilio-read", "ddb-read"] = "ddb-read"
+    surface = "the messages table (recording messenger: nothing is sent)"
 
     def __init__(self, client: DynamoDBClient, messages_table: str) -> None:
         self._ddb = client

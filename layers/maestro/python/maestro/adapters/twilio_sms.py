@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Literal
 
 import requests
 from botocore.exceptions import ClientError
@@ -325,7 +325,7 @@ class TwilioMessenger:
 class TwilioMessageReader:
     """:class:`maestro.ports.MessageReader` on Twilio: ``GET …/Messages/{Sid}.json``."""
 
-    provenance = "twilio-read"
+    provenance: Literal["twilio-read", "ddb-read"] = "twilio-read"
     surface = "Twilio Messages API"
 
     def __init__(

@@ -1,0 +1,95 @@
+"""The honesty ledger on DynamoDB: one item per Evidence or Shame row, put only if absent,
+keyed (package id, row id), with a sparse ``by_wo`` index for a WO's rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from maestro.adapters.ddb import (
+    DynamoDBClient,
+    from_item,
+    is_conditional_failure,
+    to_item,
+    to_value,
+)
+from maestro.domain.ledger import LedgerRow
+from maestro.tables import LEDGER
+
+__all__ = ["DynamoLedger"]
+
+_DOC = "doc"
+
+
+class DynamoLedger:
+    """:class:`maestro.ports.Ledger`."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._ddb = client
+        self._table = table_name
+        self._pk = LEDGER.partition.name
+        self._sk = LEDGER.sort_name
+        self._by_wo = LEDGER.indexes[0]
+
+    def record(self, row: LedgerRow) -> bool:
+        item = {
+            self._pk: row.package_id,
+            self._sk: row.row_id,
+            "verdict": row.verdict,
+            "kind": row.kind,
+            "event_type": row.event_type,
+            self._by_wo.partition.name: row.wo_id,  # absent (sparse) when None
+            "checked_at": row.checked_at.isoformat(),
+            _DOC: row.model_dump_json(),
+        }
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=to_item(item),
+                ConditionExpression="attribute_not_exists(#pk)",
+                ExpressionAttributeNames={"#pk": self._pk},
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def get(self, package_id: str, row_id: str) -> LedgerRow | None:
+        item = self._ddb.get_item(
+            TableName=self._table,
+            Key={self._pk: to_value(package_id), self._sk: to_value(row_id)},
+            ConsistentRead=True,
+        ).get("Item")
+        return self._decode(item) if item else None
+
+    def for_package(self, package_id: str) -> list[LedgerRow]:
+        return self._query(
+            KeyConditionExpression="#pk = :v",
+            ExpressionAttributeNames={"#pk": self._pk},
+            ExpressionAttributeValues={":v": to_value(package_id)},
+            ConsistentRead=True,
+        )
+
+    def for_wo(self, wo_id: str) -> list[LedgerRow]:
+        return self._query(
+            IndexName=self._by_wo.name,
+            KeyConditionExpression="#pk = :v",
+            ExpressionAttributeNames={"#pk": self._by_wo.partition.name},
+            ExpressionAttributeValues={":v": to_value(wo_id)},
+        )
+
+    def _query(self, **kwargs: Any) -> list[LedgerRow]:
+        rows: list[LedgerRow] = []
+        while True:
+            page = self._ddb.query(TableName=self._table, **kwargs)
+            rows += [self._decode(item) for item in page.get("Items", [])]
+            if not page.get("LastEvaluatedKey"):
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return sorted(rows, key=lambda r: (r.checked_at, r.row_id))
+
+    @staticmethod
+    def _decode(item: dict[str, Any]) -> LedgerRow:
+        return LedgerRow.model_validate_json(from_item({_DOC: item[_DOC]})[_DOC])

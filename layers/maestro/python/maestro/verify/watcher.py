@@ -1,0 +1,388 @@
+"""The watcher: every domain event is a claim; read the surface it names and say what is real.
+
+For each event the watcher reads the claimed surface *itself* (the message by SID from the
+messenger's surface, the WO and its timeline entry by id, the pending item or the decision log
+by key) and compares the fields it read with the claim. It never takes the claim as the value:
+a field counts as confirmed only when the read returned it. One row per event:
+
+- Evidence, with its provenance and what was read;
+- Shame: ``unverified_claim`` when the surface has nothing the claim names, ``mismatch`` when
+  it has it with other values.
+
+A redelivered event finds its row and writes nothing (rows are create-once by event id). A read
+that fails (Twilio down, a throttled table) raises: the SQS record is retried, then dead-lettered
+(and alarmed); a surface that cannot be read now is never taken for a lie.
+
+Values that may legitimately move on after the claim (a WO's status when a later package changed
+it) are compared only while the WO is still at the version the claim wrote; the immutable
+timeline entry the claim names is always compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from maestro.domain.events import (
+    ClaimValue,
+    ClarificationAsked,
+    ConfirmHeld,
+    ConfirmReleased,
+    DecisionRecorded,
+    DomainEvent,
+    EscalationPaged,
+    MessageSent,
+    RatingRecorded,
+    WoCreated,
+    WoUpdated,
+    body_digest,
+)
+from maestro.domain.ledger import LedgerRow, Provenance, ShameKind
+from maestro.domain.models import WorkOrder
+from maestro.domain.records import PendingClarification, PendingConfirmation
+from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, TimelineEntry, VisitEntry
+from maestro.observability import count
+from maestro.ports import (
+    Clock,
+    DecisionLog,
+    Ledger,
+    MessageRead,
+    MessageReader,
+    PendingStore,
+    Timeline,
+    WorkOrderStore,
+)
+
+__all__ = ["Watcher", "WatcherDeps"]
+
+FAILED_STATUSES = frozenset({"failed", "undelivered", "canceled"})
+
+Diff = tuple[str, ClaimValue, ClaimValue]
+"""(field, claimed, read)"""
+
+
+@dataclass
+class WatcherDeps:
+    messages: MessageReader
+    work_orders: WorkOrderStore
+    timeline: Timeline
+    pending: PendingStore
+    decisions: DecisionLog
+    ledger: Ledger
+    clock: Clock
+
+
+@dataclass
+class _Read:
+    provenance: Provenance
+    surface: str
+    values: dict[str, ClaimValue]
+    diffs: list[Diff]
+    missing: str | None = None  # the surface has nothing the claim names: why, in words
+    note: str = ""
+
+
+def _differs(diffs: list[Diff], name: str, claimed: ClaimValue, read: ClaimValue) -> None:
+    if claimed != read:
+        diffs.append((name, claimed, read))
+
+
+class Watcher:
+    def __init__(self, deps: WatcherDeps) -> None:
+        self.deps = deps
+        self._checks: dict[str, Callable[[DomainEvent], _Read]] = {
+            "message.sent": self._message_sent,
+            "escalation.paged": self._paged,
+            "wo.created": self._wo_created,
+            "wo.updated": self._wo_updated,
+            "rating.recorded": self._rating,
+            "confirm.held": self._held,
+            "confirm.released": self._released,
+            "clarification.asked": self._asked,
+            "decision.recorded": self._decision,
+        }
+
+    def watch(self, event: DomainEvent) -> LedgerRow:
+        """The event's row: the one already written (a redelivery), or a fresh read's."""
+        existing = self.deps.ledger.get(event.package_id, event.event_id)
+        if existing is not None:
+            return existing
+        row = self.check(event)
+        if self.deps.ledger.record(row):
+            count("ShameRows" if row.verdict == "shame" else "EvidenceRows")
+            return row
+        return self.deps.ledger.get(event.package_id, event.event_id) or row
+
+    def check(self, event: DomainEvent) -> LedgerRow:
+        """Read the claimed surface and compare; writes nothing."""
+        read = self._checks[event.type](event)
+        kind: ShameKind | None = None
+        if read.missing is not None:
+            kind, detail = "unverified_claim", read.missing
+        elif read.diffs:
+            kind = "mismatch"
+            detail = "; ".join(
+                f"{name}: claimed {claimed!r}, read {got!r}" for name, claimed, got in read.diffs
+            )
+        else:
+            detail = "read back and matched: " + (read.note or ", ".join(sorted(read.values)))
+        return LedgerRow(
+            row_id=event.event_id,
+            verdict="shame" if kind else "evidence",
+            kind=kind,
+            package_id=event.package_id,
+            decision_id=event.decision_id,
+            wo_id=event.wo_id,
+            event_type=event.type,
+            event_id=event.event_id,
+            subject_id=event.subject_id,
+            provenance=read.provenance,
+            surface=read.surface[:300],
+            claimed=dict(event.claim),
+            read=read.values,
+            detail=detail[:500],
+            occurred_at=event.occurred_at,
+            checked_at=self.deps.clock.now(),
+        )
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def _read_message(self, sid: str) -> tuple[MessageRead | None, _Read]:
+        reader = self.deps.messages
+        message = reader.read(sid)
+        if message is None:
+            return None, _Read(
+                reader.provenance,
+                f"{reader.surface}: {sid}",
+                {},
+                [],
+                missing=f"{reader.surface} has no message {sid}",
+            )
+        values: dict[str, ClaimValue] = {
+            "sid": message.sid,
+            "to": message.to,
+            "status": message.status,
+            "body_sha256": body_digest(message.body),
+        }
+        if message.error_code:
+            values["error_code"] = message.error_code
+        return message, _Read(message.provenance, message.surface, values, [])
+
+    def _message_sent(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, MessageSent)
+        message, read = self._read_message(event.subject_id)
+        if message is None:
+            return read
+        _differs(read.diffs, "to", claim.to, message.to)
+        _differs(read.diffs, "body_sha256", claim.body_sha256, body_digest(message.body))
+        via = "twilio" if message.provenance == "twilio-read" else "recording"
+        _differs(read.diffs, "via", claim.via, via)
+        if message.status in FAILED_STATUSES:
+            code = f" (error {message.error_code})" if message.error_code else ""
+            read.diffs.append(("status", "sent", f"{message.status}{code}"))
+        read.note = f"{message.sid} to {message.to}, {message.status}"
+        if via == "recording":
+            read.note += " (recorded by the recording messenger: not sent)"
+        return read
+
+    def _paged(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, EscalationPaged)
+        message, read = self._read_message(event.subject_id)
+        if message is None:
+            return read
+        _differs(read.diffs, "to", claim.to, message.to)
+        if message.status in FAILED_STATUSES:
+            read.diffs.append(("status", "sent", message.status))
+        read.note = f"page {message.sid} to {message.to}, {message.status}"
+        return read
+
+    # -- work orders -----------------------------------------------------------------------------
+
+    def _read_wo(self, wo_id: str) -> tuple[WorkOrder | None, _Read]:
+        wo = self.deps.work_orders.get(wo_id)
+        surface = f"the WO store: {wo_id}"
+        if wo is None:
+            return None, _Read("wo-read", surface, {}, [], missing=f"no work order {wo_id}")
+        values: dict[str, ClaimValue] = {
+            "version": wo.version,
+            "status": wo.status.value,
+            "tenant_id": wo.tenant_id,
+        }
+        return wo, _Read("wo-read", surface, values, [])
+
+    def _version_and_status(
+        self, read: _Read, wo: WorkOrder, version: int, status: str | None
+    ) -> None:
+        if wo.version < version:
+            read.diffs.append(("version", version, wo.version))
+        elif wo.version == version and status is not None:
+            # Still as the claim left it: its status must be the one claimed. (A later write
+            # may have moved it on; the timeline entry below is what this claim wrote.)
+            _differs(read.diffs, "status", status, wo.status.value)
+
+    def _wo_created(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, WoCreated)
+        wo, read = self._read_wo(event.subject_id)
+        if wo is None:
+            return read
+        read.values["summary"] = wo.summary
+        _differs(read.diffs, "tenant_id", claim.tenant_id, wo.tenant_id)
+        _differs(read.diffs, "summary", claim.summary, wo.summary)
+        self._version_and_status(read, wo, claim.version, claim.status)
+        read.note = f"{wo.wo_id} (v{wo.version}, {wo.status.value}) for {wo.tenant_id}"
+        return read
+
+    def _read_entry(
+        self, read: _Read, wo: WorkOrder, entry_id: str, event: DomainEvent
+    ) -> TimelineEntry | None:
+        entry = self.deps.timeline.get(wo.wo_id, entry_id)
+        read.surface = f"the WO store and {wo.wo_id}'s timeline: {entry_id}"
+        if entry is None:
+            read.missing = f"{wo.wo_id}'s timeline has no entry {entry_id}"
+            return None
+        read.values["entry_id"] = entry.entry_id
+        read.values["entry"] = entry.kind
+        read.values["entry_package_id"] = entry.package_id
+        _differs(read.diffs, "package_id", event.package_id, entry.package_id)
+        if event.decision_id is not None:
+            _differs(read.diffs, "decision_id", event.decision_id, entry.decision_id)
+        return entry
+
+    def _wo_updated(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, WoUpdated)
+        wo, read = self._read_wo(event.subject_id)
+        if wo is None:
+            return read
+        entry = self._read_entry(read, wo, claim.entry_id, event)
+        if entry is None:
+            return read
+        _differs(read.diffs, "entry", claim.entry, entry.kind)
+        if isinstance(entry, NoteEntry):
+            read.values["note"] = entry.note[:300]
+            if claim.note is not None:
+                _differs(read.diffs, "note", claim.note, entry.note[:300])
+        elif isinstance(entry, VisitEntry):
+            read.values["mode"] = entry.mode
+            read.values["entry_status"] = entry.status.value
+            if claim.mode is not None:
+                _differs(read.diffs, "mode", claim.mode, entry.mode)
+            _differs(read.diffs, "entry_status", claim.status, entry.status.value)
+        elif isinstance(entry, StatusEntry):
+            read.values["to_status"] = entry.to_status.value
+            _differs(read.diffs, "to_status", claim.status, entry.to_status.value)
+        self._version_and_status(read, wo, claim.version, claim.status)
+        read.note = f"{wo.wo_id} v{wo.version} {wo.status.value}; entry {entry.entry_id}"
+        return read
+
+    def _rating(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, RatingRecorded)
+        wo, read = self._read_wo(event.subject_id)
+        if wo is None:
+            return read
+        read.values["rating"] = wo.rating
+        _differs(read.diffs, "stars", claim.stars, wo.rating)  # a rating is never changed
+        entry = self._read_entry(read, wo, claim.entry_id, event)
+        if entry is None:
+            return read
+        if isinstance(entry, RatingEntry):
+            read.values["entry_stars"] = entry.stars
+            _differs(read.diffs, "entry_stars", claim.stars, entry.stars)
+        else:
+            read.diffs.append(("entry", "rating", entry.kind))
+        if wo.version < claim.version:
+            read.diffs.append(("version", claim.version, wo.version))
+        read.note = f"{wo.wo_id} rated {wo.rating}/5; entry {entry.entry_id}"
+        return read
+
+    # -- the pending store and the decision log --------------------------------------------------
+
+    def _confirmation(self, event: DomainEvent) -> tuple[PendingConfirmation | None, _Read]:
+        item = self.deps.pending.get("confirmation", event.subject_id)
+        surface = f"the pending store: confirmation {event.subject_id}"
+        if not isinstance(item, PendingConfirmation):
+            missing = f"no held confirmation {event.subject_id}"
+            return None, _Read("ddb-read", surface, {}, [], missing=missing)
+        values: dict[str, ClaimValue] = {
+            "operation": item.call.operation,
+            "wo_ids": ",".join(item.call.wo_ids),
+            "status": item.status,
+        }
+        return item, _Read("ddb-read", surface, values, [])
+
+    def _held(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, ConfirmHeld)
+        item, read = self._confirmation(event)
+        if item is None:
+            return read
+        _differs(read.diffs, "operation", claim.operation, item.call.operation)
+        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.call.wo_ids))
+        # Held, or moved on since (released, discarded, expired, superseded): it was held.
+        read.note = f"{item.confirmation_id}: {item.call.operation}, now {item.status}"
+        return read
+
+    def _released(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, ConfirmReleased)
+        item, read = self._confirmation(event)
+        if item is None:
+            return read
+        _differs(read.diffs, "operation", claim.operation, item.call.operation)
+        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.call.wo_ids))
+        _differs(read.diffs, "status", claim.status, item.status)
+        read.note = f"{item.confirmation_id}: released"
+        return read
+
+    def _asked(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, ClarificationAsked)
+        item = self.deps.pending.get("clarification", event.subject_id)
+        surface = f"the pending store: clarification {event.subject_id}"
+        if not isinstance(item, PendingClarification):
+            missing = f"no clarification {event.subject_id}"
+            return _Read("ddb-read", surface, {}, [], missing=missing)
+        read = _Read(
+            "ddb-read",
+            surface,
+            {
+                "question_sha256": body_digest(item.question),
+                "candidates": ",".join(item.candidate_ids),
+                "status": item.status,
+            },
+            [],
+        )
+        _differs(read.diffs, "question_sha256", claim.question_sha256, body_digest(item.question))
+        _differs(read.diffs, "candidates", claim.candidates, ",".join(item.candidate_ids))
+        read.note = f"{item.clarification_id}: asked, now {item.status}"
+        return read
+
+    def _decision(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, DecisionRecorded)
+        package_id = event.subject_id
+        decisions = self.deps.decisions.for_package(package_id)
+        completion = self.deps.decisions.completion_for(package_id)
+        surface = f"the decision log: package {package_id}"
+        if not decisions or completion is None:
+            missing = f"the decision log has no completed record of {package_id}"
+            values: dict[str, ClaimValue] = {"decisions": len(decisions)}
+            return _Read("ddb-read", surface, values, [], missing=missing)
+        read = _Read(
+            "ddb-read",
+            surface,
+            {
+                "decisions": len(decisions),
+                "route": completion.route,
+                "completed_by": completion.completed_by,
+            },
+            [],
+        )
+        _differs(read.diffs, "decisions", claim.decisions, len(decisions))
+        _differs(read.diffs, "route", claim.route, completion.route)
+        read.note = f"{len(decisions)} decision(s), route {completion.route}"
+        return read
