@@ -36,7 +36,8 @@ def queue_with_dlq(
 
 
 class Queues(Construct):
-    """The debounce queue (→ the flusher) and the watcher queue (EventBridge rule → #6)."""
+    """The debounce queue (→ the flusher) and the watcher queue (EventBridge rule → the
+    watcher)."""
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ from constructs import Construct
 
 from infra.api import WebhookApi
 from infra.config import EnvConfig
-from infra.events import WATCHER_TIMEOUT, Events
+from infra.events import SWEEPER_TIMEOUT, WATCHER_TIMEOUT, Events
 from infra.functions import Bound, FunctionFactory, FunctionSpec, Setting
 from infra.layers import Layers
 from infra.observability import Observability
@@ -19,7 +19,13 @@ from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
 from maestro.pipeline.entry import STEPS
-from maestro.settings import FlusherSettings, InboundSettings, PipelineSettings, WatcherSettings
+from maestro.settings import (
+    FlusherSettings,
+    InboundSettings,
+    PipelineSettings,
+    SweeperSettings,
+    WatcherSettings,
+)
 from maestro_dev.cloud import OUTPUT_STATE_MACHINE
 
 FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
@@ -202,6 +208,19 @@ class MaestroStack(cdk.Stack):
             )
         )
         self.events.add_watcher(self.watcher)
+        self.sweeper = self.factory.make(
+            FunctionSpec(
+                name="sweeper",
+                description="Every five minutes: recorded effects whose event never came",
+                settings_model=SweeperSettings,
+                settings={
+                    "decisions_table": read_only("decisions"),
+                    "ledger_table": table("ledger"),
+                },
+                timeout=SWEEPER_TIMEOUT,
+            )
+        )
+        self.events.add_sweeper(self.sweeper)
 
         self.observability = Observability(
             self,
@@ -212,6 +231,7 @@ class MaestroStack(cdk.Stack):
             dead_letter_queues={
                 **self.queues.dead_letter_queues,
                 "event-delivery": self.events.delivery_dlq,
+                "sweep-delivery": self.events.sweep_dlq,
             },
             functions=self.factory.functions,
             api_name=self.webhooks.api.rest_api_name,

@@ -64,6 +64,10 @@ class InMemoryDecisionLog:
     def completion_for(self, package_id: str) -> PackageCompletion | None:
         return self.completions.get(package_id)
 
+    def completed_between(self, start: datetime, end: datetime) -> list[PackageCompletion]:
+        found = [c for c in self.completions.values() if start <= c.recorded_at < end]
+        return sorted(found, key=lambda c: (c.recorded_at, c.package_id))
+
 
 class InMemoryStateStore:
     def __init__(self) -> None:

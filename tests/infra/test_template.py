@@ -117,7 +117,7 @@ def test_the_watcher_consumes_the_watcher_queue_and_alone_writes_the_ledger(
             resources = [_table_of(r) for r in _list(statement["Resource"])]
             if ledger in resources and "dynamodb:PutItem" in _list(statement["Action"]):
                 writers.add(functions[lid])
-    assert writers == {"watcher"}
+    assert writers == {"watcher", "sweeper"}
     # The watcher only reads the surfaces it verifies.
     role = synth.resources(env, "AWS::Lambda::Function")[watcher]["Properties"]["Role"]
     writes = {
@@ -246,6 +246,7 @@ def test_every_function_is_arm64_traced_layered_and_logged(synth: Synth, env: st
         "inbound_sms",
         "flusher",
         "watcher",
+        "sweeper",
     }
     for lid, fn in functions.items():
         props = fn["Properties"]
@@ -321,7 +322,7 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
                 assert variables["MAESTRO_CHEAP_MODEL_ID"] == CONFIG[env]["cheap_model_id"]
             else:
                 assert variables["MAESTRO_SEVERITY_PROBE"] == "true"
-        elif functions[lid] == "watcher":
+        elif functions[lid] in ("watcher", "sweeper"):
             assert "MAESTRO_LEDGER_TABLE" in variables
             assert "MAESTRO_STRONG_MODEL_ID" not in variables  # read-verify calls no model
         else:
@@ -401,13 +402,29 @@ def test_the_edge_refuses_bodies_the_handler_could_never_accept(synth: Synth, en
 
 
 def test_domain_events_go_to_the_watcher_queue_and_the_archive(synth: Synth, env: str) -> None:
-    (rule,) = synth.resources(env, "AWS::Events::Rule").values()
+    rules = synth.resources(env, "AWS::Events::Rule").values()
+    (rule,) = [r for r in rules if "EventPattern" in r["Properties"]]
     assert rule["Properties"]["EventPattern"] == {"source": [EVENT_SOURCE]}
     (target,) = rule["Properties"]["Targets"]
     assert target["Arn"]["Fn::GetAtt"][0].startswith("QueuesWatcher")
     (archive,) = synth.resources(env, "AWS::Events::Archive").values()
     assert archive["Properties"]["EventPattern"] == {"source": [EVENT_SOURCE]}
     assert archive["Properties"]["RetentionDays"] == CONFIG[env]["archive_retention_days"]
+
+
+def test_the_sweeper_runs_every_five_minutes_with_a_dlq(synth: Synth, env: str) -> None:
+    functions = _function_steps(synth, env)
+    (sweeper,) = [lid for lid, name in functions.items() if name == "sweeper"]
+    (rule,) = [
+        r["Properties"]
+        for r in synth.resources(env, "AWS::Events::Rule").values()
+        if "ScheduleExpression" in r["Properties"]
+    ]
+    assert rule["ScheduleExpression"] == "rate(5 minutes)"
+    (target,) = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [sweeper, "Arn"]}
+    assert "DeadLetterConfig" in target
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 2
 
 
 def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
@@ -419,6 +436,7 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "dlq-debounce",
         "dlq-watcher",
         "dlq-event-delivery",
+        "dlq-sweep-delivery",
         "failed-executions",
         "fail-open",
         "fallback-rate",

@@ -24,6 +24,7 @@ from maestro.domain.records import (
     MaestroDecision,
     MaestroState,
     OutstandingItem,
+    PackageCompletion,
     PendingClarification,
     PendingConfirmation,
 )
@@ -216,8 +217,36 @@ def test_decision_log_is_append_only_by_construction() -> None:
         "for_package",
         "outcomes_for",
         "completion_for",
+        "completed_between",
         "recent",
     }
+
+
+def test_completions_are_found_by_time_range_across_days(log: DynamoDecisionLog) -> None:
+    times = {
+        "pkg-a": T0 - timedelta(days=1, minutes=5),
+        "pkg-b": T0.replace(hour=0, minute=0),  # midnight: a new day's partition
+        "pkg-c": T0,
+        "pkg-d": T0 + timedelta(minutes=1),
+    }
+    for package_id, at in times.items():
+        log.complete(
+            PackageCompletion(
+                record_id=f"{package_id}#completed",
+                package_id=package_id,
+                conversation_id="conv-1",
+                route="reasoning",
+                completed_by="persist",
+                decisions=1,
+                recorded_at=at,
+            )
+        )
+    found = log.completed_between(T0 - timedelta(days=1, minutes=10), T0)
+    assert [c.package_id for c in found] == ["pkg-a", "pkg-b"]  # [start, end): pkg-c excluded
+    assert [c.package_id for c in log.completed_between(T0, T0 + timedelta(hours=1))] == [
+        "pkg-c",
+        "pkg-d",
+    ]
 
 
 def test_for_package_orders_by_decision_index(log: DynamoDecisionLog) -> None:

@@ -19,9 +19,10 @@ from embedded import flush, sms
 from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
+from maestro.lanes.base import LaneContext
 from maestro.ports import DomainEvent, SentMessage
 from maestro_dev.local.demo import STORY
-from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
 from maestro_dev.local.twilio_loopback import Fault
 from maestro_dev.local.world import MARIA, VIC, seed
 
@@ -58,9 +59,12 @@ def claims(stack: LocalStack) -> list[DomainEvent]:
 
 
 def verdicts(stack: LocalStack) -> tuple[list[DomainEvent], dict[str, LedgerRow]]:
-    """Let Twilio and the watcher catch up; the claims and the row of each."""
+    """Let Twilio and the watcher catch up, then the sweeper past its window; the claims, and
+    every ledger row (the watcher's, one per claim, and the sweeper's)."""
     stack.advance(10)
     events = claims(stack)
+    stack.advance(SWEEP_WINDOW_SECONDS + 60)
+    stack.sweep()
     rows = {row.row_id: row for row in stack.ledger_rows()}
     return events, rows
 
@@ -243,3 +247,44 @@ def test_a_wo_whose_stored_value_differs_from_the_claim_is_a_mismatch(stack: Loc
         assert "version" in row.detail
     shame = [r for r in rows.values() if r.verdict == "shame"]
     assert {r.row_id for r in shame} == {e.event_id for e in updates}
+
+
+class DroppingBus:
+    """Publishes every event but those of one type: an effect whose claim never reaches the
+    bus."""
+
+    def __init__(self, real: Any, drop: str) -> None:
+        self.real = real
+        self.drop = drop
+
+    def publish(self, events: Any) -> None:
+        self.real.publish([e for e in events if e.type != self.drop])
+
+
+@pytest.mark.parametrize("where", ["dropped at publish", "skipped by the lane"])
+def test_an_effect_that_skips_its_event_is_a_missing_event(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    if where == "dropped at publish":
+        stack.pipeline.deps.bus = DroppingBus(stack.pipeline.deps.bus, "wo.updated")
+    else:
+        real = LaneContext.event
+
+        def forgetful(self: LaneContext, type_: Any, *args: Any, **kwargs: Any) -> DomainEvent:
+            event = real(self, type_, *args, **kwargs)
+            if type_ == "wo.updated":
+                self.events.remove(event)  # the lane "forgets" to claim its timeline write
+            return event
+
+        monkeypatch.setattr(LaneContext, "event", forgetful)
+    open_wo(stack, "WO-204", "leak under the kitchen sink")
+    sms(stack, "the kitchen leak is back, and it's worse at night")
+    flush(stack)
+    events, rows = verdicts(stack)
+    assert "wo.updated" not in {e.type for e in events}
+    shame = [r for r in rows.values() if r.verdict == "shame"]
+    assert [(r.kind, r.event_type, r.subject_id, r.wo_id) for r in shame] == [
+        ("missing_event", "wo.updated", "WO-204", "WO-204")
+    ]
+    # Every claim that did come is evidence: detection without false shame.
+    assert all(rows[e.event_id].verdict == "evidence" for e in events)

@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
@@ -43,6 +43,7 @@ from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
 from maestro.domain.ledger import LedgerRow
 from maestro.ports import Gate, SentMessage
+from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
 from maestro_dev.local.twilio_loopback import TwilioLoopback, TwilioLoopbackServer
@@ -58,6 +59,9 @@ ON_CALL_PM = "+14155550199"
 RETRY_TIME_SCALE = 0.02
 LINE = "+14155550000"
 TWILIO_TIMEOUT_SECONDS = 5.0
+SWEEP_WINDOW_SECONDS = 600
+SWEEP_EVERY_SECONDS = 300  # the cloud's schedule rule
+SWEEP_LOOKBACK_SECONDS = 900  # three sweeps per package here (the cloud looks back an hour)
 TWILIO_RETRY_BASE_SECONDS = 0.02  # local retries back off fast, like Step Functions' here
 STEP_FUNCTIONS = (
     "precheck",
@@ -272,9 +276,9 @@ class LocalStack:
         from maestro.ingest.webhooks import WebhookDeps, build_resolver
         from maestro.observability import logger
         from maestro.pipeline.entry import build_pipeline, make_handlers
-        from maestro.settings import PipelineSettings, WatcherSettings
+        from maestro.settings import PipelineSettings, SweeperSettings, WatcherSettings
         from maestro.tables import ALL_TABLES
-        from maestro.verify.entry import build_watcher
+        from maestro.verify.entry import build_sweeper, build_watcher
 
         aws_clients.client.cache_clear()  # clients from an earlier stack belong to its mock
         parameters.clear_caches()  # type: ignore[no-untyped-call]  # an earlier stack's secrets
@@ -423,6 +427,17 @@ class LocalStack:
             self.clock,
         )
         self.ledger = DynamoLedger(self.ddb, self.tables["ledger"])
+        self.sweeper = build_sweeper(
+            SweeperSettings(
+                decisions_table=self.tables["decisions"],
+                ledger_table=self.tables["ledger"],
+                sweep_window_seconds=SWEEP_WINDOW_SECONDS,
+                sweep_lookback_seconds=SWEEP_LOOKBACK_SECONDS,
+                region=REGION,
+            ),
+            self.clock,
+        )
+        self._next_sweep = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
         self.resolver = build_resolver(
             WebhookDeps(
                 ingestor=self.ingestor,
@@ -530,9 +545,17 @@ class LocalStack:
 
     def settle(self) -> None:
         """Let Twilio move its messages on (on the virtual clock) and the watcher read every
-        claim made so far."""
+        claim made so far; the sweeper runs on its schedule (every 5 virtual minutes)."""
         self.twilio.progress()
         self.poll_watcher()
+        if self.clock.now() >= self._next_sweep:
+            self.sweep()
+
+    def sweep(self) -> SweepReport:
+        """One sweep now: packages completed more than the window ago whose recorded effects
+        had no event (``missing_event``)."""
+        self._next_sweep = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
+        return self.sweeper.sweep()
 
     def advance(self, seconds: float) -> None:
         """Move virtual time, delivering debounce signals as they fall due, and let every

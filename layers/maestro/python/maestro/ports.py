@@ -224,6 +224,11 @@ class DecisionLog(Protocol):
 
     def completion_for(self, package_id: str) -> PackageCompletion | None: ...
 
+    def completed_between(
+        self, start: AwareDatetime, end: AwareDatetime
+    ) -> list[PackageCompletion]:
+        """Packages whose completion line was recorded in [start, end), oldest first."""
+
 
 class StateStore(Protocol):
     def get(self, wo_id: str) -> MaestroState | None: ...

@@ -170,3 +170,17 @@ class WatcherSettings(TwilioSettings):
     timeline_table: str
     pending_table: str
     decisions_table: str
+
+
+class SweeperSettings(_Base):
+    """functions/sweeper: on a schedule, packages completed between ``lookback`` and ``window``
+    ago whose recorded effects no event claimed (``missing_event``)."""
+
+    decisions_table: str
+    ledger_table: str
+    sweep_window_seconds: int = Field(
+        default=600, ge=60, description="How long the watcher has to see an effect's event"
+    )
+    sweep_lookback_seconds: int = Field(
+        default=3600, ge=300, description="How far back each sweep looks (past the window)"
+    )

@@ -119,6 +119,13 @@ DECISIONS = TableSpec(
             partition=Key(name="conversation_id"),
             sort=Key(name="recorded_key"),
         ),
+        # Sparse: only completion lines carry these, so "packages completed in a time range"
+        # (the sweeper's question) is a Query per day.
+        Index(
+            name="completions_by_day",
+            partition=Key(name="completed_day"),
+            sort=Key(name="completed_key"),
+        ),
     ),
     purpose="The append-only MaestroDecision log: put only if absent, never updated or deleted.",
 )

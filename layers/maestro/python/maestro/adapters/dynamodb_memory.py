@@ -132,6 +132,7 @@ class DynamoDecisionLog(DecisionLog):
         self._pk = DECISIONS.partition.name
         self._sk = _sort_name(DECISIONS)
         self._by_conversation = _index(DECISIONS, "by_conversation")
+        self._by_completion_day = _index(DECISIONS, "completions_by_day")
 
     def append(self, decision: MaestroDecision) -> None:
         conv_index = self._by_conversation
@@ -151,9 +152,45 @@ class DynamoDecisionLog(DecisionLog):
         return self._append_other(outcome.package_id, outcome.record_id, "outcome", outcome)
 
     def complete(self, completion: PackageCompletion) -> bool:
+        at = completion.recorded_at.astimezone(UTC)
+        by_day = self._by_completion_day
         return self._append_other(
-            completion.package_id, completion.record_id, "completion", completion
+            completion.package_id,
+            completion.record_id,
+            "completion",
+            completion,
+            **{
+                by_day.partition.name: at.date().isoformat(),
+                _sort_name(by_day): f"{_sort_time(at)}#{completion.package_id}",
+            },
         )
+
+    def completed_between(self, start: datetime, end: datetime) -> list[PackageCompletion]:
+        """Packages completed in [start, end), oldest first: one Query per UTC day."""
+        by_day = self._by_completion_day
+        found: list[PackageCompletion] = []
+        day = start.astimezone(UTC).date()
+        while day <= end.astimezone(UTC).date():
+            for item in _query(
+                self._client,
+                TableName=self._table,
+                IndexName=by_day.name,
+                KeyConditionExpression="#day = :day AND #key BETWEEN :start AND :end",
+                ExpressionAttributeNames={
+                    "#day": by_day.partition.name,
+                    "#key": _sort_name(by_day),
+                },
+                ExpressionAttributeValues={
+                    ":day": to_value(day.isoformat()),
+                    ":start": to_value(_sort_time(start)),
+                    ":end": to_value(_sort_time(end)),
+                },
+            ):
+                completion = PackageCompletion.model_validate_json(self._doc(item))
+                if start <= completion.recorded_at < end:
+                    found.append(completion)
+            day += timedelta(days=1)
+        return sorted(found, key=lambda c: (c.recorded_at, c.package_id))
 
     def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
         found = [
@@ -169,7 +206,9 @@ class DynamoDecisionLog(DecisionLog):
                 return PackageCompletion.model_validate_json(self._doc(item))
         return None
 
-    def _append_other(self, package_id: str, record_id: str, kind: str, record: BaseModel) -> bool:
+    def _append_other(
+        self, package_id: str, record_id: str, kind: str, record: BaseModel, **extra: str
+    ) -> bool:
         try:
             self._put_once(
                 {
@@ -177,6 +216,7 @@ class DynamoDecisionLog(DecisionLog):
                     self._sk: record_id,
                     _RECORD: kind,
                     _DOC: record.model_dump_json(),
+                    **extra,
                 }
             )
         except AlreadyExistsError:

@@ -1,10 +1,11 @@
 """Lambda entry points for read-verify: the watcher (SQS batches of domain events from the
-EventBridge rule) and the sweeper (a schedule), wired to the real adapters from settings on the
+EventBridge rule) and the sweeper (a schedule rule), wired to the real adapters from settings on the
 first invocation. The embedded stack calls the same batch function from its poller."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
@@ -28,10 +29,17 @@ from maestro.adapters.messaging import message_reader_for
 from maestro.clock import SystemClock
 from maestro.observability import logger, metrics, tracer
 from maestro.ports import Clock, DomainEvent
-from maestro.settings import WatcherSettings
+from maestro.settings import SweeperSettings, WatcherSettings
+from maestro.verify.sweeper import Sweeper, SweeperDeps
 from maestro.verify.watcher import Watcher, WatcherDeps
 
-__all__ = ["build_watcher", "process_watcher_batch", "watcher_handler"]
+__all__ = [
+    "build_sweeper",
+    "build_watcher",
+    "process_watcher_batch",
+    "sweeper_handler",
+    "watcher_handler",
+]
 
 
 def build_watcher(settings: WatcherSettings, clock: Clock) -> Watcher:
@@ -100,3 +108,35 @@ def process_watcher_batch(
 @metrics.log_metrics
 def watcher_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return process_watcher_batch(event, _watcher(), context)
+
+
+def build_sweeper(settings: SweeperSettings, clock: Clock) -> Sweeper:
+    ddb = client("dynamodb", settings.region)
+    return Sweeper(
+        SweeperDeps(
+            decisions=DynamoDecisionLog(ddb, settings.decisions_table),
+            ledger=DynamoLedger(ddb, settings.ledger_table),
+            clock=clock,
+            window=timedelta(seconds=settings.sweep_window_seconds),
+            lookback=timedelta(seconds=settings.sweep_lookback_seconds),
+        )
+    )
+
+
+@cache
+def _sweeper() -> Sweeper:
+    return build_sweeper(SweeperSettings(), SystemClock())
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def sweeper_handler(
+    event: dict[str, Any],  # noqa: ARG001 - the schedule's event says nothing more
+    context: LambdaContext,  # noqa: ARG001 - Powertools' decorators read it
+) -> dict[str, Any]:
+    """A scheduled sweep: effects with no event → missing_event Shame rows."""
+    report = _sweeper().sweep()
+    if report.missing:
+        logger.warning("effects without their event", extra=report.as_dict())
+    return report.as_dict()

@@ -103,10 +103,8 @@ class Watcher:
         }
 
     def watch(self, event: DomainEvent) -> LedgerRow:
-        """The event's row: the one already written (a redelivery), or a fresh read's."""
-        existing = self.deps.ledger.get(event.package_id, event.event_id)
-        if existing is not None:
-            return existing
+        """The event's row: a fresh read's, written once; a redelivery's read is discarded and
+        the row already written stands (the put is conditional on the event id)."""
         row = self.check(event)
         if self.deps.ledger.record(row):
             count("ShameRows" if row.verdict == "shame" else "EvidenceRows")
