@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import aws_cdk as cdk
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from maestro_dev.cloud import stack_for_env
 
@@ -42,6 +42,17 @@ class EnvConfig(BaseModel):
     strong_model_id: str = Field(description="The strong model: reasoning and the manage agent")
     alarm_email: str = Field(description="Where alarms go; empty: the topic has no subscriber")
     on_call_pm_phone: str = Field(description="E.164; the pipeline pages it")
+    twilio_account_sid: str = Field(
+        default="",
+        pattern=r"^(AC[0-9a-fA-F]{32})?$",
+        description="The Twilio account maestro texts from; empty: the recording messenger "
+        "(it texts no one). Its auth token is the TwilioAuthToken secret.",
+    )
+    twilio_from_number: str = Field(
+        default="",
+        pattern=r"^(\+[1-9]\d{6,14})?$",
+        description="E.164: the Twilio number maestro texts from (needed with an account)",
+    )
     log_retention_days: int = Field(ge=1)
     removal_policy: Literal["destroy", "retain"] = Field(
         description="Tables, secrets, key and log groups on `cdk destroy`: kept or deleted"
@@ -60,6 +71,12 @@ class EnvConfig(BaseModel):
         ge=2, le=1000, description="The debounce queue's event source: concurrent flushers"
     )
     fallback_rate_threshold: float = Field(gt=0, le=1, description="Alarm: fallbacks / packages")
+
+    @model_validator(mode="after")
+    def _an_account_needs_its_number(self) -> EnvConfig:
+        if self.twilio_account_sid and not self.twilio_from_number:
+            raise ValueError(f"{self.name}: twilio_account_sid needs twilio_from_number")
+        return self
 
     @property
     def removal(self) -> cdk.RemovalPolicy:

@@ -24,6 +24,7 @@ from infra.config import EnvConfig
 from infra.functions import METRICS_NAMESPACE, SERVICE
 
 SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
+SEND_FAILURES_METRIC = "SendFailures"  # maestro.pipeline.steps: count("SendFailures")
 FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.steps: count("Fallbacks")
 FIVE_MINUTES = cdk.Duration.minutes(5)
 ONE_HOUR = cdk.Duration.hours(1)
@@ -154,8 +155,16 @@ class Observability(Construct):
             "shame-rows",
             shame,
             1,
-            "The watcher wrote a Shame row: a claimed effect that no independent read confirms "
-            "(or an effect nobody claimed).",
+            "A Shame row: a claimed effect that no independent read confirms (the watcher), or "
+            "an effect whose event never came (the sweeper). `maestro ledger` shows it.",
+        )
+        alarm(
+            "send-failures",
+            maestro_metric(SEND_FAILURES_METRIC),
+            1,
+            "A text could not be sent: Twilio refused it, or kept failing (5xx, 429, timeouts) "
+            "through every retry. The action is recorded as failed and the package failed open "
+            "(the PM is paged by SMS if Twilio can reach them; this alarm reaches them if not).",
         )
         self.dashboard = cw.Dashboard(
             self, "Dashboard", dashboard_name=f"{stack.stack_name}-operations"
@@ -187,9 +196,11 @@ class Observability(Construct):
                 width=12,
             ),
             cw.GraphWidget(
-                title="Shame rows (#6), escalations, abstentions",
+                title="Shame and Evidence rows, texts not sent, escalations, abstentions",
                 left=[
                     shame,
+                    maestro_metric("EvidenceRows"),
+                    maestro_metric(SEND_FAILURES_METRIC),
                     maestro_metric("Escalations"),
                     maestro_metric("EarlyEscalations"),
                     maestro_metric("Abstentions"),

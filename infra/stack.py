@@ -33,6 +33,9 @@ FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
 # resolve), the brain's samples, the guards' break-in judgment (dispose), the manage agent
 # (act). They alone can read the Anthropic key.
 MODEL_STEPS = frozenset({"precheck", "lease", "resolve", "brain", "dispose", "act"})
+# The steps that text (the lanes run in act; escalate runs act's lanes in-process; fail-open
+# pages the PM itself): they alone get Twilio's settings and may read its auth token.
+TEXTING_STEPS = frozenset({"act", "escalate", "fail_open"})
 STEP_TIMEOUTS = {"brain": cdk.Duration.seconds(120), "act": cdk.Duration.seconds(60)}
 STEP_DESCRIPTIONS = {
     "precheck": "Pre-check: the safety floor before anything else",
@@ -102,24 +105,6 @@ class MaestroStack(cdk.Stack):
             "cheap_model_id": config.cheap_model_id,
             "strong_model_id": config.strong_model_id,
         }
-        steps = {
-            step: self.factory.make(
-                FunctionSpec(
-                    name=step,
-                    description=STEP_DESCRIPTIONS[step],
-                    settings_model=PipelineSettings,
-                    settings=pipeline_settings | (model_settings if step in MODEL_STEPS else {}),
-                    timeout=STEP_TIMEOUTS.get(step, cdk.Duration.seconds(30)),
-                    reserved_concurrency=(
-                        config.brain_reserved_concurrency if step == "brain" else None
-                    ),
-                )
-            )
-            for step in STEPS
-        }
-        self.pipeline = Pipeline(self, "Pipeline", config=config, steps=steps, bus=self.events.bus)
-        machine = self.pipeline.state_machine
-
         windows: dict[str, Setting] = {
             "idle_window_seconds": str(config.idle_window_seconds),
             "max_wait_seconds": str(config.max_wait_seconds),
@@ -153,6 +138,39 @@ class MaestroStack(cdk.Stack):
                 timeout=cdk.Duration.seconds(15),
             )
         )
+        self.webhooks = WebhookApi(self, "Webhooks", config=config, inbound=self.inbound)
+        # Twilio, for the steps that text (act, and escalate and fail-open, which text
+        # themselves): the account and its number from cdk.json, the token's secret (read on
+        # the first text), status callbacks to this stack's own webhook. No account configured:
+        # the recording messenger (it texts no one).
+        twilio: dict[str, Setting] = {
+            "twilio_account_sid": config.twilio_account_sid,
+            "twilio_auth_token_secret": Bound(
+                self.secrets.twilio_auth_token.secret_arn,
+                self.secrets.twilio_auth_token.grant_read,
+            ),
+            "twilio_from_number": config.twilio_from_number,
+            "twilio_status_callback_url": self.webhooks.url + "twilio/status",
+        }
+        steps = {
+            step: self.factory.make(
+                FunctionSpec(
+                    name=step,
+                    description=STEP_DESCRIPTIONS[step],
+                    settings_model=PipelineSettings,
+                    settings=pipeline_settings
+                    | (model_settings if step in MODEL_STEPS else {})
+                    | (twilio if step in TEXTING_STEPS else {}),
+                    timeout=STEP_TIMEOUTS.get(step, cdk.Duration.seconds(30)),
+                    reserved_concurrency=(
+                        config.brain_reserved_concurrency if step == "brain" else None
+                    ),
+                )
+            )
+            for step in STEPS
+        }
+        self.pipeline = Pipeline(self, "Pipeline", config=config, steps=steps, bus=self.events.bus)
+        machine = self.pipeline.state_machine
         self.flusher = self.factory.make(
             FunctionSpec(
                 name="flusher",
@@ -188,7 +206,7 @@ class MaestroStack(cdk.Stack):
                 max_concurrency=config.flusher_max_concurrency,
             )
         )
-        self.webhooks = WebhookApi(self, "Webhooks", config=config, inbound=self.inbound)
+
         # Read-verify: every domain event → the watcher, which reads the claimed surface itself
         # (read-only) and writes the ledger (the only function that may).
         self.watcher = self.factory.make(
@@ -203,6 +221,8 @@ class MaestroStack(cdk.Stack):
                     "timeline_table": read_only("timeline"),
                     "pending_table": read_only("pending"),
                     "decisions_table": read_only("decisions"),
+                    # It reads texts back from Twilio when the stack texts through Twilio.
+                    **{k: v for k, v in twilio.items() if k != "twilio_status_callback_url"},
                 },
                 timeout=WATCHER_TIMEOUT,
             )

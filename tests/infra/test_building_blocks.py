@@ -130,6 +130,18 @@ def test_environments_in_cdk_json_are_valid() -> None:
         assert config.max_wait_seconds >= config.idle_window_seconds
 
 
+def test_a_twilio_account_needs_its_number_and_none_means_the_recording_messenger() -> None:
+    raw = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]["dev"]
+    assert raw["twilio_account_sid"] == ""  # nobody is texted until an account is configured
+    account = "AC" + "0" * 32
+    with pytest.raises(ValueError, match="twilio_from_number"):
+        EnvConfig(name="dev", **{**raw, "twilio_account_sid": account})
+    configured = EnvConfig(
+        name="dev", **{**raw, "twilio_account_sid": account, "twilio_from_number": "+14155550000"}
+    )
+    assert configured.twilio_from_number == "+14155550000"
+
+
 def test_env_context_picks_one_environment_and_step_mode_overrides() -> None:
     import aws_cdk as cdk
 

@@ -14,7 +14,7 @@ from infra.api import MAX_REQUEST_BYTES, ROUTES, greater_than_pattern
 from infra.config import CONTEXT_KEY
 from infra.layers import DEPENDENCY_LAYER_DIR, PYTHON_VERSION
 from infra.observability import SHAME_METRIC
-from infra.stack import MODEL_STEPS, OUTPUT_STATE_MACHINE, table_output
+from infra.stack import MODEL_STEPS, OUTPUT_STATE_MACHINE, TEXTING_STEPS, table_output
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.pipeline.entry import STEPS
 from maestro.tables import ALL_TABLES
@@ -281,7 +281,10 @@ def test_secrets_reach_functions_by_arn_only(synth: Synth, env: str) -> None:
     twilio = next(v for k, v in by_name.items() if k.startswith("TwilioAuthToken"))
     app = next(v for k, v in by_name.items() if k.startswith("AppSigningSecret"))
     anthropic = next(v for k, v in by_name.items() if k.startswith("AnthropicApiKey"))
-    assert twilio == app == {"inbound_sms"}
+    assert app == {"inbound_sms"}
+    # Twilio's token: the webhook checks signatures with it; the steps that text and the
+    # watcher (which reads texts back) call Twilio with it.
+    assert twilio == {"inbound_sms", *TEXTING_STEPS, "watcher"}
     assert anthropic == set(MODEL_STEPS) | {"flusher"}  # the flusher runs the severity probe
     # ... and only those functions' roles may read them.
     for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
@@ -329,6 +332,15 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
             assert variables["MAESTRO_ON_CALL_PM_PHONE"] == CONFIG[env]["on_call_pm_phone"]
             has_model = "MAESTRO_STRONG_MODEL_ID" in variables
             assert has_model == (functions[lid] in MODEL_STEPS)
+            texts = "MAESTRO_TWILIO_STATUS_CALLBACK_URL" in variables
+            assert texts == (functions[lid] in TEXTING_STEPS)
+            if texts:
+                assert variables["MAESTRO_TWILIO_ACCOUNT_SID"] == CONFIG[env]["twilio_account_sid"]
+                assert variables["MAESTRO_TWILIO_FROM_NUMBER"] == CONFIG[env]["twilio_from_number"]
+                # Status callbacks go to this stack's own webhook: the API's URL + twilio/status.
+                callback = json.dumps(variables["MAESTRO_TWILIO_STATUS_CALLBACK_URL"])
+                assert "twilio/status" in callback
+                assert "WebhooksApi" in callback
             if has_model:
                 assert variables["MAESTRO_STRONG_MODEL_ID"] == CONFIG[env]["strong_model_id"]
 
@@ -437,6 +449,7 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "dlq-watcher",
         "dlq-event-delivery",
         "dlq-sweep-delivery",
+        "send-failures",
         "failed-executions",
         "fail-open",
         "fallback-rate",

@@ -79,6 +79,8 @@ def test_an_account_and_its_token_make_it_twilio() -> None:
         secrets=secrets,
     )
     assert isinstance(made, TwilioMessenger)
+    assert secrets.asked == []  # read on the first text, not when the step starts
+    made._twilio.messages  # noqa: B018 - the first use builds the client
     assert secrets.asked == ["arn:aws:secretsmanager:us-east-1:1:secret:twilio"]
     reader = message_reader_for(settings, None, messages_table="m", secrets=secrets)
     assert isinstance(reader, TwilioMessageReader)

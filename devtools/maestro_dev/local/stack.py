@@ -357,7 +357,7 @@ class LocalStack:
             else "",
             "twilio_auth_token_secret": token_secret,
             "twilio_from_number": LINE,
-            "twilio_status_callback_url": HttpUrl(f"{LOCAL_BASE_URL}/twilio/status"),
+            "twilio_status_callback_url": f"{LOCAL_BASE_URL}/twilio/status",
             "twilio_api_base_url": HttpUrl(self.twilio_server.url),
             "twilio_timeout_seconds": self.twilio_timeout,
             "twilio_retry_base_seconds": TWILIO_RETRY_BASE_SECONDS,

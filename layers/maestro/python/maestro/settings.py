@@ -85,8 +85,10 @@ class TwilioSettings(_Base):
     twilio_from_number: str | None = Field(
         default=None, pattern=r"^\+[1-9]\d{6,14}$", description="The number maestro texts from"
     )
-    twilio_status_callback_url: HttpUrl | None = Field(
-        default=None, description="Where Twilio posts status callbacks: the API's /twilio/status"
+    twilio_status_callback_url: str | None = Field(
+        default=None,
+        description="Where Twilio posts status callbacks: the webhook API's URL + twilio/status "
+        "(a plain string: in the stack it is known only at deploy)",
     )
     twilio_api_base_url: HttpUrl = Field(
         default=HttpUrl(TWILIO_API_URL),

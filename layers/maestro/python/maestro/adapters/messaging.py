@@ -4,6 +4,8 @@ reader follows the same choice: it reads back from the surface the messenger wro
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from twilio.rest import Client
 
 from maestro.adapters.ddb import DynamoDBClient
@@ -16,16 +18,32 @@ from maestro.settings import TwilioSettings
 __all__ = ["message_reader_for", "messenger_for"]
 
 
+class _LazyClient:
+    """The Twilio client, built (and its auth token read) on first use: a pipeline step that
+    never texts never reads the secret, and needs no permission to."""
+
+    def __init__(self, settings: TwilioSettings, secrets: Secrets) -> None:
+        self._settings = settings
+        self._secrets = secrets
+        self._client: Client | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            settings = self._settings
+            sid, token = settings.twilio_account_sid, settings.twilio_auth_token_secret
+            if not sid or not token:
+                raise ValueError("Twilio needs an account SID and its auth token's secret")
+            self._client = twilio_client(
+                sid,
+                self._secrets.get(token),
+                base_url=str(settings.twilio_api_base_url),
+                timeout=settings.twilio_timeout_seconds,
+            )
+        return getattr(self._client, name)
+
+
 def _client(settings: TwilioSettings, secrets: Secrets) -> Client:
-    sid, token = settings.twilio_account_sid, settings.twilio_auth_token_secret
-    if not sid or not token:
-        raise ValueError("Twilio needs an account SID and its auth token's secret")
-    return twilio_client(
-        sid,
-        secrets.get(token),
-        base_url=str(settings.twilio_api_base_url),
-        timeout=settings.twilio_timeout_seconds,
-    )
+    return cast(Client, _LazyClient(settings, secrets))
 
 
 def messenger_for(
