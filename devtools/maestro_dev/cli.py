@@ -7,6 +7,8 @@
 - ``maestro executions`` / ``maestro step <execution>``: list paused gates, release one; on
   ``maestro serve`` (``--url``, the default) or on a deployed stack (``--stack NAME`` or
   ``--env dev``), through boto3 and the stack's outputs.
+- ``maestro ledger [--package ID] [--wo WO-…] [--shame] [--json]``: the watcher's Evidence and
+  Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
   through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
 """
@@ -23,6 +25,7 @@ import urllib.request
 import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
+from urllib.parse import urlencode
 
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
@@ -114,8 +117,9 @@ def _demo_json(runs: Sequence[StoryRun], wall_seconds: float) -> dict[str, Any]:
             }
             for run in runs
         ],
-        "evidence": 0,
-        "shame": 0,
+        # The core runs no stack, so nothing is read back: no figure rather than a made-up 0.
+        "evidence": None,
+        "shame": None,
         "wall_seconds": round(wall_seconds, 3),
     }
 
@@ -192,6 +196,16 @@ def build_parser() -> argparse.ArgumentParser:
     step.add_argument("execution", help="execution name or ARN")
     _target(step)
     step.set_defaults(handler=cmd_step)
+
+    ledger = sub.add_parser(
+        "ledger", help="the watcher's evidence and shame rows (a package's, a WO's, or all)"
+    )
+    ledger.add_argument("--package", help="one package's rows (its id, pkg-…)")
+    ledger.add_argument("--wo", help="one WO's rows (WO-…)")
+    ledger.add_argument("--shame", action="store_true", help="only the shame rows")
+    ledger.add_argument("--json", action="store_true", help="one JSON object per row")
+    _target(ledger)
+    ledger.set_defaults(handler=cmd_ledger)
 
     evals = sub.add_parser("eval", help="evals: scenarios on the embedded stack, labeled sets")
     eval_commands = evals.add_subparsers(dest="eval_command", required=True)
@@ -279,8 +293,6 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_send(args: argparse.Namespace, out: TextIO) -> int:
-    from urllib.parse import urlencode
-
     from maestro.adapters.webhook_auth import twilio_signature
 
     sid = "SMcli" + uuid.uuid4().hex[:29]
@@ -316,6 +328,39 @@ def cmd_executions(args: argparse.Namespace, out: TextIO) -> int:
     for e in json.loads(body):
         gate = f"  paused: {e['paused_at']}" if e["paused_at"] else ""
         print(f"{e['name']}  {e['status']}{gate}", file=out)
+    return 0
+
+
+def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
+    cloud = _cloud(args)
+    if cloud is not None:
+        rows = [r.model_dump(mode="json") for r in cloud.ledger(args.package, args.wo)]
+    else:
+        query = urlencode({k: v for k, v in (("package", args.package), ("wo", args.wo)) if v})
+        url = (
+            (args.url or DEFAULT_URL).rstrip("/") + "/local/ledger" + (f"?{query}" if query else "")
+        )
+        status, body = _http("GET", url)
+        if status != 200:
+            print(f"{status} {body}", file=out)
+            return 1
+        rows = json.loads(body)
+    if args.shame:
+        rows = [r for r in rows if r["verdict"] == "shame"]
+    for row in rows:
+        if args.json:
+            print(json.dumps(row), file=out)
+            continue
+        verdict = "evidence" if row["verdict"] == "evidence" else f"SHAME {row['kind']}"
+        read = f" [{row['provenance']}]" if row["provenance"] else ""
+        print(
+            f"{verdict:<23} {row['event_type']:<17} {row['package_id']} "
+            f"{row['wo_id'] or '-'} {row['subject_id']}{read}: {row['detail']}",
+            file=out,
+        )
+    if not args.json:
+        evidence = sum(r["verdict"] == "evidence" for r in rows)
+        print(f"{evidence} evidence, {len(rows) - evidence} shame", file=out)
     return 0
 
 

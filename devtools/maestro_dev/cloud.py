@@ -1,9 +1,10 @@
-"""The operators' commands against a deployed stack: ``maestro executions|step --stack NAME``.
+"""The operators' commands against a deployed stack: ``maestro executions|step|ledger --stack``.
 
 The stack's outputs (CloudFormation ``DescribeStacks``) name the state machine and the gates
 table; the rest is Step Functions and the same gate store the pipeline writes. Releasing a gate
 is ``SendTaskSuccess`` with the token the gate stored: what ``aws stepfunctions
-send-task-success --task-token … --task-output '{}'`` does by hand.
+send-task-success --task-token … --task-output '{}'`` does by hand. The ledger is read from the
+table the watcher writes (by package, or by WO through its index).
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from maestro.adapters.dynamodb_gates import DynamoGateStore
+from maestro.adapters.dynamodb_ledger import DynamoLedger
+from maestro.domain.ledger import LedgerRow
 from maestro.ports import Gate
 
 STACK_PREFIX = "maestro-"
 # Output names the CDK stack declares (infra/stack.py imports them from here).
 OUTPUT_STATE_MACHINE = "StateMachineArn"
 OUTPUT_GATES_TABLE = "GatesTableName"
+OUTPUT_LEDGER_TABLE = "LedgerTableName"
 # A token Step Functions no longer waits for: the gate timed out, or the execution ended.
 _STALE_TOKEN = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
 
@@ -57,7 +61,22 @@ class CloudStack:
         self.stack_name = stack_name
         self.state_machine_arn = self.outputs[OUTPUT_STATE_MACHINE]
         self._sfn = stepfunctions
+        self._ddb = dynamodb
         self.gates = DynamoGateStore(dynamodb, self.outputs[OUTPUT_GATES_TABLE])
+
+    def ledger(self, package_id: str | None = None, wo_id: str | None = None) -> list[LedgerRow]:
+        """The watcher's Evidence and Shame rows: a package's, a WO's (its index), or every row
+        (a paged scan: fine for an operator, not for a hot path)."""
+        table = self.outputs.get(OUTPUT_LEDGER_TABLE)
+        if table is None:
+            raise LookupError(f"stack {self.stack_name} has no {OUTPUT_LEDGER_TABLE} output")
+        ledger = DynamoLedger(self._ddb, table)
+        if package_id:
+            rows = ledger.for_package(package_id)
+            return [r for r in rows if wo_id is None or r.wo_id == wo_id]
+        if wo_id:
+            return ledger.for_wo(wo_id)
+        return ledger.scan()
 
     def executions(self, limit: int = 20) -> list[CloudExecution]:
         """Every running execution and the latest ``limit`` of any status, oldest first."""

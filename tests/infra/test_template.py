@@ -18,7 +18,7 @@ from infra.stack import MODEL_STEPS, OUTPUT_STATE_MACHINE, TEXTING_STEPS, table_
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.pipeline.entry import STEPS
 from maestro.tables import ALL_TABLES
-from maestro_dev.cloud import OUTPUT_GATES_TABLE
+from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_LEDGER_TABLE
 from maestro_dev.local.stack import ASL_PATH, PLACEHOLDER_FOR_STEP, asl_substitutions
 
 CONFIG = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]
@@ -470,6 +470,7 @@ def test_outputs_for_the_operators(synth: Synth, env: str) -> None:
     outputs = synth.templates[env]["Outputs"]
     assert OUTPUT_STATE_MACHINE in outputs
     assert table_output("gates") == OUTPUT_GATES_TABLE  # what `maestro step --stack` reads
+    assert table_output("ledger") == OUTPUT_LEDGER_TABLE  # what `maestro ledger --stack` reads
     assert "TwilioSmsWebhookUrl" in outputs
     for spec in ALL_TABLES:
         assert table_output(spec.logical_name) in outputs

@@ -12,9 +12,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from maestro.adapters.dynamodb_gates import DynamoGateStore
+from maestro.adapters.dynamodb_ledger import DynamoLedger
+from maestro.domain.ledger import LedgerRow
 from maestro.ports import Gate
 from maestro_dev.cli import main
-from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_STATE_MACHINE, CloudStack
+from maestro_dev.cloud import (
+    OUTPUT_GATES_TABLE,
+    OUTPUT_LEDGER_TABLE,
+    OUTPUT_STATE_MACHINE,
+    CloudStack,
+)
 
 if TYPE_CHECKING:  # conftest is not importable at run time (pytest's importlib mode)
     from conftest import AwsEnv
@@ -67,6 +74,7 @@ def deployed(aws: AwsEnv) -> dict[str, Any]:
                 "Outputs": {
                     OUTPUT_STATE_MACHINE: {"Value": machine},
                     OUTPUT_GATES_TABLE: {"Value": aws.table_names["gates"]},
+                    OUTPUT_LEDGER_TABLE: {"Value": aws.table_names["ledger"]},
                 },
             }
         ),
@@ -117,3 +125,45 @@ def test_a_stack_without_maestro_outputs_is_refused(aws: AwsEnv) -> None:
     )
     with pytest.raises(LookupError, match="not maestro's"):
         main(["executions", "--stack", "other"], io.StringIO())
+
+
+def _row(package_id: str, event_id: str, wo_id: str | None, kind: str | None) -> LedgerRow:
+    return LedgerRow.model_validate(
+        {
+            "row_id": event_id,
+            "verdict": "shame" if kind else "evidence",
+            "kind": kind,
+            "package_id": package_id,
+            "wo_id": wo_id,
+            "event_type": "wo.updated" if wo_id else "decision.recorded",
+            "event_id": event_id,
+            "subject_id": wo_id or package_id,
+            "provenance": "wo-read" if wo_id else "ddb-read",
+            "detail": "read back" + (f": {kind}" if kind else " and matched"),
+            "checked_at": datetime.now(UTC),
+        }
+    )
+
+
+def test_ledger_reads_a_deployed_stacks_rows_by_package_by_wo_and_shame_only(
+    deployed: dict[str, Any],
+) -> None:
+    aws: AwsEnv = deployed["aws"]
+    ledger = DynamoLedger(aws.dynamodb, aws.table_names["ledger"])
+    ledger.record(_row("pkg-a-1", "ev-1", None, None))
+    ledger.record(_row("pkg-a-1", "ev-2", "WO-7", None))
+    ledger.record(_row("pkg-b-1", "ev-3", "WO-7", "mismatch"))
+
+    def run(*argv: str) -> list[dict[str, Any]]:
+        out = io.StringIO()
+        assert main(["ledger", "--env", "dev", "--json", *argv], out) == 0
+        return [json.loads(line) for line in out.getvalue().splitlines()]
+
+    assert {r["row_id"] for r in run()} == {"ev-1", "ev-2", "ev-3"}
+    assert {r["row_id"] for r in run("--package", "pkg-a-1")} == {"ev-1", "ev-2"}
+    assert {r["row_id"] for r in run("--wo", "WO-7")} == {"ev-2", "ev-3"}
+    assert [(r["row_id"], r["kind"]) for r in run("--shame")] == [("ev-3", "mismatch")]
+    out = io.StringIO()
+    assert main(["ledger", "--env", "dev", "--wo", "WO-7"], out) == 0
+    assert "SHAME mismatch" in out.getvalue()
+    assert out.getvalue().splitlines()[-1] == "1 evidence, 1 shame"

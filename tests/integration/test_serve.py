@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -82,3 +83,39 @@ def test_a_forged_request_to_the_server_is_refused(server: LocalServer) -> None:
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 403
+
+
+def test_the_ledger_shows_the_evidence_behind_each_claim(server: LocalServer) -> None:
+    code, sent = _cli("send", "--url", server.url, "--from", "+14155550100", "the oven is broken")
+    assert code == 0, sent
+    for _ in range(2):  # step mode: release the brain's gate, then the action's
+        name = _wait_for(
+            lambda: next(
+                (line.split()[0] for line in _cli("executions", "--url", server.url)[1].splitlines()
+                 if "paused:" in line),
+                "",
+            )
+        )  # fmt: skip
+        assert _cli("step", "--url", server.url, name)[0] == 0
+
+    def claims() -> str:
+        _, listing = _cli("ledger", "--url", server.url)
+        return listing if "wo.created" in listing and "message.sent" in listing else ""
+
+    listing = _wait_for(claims)
+    assert listing.splitlines()[-1].endswith(" 0 shame"), listing
+    assert "SHAME" not in listing
+    created = next(line for line in listing.splitlines() if "wo.created" in line)
+    package, wo = created.split()[2:4]
+    assert wo.startswith("WO-"), created
+    # Filtered by package, and by WO: the same claims, as JSON rows.
+    _, by_package = _cli("ledger", "--url", server.url, "--package", package, "--json")
+    rows = [json.loads(line) for line in by_package.splitlines()]
+    assert rows
+    assert {r["package_id"] for r in rows} == {package}
+    assert {r["verdict"] for r in rows} == {"evidence"}
+    assert {"wo.created", "message.sent", "decision.recorded"} <= {r["event_type"] for r in rows}
+    _, by_wo = _cli("ledger", "--url", server.url, "--wo", wo, "--json")
+    assert {json.loads(line)["wo_id"] for line in by_wo.splitlines()} == {wo}
+    _, shame = _cli("ledger", "--url", server.url, "--shame", "--json")
+    assert shame == ""

@@ -3,7 +3,9 @@
 Maria texts the maintenance line; every text goes through the real signed webhook, the
 conversation buffer, the debounce flusher and the package pipeline (the same ASL the cloud
 runs) with the offline brain. What is printed is read back from the stack: the executions'
-input, output and history, the stores, and the events queue.
+input, output and history, the stores, the events queue, each text as Twilio reports it (the
+loopback Twilio, read by SID through the twilio SDK), and the ledger the watcher wrote: the
+evidence behind each claim, and any shame.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
+from maestro.domain.ledger import LedgerRow
+from maestro.ports import MessageRead
 from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, PAULA, seed
@@ -44,6 +48,7 @@ class PackageReport:
     states: list[str]
     transitions: int
     decisions: int
+    ledger: list[LedgerRow] = field(default_factory=list)
 
 
 @dataclass
@@ -51,8 +56,17 @@ class DemoReport:
     brain: str
     packages: list[PackageReport] = field(default_factory=list)
     events: Counter[str] = field(default_factory=Counter)
-    outbox: list[tuple[str, str]] = field(default_factory=list)
+    texts: list[MessageRead] = field(default_factory=list)
+    ledger: list[LedgerRow] = field(default_factory=list)
     wall_seconds: float = 0.0
+
+    @property
+    def evidence(self) -> int:
+        return sum(row.verdict == "evidence" for row in self.ledger)
+
+    @property
+    def shame(self) -> int:
+        return sum(row.verdict == "shame" for row in self.ledger)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -67,11 +81,23 @@ class DemoReport:
             "transitions_per_package": {p.package_id: p.transitions for p in self.packages},
             "routes": {p.package_id: p.route for p in self.packages},
             "events": dict(self.events),
-            "messages_recorded": len(self.outbox),
-            "evidence": 0,  # read-verify lands with #6
-            "shame": 0,
+            "texts": [
+                {"sid": t.sid, "to": t.to, "status": t.status, "read": t.provenance}
+                for t in self.texts
+            ],
+            "evidence": self.evidence,
+            "shame": self.shame,
+            "shame_rows": [
+                {"kind": r.kind, "event_type": r.event_type, "detail": r.detail}
+                for r in self.ledger
+                if r.verdict == "shame"
+            ],
             "wall_seconds": round(self.wall_seconds, 3),
         }
+
+
+SWEEP_AFTER_SECONDS = 11 * 60
+"""Virtual time the demo waits after its last text: past the sweeper's 10-minute window."""
 
 
 def _label(action: dict[str, Any]) -> str:
@@ -99,7 +125,19 @@ def run_demo() -> DemoReport:
             json.loads(e["detail"])["type"] if isinstance(e["detail"], str) else e["detail"]["type"]
             for e in stack.domain_events()
         )
-        report.outbox = [(m.to, m.body) for m in stack.outbox()]
+        # Let Twilio deliver, the watcher read every claim, and the sweeper look for effects
+        # no event claimed (its window is 10 virtual minutes).
+        stack.advance(SWEEP_AFTER_SECONDS)
+        stack.sweep()
+        report.ledger = stack.ledger_rows()
+        for package in report.packages:
+            package.ledger = [r for r in report.ledger if r.package_id == package.package_id]
+        reader = stack.watcher.deps.messages
+        for sent in stack.outbox():
+            read = reader.read(sent.sid)
+            if read is None:
+                raise RuntimeError(f"Twilio has no message {sent.sid}, which the stack sent")
+            report.texts.append(read)
     report.wall_seconds = time.perf_counter() - started
     return report
 
@@ -153,11 +191,18 @@ def _package_report(stack: LocalStack, arn: str, title: str) -> PackageReport:
     )
 
 
+def _ledger_line(row: LedgerRow) -> str:
+    """One ledger row: the verdict, the claim, and what was read."""
+    mark = "evidence" if row.verdict == "evidence" else f"SHAME {row.kind}"
+    read = f" [{row.provenance}]" if row.provenance else ""
+    return f"{mark}: {row.event_type} {row.subject_id}{read}: {row.detail}"
+
+
 def render(report: DemoReport) -> str:
     lines = [
         "maestro demo: leak-204 on the embedded stack (moto Step Functions running the same ASL",
-        f"the cloud deploys). Brain: {report.brain}. Messages are recorded, not sent (no SMS",
-        "leaves this machine until the Twilio adapter, #6); read-verify lands with #6 too.",
+        f"the cloud deploys). Brain: {report.brain}. Texts go through the twilio SDK to a",
+        "loopback Twilio on this machine (no SMS leaves it); the watcher reads every claim back.",
     ]
     for n, p in enumerate(report.packages, start=1):
         lines.append("")
@@ -178,11 +223,18 @@ def render(report: DemoReport) -> str:
             f"  decisions recorded: {p.decisions}; states entered ({p.transitions}): "
             + " → ".join(p.states)
         )
+        for row in p.ledger:
+            lines.append("    " + _ledger_line(row))
     lines.append("")
-    lines.append("messages recorded (not sent):")
-    for to, body in report.outbox:
-        who = "Paula (PM)" if to == PAULA.phone else ("Maria" if to == MARIA.phone else to)
-        lines.append(f"  to {who}: {body}")
+    lines.append("texts as Twilio reports them (GET Messages/{sid}.json through the twilio SDK):")
+    for read in report.texts:
+        who = {PAULA.phone: "Paula (PM)", MARIA.phone: "Maria"}.get(read.to, read.to)
+        lines.append(f"  {read.sid} {read.status:<9} to {who}: {read.body}")
+    lines.append("")
+    lines.append(
+        f"ledger: {report.evidence} claims with evidence, {report.shame} shame "
+        "(`maestro ledger` lists the rows of a running `maestro serve`)"
+    )
     lines.append("")
     events = ", ".join(f"{k} ×{v}" for k, v in sorted(report.events.items()))
     lines.append(f"domain events on the bus (→ SQS, for the watcher): {events}")

@@ -80,8 +80,13 @@ class LocalServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if self.path == "/local/executions":
+                parts = urlsplit(self.path)
+                if parts.path == "/local/executions":
                     self._reply(200, json.dumps(server.executions()), "application/json")
+                elif parts.path == "/local/ledger":
+                    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+                    rows = server.ledger(query.get("package"), query.get("wo"))
+                    self._reply(200, json.dumps(rows), "application/json")
                 else:
                     self._reply(404, "{}", "application/json")
 
@@ -124,6 +129,20 @@ class LocalServer:
                     }
                 )
             return out
+
+    def ledger(self, package_id: str | None, wo_id: str | None) -> list[dict[str, Any]]:
+        """The watcher's Evidence and Shame rows: a package's, a WO's, or all of them."""
+        with self._lock:
+            ledger = self.stack.ledger
+            if package_id:
+                rows = ledger.for_package(package_id)
+            elif wo_id:
+                rows = ledger.for_wo(wo_id)
+            else:
+                rows = self.stack.ledger_rows()
+        if package_id and wo_id:
+            rows = [r for r in rows if r.wo_id == wo_id]
+        return [r.model_dump(mode="json") for r in rows]
 
     def step(self, execution: str) -> tuple[int, dict[str, Any]]:
         with self._lock:

@@ -711,9 +711,7 @@ class LocalStack:
     def ledger_rows(self) -> list[LedgerRow]:
         """Every Evidence and Shame row so far (a scan: local use only; the cloud reads by
         package or WO)."""
-        items = self.ddb.scan(TableName=self.tables["ledger"], ConsistentRead=True)["Items"]
-        rows = [self.ledger.get(i["package_id"]["S"], i["row_id"]["S"]) for i in items]
-        return sorted((r for r in rows if r is not None), key=lambda r: (r.checked_at, r.row_id))
+        return self.ledger.scan()
 
 
 def _import_sfn_interpreter_lightly() -> None:

@@ -80,10 +80,17 @@ class DynamoLedger:
             ExpressionAttributeValues={":v": to_value(wo_id)},
         )
 
+    def scan(self) -> list[LedgerRow]:
+        """Every row (all pages): for operators and the embedded stack, not for a hot path."""
+        return self._collect(self._ddb.scan, ConsistentRead=True)
+
     def _query(self, **kwargs: Any) -> list[LedgerRow]:
+        return self._collect(self._ddb.query, **kwargs)
+
+    def _collect(self, operation: Any, **kwargs: Any) -> list[LedgerRow]:
         rows: list[LedgerRow] = []
         while True:
-            page = self._ddb.query(TableName=self._table, **kwargs)
+            page = operation(TableName=self._table, **kwargs)
             rows += [self._decode(item) for item in page.get("Items", [])]
             if not page.get("LastEvaluatedKey"):
                 break
