@@ -155,6 +155,29 @@ def test_a_blind_resume_fails_its_scenarios(
     assert checkpoint in failed_checkpoints(result)
 
 
+def test_a_text_claimed_but_never_sent_fails_on_shame(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evidence lens reads the watcher's ledger: a messenger that claims a send without
+    calling Twilio leaves shame, and the checkpoint fails on it (not only on the message)."""
+    from maestro.adapters.twilio_sms import TwilioMessenger
+    from maestro.ports import SentMessage
+
+    lies: list[str] = []
+
+    def lie(self: TwilioMessenger, to: str, body: str, *, idempotency_key: str) -> SentMessage:
+        lies.append(sid := f"SM{len(lies):032x}")
+        return SentMessage(sid=sid, to=to, body=body, status="queued", via="twilio")
+
+    monkeypatch.setattr(TwilioMessenger, "send", lie)
+    result = run_scenario(load_scenario(SCENARIOS / "leak-204.yaml"))
+    assert lies
+    assert not result.passed
+    (checkpoint,) = result.checkpoints
+    shame = [f for f in checkpoint.findings if f.expectation.startswith("shame")]
+    assert shame, checkpoint.findings
+    assert not shame[0].passed
+    assert "unverified_claim" in shame[0].evidence
+
+
 # -- step mode ----------------------------------------------------------------------------------
 
 

@@ -4,10 +4,12 @@
   each execution's *input*), never their output;
 - decisions, outcomes and completions: the decision log, read by package;
 - work orders: the WO store (a consistent scan);
-- messages: each SID the outcome records name, fetched from the messaging surface (the
-  recorded-messages table on the embedded stack);
-- evidence and shame: not yet a surface on this stack (``None``: an expectation about them
-  fails with "nothing to read").
+- messages: each SID the outcome records name, fetched by SID from the messaging surface
+  through the messenger's own reader (Twilio's Messages API through the twilio SDK, on the
+  embedded stack its loopback Twilio; the messages table for the recording messenger);
+- evidence and shame: the ledger the watcher writes, read by package, after the watcher has
+  read every claim made so far (the sweeper's ``missing_event`` rows come 10 virtual minutes
+  after a package, so a checkpoint sees those only if its scenario waits that long).
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from maestro.adapters.ddb import from_item
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
+from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.evals.lenses import PackageReads, Reads, SentRecord
-from maestro.tables import MESSAGES
 from maestro_dev.local.stack import LocalStack
 
 
@@ -60,27 +61,36 @@ class StackSurfaces:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def fetch_message(self, sid: str) -> SentRecord | None:
-        item = self._stack.ddb.get_item(
-            TableName=self._stack.tables["messages"],
-            Key={MESSAGES.partition.name: {"S": sid}},
-            ConsistentRead=True,
-        ).get("Item")
-        if item is None:
+        read = self._stack.watcher.deps.messages.read(sid)
+        if read is None:
             return None
-        data = from_item(item)
-        return SentRecord(
-            sid=sid, to=str(data["to"]), body=str(data["body"]), status=str(data.get("status"))
-        )
+        return SentRecord(sid=read.sid, to=read.to, body=read.body, status=read.status)
+
+    def ledger(self, package_ids: Iterable[str]) -> list[LedgerRow]:
+        """The packages' Evidence and Shame rows, once the watcher has read every claim."""
+        self._stack.settle()
+        return [row for p in package_ids for row in self._stack.ledger.for_package(p)]
 
     def reads(self, package_ids: Iterable[str], seeded_versions: dict[str, int]) -> Reads:
+        package_ids = tuple(package_ids)
         packages = tuple(self.package(p) for p in package_ids)
         sids = [s for p in packages for o in p.outcomes for s in o.message_sids]
         messages = tuple(m for s in dict.fromkeys(sids) if (m := self.fetch_message(s)))
+        rows = self.ledger(package_ids)
         return Reads(
             packages=packages,
             work_orders=self.work_orders(),
             seeded_versions=seeded_versions,
             messages=messages,
-            evidence=None,
-            shame=None,
+            evidence=tuple(_row(r) for r in rows if r.verdict == "evidence"),
+            shame=tuple(_row(r) for r in rows if r.verdict == "shame"),
         )
+
+
+def _row(row: LedgerRow) -> dict[str, Any]:
+    """A ledger row for the lenses, with the claim in words for a failing finding."""
+    verdict = row.kind or row.verdict
+    return {
+        **row.model_dump(mode="json"),
+        "claim": f"{verdict}: {row.event_type} {row.subject_id}: {row.detail}",
+    }

@@ -17,7 +17,7 @@ gap costs nothing.
   purpose, in call order, and rules that answer whatever call mentions a text;
 - ``checkpoints``: ``{after: <turn index>, id, expect}``; ``expect`` is graded on the packages
   the turns since the previous checkpoint produced, from the decision log, the WO store, the
-  messages as the messaging surface returns them, and (when recorded) evidence and shame.
+  messages as the messaging surface returns them, and the ledger's evidence and shame.
 """
 
 from __future__ import annotations
