@@ -155,7 +155,9 @@ def test_a_blind_resume_fails_its_scenarios(
     assert checkpoint in failed_checkpoints(result)
 
 
-def test_a_text_claimed_but_never_sent_fails_on_shame(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_text_claimed_but_never_sent_fails_on_shame(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The evidence lens reads the watcher's ledger: a messenger that claims a send without
     calling Twilio leaves shame, and the checkpoint fails on it (not only on the message)."""
     from maestro.adapters.twilio_sms import TwilioMessenger
@@ -176,6 +178,15 @@ def test_a_text_claimed_but_never_sent_fails_on_shame(monkeypatch: pytest.Monkey
     assert shame, checkpoint.findings
     assert not shame[0].passed
     assert "unverified_claim" in shame[0].evidence
+    # The run's rows keep the shame rows, and the report lists them.
+    (row,) = result.rows["checkpoints"]
+    assert {r["kind"] for r in row["shame"]} == {"unverified_claim"}
+    assert {r["subject_id"] for r in row["shame"]} == set(lies)
+    from maestro_dev.evals.report import load_inputs, render
+    from maestro_dev.evals.runner import save_runs
+
+    page = render(load_inputs(save_runs([result], tmp_path), tmp_path / "no-plots"))
+    assert lies[0] in page
 
 
 # -- step mode ----------------------------------------------------------------------------------

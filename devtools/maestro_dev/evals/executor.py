@@ -217,6 +217,8 @@ class EvalExecutor:
                 reason=graded.reason,
                 findings=graded.findings,
                 packages=packages,
+                evidence=len(reads.evidence or ()),
+                shame=reads.shame or (),
                 graded_at=self.stack.clock.now(),
             ),
         )

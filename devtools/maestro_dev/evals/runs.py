@@ -60,6 +60,10 @@ class CheckpointRow(_Row):
     reason: str
     findings: tuple[Finding, ...] = ()
     packages: tuple[str, ...] = ()
+    evidence: int = Field(default=0, ge=0, description="The packages' evidence rows when graded")
+    shame: tuple[dict[str, Any], ...] = Field(
+        default=(), description="The packages' shame rows when graded (the report lists them)"
+    )
     graded_at: datetime
 
 
