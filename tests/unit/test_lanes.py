@@ -18,6 +18,7 @@ from maestro.domain.models import (
     Package,
     Party,
     PartyRole,
+    VisitWindow,
     WorkOrder,
     WorkOrderStatus,
 )
@@ -316,6 +317,11 @@ def test_relay_to_open_wo_records_the_update_and_tells_the_vendor(world: World) 
     (relay,) = world.bodies_to(VENDOR.phone)
     assert "WO-204" in relay
     assert relay.endswith("it drips faster at night")
+    # The tenant hears where the words went, and who has them.
+    (ack,) = world.bodies_to(MARIA.phone)
+    assert ack == (
+        f"Thanks, I've added that to WO-204 ({LEAK_204.summary}) and passed it on to {VENDOR.name}."
+    )
 
 
 def test_relay_without_a_vendor_phone_updates_the_wo_and_says_it_did_not_relay() -> None:
@@ -325,8 +331,11 @@ def test_relay_without_a_vendor_phone_updates_the_wo_and_says_it_did_not_relay()
     outcome = world.run(MINIMAL[Lane.RELAY_TO_OPEN_WO])
     assert outcome.status == "done"
     assert "not relayed" in outcome.note
-    assert world.messenger.sent == []
-    assert _types(outcome) == ["wo.updated"]
+    # Only the sender's acknowledgement, which claims no relay: nothing to a guessed number.
+    (ack,) = world.messenger.sent
+    assert ack.to == MARIA_3B.phone
+    assert "passed it on" not in ack.body
+    assert _types(outcome) == ["wo.updated", "message.sent"]
 
 
 def test_relay_to_vendor_messages_the_vendor_and_skips_a_wo_without_one(world: World) -> None:
@@ -466,6 +475,33 @@ def test_assistant_replies_to_an_unknown_sender_on_the_package_number(world: Wor
     outcome = world.run(action, sender=None, pkg=package("hello?", phone=STRANGER_PHONE))
     assert world.bodies_to(STRANGER_PHONE) == ["Hi! Who am I speaking with?"]
     assert _types(outcome) == ["message.sent"]
+
+
+def test_a_question_about_a_work_order_is_answered_from_the_stored_record(world: World) -> None:
+    """No reply written ("any news on the leak?"): the status comes from the WO store."""
+    action = act("continue_with_assistant", "WO-204")
+    world.run(action)
+    assert world.bodies_to(TENANT_PHONE) == [
+        "WO-204 (leak under the kitchen sink) is open; no visit is booked yet. "
+        "We'll text you when one is."
+    ]
+    booked = LEAK_204.schedule(
+        VisitWindow(start=WINDOW["window_start"], end=WINDOW["window_end"]), T0
+    )
+    world.work_orders.update(booked, expected_version=LEAK_204.version)
+    world.run(action, index=1)
+    assert world.bodies_to(TENANT_PHONE)[1] == (
+        "WO-204 (leak under the kitchen sink) is scheduled: the visit is "
+        "Thu 18 Jun 14:00 UTC to Thu 18 Jun 16:00 UTC."
+    )
+
+
+def test_a_work_order_that_is_not_the_senders_is_never_described_to_them(world: World) -> None:
+    stranger = Party(party_id="tenant-zed", role=PartyRole.TENANT, phone=STRANGER_PHONE, name="Zed")
+    world.run(act("continue_with_assistant", "WO-204"), sender=stranger)
+    (reply,) = world.bodies_to(STRANGER_PHONE)
+    assert "WO-204" not in reply
+    assert "kitchen" not in reply
 
 
 def test_clarify_asks_with_numbered_candidates_and_stores_them(world: World) -> None:

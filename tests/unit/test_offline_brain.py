@@ -25,7 +25,14 @@ from maestro.domain.actions import (
 from maestro.domain.consensus import ConsensusPolicy, ConsensusStatus, aggregate, reading_key
 from maestro.domain.dispose import Disposal, dispose
 from maestro.domain.memory import SenderRole
-from maestro.domain.models import ContextKind, OpenContext, Package, Party, PartyRole
+from maestro.domain.models import (
+    ContextKind,
+    OpenContext,
+    Package,
+    Party,
+    PartyRole,
+    WorkOrderStatus,
+)
 from maestro.domain.records import BrainSample
 
 BRAIN = OfflineBrain()
@@ -884,3 +891,64 @@ def test_a_count_is_never_a_rating_even_with_a_rating_request_out(text: str) -> 
 def test_a_lone_digit_still_rates_when_that_is_all_it_can_be(text: str, stars: int) -> None:
     (rating,) = {a for a in _actions(_samples(text, [TAP_198])) if a.lane is Lane.RECORD_RATING}
     assert rating.params.stars == stars  # type: ignore[union-attr]
+
+
+# -- second texts: what a new user's next message does (review of the offline path) -------------
+
+COMPLETED_TAP = TAP_198.model_copy(update={"wo_status": WorkOrderStatus.COMPLETED})
+DISHWASHER = wo_context("WO-230", "the dishwasher won't drain, unit 3B")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the 3 burners on my stove won't light",
+        "the front door lock is sticking",
+        "the bathroom sink drains really slowly",
+        "the toilet keeps running",
+        "the breaker keeps tripping",
+        "the heater isn't heating",
+        "the dryer isnt spinning",
+    ],
+)
+def test_everyday_symptoms_open_a_work_order(text: str) -> None:
+    assert isinstance(_only(text, ()), CreateWo)
+
+
+@pytest.mark.parametrize("text", ["there is a sticky note on the fridge", "I bought a new lamp"])
+def test_a_thing_without_a_symptom_opens_nothing(text: str) -> None:
+    assert not any(isinstance(a, CreateWo) for a in _actions(_samples(text, ())))
+
+
+def test_a_completed_work_order_is_no_place_for_a_new_problem() -> None:
+    """It stays a context while its rating request is out (rule 3), but a problem in the same
+    room is a new work order, never a note on a finished job the relay would skip."""
+    action = _only("also the bathroom sink drains really slowly", (COMPLETED_TAP,))
+    assert isinstance(action, CreateWo)
+    assert isinstance(_only("5 stars for the tap", (COMPLETED_TAP,)), RecordRating)
+
+
+@pytest.mark.parametrize(
+    "text", ["there's standing water in the bottom, about 2 inches", "it's leaking again"]
+)
+def test_a_detail_without_a_new_thing_goes_to_the_one_open_work_order(text: str) -> None:
+    action = _only(text, (DISHWASHER,))
+    assert isinstance(action, RelayToOpenWo)
+    assert action.target_wo_id == "WO-230"
+
+
+@pytest.mark.parametrize(
+    ("text", "contexts"),
+    [
+        ("it's leaking again", (DISHWASHER, CEILING_LEAK)),  # two open: which one?
+        ("is it leaking again?", (DISHWASHER,)),  # a question, not a note
+        ("the bedroom window is stuck", (DISHWASHER,)),  # a thing of its own
+    ],
+)
+def test_a_detail_is_not_relayed_when_it_could_be_something_else(
+    text: str, contexts: tuple[OpenContext, ...]
+) -> None:
+    assert not any(
+        isinstance(a, RelayToOpenWo) and a.target_wo_id == "WO-230"
+        for a in _actions(_samples(text, contexts))
+    )

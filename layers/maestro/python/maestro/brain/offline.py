@@ -66,7 +66,13 @@ from maestro.domain.actions import (
     ScheduleVisitParams,
 )
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
-from maestro.domain.models import ContextKind, OpenContext, Package, PartyRole
+from maestro.domain.models import (
+    TERMINAL_STATUSES,
+    ContextKind,
+    OpenContext,
+    Package,
+    PartyRole,
+)
 from maestro.domain.records import BrainSample
 
 if TYPE_CHECKING:
@@ -330,10 +336,16 @@ _LEXICON = _lexicon(
 # A noun alone ("the fridge") is not a problem; a symptom, a pest or mould is.
 _SYMPTOM = re.compile(
     r"\b(?:broken|broke|busted|damaged|not\s+working|(?:does|do|is|are)?n'?t\s+work\w*|"
-    r"(?:does|do|is|are)\s+not\s+work\w*|won'?t\s+(?:turn|open|close|shut|lock|start|work|"
-    r"flush|drain|stop)\w*|stopped(?:\s+working)?|leak\w*|drip\w*|clog\w*|block(?:ed|age)|"
-    r"backed\s+up|overflow\w*|cracked|stuck|jammed|flicker\w*|no\s+hot\s+water|no\s+power|"
-    r"not\s+(?:cooling|heating|draining|flushing|closing|locking|turning\s+on)|"
+    r"(?:does|do|is|are)\s+not\s+work\w*|won'?t\s+(?:turn|open|close|shut|lock|unlock|start|"
+    r"work|flush|drain|stop|light|ignite|heat|cool|latch|spin|stay)\w*|stopped(?:\s+working)?|"
+    r"leak\w*|drip\w*|clog\w*|block(?:ed|age)|backed\s+up|overflow\w*|cracked|stuck|"
+    r"stick(?:ing|s)|jammed|flicker\w*|no\s+hot\s+water|no\s+power|"
+    r"(?:not|(?:is|are|does|do|was|were)n'?t)\s+(?:cooling|heating|draining|flushing|closing|locking|latching|lighting|"
+    r"igniting|spinning|turning\s+on)|"
+    r"drain\w*\s+(?:\w+\s+)?slow(?:ly)?|slow(?:ly)?\s+drain\w*|"
+    r"keeps?\s+(?:running|tripping|beeping|leaking|dripping|going\s+off|shutting\s+off)|"
+    r"tripp(?:ed|ing)|beep\w*|squeak\w*|rattl\w*|buzz\w*|peeling|sagging|rust(?:y|ed)|"
+    r"standing\s+water|puddles?|flood\w*|"
     r"(?:loud\s+)?nois\w*|loose|falling\s+off|(?:is|are|went|gone)\s+out|smell\w*|"
     r"infest\w*|mou?ld\w*|mildew|missing|dead|died|(?<!no\s)(?:issue|problem)s?|"
     r"needs?\s+(?:fixing|repair\w*|to\s+be\s+(?:fixed|repaired))|repair\w*)\b",
@@ -698,7 +710,13 @@ def _targetable(open_contexts: Sequence[OpenContext]) -> list[OpenContext]:
 
 
 def _work_orders(contexts: Sequence[OpenContext]) -> list[OpenContext]:
-    return [c for c in contexts if c.kind is ContextKind.WORK_ORDER]
+    """The work orders words can relay to, cancel or reschedule: open ones. A completed one is
+    a context only while its rating request is out (rule 3), never a place for a new note."""
+    return [
+        c
+        for c in contexts
+        if c.kind is ContextKind.WORK_ORDER and c.wo_status not in TERMINAL_STATUSES
+    ]
 
 
 def _relay(target: OpenContext, note: str, why: str, confidence: float = _FAIRLY_SURE) -> Action:
@@ -754,7 +772,9 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
             confidence=_FAIRLY_SURE,
             why=_why(f"asked to {operation}; nothing open"),
             evidence=truncate(text, 400),
-            params=ContinueWithAssistantParams(reply_hint=f"nothing open to {operation}"),
+            params=ContinueWithAssistantParams(
+                reply_hint=f"You have no open requests to {operation}."
+            ),
         )
     else:
         command = ManageExisting(
@@ -880,6 +900,10 @@ def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Rea
     )
     if len(best) > 1:
         return _Reading("5-match", (_clarify(best, "the words fit several work orders", text),))
+    if not best and len(work_orders) == 1 and _more_of_the_same(text, part):
+        # "it's leaking again", "there's standing water in it": something is wrong, no thing
+        # is named, and the sender has one open work order: the words are about that one.
+        return _Reading("5-detail", (_relay(work_orders[0], text, "a detail, no new thing"),))
     create = _create(part.text, part.problem) if part is not None else None
     new: tuple[Action, ...] | None = (
         (create, *_offered_visits([create], parts)) if create is not None else None
@@ -896,9 +920,8 @@ def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Rea
                         confidence=_FAIRLY_SURE,
                         why=_why(f"a question about {target.context_id}"),
                         evidence=truncate(text, 400),
-                        params=ContinueWithAssistantParams(
-                            reply_hint=truncate(f"question about {target.context_id}", 500)
-                        ),
+                        # No reply written: the lane answers from the stored WO (its status).
+                        params=ContinueWithAssistantParams(),
                     ),
                 ),
             )
@@ -910,6 +933,16 @@ def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Rea
     if new is not None:
         return _Reading("5-create", new)
     return None
+
+
+def _more_of_the_same(text: str, part: _Part | None) -> bool:
+    """``text`` says something is wrong without naming a thing or a room of its own, and asks
+    nothing: a detail for the work order already open, not a new problem."""
+    if "?" in text or _ROOM.search(text):
+        return False
+    if part is not None:
+        return not part.problem.things
+    return _SYMPTOM.search(text) is not None
 
 
 def _only_the_room(text: str, problem: _Problem, target: OpenContext) -> bool:

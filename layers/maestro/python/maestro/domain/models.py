@@ -299,6 +299,11 @@ class OpenContext(Frozen):
         default=None, description="The sender's part in the work order"
     )
     version: int | None = Field(default=None, description="The work order's version, if any")
+    wo_status: WorkOrderStatus | None = Field(
+        default=None,
+        description="The work order's status, if any (a completed one stays open "
+        "as a context while its rating request is out)",
+    )
     asked_at: AwareDatetime | None = Field(
         default=None, description="When what it awaits was asked"
     )
@@ -358,6 +363,7 @@ def context_for_work_order(
             else None
         ),
         version=wo.version,
+        wo_status=wo.status,
         asked_at=asked_at,
         interrupted_at=interrupted_at,
     )

@@ -1,20 +1,50 @@
-"""continue_with_assistant: the assistant replies to the sender; nothing else changes."""
+"""continue_with_assistant: the assistant replies to the sender; nothing else changes.
+
+A reply the brain wrote is sent as written. A question about one of the sender's work orders
+with no reply written ("any news on the heater?") is answered from the stored WO itself: its
+status and visit as the store has them, never a promise the store does not back.
+"""
 
 from __future__ import annotations
 
 from maestro.domain.actions import ContinueWithAssistant, Lane
+from maestro.domain.models import WorkOrder, WorkOrderStatus
+from maestro.domain.roles import part_in
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish
+from maestro.lanes.common import finish, short
+from maestro.lanes.schedule_visit import when
 
-__all__ = ["NEUTRAL_REPLY", "run"]
+__all__ = ["NEUTRAL_REPLY", "run", "status_reply"]
 
 NEUTRAL_REPLY = "Thanks for your message. I'm on it and will get back to you shortly."
+
+_STATUS = {
+    WorkOrderStatus.OPEN: "is open; no visit is booked yet. We'll text you when one is",
+    WorkOrderStatus.IN_PROGRESS: "is in progress",
+    WorkOrderStatus.COMPLETED: "is completed",
+    WorkOrderStatus.CANCELLED: "was cancelled",
+}
+
+
+def status_reply(wo: WorkOrder) -> str:
+    """Where a work order stands, from the stored record."""
+    if wo.status is WorkOrderStatus.SCHEDULED and wo.visit is not None:
+        where = f"is scheduled: the visit is {when(wo.visit)}"
+    else:
+        where = _STATUS.get(wo.status, f"is {wo.status.value}")
+    return f"{wo.wo_id} ({short(wo.summary, 60)}) {where}."
 
 
 def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     # An unknown sender still gets a reply, on the number the package came from; nothing binds
     # that number to a person.
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
-    ctx.send(to, action.params.reply_hint or NEUTRAL_REPLY, suffix="reply")
     target = ctx.resolve_target(action.target_wo_id)
+    reply = action.params.reply_hint
+    if reply is None and target is not None and ctx.sender is not None:
+        wo = ctx.work_orders.get(target)
+        # Only the sender's own work order is described to them.
+        if wo is not None and part_in(ctx.sender, wo.tenant_id, wo.vendor_id) is not None:
+            reply = status_reply(wo)
+    ctx.send(to, reply or NEUTRAL_REPLY, suffix="reply")
     return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")

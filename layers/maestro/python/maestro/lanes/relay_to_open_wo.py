@@ -59,6 +59,19 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
             suffix="vendor",
         )
         relayed = f"relayed to vendor {updated.vendor_id}"
+    if ctx.sender is not None:
+        # The sender hears where their words went: the note is on the record, and who has it.
+        vendor = ctx.parties.by_party_id(updated.vendor_id) if updated.vendor_id else None
+        passed = (
+            f" and passed it on to {short(vendor.name or 'the vendor', 40)}"
+            if relayed.startswith("relayed") and vendor is not None
+            else ""
+        )
+        ctx.send(
+            ctx.sender.phone,
+            f"Thanks, I've added that to {wo_id} ({short(updated.summary, 60)}){passed}.",
+            suffix="ack",
+        )
     return finish(
         ctx, lane, target=wo_id, note=f"note added to {wo_id} ({entry.entry_id}); {relayed}"
     )

@@ -29,12 +29,12 @@ from maestro.lanes.common import (
     who_said,
 )
 
-__all__ = ["run"]
+__all__ = ["run", "when"]
 
 _SCHEDULABLE = frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED})
 
 
-def _when(window: VisitWindow) -> str:
+def when(window: VisitWindow) -> str:
     return f"{_stamp(window.start)} to {_stamp(window.end)}"
 
 
@@ -75,7 +75,7 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
 
     mode = "confirm" if window else "propose"
     what = (
-        f"visit confirmed {_when(window)} by {who_said(ctx)}"
+        f"visit confirmed {when(window)} by {who_said(ctx)}"
         if window
         else f"{who_said(ctx)} proposed a visit: {short(params.availability, 300)}"
     )
@@ -97,14 +97,14 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         entry="visit",
         version=updated.version,
         status=updated.status.value,
-        window=_when(window) if window else None,
+        window=when(window) if window else None,
         mode=mode,
     )
 
     label = f"{wo_id} ({short(updated.summary)})"
     from_vendor = ctx.sender is not None and ctx.sender.role is PartyRole.VENDOR
     if window:
-        to_tenant = to_vendor = f"Visit confirmed for {label}: {_when(window)}."
+        to_tenant = to_vendor = f"Visit confirmed for {label}: {when(window)}."
     elif from_vendor:
         to_tenant = f"The technician proposes a visit for {label}: {params.availability}. OK?"
         to_vendor = f"Thanks, I've asked the tenant about {label}: {params.availability}."
@@ -129,7 +129,7 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         ctx.send(phone, body, suffix=who)
         told.append(who)
 
-    what = f"visit confirmed {_when(window)}" if window else "availability proposed"
+    what = f"visit confirmed {when(window)}" if window else "availability proposed"
     if params.mode == "confirm" and window is None:
         what += " (confirm without a window: treated as a proposal)"
     note = f"{what}; told {', '.join(told) or 'nobody'}"
