@@ -324,6 +324,20 @@ def test_relay_to_open_wo_records_the_update_and_tells_the_vendor(world: World) 
     )
 
 
+def test_a_vendors_note_is_relayed_to_the_tenant(world: World) -> None:
+    """The vendor proposes a time: the tenant reads it, with who said it."""
+    action = act("relay_to_open_wo", "WO-204", note="I can come monday at 10")
+    outcome = world.run(action, sender=VENDOR)
+    assert outcome.status == "done"
+    assert world.bodies_to(TENANT_PHONE) == [
+        "Update on WO-204 (leak under the kitchen sink, unit 3B) from Joe: I can come monday at 10"
+    ]
+    assert world.bodies_to(VENDOR.phone) == [
+        f"Thanks, I've added that to WO-204 (leak under the kitchen sink) and passed it on to "
+        f"{MARIA_3B.name}."
+    ]
+
+
 def test_relay_without_a_vendor_phone_updates_the_wo_and_says_it_did_not_relay() -> None:
     """The WO names a vendor the directory does not know: the note is kept, nothing is sent to
     a guessed number."""

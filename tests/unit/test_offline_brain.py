@@ -952,3 +952,31 @@ def test_a_detail_is_not_relayed_when_it_could_be_something_else(
         isinstance(a, RelayToOpenWo) and a.target_wo_id == "WO-230"
         for a in _actions(_samples(text, contexts))
     )
+
+
+@pytest.mark.parametrize("text", ["when is the plumber coming?", "any news?"])
+def test_how_is_it_going_with_one_work_order_open_asks_about_that_one(text: str) -> None:
+    action = _only(text, (KITCHEN_LEAK,))
+    assert (action.lane, action.target_wo_id) == (Lane.CONTINUE_WITH_ASSISTANT, "WO-204")
+    # With two open, the question names neither: no guess.
+    assert all(
+        a.target_wo_id is None for a in _actions(_samples(text, (KITCHEN_LEAK, CEILING_LEAK)))
+    )
+    # And a question that is not about a request stays general.
+    assert _only("what is your name?", (KITCHEN_LEAK,)).target_wo_id is None
+
+
+@pytest.mark.parametrize("text", ["I'm home tomorrow after 2", "monday at 10 works"])
+def test_a_time_offered_unasked_with_one_work_order_open_is_availability_for_it(text: str) -> None:
+    action = _only(text, (KITCHEN_LEAK,))
+    assert isinstance(action, ScheduleVisit)
+    assert (action.target_wo_id, action.params.mode) == ("WO-204", "propose")
+    # Two open: whose visit? Nothing is proposed on a guess.
+    assert not any(
+        isinstance(a, ScheduleVisit) for a in _actions(_samples(text, (KITCHEN_LEAK, CEILING_LEAK)))
+    )
+    # A vendor's time is theirs to propose to the tenant (a relay), not the tenant's availability.
+    assert not any(
+        isinstance(a, ScheduleVisit)
+        for a in _actions(_samples(text, (KITCHEN_LEAK,), role="vendor"))
+    )

@@ -817,6 +817,13 @@ def _availability_answer(
     asking = [c for c in contexts if c.awaiting == "availability"]
     # Time words inside a problem ("leaking since monday") say when it began, not when to come.
     availability = _availability(parts.rest) if asking else None
+    if not asking and can_rate and not parts.problems:
+        # Unasked, a time the tenant offers ("I'm home tomorrow after 2") with one work order
+        # open is their availability for it: proposed to the vendor, never a booked visit.
+        open_wos = [c for c in _work_orders(contexts) if not c.rating_requested]
+        offered = _offered_availability(parts) if len(open_wos) == 1 else None
+        if offered is not None:
+            asking, availability = open_wos, offered
     if availability is None:
         return None
     targets = _pick(text, asking)
@@ -908,6 +915,9 @@ def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Rea
     new: tuple[Action, ...] | None = (
         (create, *_offered_visits([create], parts)) if create is not None else None
     )
+    if not best and part is None and len(work_orders) == 1 and _ASKS_HOW_IT_GOES.search(text):
+        # "when is the plumber coming?" with one work order open: a question about that one.
+        best = work_orders
     if len(best) == 1:
         (target,) = best
         if part is None and "?" in text:
@@ -933,6 +943,14 @@ def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Rea
     if new is not None:
         return _Reading("5-create", new)
     return None
+
+
+# A question about how a request is going: only these, so "what's your name?" stays general.
+_ASKS_HOW_IT_GOES = re.compile(
+    r"\b(?:when|update|news|status|coming|eta|progress|scheduled|appointment|visit|"
+    r"anyone|someone|heard?)\b.*\?",
+    re.IGNORECASE,
+)
 
 
 def _more_of_the_same(text: str, part: _Part | None) -> bool:

@@ -1,8 +1,10 @@
-"""relay_to_open_wo: add the sender's information to an open WO and relay it to the WO's vendor."""
+"""relay_to_open_wo: add the sender's information to an open WO and relay it to the other side of
+the WO: a tenant's words to its vendor, the vendor's to its tenant."""
 
 from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
+from maestro.domain.models import WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     finish,
@@ -42,31 +44,10 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
         note=note[:300],
     )
 
-    sender_id = ctx.sender.party_id if ctx.sender else None
-    vendor_phone = phone_of(ctx, updated.vendor_id)
-    if updated.vendor_id is None:
-        relayed = "no vendor assigned yet: nothing relayed"
-    elif updated.vendor_id == sender_id:
-        relayed = "the sender is the vendor: nothing relayed"
-    elif vendor_phone is None:
-        relayed = f"vendor {updated.vendor_id} has no phone the directory can find: not relayed"
-    else:
-        ctx.send(
-            vendor_phone,
-            f"Update on {wo_id} ({short(updated.summary)}"
-            + (f", unit {updated.unit}" if updated.unit else "")
-            + f"): {note}",
-            suffix="vendor",
-        )
-        relayed = f"relayed to vendor {updated.vendor_id}"
+    relayed, to_whom = _relay_onward(ctx, wo_id, updated, note)
     if ctx.sender is not None:
         # The sender hears where their words went: the note is on the record, and who has it.
-        vendor = ctx.parties.by_party_id(updated.vendor_id) if updated.vendor_id else None
-        passed = (
-            f" and passed it on to {short(vendor.name or 'the vendor', 40)}"
-            if relayed.startswith("relayed") and vendor is not None
-            else ""
-        )
+        passed = f" and passed it on to {short(to_whom, 40)}" if to_whom else ""
         ctx.send(
             ctx.sender.phone,
             f"Thanks, I've added that to {wo_id} ({short(updated.summary, 60)}){passed}.",
@@ -75,3 +56,23 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     return finish(
         ctx, lane, target=wo_id, note=f"note added to {wo_id} ({entry.entry_id}); {relayed}"
     )
+
+
+def _relay_onward(ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str) -> tuple[str, str]:
+    """Pass the note to the other side of the work order: the tenant's words to its vendor, the
+    vendor's to its tenant. (What was done, in words; whom it reached, by name, or "".)"""
+    sender_id = ctx.sender.party_id if ctx.sender else None
+    label = f"{wo_id} ({short(wo.summary)}" + (f", unit {wo.unit}" if wo.unit else "") + ")"
+    if wo.vendor_id is not None and wo.vendor_id == sender_id:
+        other_id, role, words = wo.tenant_id, "tenant", f"Update on {label} from "
+        words += f"{short(ctx.sender.name or 'your vendor', 40)}: {note}" if ctx.sender else note
+    elif wo.vendor_id is None:
+        return "no vendor assigned yet: nothing relayed", ""
+    else:
+        other_id, role, words = wo.vendor_id, "vendor", f"Update on {label}: {note}"
+    phone = phone_of(ctx, other_id)
+    if phone is None:
+        return f"{role} {other_id} has no phone the directory can find: not relayed", ""
+    ctx.send(phone, words, suffix=role)
+    other = ctx.parties.by_party_id(other_id)
+    return f"relayed to {role} {other_id}", (other.name if other and other.name else f"the {role}")
