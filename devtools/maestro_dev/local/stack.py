@@ -46,6 +46,7 @@ from maestro.ports import Gate, SentMessage
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
+from maestro_dev.local.threads import thread_safe_moto
 from maestro_dev.local.twilio_loopback import TwilioLoopback, TwilioLoopbackServer
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -181,6 +182,9 @@ class LocalStack:
         self.fault = lambda _step, _event, call: call()
         self.invocations: list[tuple[str, str, str]] = []  # (step, package id, outcome)
         self._log_lock = threading.Lock()
+        # One inbound request at a time: Powertools' resolver keeps the current event on its
+        # class (BaseRouter.current_event), so two requests at once would read each other's.
+        self._inbound_lock = threading.Lock()
         self._conversations: dict[str, str] = {}  # execution ARN → conversation id
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -242,6 +246,7 @@ class LocalStack:
             return stack._dispatch(function_name, body, response_headers)
 
         self._exit.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", dispatch))
+        self._exit.enter_context(thread_safe_moto())  # callable from many threads
         # Retries back off fifty times faster than in the cloud: a waiting package still yields
         # to the one holding the lease, but a demo does not sit through real backoff.
         fast = types.SimpleNamespace(
@@ -477,7 +482,8 @@ class LocalStack:
     def http(self, event: dict[str, Any]) -> dict[str, Any]:
         """An API Gateway-shaped event through the real inbound resolver."""
         context: Any = FakeLambdaContext("maestro-inbound", uuid.uuid4().hex)
-        response: dict[str, Any] = self.resolver.resolve(event, context)
+        with self._inbound_lock:
+            response: dict[str, Any] = self.resolver.resolve(event, context)
         return response
 
     def _post_status_callback(self, url: str, form: dict[str, str], signature: str) -> None:
@@ -557,20 +563,24 @@ class LocalStack:
         self._next_sweep = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
         return self.sweeper.sweep()
 
-    def advance(self, seconds: float) -> None:
+    def advance(self, seconds: float, *, wait: bool = True) -> None:
         """Move virtual time, delivering debounce signals as they fall due, and let every
-        execution started on the way finish (or pause at a gate)."""
+        execution started on the way finish (or pause at a gate), then settle. ``wait=False``
+        (the server's clock) delivers, settles and moves on: executions run on while time
+        passes."""
         target = self.clock.now().timestamp() + seconds
         while (due := self.debounce.next_due()) is not None and due.timestamp() <= target:
             self.clock.set(max(due, self.clock.now()))
             self.debounce.release_due()
             self.poll_debounce()
-            self.wait_for_executions(allow_paused=True)
+            if wait:
+                self.wait_for_executions(allow_paused=True)
             self.settle()
         self.clock.set(datetime.fromtimestamp(target, UTC))
         self.debounce.release_due()
         self.poll_debounce()
-        self.wait_for_executions(allow_paused=True)
+        if wait:
+            self.wait_for_executions(allow_paused=True)
         self.settle()
 
     # -- executions -----------------------------------------------------------------------------
