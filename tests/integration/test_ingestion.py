@@ -169,6 +169,37 @@ def test_a_newer_message_defeats_a_claim_made_on_older_state(rig: Rig) -> None:
     assert rig.buffer.claim_flush(seen, FlushTrigger.IDLE_TIMEOUT, rig.clock.now()) is None
 
 
+def test_a_claim_made_while_a_message_is_stored_is_not_undone_by_it(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The inbound webhook reads the conversation's counters, a flusher claims a flush, then the
+    # webhook writes the counters it read with the new seq: unless its write is conditional on
+    # the flush count too, the claim is undone (flush 1 exists but the counters say none), every
+    # later claim of flush 1 fails, and the conversation is never flushed again.
+    rig.sms("the sink is leaking", sid="SM3301")
+    read_meta = rig.buffer.meta
+    raced: list[bool] = []
+
+    def meta_then_rival_claim(conversation_id: str) -> Any:
+        seen = read_meta(conversation_id)
+        if not raced and seen is not None and seen.seq == 1:
+            raced.append(True)
+            assert rig.buffer.claim_flush(seen, FlushTrigger.MAX_WAIT, rig.clock.now())
+        return seen
+
+    monkeypatch.setattr(rig.buffer, "meta", meta_then_rival_claim)
+    rig.sms("and now under the cabinet", sid="SM3302")
+    monkeypatch.undo()
+    meta = rig.buffer.meta(CONV)
+    assert meta is not None
+    assert (meta.seq, meta.flush_number, meta.flushed_through) == (2, 1, 1)
+    rig.drain()
+    assert [[m.body for m in p.messages] for p in rig.packages] == [
+        ["the sink is leaking"],
+        ["and now under the cabinet"],
+    ]
+
+
 def test_an_emergency_text_flushes_at_once(rig: Rig) -> None:
     rig.sms("tomorrow works", sid="SM4001")
     rig.advance(30)

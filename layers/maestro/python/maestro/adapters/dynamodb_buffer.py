@@ -171,7 +171,7 @@ class DynamoConversationBuffer:
                                 "ExpressionAttributeNames": {"#sk": CONVERSATIONS.sort_name},
                             }
                         },
-                        self._meta_put(after, expected_seq=None if seen.seq == 0 else seen.seq),
+                        self._meta_put(after, expected=None if seen.seq == 0 else seen),
                     ]
                 )
             except ClientError as error:
@@ -186,11 +186,15 @@ class DynamoConversationBuffer:
             return AppendResult(message=message, duplicate=False, opened_batch=opened, meta=after)
         raise BufferContentionError(f"{cid}: gave up after {self._max_attempts} attempts")
 
-    def _meta_put(self, meta: ConversationMeta, expected_seq: int | None) -> Any:
+    def _meta_put(self, meta: ConversationMeta, expected: ConversationMeta | None) -> Any:
+        """Put the counters, if they are still exactly as ``expected`` (None: not there yet).
+
+        Both the seq and the flush count: a message stored from counters read before a flush
+        claimed must not put back the flush count it read, undoing the claim."""
         item = to_item(
             {**self._conv_key(meta.conversation_id, META), **meta.model_dump(mode="json")}
         )
-        if expected_seq is None:
+        if expected is None:
             return {
                 "Put": {
                     "TableName": self._conversations,
@@ -203,9 +207,12 @@ class DynamoConversationBuffer:
             "Put": {
                 "TableName": self._conversations,
                 "Item": item,
-                "ConditionExpression": "#seq = :seq",
-                "ExpressionAttributeNames": {"#seq": "seq"},
-                "ExpressionAttributeValues": {":seq": to_value(expected_seq)},
+                "ConditionExpression": "#seq = :seq AND #fn = :fn",
+                "ExpressionAttributeNames": {"#seq": "seq", "#fn": "flush_number"},
+                "ExpressionAttributeValues": {
+                    ":seq": to_value(expected.seq),
+                    ":fn": to_value(expected.flush_number),
+                },
             }
         }
 
@@ -265,11 +272,8 @@ class DynamoConversationBuffer:
                 "first_unflushed_at": left_since,
             }
         )
-        put_meta = self._meta_put(after, expected_seq=seen.seq)["Put"]
         # Exactly as seen: same seq (no newer message) and same flush count (no rival flusher).
-        put_meta["ConditionExpression"] = "#seq = :seq AND #fn = :fn"
-        put_meta["ExpressionAttributeNames"]["#fn"] = "flush_number"
-        put_meta["ExpressionAttributeValues"][":fn"] = to_value(seen.flush_number)
+        put_meta = self._meta_put(after, expected=seen)["Put"]
         try:
             self._ddb.transact_write_items(
                 TransactItems=[
