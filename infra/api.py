@@ -4,10 +4,11 @@
   at the edge (a request validator), so an unsigned request never reaches Lambda; the handler
   still verifies every signature;
 - stage throttling (per environment), JSON access logs, execution logs on errors, X-Ray;
-- a body size limit at the edge, derived from the one the handler enforces
-  (``maestro.ingest.webhooks.MAX_MESSAGE_BYTES``): a WAF rule refuses a request whose
-  Content-Length could not hold a message the handler would accept. The handler keeps its own
-  413 for a message over the limit, so the caller still learns why.
+- a body size limit at the edge, the one the handler enforces
+  (``maestro.ingest.webhooks.MAX_REQUEST_BYTES``, derived from the longest message it accepts):
+  a WAF rule refuses a request whose Content-Length could not hold a message the handler would
+  accept. The handler keeps its own 413s (for the body, and for a text over its channel's
+  length), so the caller still learns why.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from constructs import Construct
 
 from infra.config import EnvConfig
 from infra.functions import retention
-from maestro.ingest.webhooks import MAX_MESSAGE_BYTES
+from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 
 STAGE = "v1"
 TWILIO_HEADERS = ("X-Twilio-Signature",)
@@ -35,11 +36,7 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/app/messages": APP_HEADERS,
     "/assistant/kickoff": APP_HEADERS,
 }
-# A form-encoded message may grow threefold (every UTF-8 byte as %XX), plus the other fields
-# Twilio sends (SIDs, numbers, media URLs, geo): a request over this cannot hold an acceptable
-# message.
-FORM_OVERHEAD_BYTES = 64 * 1024
-MAX_REQUEST_BYTES = 3 * MAX_MESSAGE_BYTES + FORM_OVERHEAD_BYTES
+__all__ = ["MAX_REQUEST_BYTES", "ROUTES", "WebhookApi", "greater_than_pattern"]
 
 
 def greater_than_pattern(limit: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,20 @@ class AwsEnv:
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsEnv]:
     """moto's mock of every AWS service, with fake credentials so nothing can reach real AWS."""
+    with mocked_aws(monkeypatch) as env:
+        yield env
+
+
+@pytest.fixture(scope="module")
+def aws_module() -> Iterator[AwsEnv]:
+    """``aws`` shared by one module's tests: for a corpus of many small cases."""
+    with pytest.MonkeyPatch.context() as monkeypatch, mocked_aws(monkeypatch) as env:
+        yield env
+
+
+@contextmanager
+def mocked_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsEnv]:
+    """What ``aws`` gives, for a fixture of a wider scope (with its own MonkeyPatch)."""
     for name, value in {
         "AWS_DEFAULT_REGION": REGION,
         "AWS_REGION": REGION,

@@ -33,9 +33,7 @@ def sms(stack: LocalStack, body: str, sender: str = MARIA.phone) -> str:
 def app_message(stack: LocalStack, body: str, sender: str = MARIA.phone) -> str:
     message_id = f"app{next(_sids):06d}"
     payload = json.dumps({"message_id": message_id, "from_phone": sender, "body": body})
-    response = stack.http(
-        signed_app_event(stack.app_secret, "/app/messages", payload, stack.clock.now())
-    )
+    response = stack.http(signed_app_event(stack.app_secret, "/app/messages", payload))
     assert response["statusCode"] == 200, response
     return f"app:{message_id}"
 

@@ -8,7 +8,7 @@ through the same record handler the flusher Lambda uses.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -168,7 +168,11 @@ def rest_event(
 
 
 def twilio_event(
-    path: str, params: Mapping[str, str], *, token: str = TOKEN, signature: str | None = None
+    path: str,
+    params: Mapping[str, str] | Sequence[tuple[str, str]],
+    *,
+    token: str = TOKEN,
+    signature: str | None = None,
 ) -> dict[str, Any]:
     """A correctly signed Twilio webhook (unless ``signature`` overrides it)."""
     return events.twilio_event(
@@ -177,8 +181,13 @@ def twilio_event(
 
 
 def app_event(
-    path: str, payload: Mapping[str, Any], at: datetime, *, secret: str = APP_SECRET
+    path: str,
+    payload: str | Mapping[str, Any],
+    at: datetime | None = None,
+    *,
+    secret: str = APP_SECRET,
 ) -> dict[str, Any]:
-    return events.signed_app_event(
-        secret, path, dict(payload), at, host=HOST, scheme="https", stage=STAGE
-    )
+    """Signed now (the real clock the window is checked on) unless ``at`` says when; a str
+    payload is the body exactly."""
+    body = payload if isinstance(payload, str) else dict(payload)
+    return events.signed_app_event(secret, path, body, at, host=HOST, scheme="https", stage=STAGE)

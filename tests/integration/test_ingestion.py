@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -350,12 +351,12 @@ def test_a_status_callback_for_an_inbound_id_changes_nothing(rig: Rig) -> None:
 
 def test_in_app_messages_need_the_maestro_signature(rig: Rig) -> None:
     payload = {"message_id": "m-1", "from_phone": MARIA.phone, "body": "can someone check the AC"}
-    ok = rig.call(app_event("/app/messages", payload, rig.clock.now()))
+    ok = rig.call(app_event("/app/messages", payload))
     assert ok["statusCode"] == 200
-    forged = rig.call(app_event("/app/messages", payload, rig.clock.now(), secret="guess"))
+    forged = rig.call(app_event("/app/messages", payload, secret="guess"))
     assert forged["statusCode"] == 403
     stale = app_event(
-        "/app/messages", {**payload, "message_id": "m-2"}, rig.clock.now().replace(year=2025)
+        "/app/messages", {**payload, "message_id": "m-2"}, datetime.now(UTC) - timedelta(days=365)
     )
     assert rig.call(stale)["statusCode"] == 403
     assert rig.stored_message_count() == 1
@@ -364,12 +365,27 @@ def test_in_app_messages_need_the_maestro_signature(rig: Rig) -> None:
     assert stored.channel is Channel.IN_APP
 
 
+def test_the_signature_window_is_on_the_real_clock_not_the_virtual_one(rig: Rig) -> None:
+    # Scenarios run virtual time fast (`maestro serve --speed 60`): a request signed honestly
+    # is still accepted hours of virtual time later, and one signed an hour ahead never is.
+    rig.clock.advance(6 * 3600)
+    honest = {"message_id": "m-10", "from_phone": MARIA.phone, "body": "hello"}
+    assert rig.call(app_event("/app/messages", honest))["statusCode"] == 200
+    ahead = app_event(
+        "/app/messages", {**honest, "message_id": "m-11"}, datetime.now(UTC) + timedelta(hours=1)
+    )
+    assert rig.call(ahead)["statusCode"] == 403
+    behind = app_event(
+        "/app/messages", {**honest, "message_id": "m-12"}, datetime.now(UTC) - timedelta(minutes=6)
+    )
+    assert rig.call(behind)["statusCode"] == 403
+    assert rig.buffer.get_message("app:m-11") is None
+
+
 def test_kickoff_flushes_at_once(rig: Rig) -> None:
     rig.sms("my fridge stopped working", sid="SM9001")
     rig.advance(20)
-    response = rig.call(
-        app_event("/assistant/kickoff", {"from_phone": MARIA.phone}, rig.clock.now())
-    )
+    response = rig.call(app_event("/assistant/kickoff", {"from_phone": MARIA.phone}))
     assert json.loads(response["body"])["flush_requested"] is True
     started = rig.run_due()
     assert [p.trigger for p in started] == [FlushTrigger.KICKOFF]
@@ -378,16 +394,14 @@ def test_kickoff_flushes_at_once(rig: Rig) -> None:
 
 
 def test_kickoff_with_nothing_buffered_does_nothing(rig: Rig) -> None:
-    response = rig.call(
-        app_event("/assistant/kickoff", {"from_phone": MARIA.phone}, rig.clock.now())
-    )
+    response = rig.call(app_event("/assistant/kickoff", {"from_phone": MARIA.phone}))
     assert json.loads(response["body"])["flush_requested"] is False
 
 
 def test_malformed_requests_are_400_not_500(rig: Rig) -> None:
     missing_sid = twilio_event("/twilio/sms", {"From": MARIA.phone, "Body": "x"})
     assert rig.call(missing_sid)["statusCode"] == 400
-    bad_json = app_event("/app/messages", {}, rig.clock.now())
+    bad_json = app_event("/app/messages", {})
     bad_json["body"] = "{not json"
     timestamp = bad_json["headers"]["X-Maestro-Timestamp"]
     bad_json["headers"]["X-Maestro-Signature"] = app_signature(APP_SECRET, timestamp, "{not json")

@@ -31,7 +31,9 @@ from embedded import (
     work_orders,
 )
 
+from maestro.ingest.webhooks import MAX_TRANSCRIPT_CHARS
 from maestro.ports import StaleVersionError
+from maestro_dev.local.events import signed_transcript_event
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed
 
@@ -103,12 +105,22 @@ def test_a_long_first_text_never_wedges_the_conversation(stack: LocalStack) -> N
 # -- 2. packages over the inline limit ---------------------------------------------------------
 
 
-def test_a_250_kb_text_goes_by_reference_and_the_conversation_goes_on(stack: LocalStack) -> None:
+def test_a_48_kb_transcript_goes_by_reference_and_the_conversation_goes_on(
+    stack: LocalStack,
+) -> None:
     """Naive: the execution started with "package": null, nothing read it back, and fail-open
-    neither released the lease nor forfeited the turn: every later package failed open."""
-    body = ("the fridge in the kitchen stopped working and the freezer is warm. " * 4000)[:250_000]
-    sms(stack, body)
-    big = flush(stack)
+    neither released the lease nor forfeited the turn: every later package failed open.
+
+    The largest message the webhooks accept: a call's transcript at its 16,000 characters, here
+    mostly in a 3-byte script (an SMS is at most 1,600 characters)."""
+    said = "the fridge in the kitchen stopped working and the freezer is warm. "
+    body = (said + "冰箱坏了，冷冻室也不冷了。" * 2000)[:MAX_TRANSCRIPT_CHARS]
+    assert len(body.encode()) > 32 * 1024  # over the execution input's inline limit
+    response = stack.http(
+        signed_transcript_event(stack.twilio_token, "TRbig0001", MARIA.phone, body)
+    )
+    assert response["statusCode"] == 200, response
+    big = new_executions(stack, 1)[0]
     given = json.loads(big["input"])
     assert given["package"] is None
     assert given["package_ref"]["through_seq"] == given["package_ref"]["after_seq"] + 1

@@ -145,7 +145,6 @@ class EvalExecutor:
                     self.stack.app_secret,
                     "/assistant/kickoff",
                     {"from_phone": who, "trigger": turn.flush},
-                    self.stack.clock.now(),
                 )
             )
             status = int(response["statusCode"])
@@ -300,9 +299,7 @@ class EvalExecutor:
         else:
             sid = f"app{sid[2:]}"
             payload = {"message_id": sid, "from_phone": sender, "body": text}
-            request = signed_app_event(
-                stack.app_secret, "/app/messages", payload, stack.clock.now()
-            )
+            request = signed_app_event(stack.app_secret, "/app/messages", payload)
         response = stack.http(request)
         status = int(response["statusCode"])
         if status != 200:

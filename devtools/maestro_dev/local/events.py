@@ -9,8 +9,8 @@ is made once. Signatures use the production helpers of :mod:`maestro.adapters.we
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -63,13 +63,13 @@ def rest_event(
     }
 
 
-def form_body(params: Mapping[str, str]) -> str:
-    return urlencode(list(params.items()))
+def form_body(params: Mapping[str, str] | Sequence[tuple[str, str]]) -> str:
+    return urlencode(list(params.items()) if isinstance(params, Mapping) else list(params))
 
 
 def twilio_event(
     path: str,
-    params: Mapping[str, str],
+    params: Mapping[str, str] | Sequence[tuple[str, str]],
     *,
     token: str,
     base_url: str = LOCAL_BASE_URL,
@@ -77,10 +77,10 @@ def twilio_event(
     signature: str | None = None,
 ) -> dict[str, Any]:
     """A Twilio webhook signed for ``base_url`` + (stage) + path, unless ``signature`` overrides
-    it (``""``: no signature header at all)."""
+    it (``""``: no signature header at all). ``params`` as pairs may repeat a name."""
     scheme, host = base_url.split("://", 1)
     url = f"{base_url}/{stage}{path}" if stage else f"{base_url}{path}"
-    signed = signature if signature is not None else twilio_signature(token, url, dict(params))
+    signed = signature if signature is not None else twilio_signature(token, url, params)
     headers = {"X-Twilio-Signature": signed} if signed else {}
     return rest_event(
         path,
@@ -139,15 +139,16 @@ def signed_app_event(
     secret: str,
     path: str,
     body: str | Mapping[str, Any],
-    at: datetime,
+    at: datetime | None = None,
     *,
     host: str = LOCAL_HOST,
     scheme: str = "http",
     stage: str | None = None,
 ) -> dict[str, Any]:
-    """A request from the app's backend (HMAC over timestamp and body)."""
+    """A request from the app's backend (HMAC over timestamp and body), signed now unless
+    ``at`` says when: its 5-minute window is checked on the real clock, never a virtual one."""
     text = body if isinstance(body, str) else json.dumps(body)
-    timestamp = str(int(at.timestamp()))
+    timestamp = str(int((at or datetime.now(UTC)).timestamp()))
     return rest_event(
         path,
         text,

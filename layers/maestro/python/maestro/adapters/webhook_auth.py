@@ -77,9 +77,12 @@ def twilio_signature_valid(
     if not signature:
         return False
     validator = RequestValidator(token)
-    return bool(
-        validator.validate(url, params, signature, get_signature_algorithm(signature_settings))
-    )
+    try:
+        return bool(
+            validator.validate(url, params, signature, get_signature_algorithm(signature_settings))
+        )
+    except ValueError:
+        return False  # a URL it cannot parse (a Host of "a:b" has no port number): not Twilio's
 
 
 def app_signature(secret: str, timestamp: str, body: str) -> str:
@@ -104,9 +107,19 @@ def app_signature_valid(
         return False
     if abs(now_epoch - sent) > tolerance_seconds:
         return False  # a replay of an old request, or a clock far off
-    return hmac.compare_digest(app_signature(secret, timestamp, body), signature)
+    # As bytes: compare_digest refuses str with non-ASCII characters (a hostile header).
+    expected = app_signature(secret, timestamp, body).encode()
+    return hmac.compare_digest(expected, signature.encode("utf-8", "surrogateescape"))
 
 
-def twilio_signature(token: str, url: str, params: Mapping[str, str]) -> str:
-    """Sign a request as Twilio would (for the local stack's `maestro send` and tests)."""
-    return str(RequestValidator(token).compute_signature(url, dict(params)))
+def twilio_signature(
+    token: str, url: str, params: Mapping[str, str] | Sequence[tuple[str, str]]
+) -> str:
+    """Sign a request as Twilio would (for the local stack's `maestro send` and tests); ``params``
+    as pairs may name a parameter more than once."""
+    if isinstance(params, Mapping):
+        return str(RequestValidator(token).compute_signature(url, dict(params)))
+    grouped: dict[str, list[str]] = {}
+    for name, value in params:
+        grouped.setdefault(name, []).append(value)
+    return str(RequestValidator(token).compute_signature(url, FormParams(grouped)))

@@ -7,25 +7,49 @@ Routes:
 - ``POST /app/messages``       in-app message, JSON, maestro HMAC (X-Maestro-Signature)
 - ``POST /assistant/kickoff``  the assistant has enough: flush now (maestro HMAC)
 
-A bad or missing signature is a 403 and nothing is stored. No model is called on this path and
-the anthropic SDK is never imported by it: the webhook answers fast.
+Every route is declared with what authenticates it and the pydantic model its body must be, and
+three global middlewares run for every request, in order, so no route can skip them (a route
+without a declaration answers 404):
+
+1. **read**: the body's size (413), content type (415) and encoding (base64, UTF-8: 400);
+2. **authenticate**: Twilio's signature or maestro's HMAC, whose 5-minute window is on the real
+   clock (403); nothing is stored for a request that fails;
+3. **parse**: the body into the route's model, JSON through ``model_validate_json`` (400; a
+   message text over its length is 413).
+
+The handlers then only act. A signed, well-formed Twilio message whose ``From`` or ``To`` is not
+an E.164 phone number (a short code, an alphanumeric sender id, a ``whatsapp:`` address) is a
+422: maestro knows people by phone number and answers by SMS, and none of those can be either.
+No model is called on this path and the anthropic SDK is never imported by it: the webhook
+answers fast.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import (
     BadRequestError,
     ForbiddenError,
+    NotFoundError,
     ServiceError,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from maestro.adapters.twilio_status import message_statuses
 from maestro.adapters.webhook_auth import (
@@ -34,17 +58,34 @@ from maestro.adapters.webhook_auth import (
     request_url,
     twilio_signature_valid,
 )
-from maestro.domain.common import E164
+from maestro.clock import SystemClock
+from maestro.domain.common import E164, E164_PATTERN
 from maestro.domain.models import Channel, FlushTrigger
 from maestro.ingest.service import Inbound, Ingestor, conversation_id_for
-from maestro.observability import logger
+from maestro.observability import count, logger
 from maestro.ports import Clock, DeliveryStatus, OutboundStatusStore
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 MAX_MEDIA = 10  # Twilio sends at most 10 MediaUrlN per message
-MAX_MESSAGE_BYTES = 256 * 1024
-"""A message body above this is refused (413) before anything is stored: it is stored twice (the
-message and its buffered copy) and a DynamoDB item holds at most 400 KB."""
+MAX_SMS_CHARS = 1_600
+"""Twilio's own limit for a message body: a longer one did not come from an SMS."""
+MAX_APP_CHARS = 4_000
+MAX_TRANSCRIPT_CHARS = 16_000
+"""About 18 minutes of speech (Twilio's transcriptions are of recordings up to 2 minutes)."""
+MAX_URL_CHARS = 2_048
+MAX_MESSAGE_BYTES = 4 * MAX_TRANSCRIPT_CHARS + MAX_MEDIA * MAX_URL_CHARS
+"""The most UTF-8 a message the webhooks accept can hold (text and media URLs): far from
+DynamoDB's 400 KB item, though every message is stored twice (the message, its buffered copy)."""
+FORM_OVERHEAD_BYTES = 64 * 1024
+MAX_REQUEST_BYTES = 3 * MAX_MESSAGE_BYTES + FORM_OVERHEAD_BYTES
+"""A request body over this is refused (413) before it is read: a form-encoded message may grow
+threefold (every UTF-8 byte as %XX), plus the other fields Twilio sends. The API's edge (a WAF
+rule on Content-Length, ``infra/api.py``) and ``maestro serve`` refuse it first."""
+MAX_FORM_FIELDS = 256
+TEXT_FIELDS = frozenset({"Body", "TranscriptionText", "body"})
+"""A too-long value of one of these is a message too large (413), not a malformed request."""
+FORM = "application/x-www-form-urlencoded"
+JSON = "application/json"
 
 
 @dataclass(frozen=True)
@@ -54,8 +95,82 @@ class WebhookDeps:
     twilio_auth_token: Callable[[], str]
     app_signing_secret: Callable[[], str]
     clock: Clock
+    """The clock messages are received by (virtual in scenarios and on the embedded stack)."""
     public_base_url: str | None = None
     app_signature_tolerance_seconds: int = 300
+    wall_clock: Clock = field(default_factory=SystemClock)
+    """The real clock: a signature's timestamp was taken on one, whatever time scenarios run on."""
+
+
+# -- request models -------------------------------------------------------------------------------
+
+ProviderId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+"""A Twilio SID (34 characters) or a test's stand-in: letters, digits, - and _."""
+AppId = Annotated[str, StringConstraints(pattern=r"^[\x21-\x7e]{1,128}$")]
+"""The app's own message id: printable ASCII, no spaces."""
+Address = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+"""A Twilio From/To as received: E.164 for a phone, else a short code, a sender id, whatsapp:…"""
+MediaUrl = Annotated[str, StringConstraints(max_length=MAX_URL_CHARS, pattern=r"^https?://\S+$")]
+
+
+class TwilioForm(BaseModel):
+    """Twilio's form parameters (a blank one counts as absent). Twilio adds parameters over
+    time: unknown ones are ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    FALLBACKS: ClassVar[dict[str, str]] = {}
+    """A parameter read when the first is absent (older names Twilio still sends)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fall_back(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        missing = {k: data[v] for k, v in cls.FALLBACKS.items() if k not in data and v in data}
+        return {**data, **missing}
+
+
+class TwilioSms(TwilioForm):
+    FALLBACKS = {"MessageSid": "SmsMessageSid"}
+
+    message_sid: ProviderId = Field(validation_alias="MessageSid")
+    sender: Address = Field(validation_alias="From")
+    to: Address | None = Field(default=None, validation_alias="To")
+    body: str | None = Field(default=None, validation_alias="Body", max_length=MAX_SMS_CHARS)
+    num_media: int = Field(default=0, validation_alias="NumMedia", ge=0, le=MAX_MEDIA)
+    media_urls: tuple[MediaUrl, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _media(cls, data: Any) -> Any:
+        """MediaUrl0 … MediaUrl{NumMedia-1}, as Twilio numbers them."""
+        if not isinstance(data, dict):
+            return data
+        declared = str(data.get("NumMedia") or "0")
+        count = min(int(declared), MAX_MEDIA) if declared.isdigit() else 0
+        urls = [data[f"MediaUrl{n}"] for n in range(count) if data.get(f"MediaUrl{n}")]
+        return {**data, "media_urls": tuple(urls)}
+
+
+class TwilioStatus(TwilioForm):
+    FALLBACKS = {"MessageStatus": "SmsStatus"}
+
+    message_sid: ProviderId = Field(validation_alias="MessageSid")
+    status: str = Field(validation_alias="MessageStatus", min_length=1, max_length=32)
+    error_code: str | None = Field(default=None, validation_alias="ErrorCode", max_length=16)
+
+
+class TwilioTranscript(TwilioForm):
+    FALLBACKS = {"TranscriptionSid": "CallSid"}
+
+    sid: ProviderId = Field(validation_alias="TranscriptionSid")
+    sender: Address = Field(validation_alias="From")
+    to: Address | None = Field(default=None, validation_alias="To")
+    status: str = Field(default="completed", validation_alias="TranscriptionStatus", max_length=32)
+    text: str | None = Field(
+        default=None, validation_alias="TranscriptionText", max_length=MAX_TRANSCRIPT_CHARS
+    )
 
 
 class AppMessage(BaseModel):
@@ -63,10 +178,10 @@ class AppMessage(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    message_id: str = Field(min_length=1, max_length=128)
+    message_id: AppId
     from_phone: E164
-    body: str = Field(max_length=4000)
-    media_urls: tuple[str, ...] = Field(default=(), max_length=MAX_MEDIA)
+    body: str = Field(max_length=MAX_APP_CHARS)
+    media_urls: tuple[MediaUrl, ...] = Field(default=(), max_length=MAX_MEDIA)
 
 
 class KickoffRequest(BaseModel):
@@ -76,107 +191,153 @@ class KickoffRequest(BaseModel):
     trigger: FlushTrigger = FlushTrigger.KICKOFF
 
 
+RequestT = TypeVar("RequestT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    """What a route's requests must be: who signs them, in what content type, as which model."""
+
+    auth: Literal["twilio", "app"]
+    model: type[BaseModel]
+
+    @property
+    def content_type(self) -> str:
+        return FORM if self.auth == "twilio" else JSON
+
+
+# -- the resolver ---------------------------------------------------------------------------------
+
+
 def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
     app = APIGatewayRestResolver()
+    specs: dict[Callable[..., Any], RouteSpec] = {}
 
-    def twilio_form() -> FormParams:
-        """The verified form parameters of a Twilio request, or 403."""
-        event = app.current_event
-        body = event.decoded_body or ""
-        params = FormParams(parse_qs(body, keep_blank_values=True))
-        url = request_url(event.raw_event, deps.public_base_url)
-        valid = twilio_signature_valid(
-            deps.twilio_auth_token(),
-            url,
-            params,
-            event.headers.get("X-Twilio-Signature") or event.headers.get("x-twilio-signature"),
-            event.headers.get("X-Twilio-Webhooks-Signature-Settings"),
-        )
-        if not valid:
-            logger.warning("refused a request with a bad Twilio signature", extra={"url": url})
-            raise ForbiddenError("invalid Twilio signature")
-        return params
+    def route(
+        path: str, auth: Literal["twilio", "app"], model: type[BaseModel]
+    ) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+        """The only way a route is added: with its authentication and its request model."""
 
-    def app_json() -> dict[str, Any]:
-        event = app.current_event
-        body = event.decoded_body or ""
-        headers = event.headers
-        valid = app_signature_valid(
-            deps.app_signing_secret(),
-            headers.get("X-Maestro-Timestamp") or headers.get("x-maestro-timestamp"),
-            body,
-            headers.get("X-Maestro-Signature") or headers.get("x-maestro-signature"),
-            deps.clock.now().timestamp(),
-            deps.app_signature_tolerance_seconds,
-        )
+        def register(handler: Callable[[], Any]) -> Callable[[], Any]:
+            specs[handler] = RouteSpec(auth, model)
+            app.post(path)(handler)
+            return handler
+
+        return register
+
+    def spec_of(resolver: APIGatewayRestResolver) -> RouteSpec:
+        matched = resolver.context.get("_route")
+        spec = specs.get(matched.func) if matched is not None else None
+        if spec is None:
+            raise NotFoundError("Not found")  # not a route, or one declared without its spec
+        return spec
+
+    def read(resolver: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+        spec = spec_of(resolver)
+        event = resolver.current_event
+        text = _body_text(event.body, bool(event.is_base64_encoded))
+        media_type, charset = _content_type(event.headers.get("Content-Type"))
+        if media_type != spec.content_type or charset not in (None, "utf-8", "utf8"):
+            raise ServiceError(415, f"Content-Type must be {spec.content_type} (UTF-8)")
+        resolver.context.update(maestro_spec=spec, maestro_body=text)
+        return next_middleware(resolver)
+
+    def authenticate(
+        resolver: APIGatewayRestResolver, next_middleware: NextMiddleware
+    ) -> Response[Any]:
+        spec: RouteSpec = resolver.context["maestro_spec"]
+        body: str = resolver.context["maestro_body"]
+        headers = resolver.current_event.headers
+        if spec.auth == "twilio":
+            form = _form(body)
+            url = request_url(resolver.current_event.raw_event, deps.public_base_url)
+            valid = twilio_signature_valid(
+                deps.twilio_auth_token(),
+                url,
+                form,
+                headers.get("X-Twilio-Signature"),
+                headers.get("X-Twilio-Webhooks-Signature-Settings"),
+            )
+            resolver.context["maestro_form"] = form
+        else:
+            valid = app_signature_valid(
+                deps.app_signing_secret(),
+                headers.get("X-Maestro-Timestamp"),
+                body,
+                headers.get("X-Maestro-Signature"),
+                deps.wall_clock.now().timestamp(),
+                deps.app_signature_tolerance_seconds,
+            )
         if not valid:
-            logger.warning("refused a request with a bad maestro signature")
-            raise ForbiddenError("invalid maestro signature")
+            logger.warning(
+                "refused a request with a bad signature",
+                extra={"path": resolver.current_event.path, "auth": spec.auth},
+            )
+            raise ForbiddenError(
+                f"invalid {'Twilio' if spec.auth == 'twilio' else 'maestro'} signature"
+            )
+        return next_middleware(resolver)
+
+    def parse(resolver: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+        spec: RouteSpec = resolver.context["maestro_spec"]
         try:
-            data = json.loads(body)
-        except json.JSONDecodeError as exc:
-            raise BadRequestError("body is not JSON") from exc
-        if not isinstance(data, dict):
-            raise BadRequestError("body must be a JSON object")
-        return data
+            if spec.auth == "twilio":
+                form: FormParams = resolver.context["maestro_form"]
+                request = spec.model.model_validate(_single_values(form, spec.model))
+            else:
+                body: str = resolver.context["maestro_body"]
+                request = spec.model.model_validate_json(body)
+                _refuse_repeated_keys(body)
+        except ValidationError as exc:
+            raise _invalid(exc) from exc
+        resolver.context["maestro_request"] = request
+        return next_middleware(resolver)
 
-    @app.post("/twilio/sms")
+    app.use(middlewares=[read, authenticate, parse])
+
+    def parsed(model: type[RequestT]) -> RequestT:
+        request = app.context["maestro_request"]
+        assert isinstance(request, model)  # the route's own spec made it
+        return request
+
+    @route("/twilio/sms", "twilio", TwilioSms)
     def twilio_sms() -> Response[str]:
-        form = twilio_form()
-        sid = form.first("MessageSid") or form.first("SmsMessageSid")
-        sender = form.first("From")
-        if not sid or not sender:
-            raise BadRequestError("MessageSid and From are required")
-        try:
-            media_count = min(int(form.first("NumMedia", "0") or 0), MAX_MEDIA)
-        except ValueError as exc:
-            raise BadRequestError("NumMedia must be a number") from exc
+        sms = parsed(TwilioSms)
         inbound = Inbound(
-            message_id=sid,
+            message_id=sms.message_sid,
             channel=Channel.SMS,
-            from_phone=sender,
-            to_phone=form.first("To") or None,
-            body=form.first("Body"),
-            media_urls=tuple(
-                url for n in range(media_count) if (url := form.first(f"MediaUrl{n}"))
-            ),
+            from_phone=_served(sms.sender, "From"),
+            to_phone=_served(sms.to, "To") if sms.to else None,
+            body=sms.body or "",
+            media_urls=sms.media_urls,
             received_at=deps.clock.now(),
         )
         _receive(deps, inbound)
         return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
 
-    @app.post("/twilio/status")
+    @route("/twilio/status", "twilio", TwilioStatus)
     def twilio_status() -> dict[str, Any]:
-        form = twilio_form()
-        sid = form.first("MessageSid")
-        status = form.first("MessageStatus") or form.first("SmsStatus")
-        if not sid or not status:
-            raise BadRequestError("MessageSid and MessageStatus are required")
+        callback = parsed(TwilioStatus)
+        sid, status = callback.message_sid, callback.status
         try:
             typed: DeliveryStatus = _delivery_status(status)
         except ValueError as exc:
             raise BadRequestError(str(exc)) from exc
-        changed = deps.statuses.record_status(
-            sid, typed, deps.clock.now(), form.first("ErrorCode") or None
-        )
+        changed = deps.statuses.record_status(sid, typed, deps.clock.now(), callback.error_code)
         return {"message_sid": sid, "status": status, "applied": changed}
 
-    @app.post("/twilio/transcript")
+    @route("/twilio/transcript", "twilio", TwilioTranscript)
     def twilio_transcript() -> dict[str, Any]:
-        form = twilio_form()
-        status = form.first("TranscriptionStatus", "completed")
-        sid = form.first("TranscriptionSid") or form.first("CallSid")
-        sender = form.first("From")
-        if not sid or not sender:
-            raise BadRequestError("TranscriptionSid (or CallSid) and From are required")
-        if status != "completed":
-            return {"stored": False, "reason": f"transcription {status}"}
+        call = parsed(TwilioTranscript)
+        sender = _served(call.sender, "From")
+        if call.status != "completed":
+            return {"stored": False, "reason": f"transcription {call.status}"}
         inbound = Inbound(
-            message_id=sid,
+            message_id=call.sid,
             channel=Channel.VOICE,
             from_phone=sender,
-            to_phone=form.first("To") or None,
-            body=form.first("TranscriptionText"),
+            to_phone=_served(call.to, "To") if call.to else None,
+            body=call.text or "",
             media_urls=(),
             received_at=deps.clock.now(),
             trigger=FlushTrigger.CONVERSATION_ENDED,
@@ -184,12 +345,9 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
         result = _receive(deps, inbound)
         return {"stored": not result, "duplicate": result}
 
-    @app.post("/app/messages")
+    @route("/app/messages", "app", AppMessage)
     def app_message() -> dict[str, Any]:
-        try:
-            message = AppMessage.model_validate(app_json())
-        except ValidationError as exc:
-            raise BadRequestError(exc.errors()[0]["msg"]) from exc
+        message = parsed(AppMessage)
         inbound = Inbound(
             message_id=f"app:{message.message_id}",
             channel=Channel.IN_APP,
@@ -202,12 +360,9 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
         duplicate = _receive(deps, inbound)
         return {"accepted": True, "duplicate": duplicate}
 
-    @app.post("/assistant/kickoff")
+    @route("/assistant/kickoff", "app", KickoffRequest)
     def kickoff() -> dict[str, Any]:
-        try:
-            request = KickoffRequest.model_validate(app_json())
-        except ValidationError as exc:
-            raise BadRequestError(exc.errors()[0]["msg"]) from exc
+        request = parsed(KickoffRequest)
         if request.trigger not in {FlushTrigger.KICKOFF, FlushTrigger.CONVERSATION_ENDED}:
             raise BadRequestError("the assistant may only kick off or end a conversation")
         conversation = conversation_id_for(request.from_phone)
@@ -217,12 +372,130 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
     return app
 
 
+# -- reading a request ----------------------------------------------------------------------------
+
+
+def _body_text(body: str | None, is_base64: bool) -> str:
+    """The body as text: at most MAX_REQUEST_BYTES of UTF-8, or a 413 / 400."""
+    raw = body or ""
+    if is_base64:
+        if len(raw) > 4 * (MAX_REQUEST_BYTES // 3 + 1):
+            raise _too_large(len(raw) * 3 // 4)
+        try:
+            data = base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise BadRequestError("the body is not valid base64") from exc
+        if len(data) > MAX_REQUEST_BYTES:
+            raise _too_large(len(data))
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRequestError(f"the body is not valid UTF-8 (byte {exc.start})") from exc
+    # Text: at most 4 UTF-8 bytes a character, so only a long one needs encoding to measure.
+    if len(raw) * 4 > MAX_REQUEST_BYTES and (size := len(raw.encode())) > MAX_REQUEST_BYTES:
+        raise _too_large(size)
+    return raw
+
+
+def _too_large(size: int) -> ServiceError:
+    return ServiceError(413, f"request body too large ({size} bytes, at most {MAX_REQUEST_BYTES})")
+
+
+def _content_type(header: str | None) -> tuple[str, str | None]:
+    """``application/json; charset=UTF-8`` → ("application/json", "utf-8")."""
+    media_type, *params = (header or "").split(";")
+    charset = None
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            charset = value.strip().strip('"').lower()
+    return media_type.strip().lower(), charset
+
+
+def _form(body: str) -> FormParams:
+    try:
+        values = parse_qs(
+            body,
+            keep_blank_values=True,
+            errors="strict",  # %FF is not text: a 400, not a silent U+FFFD
+            max_num_fields=MAX_FORM_FIELDS,
+        )
+    except UnicodeDecodeError as exc:
+        raise BadRequestError("a form field is not valid UTF-8") from exc
+    except ValueError as exc:
+        raise BadRequestError(f"the form has more than {MAX_FORM_FIELDS} fields") from exc
+    return FormParams(values)
+
+
+def _single_values(form: FormParams, model: type[BaseModel]) -> dict[str, str]:
+    """The form as one value per name, blank ones left out; a field the model reads that comes
+    twice is a 400 (which one would be the message?)."""
+    read = _form_names(model)
+    values: dict[str, str] = {}
+    for name in form:
+        given = form.getlist(name)
+        if len(given) > 1 and name in read:
+            raise BadRequestError(f"repeated field {name}")
+        if given[0] != "":
+            values[name] = given[0]
+    return values
+
+
+def _form_names(model: type[BaseModel]) -> frozenset[str]:
+    """Every form parameter ``model`` reads."""
+    names = {f"MediaUrl{n}" for n in range(MAX_MEDIA)}
+    if issubclass(model, TwilioForm):
+        names.update(model.FALLBACKS.values())
+    for name, info in model.model_fields.items():
+        names.add(info.validation_alias if isinstance(info.validation_alias, str) else name)
+    return frozenset(names)
+
+
+def _refuse_repeated_keys(body: str) -> None:
+    """A JSON object naming one field twice is a 400: parsers disagree on which one counts."""
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise BadRequestError(f"repeated field {key}")
+            seen.add(key)
+        return dict(pairs)
+
+    # Only after the model accepted the body: it is valid JSON of the model's (shallow) shape.
+    json.loads(body, object_pairs_hook=pairs_hook)
+
+
+def _invalid(exc: ValidationError) -> ServiceError:
+    """A validation failure as the caller should read it: which field, and why."""
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"]) or "body"
+    if error["type"] == "json_invalid":
+        return BadRequestError("the body is not valid JSON")
+    if error["type"] == "string_too_long" and error["loc"] and error["loc"][0] in TEXT_FIELDS:
+        limit = error.get("ctx", {}).get("max_length")
+        length = len(error["input"]) if isinstance(error["input"], str) else "?"
+        return ServiceError(413, f"{where} is too long ({length} characters, at most {limit})")
+    return BadRequestError(f"{where}: {error['msg']}")
+
+
+def _served(address: str, name: str) -> str:
+    """An E.164 phone number, or a 422: maestro identifies people and answers them by phone."""
+    if E164_PATTERN.fullmatch(address):
+        return address
+    count("WebhookRefused", reason="not_e164")
+    logger.warning(
+        "refused a message from an address that is not a phone number", extra={"field": name}
+    )
+    raise ServiceError(
+        422,
+        f"{name} is not an E.164 phone number: maestro serves phone numbers only (not short "
+        "codes, alphanumeric sender ids or whatsapp: addresses)",
+    )
+
+
 def _receive(deps: WebhookDeps, inbound: Inbound) -> bool:
     """Buffer one message; True when it was a redelivery (nothing new stored)."""
-    size = len(inbound.body.encode()) + sum(len(u.encode()) for u in inbound.media_urls)
-    if size > MAX_MESSAGE_BYTES:
-        # Refused with a clear answer and nothing stored: the sender can split it.
-        raise ServiceError(413, f"message too large ({size} bytes, at most {MAX_MESSAGE_BYTES})")
     result = deps.ingestor.receive(inbound)
     logger.info(
         "inbound message",
