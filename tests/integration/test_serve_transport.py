@@ -1,0 +1,201 @@
+"""`maestro serve` over raw sockets: what API Gateway's edge and transport would answer.
+
+Every request gets an HTTP status line back, however broken it is: a dropped connection is what
+a caller cannot tell from an outage (and, behind API Gateway, a 502). Many concurrent senders
+are all answered and all stored, in each sender's order.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+import pytest
+
+from maestro.adapters.webhook_auth import twilio_signature
+from maestro.ingest.service import conversation_id_for
+from maestro.ingest.webhooks import MAX_REQUEST_BYTES
+from maestro_dev.local.events import MAESTRO_LINE, form_body
+from maestro_dev.local.server import LocalServer, start
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalServer]:
+    stack, srv = start(port=0, speed=1.0, step=False)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.httpd.shutdown()
+        thread.join(timeout=30)
+        stack.__exit__(None, None, None)
+
+
+def _exchange(server: LocalServer, request: bytes, *, half_close: bool = False) -> bytes:
+    """Send raw bytes; everything the server answers until it closes."""
+    host, port = server.httpd.server_address[:2]
+    with socket.create_connection((str(host), int(port)), timeout=60) as sock:
+        sock.sendall(request)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _status(answer: bytes) -> int:
+    assert answer.startswith(b"HTTP/"), f"no HTTP answer: {answer[:80]!r}"
+    return int(answer.split(b" ", 2)[1])
+
+
+def _post(path: str, body: bytes, headers: dict[str, str]) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in headers.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def _signed_sms(server: LocalServer, params: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    body = form_body(params).encode()
+    url = f"http://{urlsplit(server.url).netloc}/twilio/sms"
+    signature = twilio_signature(server.stack.twilio_token, url, params)
+    host = urlsplit(server.url).netloc
+    headers = {
+        "Host": host,
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": str(len(body)),
+        "X-Twilio-Signature": signature,
+    }
+    return body, headers
+
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+@pytest.mark.parametrize(
+    ("name", "request_bytes", "status"),
+    [
+        (
+            "Content-Length not a number",
+            _post("/twilio/sms", b"a=1", {"Content-Length": "abc"}),
+            400,
+        ),
+        ("Content-Length negative", _post("/twilio/sms", b"a=1", {"Content-Length": "-1"}), 400),
+        ("Content-Length 1_0", _post("/twilio/sms", b"a=1", {"Content-Length": "1_0"}), 400),
+        (
+            "two Content-Lengths",
+            _post("/twilio/sms", b"a=1", {"Content-Length": "3", "content-length": "30"}),
+            400,
+        ),
+        (
+            "a 1 MB body",
+            _post("/twilio/sms", b"B" * 1_000_000, {"Content-Length": "1000000", **FORM}),
+            413,
+        ),
+        (
+            "a 20 MB body",
+            _post("/app/messages", b"{" * 20_000_000, {"Content-Length": "20000000"}),
+            413,
+        ),
+        (
+            "one byte over the limit",
+            _post(
+                "/twilio/sms",
+                b"x" * (MAX_REQUEST_BYTES + 1),
+                {"Content-Length": str(MAX_REQUEST_BYTES + 1), **FORM},
+            ),
+            413,
+        ),
+        (
+            "invalid UTF-8",
+            _post("/twilio/sms", b"Body=\xff\xfe", {"Content-Length": "7", **FORM}),
+            400,
+        ),
+        (
+            "chunked",
+            _post("/twilio/sms", b"3\r\na=1\r\n0\r\n\r\n", {"Transfer-Encoding": "chunked"}),
+            411,
+        ),
+        ("not HTTP", b"HELLO THERE\r\n\r\n", 400),
+        ("a header line of 70,000 bytes", _post("/twilio/sms", b"", {"X-Big": "h" * 70_000}), 431),
+        ("PUT", b"PUT /twilio/sms HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405),
+        ("DELETE", b"DELETE /twilio/sms HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+        ("HEAD", b"HEAD /twilio/sms HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+        ("an unknown path", _post("/twilio/nothing", b"", {"Content-Length": "0"}), 404),
+        ("an unsigned webhook", _post("/twilio/sms", b"a=1", {"Content-Length": "3", **FORM}), 403),
+        ("step: not JSON", _post("/local/step", b"{x", {"Content-Length": "2"}), 400),
+        ("step: a JSON list", _post("/local/step", b"[1]", {"Content-Length": "3"}), 400),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_broken_requests_get_an_http_answer(
+    server: LocalServer, name: str, request_bytes: bytes, status: int
+) -> None:
+    assert _status(_exchange(server, request_bytes)) == status, name
+
+
+def test_a_body_shorter_than_its_content_length_gets_an_answer(server: LocalServer) -> None:
+    request = _post("/twilio/sms", b"Body=hi", {"Content-Length": "500", **FORM})
+    assert _status(_exchange(server, request, half_close=True)) == 400
+
+
+def test_hostile_senders_and_sizes_over_http(server: LocalServer) -> None:
+    base = {"MessageSid": "SMhttp0001", "From": "+14155550123", "To": MAESTRO_LINE, "Body": "hi"}
+    cases = [
+        ({**base, "MessageSid": "SMhttp0002", "From": "AMAZON"}, 422),
+        ({**base, "MessageSid": "SMhttp0003", "From": "whatsapp:+14155550123"}, 422),
+        ({**base, "MessageSid": "SMhttp0004", "Body": "x" * 10_000}, 413),
+        ({**base, "MessageSid": "SMhttp0005", "Body": "🚿 הברז דולף {{7*7}}"}, 200),
+    ]
+    for params, status in cases:
+        body, headers = _signed_sms(server, params)
+        answer = _exchange(server, _post("/twilio/sms", body, headers))
+        assert _status(answer) == status, (params["From"], answer[-200:])
+    stored = server.stack.buffer.get_message("SMhttp0005")
+    assert stored is not None
+    assert stored.body == "🚿 הברז דולף {{7*7}}"
+    assert server.stack.buffer.get_message("SMhttp0002") is None
+
+
+def test_forty_concurrent_senders_are_all_answered_and_stored_in_order(
+    server: LocalServer,
+) -> None:
+    senders = [f"+1415557{n:04d}" for n in range(40)]
+
+    def send_all(phone: str) -> list[int]:
+        statuses = []
+        for k in range(5):
+            params = {
+                "MessageSid": f"SMcc{phone[-4:]}{k}",
+                "From": phone,
+                "To": MAESTRO_LINE,
+                "Body": f"message {k}",
+            }
+            body, headers = _signed_sms(server, params)
+            request = urllib.request.Request(
+                server.url + "/twilio/sms", data=body, headers=headers, method="POST"
+            )
+            with urllib.request.urlopen(request, timeout=60) as response:
+                statuses.append(response.status)
+        return statuses
+
+    with ThreadPoolExecutor(max_workers=len(senders)) as pool:
+        results = list(pool.map(send_all, senders))
+    assert results == [[200] * 5] * len(senders)
+    for phone in senders:
+        meta = server.stack.buffer.meta(conversation_id_for(phone))
+        assert meta is not None, phone
+        assert meta.seq == 5, phone
+        stored = [server.stack.buffer.get_message(f"SMcc{phone[-4:]}{k}") for k in range(5)]
+        assert [m.seq for m in stored if m is not None] == [1, 2, 3, 4, 5], phone
+    listing = json.loads(
+        urllib.request.urlopen(server.url + "/local/executions", timeout=60).read()
+    )
+    assert isinstance(listing, list)
