@@ -7,8 +7,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
+from embedded import sms
 
 from maestro.ingest.service import conversation_id_for
 from maestro_dev.local.events import signed_sms_event
@@ -174,3 +176,112 @@ def test_a_cancelled_transaction_leaves_every_item_as_it_was(stack: LocalStack) 
         TransactItems=[{"Put": {"TableName": table, "Item": {**new, "n": {"N": "7"}}}}]
     )
     assert stack.ddb.get_item(TableName=table, Key=new)["Item"]["n"] == {"N": "7"}
+
+
+# -- what makes moto fast enough (threads.py) ------------------------------------------------------
+
+
+def _put(stack: LocalStack, table: str, conversation: str, item: str, n: int) -> None:
+    stack.ddb.put_item(
+        TableName=table,
+        Item={"conversation_id": {"S": conversation}, "item": {"S": item}, "n": {"N": str(n)}},
+    )
+
+
+def test_a_key_query_reads_its_partition_and_nothing_else(stack: LocalStack) -> None:
+    from moto.dynamodb.models.table import Table
+
+    table = stack.tables["conversations"]
+    for conversation in ("conv-a", "conv-b", "conv-c"):
+        for n in range(1, 8):
+            _put(stack, table, conversation, f"msg#{n:010d}", n)
+        _put(stack, table, conversation, "meta", 0)
+    walked: list[str] = []
+    original = Table.all_items
+
+    def all_items(self: Table) -> Any:
+        walked.append(self.name)
+        return original(self)
+
+    def query(**extra: Any) -> list[tuple[str, int]]:
+        pages, kwargs = [], dict(extra)
+        while True:
+            page = stack.ddb.query(TableName=table, ConsistentRead=True, **kwargs)
+            pages += [(i["conversation_id"]["S"], int(i["n"]["N"])) for i in page["Items"]]
+            if "LastEvaluatedKey" not in page:
+                return pages
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    between = {
+        "KeyConditionExpression": "conversation_id = :c AND #i BETWEEN :lo AND :hi",
+        "ExpressionAttributeNames": {"#i": "item"},
+        "ExpressionAttributeValues": {
+            ":c": {"S": "conv-b"},
+            ":lo": {"S": f"msg#{2:010d}"},
+            ":hi": {"S": f"msg#{5:010d}"},
+        },
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Table, "all_items", all_items)
+        assert query(**between) == [("conv-b", n) for n in (2, 3, 4, 5)]
+        assert query(**between, Limit=3) == [("conv-b", n) for n in (2, 3, 4, 5)]
+        assert query(**between, ScanIndexForward=False) == [("conv-b", n) for n in (5, 4, 3, 2)]
+        whole = query(
+            KeyConditionExpression="conversation_id = :c",
+            ExpressionAttributeValues={":c": {"S": "conv-c"}},
+        )
+        assert whole == [("conv-c", 0)] + [("conv-c", n) for n in range(1, 8)]  # "meta" < "msg#"
+        none = query(
+            KeyConditionExpression="conversation_id = :c",
+            ExpressionAttributeValues={":c": {"S": "conv-none"}},
+        )
+        assert none == []
+        assert walked == []  # not one of them walked the table
+        # An index query still walks the table, as moto does: and still finds its items.
+        stack.ddb.put_item(
+            TableName=stack.tables["parties"],
+            Item={"phone": {"S": "+14155559999"}, "party_id": {"S": "p-idx"}},
+        )
+        found = stack.ddb.query(
+            TableName=stack.tables["parties"],
+            IndexName="by_party_id",
+            KeyConditionExpression="party_id = :p",
+            ExpressionAttributeValues={":p": {"S": "p-idx"}},
+        )["Items"]
+        assert [i["phone"]["S"] for i in found] == ["+14155559999"]
+        assert walked == [stack.tables["parties"]]
+
+
+def test_a_definition_is_parsed_once_and_a_broken_one_every_time(stack: LocalStack) -> None:
+    from moto.stepfunctions.parser.asl.parse.asl_parser import (
+        AmazonStateLanguageParser,
+        ASLParserException,
+    )
+
+    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}})
+    first_program, first_tree = AmazonStateLanguageParser.parse(definition)
+    second_program, second_tree = AmazonStateLanguageParser.parse(definition)
+    assert second_tree is first_tree  # kept
+    assert second_program is not first_program  # each execution evaluates its own
+    for _ in range(2):
+        with pytest.raises(ASLParserException):
+            AmazonStateLanguageParser.parse('{"StartAt": "Nowhere", "States": {')
+    # The whole path still works: the pipeline's executions run on the kept tree.
+    sms(stack, "the hallway light is out")
+    stack.advance(stack.idle + 1)
+    sms(stack, "and the one by the stairs")
+    stack.advance(stack.idle + 1)
+    assert [e["status"] for e in stack.executions()] == ["SUCCEEDED", "SUCCEEDED"]
+
+
+def test_a_task_client_is_made_once_per_region_and_service(stack: LocalStack) -> None:
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+        state_task_service_events,
+    )
+
+    make = lambda_eval_utils.boto_client_for
+    assert state_task_service_events.boto_client_for is make  # PutEvents tasks share them too
+    assert make("us-east-1", "lambda") is make("us-east-1", "lambda")
+    assert make("us-east-1", "lambda") is not make("us-east-1", "events")
+    assert make("us-east-1", "lambda") is not make("eu-west-1", "lambda")
