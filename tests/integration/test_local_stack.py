@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -176,6 +177,46 @@ def test_a_cancelled_transaction_leaves_every_item_as_it_was(stack: LocalStack) 
         TransactItems=[{"Put": {"TableName": table, "Item": {**new, "n": {"N": "7"}}}}]
     )
     assert stack.ddb.get_item(TableName=table, Key=new)["Item"]["n"] == {"N": "7"}
+
+
+# -- the webhooks' answers first ------------------------------------------------------------------
+
+LIVENESS = 30.0  # seconds before a test gives up on a thread (never reached when it passes)
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + LIVENESS
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.005)
+
+
+def test_an_aws_call_outside_a_request_gives_way_to_one_being_answered(stack: LocalStack) -> None:
+    stack.priority.max_wait_seconds = LIVENESS
+    stack.priority.request_budget_seconds = LIVENESS
+    table = stack.tables["conversations"]
+    key = {"conversation_id": {"S": "conv-bg"}, "item": {"S": "meta"}}
+    request = object()
+    stack.priority.arrived(request)  # as the server does when it accepts a connection
+    done = threading.Event()
+
+    def background() -> None:  # an execution's step, the clock's flusher
+        stack.ddb.get_item(TableName=table, Key=key)
+        done.set()
+
+    thread = threading.Thread(target=background, daemon=True)
+    thread.start()
+    _until(lambda: stack.priority.waiting == 1)
+    # A webhook answered meanwhile makes its own calls without waiting, for anyone.
+    response = stack.http(signed_sms_event(stack.twilio_token, "SMprio01", MARIA.phone, "hi"))
+    assert response["statusCode"] == 200
+    assert not done.is_set()
+    assert stack.priority.waits == 1  # the background thread's, and no other
+    stack.priority.answered(request)
+    thread.join(LIVENESS)
+    assert done.is_set()
+    assert stack.priority.pending == 0
+    assert stack.buffer.get_message("SMprio01") is not None
 
 
 # -- what makes moto fast enough (threads.py) ------------------------------------------------------

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
@@ -199,3 +200,28 @@ def test_forty_concurrent_senders_are_all_answered_and_stored_in_order(
         urllib.request.urlopen(server.url + "/local/executions", timeout=60).read()
     )
     assert isinstance(listing, list)
+
+
+def test_every_connection_is_counted_answered_once_it_is_closed(server: LocalServer) -> None:
+    # While a request counts as being answered, the executions give way to it at their next
+    # AWS call (threads.Priority): a connection left counted would slow the pipeline for good.
+    host, port = server.httpd.server_address[:2]
+    with socket.create_connection((str(host), int(port)), timeout=60):
+        _until(lambda: server.stack.priority.pending == 1)  # counted from its accept
+    for request in (
+        b"HELLO THERE\r\n\r\n",
+        _post("/twilio/sms", b"a=1", {"Content-Length": "3", **FORM}),
+        _post("/twilio/sms", b"x" * 2_000_000, {"Content-Length": "2000000", **FORM}),
+    ):
+        _status(_exchange(server, request))
+    _exchange(server, _post("/twilio/sms", b"Body=hi", {"Content-Length": "99"}), half_close=True)
+    body, headers = _signed_sms(server, {"MessageSid": "SMcount01", "From": "+14155550188"})
+    assert _status(_exchange(server, _post("/twilio/sms", body, headers))) == 200
+    _until(lambda: server.stack.priority.pending == 0)
+
+
+def _until(condition: Callable[[], bool], within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)

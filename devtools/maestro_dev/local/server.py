@@ -29,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.threads import Priority
 from maestro_dev.local.world import seed
 
 WEBHOOK_ROUTES = (
@@ -85,8 +86,30 @@ def _event_from_request(handler: BaseHTTPRequestHandler, body: bytes) -> dict[st
 
 
 class _HttpServer(ThreadingHTTPServer):
+    """One thread per request, each counted as answering (the stack's :class:`Priority`) from
+    the moment its connection is accepted until it is closed."""
+
     request_queue_size = LISTEN_BACKLOG
     daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: Any, priority: Priority) -> None:
+        self.priority = priority
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.priority.arrived(request)
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.priority.answered(request)  # no thread was started to answer it
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            with self.priority.answering():
+                super().process_request_thread(request, client_address)
+        finally:
+            self.priority.answered(request)
 
 
 class LocalServer:
@@ -226,7 +249,7 @@ class LocalServer:
             def do_OPTIONS(self) -> None:
                 self._not_allowed()
 
-        self.httpd = _HttpServer(("127.0.0.1", port), Handler)
+        self.httpd = _HttpServer(("127.0.0.1", port), Handler, stack.priority)
 
     @property
     def url(self) -> str:

@@ -46,7 +46,7 @@ from maestro.ports import Gate, SentMessage
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
-from maestro_dev.local.threads import thread_safe_moto
+from maestro_dev.local.threads import Priority, thread_safe_moto
 from maestro_dev.local.twilio_loopback import TwilioLoopback, TwilioLoopbackServer
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -185,6 +185,8 @@ class LocalStack:
         # One inbound request at a time: Powertools' resolver keeps the current event on its
         # class (BaseRouter.current_event), so two requests at once would read each other's.
         self._inbound_lock = threading.Lock()
+        # The webhooks' answers first: executions give way to them at their next AWS call.
+        self.priority = Priority()
         self._conversations: dict[str, str] = {}  # execution ARN → conversation id
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -246,7 +248,7 @@ class LocalStack:
             return stack._dispatch(function_name, body, response_headers)
 
         self._exit.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", dispatch))
-        self._exit.enter_context(thread_safe_moto())  # callable from many threads
+        self._exit.enter_context(thread_safe_moto(self.priority))  # callable from many threads
         # Retries back off fifty times faster than in the cloud: a waiting package still yields
         # to the one holding the lease, but a demo does not sit through real backoff.
         fast = types.SimpleNamespace(
@@ -482,7 +484,7 @@ class LocalStack:
     def http(self, event: dict[str, Any]) -> dict[str, Any]:
         """An API Gateway-shaped event through the real inbound resolver."""
         context: Any = FakeLambdaContext("maestro-inbound", uuid.uuid4().hex)
-        with self._inbound_lock:
+        with self.priority.request(), self._inbound_lock:
             response: dict[str, Any] = self.resolver.resolve(event, context)
         return response
 
