@@ -24,6 +24,7 @@ from maestro.adapters.twilio_status import message_statuses
 from maestro.adapters.webhook_auth import app_signature
 from maestro.domain.models import Channel, FlushTrigger
 from maestro.ingest.service import conversation_id_for
+from maestro_dev.local.threads import thread_safe_moto
 
 pytestmark = pytest.mark.integration
 
@@ -143,7 +144,9 @@ def test_two_flushers_racing_on_one_conversation_make_one_package(rig: Rig) -> N
     rig.sms("and the window latch", sid="SM3002")
     rig.clock.advance(rig.idle)  # time passes, but no signal has been delivered yet
     (signal,) = [s for s in rig.queue.due() if s.seq == 2]
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    # moto is not thread-safe on its own (a transaction deep-copies a table another thread
+    # writes to): each call made atomic, as DynamoDB's are, as the embedded stack does.
+    with thread_safe_moto(), ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(rig.flusher.handle, [signal, signal]))
     # The loser may help start the winner's claim (idempotent by name), never build its own.
     assert len({p.package_id for r in results for p in r}) == 1
