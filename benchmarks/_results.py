@@ -135,9 +135,47 @@ _IMPORT_KEYS = (
     "safety_floor_first_call_ms",
 )
 
+
+def _load_section(r: dict[str, Any]) -> list[str]:
+    load = r["load"]
+    setup = load.get("setup", {})
+    return [
+        "## Load through `maestro serve` over HTTP",
+        "",
+        f"Written by benchmarks/load_http.py: {load['messages']:,} signed Twilio webhooks from "
+        f"{setup.get('parties', '?')} parties ({setup.get('unknown_parties', '?')} of them "
+        f"unknown numbers) over one virtual hour with bursts, sent by "
+        f"{setup.get('senders', '?')} concurrent sender threads (a process of their own, a new "
+        f"connection per request) to `maestro serve --speed {setup.get('speed', '?')}` on "
+        "loopback, offline brain. Every figure but the latencies is read back from the stores "
+        "and the executions once the load has drained.",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| messages sent / answered 200 / stored | {load['messages']} / "
+        f"{load.get('accepted', '?')} / {load.get('stored', '?')} |",
+        f"| connection errors (resets, drops, timeouts) | {load.get('connection_errors', '?')} |",
+        f"| packages | {load['packages']} |",
+        f"| failed open | {load['failed_open']} |",
+        f"| lost / duplicated | {load['lost']} / {load['duplicated']} |",
+        f"| order violations (packages / claims / messages) | {load['order_violations']} "
+        f"({load.get('package_order_violations', '?')} / "
+        f"{load.get('claim_order_violations', '?')} / "
+        f"{load.get('message_order_violations', '?')}) |",
+        f"| emergencies escalated at once | {load.get('emergencies_escalated', '?')} / "
+        f"{load.get('emergencies', '?')} |",
+        f"| webhook latency p50 / p95 / max | {load['webhook_p50_ms']} / "
+        f"{load['webhook_p95_ms']} / {load.get('webhook_max_ms', '?')} ms |",
+        f"| wall time (until sent / draining after) | {load['wall_seconds']} s "
+        f"({load.get('send_seconds', '?')} / {load.get('drain_seconds', '?')}) |",
+        "",
+    ]
+
+
 _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (_MODEL_KEYS, _model_section),
     (_IMPORT_KEYS, _imports_section),
+    (("load",), _load_section),
 )
 
 

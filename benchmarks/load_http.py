@@ -1,0 +1,443 @@
+"""The load run through `maestro serve` over HTTP: many parties, bursts, concurrent senders.
+
+``maestro serve``'s server (the embedded stack behind its loopback HTTP server, offline brain)
+runs in this process; the senders run in a process of their own, so their threads never compete
+with the server's for one interpreter lock (Twilio's requests do not either). Each party's texts
+go out in order from one sender thread, at the wall time their virtual time falls on at
+``--speed``; every request is a new connection, as Twilio makes them, signed as Twilio signs
+them, and its latency is measured from connecting to the last byte of the answer.
+
+The figures are read back from the stores and the executions once the load has drained, never
+from what the server answered (``load.py``'s check, over every inbound message the messages
+table holds):
+
+- ``packages``: executions of the package pipeline; ``failed_open``: those that failed open;
+- ``lost``: stored messages in no package, plus messages answered 200 that were never stored;
+- ``duplicated``: messages in more than one package or buffered twice in their conversation;
+- ``order_violations``: a conversation's packages taking its lease out of flush order or
+  overlapping, flush claims that do not follow each other seq for seq, and a party's messages
+  given seqs out of the order it sent them in;
+- ``webhook_p50_ms`` / ``webhook_p95_ms``: the webhook's latency as the senders saw it;
+  ``connection_errors``: requests that got no HTTP answer (a reset, a drop, a timeout).
+
+Run: .venv/bin/python benchmarks/load_http.py [--parties 100] [--messages 1000] [--senders 25]
+     [--speed 30] [--seed 7]   (make bench runs it and merges the ``load`` key into
+     bench/results.json; --no-write leaves the file alone). Exits 1 unless failed_open, lost,
+     duplicated, order_violations and connection_errors are 0, every request was answered 200,
+     every emergency escalated at once and webhook_p95_ms is under 1,000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import math
+import multiprocessing
+import random
+import statistics
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from itertools import pairwise
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+VIRTUAL_HOUR = 3600.0
+P95_LIMIT_MS = 1000.0
+BUILDING_EVENTS = (
+    (900.0, "the power just went out in the whole building"),
+    (2400.0, "there's no water coming out of any tap"),
+)
+"""Moments when many parties text within one virtual minute (a building-wide outage)."""
+
+
+@dataclass(frozen=True)
+class Text:
+    at: float  # virtual seconds from the start
+    party: int
+    phone: str
+    body: str
+    sid: str
+
+
+@dataclass
+class Sent:
+    sid: str
+    party: int
+    status: int  # 0: no HTTP answer
+    latency_ms: float
+    error: str = ""
+
+
+@dataclass
+class ReadBack:
+    """What the stores say about a load, whatever the senders were told."""
+
+    stored: int
+    packages: int
+    failed_open: int
+    lost: int
+    duplicated: int
+    package_order_violations: int
+    claim_order_violations: int
+    message_order_violations: int
+    emergencies: int
+    emergencies_escalated: int
+    executions: dict[str, int]
+
+    @property
+    def order_violations(self) -> int:
+        return (
+            self.package_order_violations
+            + self.claim_order_violations
+            + self.message_order_violations
+        )
+
+
+@dataclass
+class HttpLoadReport:
+    messages: int
+    accepted: int
+    stored: int
+    packages: int
+    failed_open: int
+    lost: int
+    duplicated: int
+    order_violations: int
+    package_order_violations: int
+    claim_order_violations: int
+    message_order_violations: int
+    connection_errors: int
+    refused: int
+    emergencies: int
+    emergencies_escalated: int
+    webhook_p50_ms: float
+    webhook_p95_ms: float
+    webhook_max_ms: float
+    wall_seconds: float
+    send_seconds: float
+    drain_seconds: float
+    executions: dict[str, int]
+    setup: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Everything but the latency (a machine's speed) holds."""
+        return (
+            self.failed_open == 0
+            and self.lost == 0
+            and self.duplicated == 0
+            and self.order_violations == 0
+            and self.connection_errors == 0
+            and self.refused == 0
+            and self.accepted == self.stored == self.messages
+            and self.emergencies == self.emergencies_escalated
+            and self.executions == {"SUCCEEDED": self.packages}
+        )
+
+
+def plan_texts(
+    parties: int, messages: int, rng: random.Random, hour: float = VIRTUAL_HOUR
+) -> tuple[list[Text], list[tuple[str, Any]]]:
+    """``messages`` texts from ``parties`` parties (a fifth of them unknown numbers) over
+    ``hour`` virtual seconds, in bursts: each party writes in runs of 1-5 texts seconds apart,
+    and twice 60 % of the parties write within the same minute. Sorted by time."""
+    from load import EMERGENCIES, LONG_FIRST, ORDINARY, _parties
+
+    people = _parties(parties, 0.2, rng)
+    by_party: dict[int, list[tuple[float, str]]] = defaultdict(list)
+    for moment, text in BUILDING_EVENTS:
+        for party in rng.sample(range(parties), k=parties * 3 // 5):
+            by_party[party].append((moment + rng.uniform(0, 60), text))
+    in_bursts = sum(len(v) for v in by_party.values())
+    left = messages - in_bursts
+    if left < parties:
+        raise ValueError(f"{parties} parties need at least {in_bursts + parties} messages")
+    for index in range(parties):
+        share = left // parties + (1 if index < left % parties else 0)
+        at = rng.uniform(0, hour / 6)
+        written = 0
+        while written < share:
+            run = min(share - written, rng.choice((1, 2, 3, 3, 4, 5)))
+            for k in range(run):
+                if written == 0 and people[index][1] is not None and index % 2 == 0:
+                    body = LONG_FIRST
+                elif rng.random() < 0.03:
+                    body = rng.choice(EMERGENCIES)
+                else:
+                    body = rng.choice(ORDINARY)
+                by_party[index].append((at, body))
+                written += 1
+                at += rng.uniform(3, 25) if k < run - 1 else 0
+            at += rng.choice((90.0, 200.0, 400.0, 700.0))
+            at = at % hour  # a long talker wraps around: still within the hour
+    texts: list[Text] = []
+    for index, entries in by_party.items():
+        phone = people[index][0]
+        for k, (at, body) in enumerate(sorted(entries)):
+            texts.append(Text(at, index, phone, body, f"SMhttp{index:03d}{k:04d}"))
+    return sorted(texts, key=lambda t: t.at), people
+
+
+def send_all(
+    url: str, token: str, texts: list[Text], senders: int, speed: float, start_at: float
+) -> list[Sent]:
+    """In the senders' process: each party's texts from one thread, in order, on time."""
+    from maestro.adapters.webhook_auth import twilio_signature
+
+    parts = urlsplit(url)
+    lanes: list[list[Text]] = [[] for _ in range(senders)]
+    for text in texts:
+        lanes[text.party % senders].append(text)
+    results: list[Sent] = []
+    lock = threading.Lock()
+
+    def post(text: Text) -> Sent:
+        params = {
+            "MessageSid": text.sid,
+            "AccountSid": "ACload",
+            "From": text.phone,
+            "To": "+14155550000",
+            "Body": text.body,
+            "NumMedia": "0",
+        }
+        body = urlencode(list(params.items()))
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Twilio-Signature": twilio_signature(token, url + "/twilio/sms", params),
+        }
+        started = time.perf_counter()
+        connection = http.client.HTTPConnection(str(parts.hostname), parts.port, timeout=60)
+        try:
+            connection.request("POST", "/twilio/sms", body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            status, error = response.status, ""
+        except (OSError, http.client.HTTPException) as exc:
+            status, error = 0, type(exc).__name__
+        finally:
+            connection.close()
+        return Sent(text.sid, text.party, status, (time.perf_counter() - started) * 1000, error)
+
+    def lane(queue: list[Text]) -> None:
+        for text in queue:
+            wait = start_at + text.at / speed - time.time()
+            if wait > 0:
+                time.sleep(wait)
+            sent = post(text)
+            with lock:
+                results.append(sent)
+
+    threads = [threading.Thread(target=lane, args=(queue,)) for queue in lanes if queue]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def run_http_load(
+    *,
+    parties: int = 100,
+    messages: int = 1000,
+    senders: int = 25,
+    speed: float = 30.0,
+    seed_value: int = 7,
+    hour: float = VIRTUAL_HOUR,
+    drain_timeout: float = 300.0,
+) -> HttpLoadReport:
+    from maestro_dev.local.server import LocalServer
+    from maestro_dev.local.stack import LocalStack
+    from maestro_dev.local.world import seed
+
+    rng = random.Random(seed_value)
+    texts, people = plan_texts(parties, messages, rng, hour)
+    began = time.perf_counter()
+    with LocalStack(start=datetime.now(UTC), model=None) as stack:
+        seed(stack)
+        for _, party in people:
+            if party is not None:
+                stack.parties.put(party)
+        server = LocalServer(stack, 0, speed)  # `maestro serve --port 0 --speed <speed>`
+        serving = threading.Thread(target=server.serve_forever, daemon=True)
+        serving.start()
+        try:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+                start_at = time.time() + 3.0  # the senders' process is up by then
+                sent = pool.submit(
+                    send_all, server.url, stack.twilio_token, texts, senders, speed, start_at
+                ).result()
+            sending_done = time.perf_counter()
+            _drain(stack, {t.phone for t in texts}, drain_timeout)
+            drained = time.perf_counter()
+        finally:
+            server.httpd.shutdown()
+            serving.join(timeout=60)
+        read = read_back(stack, people, texts, {s.sid for s in sent if s.status == 200})
+    latencies = sorted(s.latency_ms for s in sent)
+    return HttpLoadReport(
+        messages=len(texts),
+        accepted=sum(1 for s in sent if s.status == 200),
+        stored=read.stored,
+        packages=read.packages,
+        failed_open=read.failed_open,
+        lost=read.lost,
+        duplicated=read.duplicated,
+        order_violations=read.order_violations,
+        package_order_violations=read.package_order_violations,
+        claim_order_violations=read.claim_order_violations,
+        message_order_violations=read.message_order_violations,
+        connection_errors=sum(1 for s in sent if s.status == 0),
+        refused=sum(1 for s in sent if s.status not in (0, 200)),
+        emergencies=read.emergencies,
+        emergencies_escalated=read.emergencies_escalated,
+        webhook_p50_ms=round(statistics.median(latencies), 1),
+        webhook_p95_ms=round(latencies[math.ceil(0.95 * len(latencies)) - 1], 1),
+        webhook_max_ms=round(latencies[-1], 1),
+        wall_seconds=round(drained - began, 1),
+        send_seconds=round(sending_done - began, 1),
+        drain_seconds=round(drained - sending_done, 1),
+        executions=read.executions,
+        setup={
+            "parties": parties,
+            "unknown_parties": sum(1 for _, party in people if party is None),
+            "senders": senders,
+            "speed": speed,
+            "virtual_seconds": hour,
+            "seed": seed_value,
+            "errors": sorted({s.error for s in sent if s.error}),
+        },
+    )
+
+
+def _drain(stack: Any, phones: set[str], timeout: float) -> None:
+    """Until every stored message is in a flush claim, every claim started and no execution
+    runs (the server's clock keeps moving: the last idle windows pass at its speed)."""
+    from maestro.ingest.service import conversation_id_for
+
+    deadline = time.monotonic() + timeout
+    conversations = [conversation_id_for(phone) for phone in phones]
+    while time.monotonic() < deadline:
+        metas = [stack.buffer.meta(c) for c in conversations]
+        flushed = all(m is None or m.flushed_through == m.seq for m in metas)
+        if (
+            flushed
+            and not any(stack.buffer.unstarted_claims(c) for c in conversations)
+            and not stack.running_executions()
+        ):
+            return
+        time.sleep(0.5)
+    raise TimeoutError("the load did not drain: messages still unflushed or executions running")
+
+
+def read_back(
+    stack: Any, people: list[tuple[str, Any]], texts: list[Text], answered_200: set[str]
+) -> ReadBack:
+    """The figures from the stores: every inbound message the messages table holds must be in
+    exactly one package (``load.py``'s check over the executions), every message answered 200
+    must be stored, each conversation buffered once per message, its claims seq for seq, and
+    each party's messages in the order it sent them."""
+    from load import _check
+
+    stored = {
+        item["message_id"]["S"]: item
+        for item in _scan(stack, stack.tables["messages"])
+        if item.get("direction", {}).get("S") == "inbound"
+    }
+    checked = _check(stack, people, dict.fromkeys(stored, ("", "")))
+    buffered: Counter[str] = Counter()
+    claims: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for item in _scan(stack, stack.tables["conversations"]):
+        name = item["item"]["S"]
+        if name.startswith("msg#"):
+            buffered[item["message"]["M"]["message_id"]["S"]] += 1
+        elif name.startswith("flush#"):
+            claims[item["conversation_id"]["S"]].append(
+                (
+                    int(item["flush_number"]["N"]),
+                    int(item["after_seq"]["N"]),
+                    int(item["through_seq"]["N"]),
+                )
+            )
+    twice = {sid for sid, count in buffered.items() if count > 1}
+    in_a_package_twice = checked.duplicated
+    return ReadBack(
+        stored=len(stored),
+        packages=checked.packages,
+        failed_open=checked.failed_open,
+        lost=checked.lost + len(answered_200 - set(stored)),
+        duplicated=in_a_package_twice + len(twice),
+        package_order_violations=checked.order_violations,
+        claim_order_violations=sum(_claim_gaps(c) for c in claims.values()),
+        message_order_violations=_message_order_violations(stack, texts, set(stored)),
+        emergencies=checked.emergencies,
+        emergencies_escalated=checked.emergencies_escalated,
+        executions=checked.executions,
+    )
+
+
+def _scan(stack: Any, table: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for page in stack.ddb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+        items.extend(page["Items"])
+    return items
+
+
+def _claim_gaps(claims: list[tuple[int, int, int]]) -> int:
+    """One conversation's claims (flush number, after seq, through seq): numbered 1, 2, 3…, each
+    starting where the one before ended."""
+    violations = 0
+    expected_after = 0
+    for position, (number, after, through) in enumerate(sorted(claims), start=1):
+        if number != position or after != expected_after or through <= after:
+            violations += 1
+        expected_after = through
+    return violations
+
+
+def _message_order_violations(stack: Any, texts: list[Text], stored: set[str]) -> int:
+    """Per party: its stored texts must have been given seqs in the order it sent them."""
+    violations = 0
+    by_party: dict[int, list[Text]] = defaultdict(list)
+    for text in texts:
+        if text.sid in stored:
+            by_party[text.party].append(text)
+    for sent in by_party.values():
+        seqs = [m.seq for t in sent if (m := stack.buffer.get_message(t.sid)) is not None]
+        violations += sum(1 for a, b in pairwise(seqs) if b <= a)
+    return violations
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parties", type=int, default=100)
+    parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--senders", type=int, default=25)
+    parser.add_argument("--speed", type=float, default=30.0)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-write", action="store_true", help="leave bench/results.json alone")
+    args = parser.parse_args(argv)
+    report = run_http_load(
+        parties=args.parties,
+        messages=args.messages,
+        senders=args.senders,
+        speed=args.speed,
+        seed_value=args.seed,
+    )
+    figures = asdict(report)
+    print(json.dumps(figures, indent=2))
+    if not args.no_write:
+        from _results import merge_results
+
+        merge_results({"load": figures})
+    return 0 if report.ok and report.webhook_p95_ms < P95_LIMIT_MS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

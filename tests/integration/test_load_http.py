@@ -1,0 +1,93 @@
+"""`make bench`'s load run through `maestro serve` (benchmarks/load_http.py): a small one end to
+end, and its read-back, which must count from the stores what a broken stack would do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from load_http import Text, read_back, run_http_load
+
+from maestro.ingest.service import conversation_id_for
+from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import seed
+
+pytestmark = pytest.mark.integration
+
+PHONES = ("+14155556001", "+14155556002")
+
+
+def test_a_small_load_over_http_is_answered_stored_and_packaged_once() -> None:
+    # 60 texts from 10 parties, 5 concurrent senders, one virtual hour in 6 s of wall time.
+    report = run_http_load(parties=10, messages=60, senders=5, speed=600.0, seed_value=3)
+    assert report.messages == report.accepted == report.stored == 60
+    assert report.connection_errors == report.refused == 0
+    assert report.executions == {"SUCCEEDED": report.packages}
+    assert report.packages > 10  # bursts and pauses: several packages per party
+    assert (report.failed_open, report.lost, report.duplicated) == (0, 0, 0)
+    assert report.order_violations == 0
+    assert report.ok
+
+
+@pytest.fixture
+def stack() -> Iterator[LocalStack]:
+    with LocalStack() as local:
+        seed(local)
+        yield local
+
+
+def _sent(stack: LocalStack) -> list[Text]:
+    texts = [Text(float(k), k % 2, PHONES[k % 2], f"text {k}", f"SMrb{k:03d}") for k in range(6)]
+    for text in texts:
+        event = signed_sms_event(stack.twilio_token, text.sid, text.phone, text.body)
+        assert stack.http(event)["statusCode"] == 200
+    stack.advance(stack.idle + 1)
+    return texts
+
+
+def _people() -> list[tuple[str, Any]]:
+    return [(phone, None) for phone in PHONES]
+
+
+def test_the_read_back_finds_nothing_wrong_with_a_clean_run(stack: LocalStack) -> None:
+    texts = _sent(stack)
+    read = read_back(stack, _people(), texts, {t.sid for t in texts})
+    assert (read.stored, read.packages) == (6, 2)
+    assert (read.lost, read.duplicated, read.order_violations, read.failed_open) == (0, 0, 0, 0)
+
+
+def test_the_read_back_counts_from_the_stores_not_from_the_answers(stack: LocalStack) -> None:
+    texts = _sent(stack)
+    conversation = conversation_id_for(PHONES[0])
+    table = stack.tables["conversations"]
+    first = {"conversation_id": {"S": conversation}, "item": {"S": "msg#0000000001"}}
+    buffered = stack.ddb.get_item(TableName=table, Key=first)["Item"]
+    # A message buffered a second time, under a seq of its own.
+    stack.ddb.put_item(TableName=table, Item={**buffered, "item": {"S": "msg#0000000009"}})
+    # A stored message no package holds (never flushed).
+    stack.ddb.put_item(
+        TableName=stack.tables["messages"],
+        Item={"message_id": {"S": "SMrbstray"}, "direction": {"S": "inbound"}},
+    )
+    # A claim that starts past where the one before it ended.
+    stack.ddb.put_item(
+        TableName=table,
+        Item={
+            "conversation_id": {"S": conversation},
+            "item": {"S": "flush#00000002"},
+            "flush_number": {"N": "2"},
+            "after_seq": {"N": "5"},
+            "through_seq": {"N": "6"},
+        },
+    )
+    # A 200 whose message was never stored, and a party's texts sent in another order.
+    answered = {t.sid for t in texts} | {"SMrbnever"}
+    reordered = [texts[2], texts[0], *texts[1:2], *texts[3:]]
+    read = read_back(stack, _people(), reordered, answered)
+    assert read.lost == 2  # the stray one, the one never stored
+    assert read.duplicated == 1
+    assert read.claim_order_violations == 1
+    assert read.message_order_violations == 1
+    assert read.package_order_violations == 0
