@@ -164,6 +164,8 @@ def _load_section(r: dict[str, Any]) -> list[str]:
         f"{load.get('message_order_violations', '?')}) |",
         f"| emergencies escalated at once | {load.get('emergencies_escalated', '?')} / "
         f"{load.get('emergencies', '?')} |",
+        f"| the watcher's ledger: evidence / shame | {load.get('evidence', '?')} / "
+        f"{load.get('shame', '?')} |",
         f"| webhook latency p50 / p95 / max | {load['webhook_p50_ms']} / "
         f"{load['webhook_p95_ms']} / {load.get('webhook_max_ms', '?')} ms |",
         f"| wall time (until sent / draining after) | {load['wall_seconds']} s "

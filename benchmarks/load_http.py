@@ -17,14 +17,16 @@ table holds):
 - ``order_violations``: a conversation's packages taking its lease out of flush order or
   overlapping, flush claims that do not follow each other seq for seq, and a party's messages
   given seqs out of the order it sent them in;
+- ``evidence`` / ``shame``: the watcher's ledger, every domain event read back from its
+  surface (a shame row is a claim no read confirmed, or an effect with no event);
 - ``webhook_p50_ms`` / ``webhook_p95_ms``: the webhook's latency as the senders saw it;
   ``connection_errors``: requests that got no HTTP answer (a reset, a drop, a timeout).
 
 Run: .venv/bin/python benchmarks/load_http.py [--parties 100] [--messages 1000] [--senders 25]
      [--speed 30] [--seed 7]   (make bench runs it and merges the ``load`` key into
      bench/results.json; --no-write leaves the file alone). Exits 1 unless failed_open, lost,
-     duplicated, order_violations and connection_errors are 0, every request was answered 200,
-     every emergency escalated at once and webhook_p95_ms is under 1,000.
+     duplicated, order_violations, connection_errors and shame are 0, every request was answered
+     200, every emergency escalated at once and webhook_p95_ms is under 1,000.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ class ReadBack:
     message_order_violations: int
     emergencies: int
     emergencies_escalated: int
+    evidence: int
+    shame: int
     executions: dict[str, int]
 
     @property
@@ -116,6 +120,8 @@ class HttpLoadReport:
     refused: int
     emergencies: int
     emergencies_escalated: int
+    evidence: int
+    shame: int
     webhook_p50_ms: float
     webhook_p95_ms: float
     webhook_max_ms: float
@@ -137,6 +143,7 @@ class HttpLoadReport:
             and self.refused == 0
             and self.accepted == self.stored == self.messages
             and self.emergencies == self.emergencies_escalated
+            and self.shame == 0
             and self.executions == {"SUCCEEDED": self.packages}
         )
 
@@ -297,6 +304,8 @@ def run_http_load(
         refused=sum(1 for s in sent if s.status not in (0, 200)),
         emergencies=read.emergencies,
         emergencies_escalated=read.emergencies_escalated,
+        evidence=read.evidence,
+        shame=read.shame,
         webhook_p50_ms=round(statistics.median(latencies), 1),
         webhook_p95_ms=round(latencies[math.ceil(0.95 * len(latencies)) - 1], 1),
         webhook_max_ms=round(latencies[-1], 1),
@@ -317,8 +326,9 @@ def run_http_load(
 
 
 def _drain(stack: Any, phones: set[str], timeout: float) -> None:
-    """Until every stored message is in a flush claim, every claim started and no execution
-    runs (the server's clock keeps moving: the last idle windows pass at its speed)."""
+    """Until every stored message is in a flush claim, every claim started, no execution runs
+    and the watcher has read every claim (the server's clock keeps moving: the last idle
+    windows pass at its speed, and its tick polls the watcher's queue)."""
     from maestro.ingest.service import conversation_id_for
 
     deadline = time.monotonic() + timeout
@@ -330,6 +340,7 @@ def _drain(stack: Any, phones: set[str], timeout: float) -> None:
             flushed
             and not any(stack.buffer.unstarted_claims(c) for c in conversations)
             and not stack.running_executions()
+            and _queued(stack, stack.events_url) == 0
         ):
             return
         time.sleep(0.5)
@@ -366,6 +377,7 @@ def read_back(
                 )
             )
     twice = {sid for sid, count in buffered.items() if count > 1}
+    verdicts = Counter(row.verdict for row in stack.ledger_rows())
     in_a_package_twice = checked.duplicated
     return ReadBack(
         stored=len(stored),
@@ -378,8 +390,16 @@ def read_back(
         message_order_violations=_message_order_violations(stack, texts, set(stored)),
         emergencies=checked.emergencies,
         emergencies_escalated=checked.emergencies_escalated,
+        evidence=verdicts["evidence"],
+        shame=verdicts["shame"],
         executions=checked.executions,
     )
+
+
+def _queued(stack: Any, url: str) -> int:
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    attributes = stack.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)
+    return sum(int(attributes["Attributes"][name]) for name in names)
 
 
 def _scan(stack: Any, table: str) -> list[dict[str, Any]]:

@@ -28,6 +28,8 @@ def test_a_small_load_over_http_is_answered_stored_and_packaged_once() -> None:
     assert report.packages > 10  # bursts and pauses: several packages per party
     assert (report.failed_open, report.lost, report.duplicated) == (0, 0, 0)
     assert report.order_violations == 0
+    assert report.evidence > 0
+    assert report.shame == 0
     assert report.ok
 
 
@@ -56,6 +58,7 @@ def test_the_read_back_finds_nothing_wrong_with_a_clean_run(stack: LocalStack) -
     read = read_back(stack, _people(), texts, {t.sid for t in texts})
     assert (read.stored, read.packages) == (6, 2)
     assert (read.lost, read.duplicated, read.order_violations, read.failed_open) == (0, 0, 0, 0)
+    assert (read.evidence > 0, read.shame) == (True, 0)
 
 
 def test_the_read_back_counts_from_the_stores_not_from_the_answers(stack: LocalStack) -> None:
