@@ -117,7 +117,8 @@ class TwilioForm(BaseModel):
     """Twilio's form parameters (a blank one counts as absent). Twilio adds parameters over
     time: unknown ones are ignored."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Built on a route's first request, not at import: a cold start pays for its route alone.
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     FALLBACKS: ClassVar[dict[str, str]] = {}
     """A parameter read when the first is absent (older names Twilio still sends)."""
@@ -176,7 +177,7 @@ class TwilioTranscript(TwilioForm):
 class AppMessage(BaseModel):
     """An in-app message, forwarded and signed by the app's backend."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     message_id: AppId
     from_phone: E164
@@ -185,7 +186,7 @@ class AppMessage(BaseModel):
 
 
 class KickoffRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     from_phone: E164
     trigger: FlushTrigger = FlushTrigger.KICKOFF
