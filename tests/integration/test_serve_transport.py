@@ -225,3 +225,40 @@ def _until(condition: Callable[[], bool], within: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the condition never held"
         time.sleep(0.01)
+
+
+def test_a_webhook_that_fails_inside_is_a_502_logged_without_the_senders_number(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The handler raising (a bug, an outage) is still answered, and its traceback goes through
+    maestro's masking logger, not raw to stderr: the number in the exception is masked."""
+    import io
+    import logging
+
+    from maestro.observability import logger
+
+    phone = "+14155550100"
+
+    def broken(event: object) -> dict[str, object]:
+        raise RuntimeError(f"could not store the text from {phone}")
+
+    monkeypatch.setattr(server.stack, "http", broken)
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    buffer = io.StringIO()
+    previous = handler.setStream(buffer)
+    try:
+        body, headers = _signed_sms(
+            server, {"MessageSid": "SMbroken1", "From": phone, "Body": "hi"}
+        )
+        answer = _exchange(server, _post("/twilio/sms", body, headers))
+    finally:
+        handler.setStream(previous)
+    assert _status(answer) == 502
+    logged = buffer.getvalue()
+    assert "a webhook failed" in logged
+    assert "RuntimeError" in logged
+    assert phone not in logged
+    assert phone[-4:] in logged  # masked to its last digits, not dropped
+    out, err = capsys.readouterr()
+    assert phone not in out + err

@@ -18,16 +18,15 @@ from __future__ import annotations
 import base64
 import json
 import re
-import sys
 import threading
 import time
-import traceback
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
+from maestro.observability import logger
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import Priority
 from maestro_dev.local.world import seed
@@ -223,7 +222,8 @@ class LocalServer:
                 try:
                     response = server.stack.http(_event_from_request(self, body))
                 except Exception:
-                    traceback.print_exc(file=sys.stderr)
+                    # Through maestro's logger: its formatter masks numbers and words (#11).
+                    logger.exception("maestro serve: a webhook failed", extra={"path": path})
                     self._refuse(502, "Internal server error")
                     return
                 headers = response.get("multiValueHeaders") or {}
@@ -299,8 +299,8 @@ class LocalServer:
                 # Deliver what fell due and move on: the executions it starts run on their own
                 # threads while requests are answered and time passes.
                 self.stack.advance((now - last) * self.speed, wait=False)
-            except Exception:
-                traceback.print_exc(file=sys.stderr)  # a failed tick must not stop the clock
+            except Exception:  # a failed tick must not stop the clock; logged masked
+                logger.exception("maestro serve: a clock tick failed")
             last = now
 
     def serve_forever(self) -> None:
