@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+from _results import merge_results
+
 from maestro_dev.local.demo import run_demo
 
 WALL_BUDGET_SECONDS = 10.0
@@ -39,6 +41,21 @@ def main() -> int:
     reasoning = [p.transitions for p in single_action if p.route == "reasoning"]
     if reasoning:
         print(f"state transitions per single-action package (reasoning route): {reasoning[0]}")
+    merge_results(
+        {
+            "demo": {
+                "packages": len(report.packages),
+                "wall_seconds_in_process": round(report.wall_seconds, 2),
+                "wall_seconds_fresh_process": round(process_seconds, 2),
+                "budget_seconds": WALL_BUDGET_SECONDS,
+                "states_entered_per_package": {
+                    p.package_id: p.transitions for p in report.packages
+                },
+                "evidence": report.evidence,
+                "shame": report.shame,
+            }
+        }
+    )
     return 0
 
 

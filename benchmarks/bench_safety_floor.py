@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from _results import merge_results
+
 from maestro.domain.safety import safety_floor
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +46,13 @@ def _share(found: int, total: int) -> str:
     return f"{found}/{total} = {found / total:.1%}" if total else "0/0"
 
 
-def _report_recall(path: Path, rows: list[dict[str, str]], show_misses: bool) -> None:
+def _figure(found: int, total: int) -> dict[str, float | int]:
+    return {"found": found, "total": total, "rate": round(found / total, 4) if total else 0.0}
+
+
+def _report_recall(
+    path: Path, rows: list[dict[str, str]], show_misses: bool
+) -> dict[str, float | int]:
     """Recall overall, per category and, where rows carry one, per ``kind``."""
     total: Counter[str] = Counter()
     found: Counter[str] = Counter()
@@ -75,14 +83,18 @@ def _report_recall(path: Path, rows: list[dict[str, str]], show_misses: bool) ->
         for row in misses:
             kind = f"/{row['kind']}" if "kind" in row else ""
             print(f"    MISSED [{row.get('category', '?')}{kind}] {row['text']!r}")
+    return _figure(n_found, len(rows))
 
 
-def _report_false_raises(path: Path, rows: list[dict[str, str]], show: bool, target: str) -> None:
+def _report_false_raises(
+    path: Path, rows: list[dict[str, str]], show: bool, target: str
+) -> dict[str, float | int]:
     raised = [(row["text"], hit) for row in rows if (hit := safety_floor(row["text"]))]
     print(f"False raises on {path.name}: {_share(len(raised), len(rows))}{target}")
     if show:
         for text, hit in raised:
             print(f"    [{hit.category}/{hit.severity}] {hit.phrase!r} <- {text!r}")
+    return _figure(len(raised), len(rows))
 
 
 def main() -> None:
@@ -104,12 +116,17 @@ def main() -> None:
             print(f"    [{hit.category}/{hit.severity}] {hit.phrase!r} <- {text!r}")
 
     # Development sets: the rules were tuned while looking at these.
+    figures: dict[str, dict[str, float | int]] = {
+        "clinc150_false_raises": _figure(len(raised), len(clinc))
+    }
     rows = _load_jsonl(EMERGENCIES)
-    _report_recall(EMERGENCIES, rows, args.show)
+    figures["recall_development"] = _report_recall(EMERGENCIES, rows, args.show)
     tuning = _load_jsonl(TUNING)
-    _report_recall(TUNING, tuning, args.show)
+    figures["recall_tuning"] = _report_recall(TUNING, tuning, args.show)
     negatives = _load_jsonl(NON_EMERGENCIES)
-    _report_false_raises(NON_EMERGENCIES, negatives, show=True, target=" (target <= 10%)")
+    figures["false_raises_development"] = _report_false_raises(
+        NON_EMERGENCIES, negatives, show=True, target=" (target <= 10%)"
+    )
 
     # The holdout: written by someone else, measured once, never tuned on.
     for path in (HOLDOUT, HOLDOUT_NEGATIVES):
@@ -118,9 +135,11 @@ def main() -> None:
             continue
         holdout = _load_jsonl(path)
         if path == HOLDOUT:
-            _report_recall(path, holdout, args.show_holdout)
+            figures["recall_holdout"] = _report_recall(path, holdout, args.show_holdout)
         else:
-            _report_false_raises(path, holdout, show=args.show_holdout, target="")
+            figures["false_raises_holdout"] = _report_false_raises(
+                path, holdout, show=args.show_holdout, target=""
+            )
 
     corpus = clinc + [row["text"] for row in rows] + [row["text"] for row in negatives]
     rounds = 3
@@ -135,6 +154,7 @@ def main() -> None:
         f"({elapsed / (rounds * len(corpus)) * 1e6:.1f} µs per text, "
         f"{rounds} x {len(corpus)} texts)"
     )
+    merge_results({"safety_floor": {**figures, "texts_per_second": round(per_second)}})
 
 
 if __name__ == "__main__":
