@@ -140,10 +140,7 @@ EXPECTED: dict[str, dict[str, str]] = {
 KNOWN: dict[str, str] = {
     "ddb-throttled-long@webhook+flusher+precheck+lease+resolve+brain+dispose+act+persist+"
     "watcher+sweeper": "a throttle on the idempotency table fails the act open",
-    "twilio-down@escalate": "fail-open repeats the safety advice",
-    "bus-failed-entries@escalate": "fail-open repeats the safety advice",
     "bus-failed-entries@act+announce": "a failed entry fails the act open",
-    "bus-down@escalate": "fail-open repeats the safety advice",
 }
 
 

@@ -47,6 +47,13 @@ _SAFETY: tuple[tuple[str, re.Pattern[str], str], ...] = (
 _GENERIC = "If anyone is in danger, call 911 now."
 IDENTITY_PAGE_WINDOW_SECONDS = 3600
 """One identity page per unknown number per hour; later packages attach to it."""
+SAFETY_SUFFIX = "safety"
+
+
+def safety_advice_key(action_key: str) -> str:
+    """The messenger's key for an emergency's safety advice (the escalating action's key): one
+    advice per emergency, whoever sends it (this lane, or fail-open when the step failed)."""
+    return f"{action_key}#{SAFETY_SUFFIX}"
 
 
 def safety_instructions(hazard: str, text: str = "") -> tuple[str, str]:
@@ -76,7 +83,7 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         ctx.send(
             phone,
             f"{advice} We've alerted the on-call property manager, who will contact you.",
-            suffix="safety",
+            suffix=SAFETY_SUFFIX,
         )
 
     if sender is None:

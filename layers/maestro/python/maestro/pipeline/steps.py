@@ -73,7 +73,7 @@ from maestro.domain.records import (
 from maestro.domain.revalidate import Target, revalidate
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.escalate import safety_instructions
+from maestro.lanes.escalate import safety_advice_key, safety_instructions
 from maestro.observability import count, logger
 from maestro.pipeline.contract import (
     ActItem,
@@ -576,9 +576,11 @@ class Pipeline:
         events: list[DomainEvent] = []
         unsent: list[str] = []
         if emergency and sender_phone and not (s and s.escalated):
-            # The emergency itself was never handled: the tenant still gets the safety advice.
+            # The early escalation did not finish: the tenant still gets the safety advice, and
+            # once. It may have texted the advice before it failed, so the advice goes under the
+            # escalation's own key (the messenger then returns that text, not a second one).
             _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
-            key = f"{package_id}#failopen#safety"
+            key = self._advice_key(package_id)
             advised = self._send_or_note(
                 sender_phone, f"{advice} We've alerted the on-call property manager.", key, unsent
             )
@@ -687,6 +689,19 @@ class Pipeline:
             unsent.append(truncate(f"to {to}: {failed.reason}", 200))
             logger.error("fail-open could not send", extra={"to": to, "reason": failed.reason})
             return None
+
+    def _advice_key(self, package_id: str) -> str:
+        """The early escalation's safety-advice key when it decided one (written ahead, before
+        it texted), else fail-open's own."""
+        for decided in self.deps.decisions.for_package(package_id):
+            if (
+                decided.lane is Lane.ESCALATE
+                and decided.disposition is Disposition.QUEUED
+                and not decided.fallback
+                and decided.idempotency_key
+            ):
+                return safety_advice_key(decided.idempotency_key)
+        return f"{package_id}#failopen#safety"
 
     def _hold(self, s: ExecutionState) -> None:
         self._renew(s.conversation_id, s.package_id, self.deps.lease_ttl_seconds)
