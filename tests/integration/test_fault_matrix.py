@@ -53,7 +53,14 @@ OPEN_TWILIO = f"{OPEN} (Twilio adapter retry)"
 NO_PROBE = "succeeded (no probe)"
 FLOOR = "recorded default (the safety floor alone)"
 DEFAULT_PAGED = "recorded default, PM paged"
-ANNOUNCE_LOST = f"{SFN}; shame: missing_event:decision.recorded; execution failed"
+
+
+def _missing(*events: str) -> str:
+    """The sweeper's Shame for effects whose events never came."""
+    return "; shame: " + ", ".join(f"missing_event:{event}" for event in events)
+
+
+ANNOUNCE_LOST = f"{SFN}{_missing('decision.recorded')}; execution failed"
 
 _REPAIR = ("webhook", "flusher", "precheck", "lease", "resolve", "brain", "dispose")
 EXPECTED: dict[str, dict[str, str]] = {
@@ -122,15 +129,12 @@ EXPECTED: dict[str, dict[str, str]] = {
         "watcher": "succeeded (SQS redelivery, Twilio adapter retry)",
     },
     "bus-failed": {"escalate": SDK, "act": SDK, "announce": SFN, "fail_open": OPEN_SDK},
-    "bus-failed-entries": {
-        "escalate": OPEN_SDK,
-        "act": OPEN_SDK,
-        "announce": OPEN,
-        "fail_open": OPEN_SFN,
-    },
+    "bus-failed-entries": {"escalate": SFN, "act": SFN, "announce": SFN, "fail_open": OPEN_SFN},
+    # Events that never reach the bus: the effects are on the record before their events go,
+    # so the sweeper finds each without its event (missing_event Shame).
     "bus-down": {
-        "escalate": OPEN_SDK,
-        "act": OPEN_SDK,
+        "escalate": OPEN_SFN + _missing("escalation.paged", "message.sent"),
+        "act": OPEN_SFN + _missing("message.sent", "wo.created"),
         "announce": ANNOUNCE_LOST,
         "fail_open": OPEN_SFN,
     },
@@ -140,7 +144,6 @@ EXPECTED: dict[str, dict[str, str]] = {
 KNOWN: dict[str, str] = {
     "ddb-throttled-long@webhook+flusher+precheck+lease+resolve+brain+dispose+act+persist+"
     "watcher+sweeper": "a throttle on the idempotency table fails the act open",
-    "bus-failed-entries@act+announce": "a failed entry fails the act open",
 }
 
 

@@ -31,7 +31,7 @@ from maestro.adapters.dynamodb_memory import (
     DynamoTimeline,
     DynamoWorkOrderStore,
 )
-from maestro.adapters.eventbridge import EventBridgeBus
+from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError
 from maestro.adapters.language_model import language_model
 from maestro.adapters.messaging import messenger_for
 from maestro.brain.model import LanguageModel
@@ -67,6 +67,14 @@ _TRANSIENT_CODES = frozenset(
         "TransactionConflictException",
     }
 )
+
+
+def _transient(error: ClientError) -> bool:
+    """Worth the state machine's retry: a throttle or conflict, or any 5xx (the service's own
+    failure, such as EventBridge's InternalException)."""
+    response = error.response
+    status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+    return response.get("Error", {}).get("Code") in _TRANSIENT_CODES or status >= 500
 
 
 def build_pipeline(
@@ -142,9 +150,11 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
                 with scope:
                     return step(event) if name != "act" else step(item=event)
             except ClientError as error:
-                if error.response.get("Error", {}).get("Code") in _TRANSIENT_CODES:
+                if _transient(error):
                     raise TransientError(str(error)) from error
                 raise
+            except FailedPublishError as error:  # EventBridge took none or some of a batch
+                raise TransientError(str(error)) from error
 
         handler.__name__ = f"{name}_handler"
         return cast(Handler, handler)

@@ -452,11 +452,10 @@ class Pipeline:
             outcome = execute(queued.action, ctx)
         except SendFailedError as failed:
             # A text could not be sent (refused, or failing through every retry). What the lane
-            # did before that is real: claim it, record the action as failed with the reason
-            # (the decision log says it), and fail the step: the package fails open and the
-            # PM is paged. Never a silent drop.
+            # did before that is real: record the action as failed with the reason and what it
+            # wrote (the decision log says it), claim it, and fail the step: the package fails
+            # open and the PM is paged. Never a silent drop.
             count("SendFailures")
-            self.deps.bus.publish(tuple({e.event_id: e for e in ctx.events}.values()))
             self.deps.decisions.record_outcome(
                 _outcome_record(
                     package,
@@ -473,10 +472,14 @@ class Pipeline:
                     status="failed",
                 )
             )
+            self.deps.bus.publish(tuple({e.event_id: e for e in ctx.events}.values()))
             raise
-        # Always emit, in every environment: the watcher reads back what each event claims.
-        self.deps.bus.publish(outcome.events)
+        # What the action wrote is on the record before its events go: if they never reach the
+        # bus (a retry republishes them, same ids), the sweeper finds the effects without their
+        # events (missing_event). Always emit, in every environment: the watcher reads back what
+        # each event claims.
         self.deps.decisions.record_outcome(_outcome_record(package, queued, outcome, now))
+        self.deps.bus.publish(outcome.events)
         count("ActionsByLane", lane=str(queued.action.lane))
         if queued.action.lane == Lane.ESCALATE:
             count("Escalations")
