@@ -862,7 +862,9 @@ class _Run:
         if any(p.completed_by == "fail_open" for p in packages):
             paged = all(p.paged for p in packages if p.completed_by == "fail_open")
             base = FAILED_OPEN if paged else FAILED_OPEN_UNSENT
-        elif any(p.fallback or p.precheck_fallback for p in packages):
+        elif any(p.precheck_fallback if stage == "precheck" else p.fallback for p in packages):
+            # The stage's own default: the pre-check's (the floor alone) in its column, a
+            # decision's (the brain's, dispose's) in the others.
             base = FALLBACK + (", PM paged" if census.pages else "")
         else:
             base = SUCCEEDED
