@@ -17,6 +17,9 @@ from aws_lambda_powertools.utilities.idempotency import (
     IdempotencyConfig,
     idempotent_function,
 )
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyPersistenceLayerError,
+)
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
@@ -155,6 +158,13 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
                 raise
             except FailedPublishError as error:  # EventBridge took none or some of a batch
                 raise TransientError(str(error)) from error
+            except IdempotencyPersistenceLayerError as error:
+                # The act's idempotency record could not be read or written: a throttle or a
+                # 5xx on its table is worth a retry, as on any other table.
+                cause = error.__cause__
+                if isinstance(cause, ClientError) and _transient(cause):
+                    raise TransientError(str(error)) from error
+                raise
 
         handler.__name__ = f"{name}_handler"
         return cast(Handler, handler)
