@@ -269,6 +269,7 @@ class Census:
     effects: dict[str, int]
     duplicates: list[str]  # effects found more than once, in words
     pages: list[str]
+    records: tuple[str, ...] = ()  # everything read, as JSON: what a redelivery must not change
 
     @property
     def violations(self) -> list[str]:
@@ -293,6 +294,7 @@ class CellResult:
     baseline: Census
     fired: dict[str, int]  # stage → faults injected there (0: the cell tested nothing)
     notes: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # records a redelivery changed
 
     @property
     def violations(self) -> list[str]:
@@ -309,6 +311,7 @@ class CellResult:
             elif got > expected + _FAILURE_ADDS.get(name, 0) * max(failures, 0):
                 found.append(f"{name}: {got}, more than {expected} without the fault")
         found += [f"{stage}: no fault was injected" for stage, n in self.fired.items() if not n]
+        found += [f"a redelivery changed {record[:160]}" for record in self.changed]
         return found
 
 
@@ -410,14 +413,17 @@ class Matrix:
             run.play()
         finally:
             run.disarm()
-        census = self._census(run)
+        census = self.census(run)
         outcomes = {stage: run.outcome(census, stage) for stage in cell.stages}
         notes = run.notes + [f"{stage} raised {error}" for stage, error in self.stages.errors]
-        return CellResult(cell, outcomes, census, census, run.fired(), notes)
+        changed = (
+            sorted(set(run.before.records) ^ set(census.records)) if run.before is not None else []
+        )
+        return CellResult(cell, outcomes, census, census, run.fired(), notes, changed)
 
     # -- the census -------------------------------------------------------------------------
 
-    def _census(self, run: _Run) -> Census:
+    def census(self, run: _Run) -> Census:
         stack = self.stack
         log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
         ledger = DynamoLedger(stack.ddb, stack.tables["ledger"])
@@ -432,6 +438,7 @@ class Matrix:
                 if times > 1:
                     duplicates.append(f"{kind} {key} x{times}")
 
+        records: list[str] = []
         packages: list[PackageRead] = []
         holders: dict[str, list[str]] = {}
         decisions: list[tuple[Any, ...]] = []
@@ -444,9 +451,12 @@ class Matrix:
                 holders.setdefault(message_id, []).append(package_id)
             recorded = log.for_package(package_id)
             decisions += [(package_id, d.stage, d.index, d.lane.value) for d in recorded]
-            outcomes += [(package_id, o.index) for o in log.outcomes_for(package_id)]
+            action_outcomes = log.outcomes_for(package_id)
+            outcomes += [(package_id, o.index) for o in action_outcomes]
             completion = log.completion_for(package_id)
             ledger_rows = ledger.for_package(package_id)
+            read: list[Any] = [*recorded, *action_outcomes, completion, *ledger_rows]
+            records += [r.model_dump_json() for r in read if r is not None]
             rows += [
                 (package_id, r.verdict, r.kind, r.event_type, r.subject_id, r.decision_id)
                 for r in ledger_rows
@@ -483,6 +493,7 @@ class Matrix:
         once("work orders", [(wo.summary,) for wo in mine if wo.wo_id != run.wo_id])
         entries = [e for wo in mine for e in timeline.for_wo(wo.wo_id)]
         once("timeline entries", [(e.wo_id, e.kind, e.what) for e in entries])
+        records += [r.model_dump_json() for r in [*mine, *entries]]
 
         # Texts: everything Twilio (the loopback) has from this run on the virtual clock.
         texts = [m for m in stack.twilio.messages() if _created(m) >= run.started]
@@ -494,6 +505,7 @@ class Matrix:
             )
         pages = [m["body"] for m in texts if m["to"] == ON_CALL_PM]
         once("pages to the PM", [(body,) for body in pages])
+        records += [json.dumps(m, sort_keys=True) for m in texts]
         for package in packages:
             package.paged = any(package.package_id in body for body in pages)
 
@@ -509,6 +521,7 @@ class Matrix:
             effects=dict(effects),
             duplicates=duplicates,
             pages=pages,
+            records=tuple(sorted(records)),
         )
 
     def _executions(self, conversation: str) -> list[dict[str, Any]]:
@@ -634,6 +647,7 @@ class _Run:
         self.twilio_faults: dict[str, TwilioError] = {}
         self.model_faults: Counter[str] = Counter()
         self.redelivered: Counter[str] = Counter()
+        self.before: Census | None = None  # the stores before a redelivery
         self._log_start = len(matrix.wire.injected())
 
     # -- arming -----------------------------------------------------------------------------
@@ -773,6 +787,7 @@ class _Run:
             stack.advance(stack.idle + 1)
         self.settle()
         if self.cell.fault == "redelivered":
+            self.before = self.matrix.census(self)
             self.redeliver()
             self.settle()
 

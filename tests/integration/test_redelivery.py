@@ -1,0 +1,129 @@
+"""Every message type delivered again (#11, the fault matrix's SQS redelivery): each kind of
+debounce signal to the flusher, each domain event type to the watcher, and each inbound webhook,
+delivered twice more after it was handled, changes no store.
+
+Its own embedded stack (the offline brain, which answers the scenarios that ask questions and
+hold calls), apart from the matrix's shared one: two stacks cannot share one process's moto.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+from maestro.domain.events import EVENT_TYPES
+from maestro.domain.models import FlushTrigger, WorkOrder
+from maestro_dev.local.events import signed_app_event, signed_sms_event, signed_transcript_event
+from maestro_dev.local.faults import Stages, Wire
+from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
+from maestro_dev.local.world import MARIA, VIC, seed
+
+pytestmark = pytest.mark.integration
+
+
+def _open_wo(stack: LocalStack, wo_id: str, summary: str) -> None:
+    now = stack.clock.now()
+    DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).create(
+        WorkOrder(
+            wo_id=wo_id,
+            tenant_id=MARIA.party_id,
+            vendor_id=VIC.party_id,
+            unit="3B",
+            summary=summary,
+            category="plumbing",
+            created_at=now - timedelta(hours=3),
+            updated_at=now - timedelta(hours=1),
+        )
+    )
+
+
+def _stores(stack: LocalStack) -> dict[str, list[str]]:
+    """Every item of every table that records what happened, and every text Twilio has."""
+    found = {
+        name: sorted(
+            json.dumps(item, sort_keys=True)
+            for item in stack.ddb.scan(TableName=table, ConsistentRead=True)["Items"]
+        )
+        for name, table in stack.tables.items()
+        if name not in ("gates", "idempotency")
+    }
+    found["twilio"] = sorted(json.dumps(m, sort_keys=True) for m in stack.twilio.messages())
+    found["executions"] = sorted(e["name"] for e in stack.executions())
+    return found
+
+
+def test_every_message_type_delivered_again_changes_nothing() -> None:
+    """Every kind of debounce signal (idle, max-wait, kickoff, call ended, urgency; the probe's
+    is in the matrix) and every domain event type, each delivered twice more after it was
+    handled, and every inbound webhook posted twice more: no store changes."""
+    with Wire() as wire, LocalStack() as stack:
+        seed(stack)
+        stages = Stages(stack, wire)
+        posted: list[Callable[[], dict[str, Any]]] = []  # each request, signed when sent
+
+        def post(event: Callable[[], dict[str, Any]]) -> None:
+            posted.append(event)
+            assert stack.http(event())["statusCode"] == 200
+
+        def text(body: str, then: float) -> None:
+            sid = f"SMre{len(posted):04d}"
+            post(lambda: signed_sms_event(stack.twilio_token, sid, MARIA.phone, body))
+            stack.advance(then)
+
+        idle = stack.idle + 1
+        text("5 stars, Vic did a great job with the tap", idle)  # rating.recorded
+        _open_wo(stack, "WO-204", "leak under the kitchen sink")
+        _open_wo(stack, "WO-211", "leak from the bathroom ceiling")
+        text("the leak is back", idle)  # clarification.asked
+        text("1", idle)  # wo.updated
+        text("cancel all of them", idle)  # confirm.held
+        text("YES", idle)  # confirm.released
+        text("my fridge stopped working", 1)  # wo.created, then the assistant's kickoff
+        kickoff = json.dumps({"from_phone": MARIA.phone})
+        post(lambda: signed_app_event(stack.app_secret, "/assistant/kickoff", kickoff))
+        stack.advance(1)
+        call = "hi, the dishwasher is broken, bye"  # a call transcript: the call ended
+        post(lambda: signed_transcript_event(stack.twilio_token, "CAre0001", MARIA.phone, call))
+        stack.advance(1)
+        text("I smell gas in the kitchen", 1)  # urgency: escalation.paged
+        stack.advance(SWEEP_WINDOW_SECONDS + 60)
+        stack.sweep()
+
+        envelopes = list(stack.domain_events())
+        kinds = {e["detail"]["type"] for e in envelopes}
+        assert kinds == set(EVENT_TYPES)
+        signals = [args[0] for args in stages.seen["flusher"]]
+        # A signal without a trigger is an idle check or the max-wait backstop (sent at once
+        # with its delay): both are among them.
+        triggers = {s.trigger for s in signals}
+        assert triggers == {
+            None,
+            FlushTrigger.KICKOFF,
+            FlushTrigger.CONVERSATION_ENDED,
+            FlushTrigger.URGENCY_EXPEDITE,
+        }
+        before = _stores(stack)
+
+        for event in posted * 2:
+            assert stack.http(event())["statusCode"] == 200
+        for signal in signals * 2:
+            stack.sqs.send_message(
+                QueueUrl=stack.debounce_url, MessageBody=signal.model_dump_json()
+            )
+        for envelope in envelopes * 2:
+            stack.sqs.send_message(QueueUrl=stack.events_url, MessageBody=json.dumps(envelope))
+        stack.advance(5)
+        stack.poll_watcher()
+        stack.advance(SWEEP_WINDOW_SECONDS + 60)
+        stack.sweep()
+        after = _stores(stack)
+        assert stages.entered["flusher"] >= 2 * len(signals) + len(signals)
+        assert {name: len(items) for name, items in after.items()} == {
+            name: len(items) for name, items in before.items()
+        }
+        assert after == before
