@@ -60,7 +60,9 @@ def _missing(*events: str) -> str:
     return "; shame: " + ", ".join(f"missing_event:{event}" for event in events)
 
 
-ANNOUNCE_LOST = f"{SFN}{_missing('decision.recorded')}; execution failed"
+ANNOUNCE_LOST = "recorded, then the execution failed (Step Functions retry)" + _missing(
+    "decision.recorded"
+)
 
 _REPAIR = ("webhook", "flusher", "precheck", "lease", "resolve", "brain", "dispose")
 EXPECTED: dict[str, dict[str, str]] = {
@@ -96,6 +98,13 @@ EXPECTED: dict[str, dict[str, str]] = {
         "watcher": SQS,
         "sweeper": ASYNC,
         "fail_open": OPEN_SFN,
+    },
+    # Past the SQS redrive: the records wait in the DLQ (its alarm) until an operator redrives
+    # them. The watcher's claims meanwhile have no row, and the sweeper says so.
+    "ddb-outage-long": {
+        "flusher": "succeeded (SQS redelivery, DLQ redrive)",
+        "watcher": "succeeded (SQS redelivery, DLQ redrive)"
+        + _missing("decision.recorded", "message.sent", "wo.created", "wo.updated"),
     },
     "crash-before": {
         "webhook": WEBHOOK,

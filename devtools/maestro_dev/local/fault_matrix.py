@@ -123,6 +123,7 @@ SUCCEEDED = "succeeded"
 FALLBACK = "recorded default"
 FAILED_OPEN = "failed open, PM paged"
 FAILED_OPEN_UNSENT = "failed open, page not sent (recorded)"
+COMPLETED_FAILED = "recorded, then the execution failed"
 
 FAULTS: dict[str, str] = {
     "ddb-throttled": "DynamoDB throttles every call of the stage twice "
@@ -133,6 +134,8 @@ FAULTS: dict[str, str] = {
     "retries it, and a conditional write then fails its condition",
     "ddb-outage": "every DynamoDB call of the stage fails (500, through the SDK's retries) for "
     f"its first {OUTAGE_INVOCATIONS} invocations",
+    "ddb-outage-long": "every DynamoDB call of the stage fails for the whole scenario: its SQS "
+    "records reach the DLQ (5 receives), and an operator redrives them once it is over",
     "crash-before": "the stage's Lambda dies before its handler runs",
     "crash-after": "the stage's Lambda dies after its handler returned (its effects are done)",
     "redelivered": "every message the stage handled is delivered again, twice",
@@ -185,6 +188,7 @@ _STAGES_OF: dict[str, tuple[str, ...]] = {
     "ddb-throttled-long": _DDB_STAGES,
     "ddb-lost-answer": tuple(s for s in _DDB_STAGES if s != "sweeper"),  # honest sweeps write
     "ddb-outage": _DDB_STAGES,  # nothing
+    "ddb-outage-long": ("flusher", "watcher"),
     "crash-before": _DDB_STAGES,
     "crash-after": _DDB_STAGES,
     "redelivered": ("webhook", "flusher", "watcher"),
@@ -204,6 +208,7 @@ _STAGES_OF: dict[str, tuple[str, ...]] = {
 _ALONE_ROWS = frozenset(
     {
         "ddb-outage",
+        "ddb-outage-long",
         "model-down",
         "model-invalid",
         "twilio-lost-answer",
@@ -302,8 +307,11 @@ class CellResult:
         failures = sum(
             p.completed_by == "fail_open" or p.fallback for p in self.census.packages
         ) - sum(p.completed_by == "fail_open" or p.fallback for p in self.baseline.packages)
-        succeeded = all(o.startswith(SUCCEEDED) for o in self.outcomes.values())
-        for name in sorted({*self.baseline.effects, *self.census.effects}):
+        succeeded = all(
+            o.startswith(SUCCEEDED) and "shame" not in o for o in self.outcomes.values()
+        )
+        # Shame rows are what an outcome says it recorded (pinned with it), not an effect.
+        for name in sorted({*self.baseline.effects, *self.census.effects} - {"shame rows"}):
             expected = self.baseline.effects.get(name, 0)
             got = self.census.effects.get(name, 0)
             if succeeded and got != expected:
@@ -384,7 +392,7 @@ class Matrix:
             party_id=f"tenant-fm{n}",
             role=PartyRole.TENANT,
             phone=f"+1415556{n:04d}",
-            name=f"Tenant {n}",
+            name=f"Tenant {n:04d}",
             unit=f"{n}F",
         )
         stack.parties.put(tenant)
@@ -413,6 +421,7 @@ class Matrix:
             run.play()
         finally:
             run.disarm()
+        run.after()
         census = self.census(run)
         outcomes = {stage: run.outcome(census, stage) for stage in cell.stages}
         notes = run.notes + [f"{stage} raised {error}" for stage, error in self.stages.errors]
@@ -481,7 +490,8 @@ class Matrix:
         once("packages", [(tuple(sorted(p.messages)),) for p in packages])
         once("decisions", decisions)
         once("action outcomes", outcomes)
-        once("ledger rows", rows)
+        once("ledger rows", [row for row in rows if row[1] == "evidence"])
+        once("shame rows", [row for row in rows if row[1] == "shame"])
 
         items = stack.ddb.scan(TableName=stack.tables["work_orders"], ConsistentRead=True)["Items"]
         mine = [
@@ -503,7 +513,10 @@ class Matrix:
                 f"texts to the {role}",
                 [(m["to"], m["body"]) for m in texts if roles.get(m["to"]) == role],
             )
-        pages = [m["body"] for m in texts if m["to"] == ON_CALL_PM]
+        who = (run.tenant.phone, f"{run.tenant.name} (")
+        pages = [
+            m["body"] for m in texts if m["to"] == ON_CALL_PM and any(w in m["body"] for w in who)
+        ]
         once("pages to the PM", [(body,) for body in pages])
         records += [json.dumps(m, sort_keys=True) for m in texts]
         for package in packages:
@@ -603,6 +616,17 @@ def _retried(history: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(sorted(retried))
 
 
+def _redrive(sqs: Any, dlq: str, source: str) -> int:
+    """Move every message of ``dlq`` back to ``source`` (SQS's DLQ redrive); how many."""
+    moved = 0
+    while messages := sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages"):
+        for message in messages:
+            sqs.send_message(QueueUrl=source, MessageBody=message["Body"])
+            sqs.delete_message(QueueUrl=dlq, ReceiptHandle=message["ReceiptHandle"])
+            moved += 1
+    return moved
+
+
 def _writes(calls: Callable[[WireCall], bool]) -> Callable[[WireCall], bool]:
     return lambda call: calls(call) and call.is_write
 
@@ -648,6 +672,7 @@ class _Run:
         self.model_faults: Counter[str] = Counter()
         self.redelivered: Counter[str] = Counter()
         self.before: Census | None = None  # the stores before a redelivery
+        self.redriven: Counter[str] = Counter()  # stage → messages redriven from its DLQ
         self._log_start = len(matrix.wire.injected())
 
     # -- arming -----------------------------------------------------------------------------
@@ -706,6 +731,8 @@ class _Run:
                 self._wire(WireError("InternalServerError", 500, _writes(ddb), applied=True))
             elif fault == "ddb-outage":
                 self._wire(WireError("InternalServerError", 500, self._outage(ddb), 10**6))
+            elif fault == "ddb-outage-long":
+                self._wire(WireError("InternalServerError", 500, ddb, 10**6))
 
     def _outage(self, calls: Callable[[WireCall], bool]) -> Callable[[WireCall], bool]:
         return lambda call: calls(call) and self._during_outage(call)
@@ -791,6 +818,41 @@ class _Run:
             self.redeliver()
             self.settle()
 
+    def after(self) -> None:
+        """The fault is over. The DLQs alarm, so an operator redrives what reached them; what
+        is left in the queues is handled: the next cell starts from a quiet stack."""
+        stack = self.stack
+        for stage, dlq, source in (
+            ("flusher", stack.debounce_dlq, stack.debounce_url),
+            ("watcher", stack.events_dlq, stack.events_url),
+        ):
+            self.redriven[stage] += _redrive(stack.sqs, dlq, source)
+        for _ in range(3):
+            if self._quiet():
+                break
+            stack.advance(SWEEP_EVERY_SECONDS)
+            for _ in range(OUTAGE_INVOCATIONS + 1):
+                stack.poll_watcher()
+        if any(self.redriven.values()):
+            stack.advance(SWEEP_WINDOW_SECONDS + 60)
+            stack.sweep()
+
+    def _quiet(self) -> bool:
+        stack = self.stack
+        if len(stack.debounce) or stack.running_executions():
+            return False
+        for url in (stack.debounce_url, stack.events_url):
+            attributes = stack.sqs.get_queue_attributes(
+                QueueUrl=url,
+                AttributeNames=[
+                    "ApproximateNumberOfMessages",
+                    "ApproximateNumberOfMessagesNotVisible",
+                ],
+            )["Attributes"]
+            if any(int(n) for n in attributes.values()):
+                return False
+        return True
+
     def settle(self) -> None:
         stack = self.stack
         stack.advance(5)  # Twilio moves its messages on; the watcher reads each claim
@@ -860,6 +922,8 @@ class _Run:
         failed = self.stages.failed[stage]
         if failed and stage in ("flusher", "watcher"):
             how.append("SQS redelivery")
+        if self.redriven[stage]:
+            how.append("DLQ redrive")
         if failed and stage == "sweeper":
             how.append("Lambda async retry")
         if stage == "webhook" and self.webhook_retries:
@@ -881,14 +945,14 @@ class _Run:
             # The stage's own default: the pre-check's (the floor alone) in its column, a
             # decision's (the brain's, dispose's) in the others.
             base = FALLBACK + (", PM paged" if census.pages else "")
+        elif any(p.status == "FAILED" for p in packages):
+            base = COMPLETED_FAILED  # recorded to the end; a step after that failed
         else:
             base = SUCCEEDED
         label = f"{base} ({', '.join(how)})" if how else base
         shame = sorted({s for p in packages for s in p.shame})
         if shame:
             label += "; shame: " + ", ".join(shame)
-        if any(p.status == "FAILED" and p.completed_by != "fail_open" for p in packages):
-            label += "; execution failed"
         return label
 
 
