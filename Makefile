@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint unit fuzz bench load evals install clean synth
+.PHONY: demo test lint unit fuzz bench load evals install clean synth faults
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -54,7 +54,7 @@ synth: $(STAMP)
 # last, the `load` key (about 3 minutes): 1,000 signed webhooks from 100 parties, 25 concurrent
 # senders, over HTTP to `maestro serve` (benchmarks/load_http.py). Every benchmark runs and
 # writes its figures even when one before it misses its acceptance; then make fails, naming them.
-BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports load_http
+BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports fault_matrix load_http
 bench: $(STAMP)
 	@missed=""; \
 	for name in $(BENCHMARKS); do \
@@ -62,6 +62,12 @@ bench: $(STAMP)
 		$(BIN)/python benchmarks/$$name.py || missed="$$missed $$name"; \
 	done; \
 	if [ -n "$$missed" ]; then echo "make bench: missed its acceptance:$$missed"; exit 1; fi
+
+# The fault matrix (#11): every fault × stage cell on the embedded stack (about a minute and a
+# half), printed as a table of outcomes and merged into bench/results.json. Exits 1 if any cell
+# lost a message, duplicated an effect or left a package without a recorded decision.
+faults: $(STAMP)
+	$(BIN)/python benchmarks/fault_matrix.py
 
 # 1,000 messages from 50 senders on the embedded stack (a few minutes): failed open, emergencies
 # escalated, lost, duplicated, order violations. `make test` runs a small one.

@@ -174,10 +174,31 @@ def _load_section(r: dict[str, Any]) -> list[str]:
     ]
 
 
+def _faults_section(r: dict[str, Any]) -> list[str]:
+    matrix = r["fault_matrix"]
+    violations = matrix["violations"]
+    return [
+        "## Fault matrix (fault × stage → outcome)",
+        "",
+        "Written by benchmarks/fault_matrix.py (`make faults`): each fault aimed at each stage on "
+        "the embedded stack, read back from the stores.",
+        "",
+        "```",
+        matrix["table"],
+        "```",
+        "",
+        f"{matrix['runs']} runs in {matrix['seconds']} s ({matrix['cpu_seconds']} s CPU); "
+        f"repository calls never faulted: {len(matrix['repository_calls_never_faulted'])}; "
+        + (f"**{len(violations)} violation(s)**." if violations else "no violation."),
+        "",
+    ]
+
+
 _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (_MODEL_KEYS, _model_section),
     (_IMPORT_KEYS, _imports_section),
     (("load",), _load_section),
+    (("fault_matrix",), _faults_section),
 )
 
 

@@ -971,13 +971,12 @@ def render(results: list[CellResult]) -> str:
             table.setdefault(result.cell.fault, {})[stage] = code + bad
     width = max(len(f) for f in FAULTS)
     stages = [s for s in STAGES if any(s in row for row in table.values())]
-    short = {"fail_open": "failopen"}
-    header = " " * width + " | " + " | ".join(f"{short.get(s, s)[:8]:^8}" for s in stages)
+    header = " " * width + " | " + " ".join(stages)
     lines = [header, "-" * len(header)]
     for fault in FAULTS:
         row = table.get(fault)
         if row is not None:
-            cells = " | ".join(f"{row.get(s, '·'):^8}" for s in stages)
+            cells = " ".join(f"{row.get(s, '·'):^{len(s)}}" for s in stages)
             lines.append(f"{fault:<{width}} | {cells}")
     lines += [
         "",
