@@ -1,0 +1,322 @@
+"""The embedded stack's workarounds for moto (``maestro_dev.local.moto_patches``, and the
+transactions and key queries of ``maestro_dev.local.threads``): each keeps what a DynamoDB or
+SQS caller sees, and none keeps a copy of anything per package."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto import mock_aws
+
+from maestro_dev.local.moto_patches import uncounted_sends, untracked_models
+from maestro_dev.local.threads import thread_safe_moto
+
+pytestmark = pytest.mark.integration
+
+REGION = "us-east-1"
+
+
+@pytest.fixture
+def moto_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.setenv(name, "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    with mock_aws():
+        yield
+
+
+def _tables(ddb: Any) -> None:
+    ddb.create_table(
+        TableName="pairs",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": "owner", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by_owner",
+                "KeySchema": [
+                    {"AttributeName": "owner", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    ddb.create_table(
+        TableName="singles",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def _everything(ddb: Any) -> dict[str, list[dict[str, Any]]]:
+    return {
+        name: sorted(
+            ddb.scan(TableName=name, ConsistentRead=True)["Items"],
+            key=lambda item: json.dumps(item, sort_keys=True),
+        )
+        for name in ("pairs", "singles")
+    }
+
+
+def _seeded(ddb: Any) -> None:
+    _tables(ddb)
+    for n in range(3):
+        ddb.put_item(
+            TableName="pairs",
+            Item={"pk": {"S": "a"}, "sk": {"S": f"{n}"}, "owner": {"S": "x"}, "v": {"N": "1"}},
+        )
+    ddb.put_item(TableName="singles", Item={"id": {"S": "keep"}, "tags": {"SS": ["t"]}})
+    ddb.put_item(TableName="singles", Item={"id": {"S": "gone"}, "v": {"N": "5"}})
+
+
+# Put a new item, update one, delete one, in two tables; the last operation decides.
+def _transaction(last_condition_holds: bool) -> list[dict[str, Any]]:
+    return [
+        {"Put": {"TableName": "pairs", "Item": {"pk": {"S": "a"}, "sk": {"S": "new"}}}},
+        {
+            "Update": {
+                "TableName": "pairs",
+                "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+                "UpdateExpression": "SET v = v + :one, extra = :e",
+                "ExpressionAttributeValues": {":one": {"N": "1"}, ":e": {"M": {"k": {"S": "v"}}}},
+            }
+        },
+        {"Delete": {"TableName": "singles", "Key": {"id": {"S": "gone"}}}},
+        {
+            "Update": {
+                "TableName": "singles",
+                "Key": {"id": {"S": "keep"}},
+                "UpdateExpression": "ADD tags :t",
+                "ConditionExpression": "attribute_exists(id)"
+                if last_condition_holds
+                else "attribute_not_exists(id)",
+                "ExpressionAttributeValues": {":t": {"SS": ["u"]}},
+            }
+        },
+    ]
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_a_failed_transaction_leaves_every_table_as_it_was() -> None:
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    _seeded(ddb)
+    before = _everything(ddb)
+    with thread_safe_moto():
+        with pytest.raises(ClientError) as failed:
+            ddb.transact_write_items(TransactItems=_transaction(last_condition_holds=False))
+        assert failed.value.response["Error"]["Code"] == "TransactionCanceledException"
+        reasons = [r["Code"] for r in failed.value.response["CancellationReasons"]]
+        assert reasons == ["None", "None", "None", "ConditionalCheckFailed"]
+        assert _everything(ddb) == before
+        # The same item twice is refused outright, after the first write: put back too.
+        with pytest.raises(ClientError):
+            ddb.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": "singles", "Item": {"id": {"S": "twice"}}}},
+                    {"Delete": {"TableName": "singles", "Key": {"id": {"S": "twice"}}}},
+                ]
+            )
+        assert _everything(ddb) == before
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_a_transaction_that_holds_writes_what_moto_writes() -> None:
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    _seeded(ddb)
+    ddb.transact_write_items(TransactItems=_transaction(last_condition_holds=True))
+    by_moto = _everything(ddb)
+    for table in ("pairs", "singles"):
+        ddb.delete_table(TableName=table)
+    _seeded(ddb)
+    with thread_safe_moto():
+        ddb.transact_write_items(TransactItems=_transaction(last_condition_holds=True))
+    assert _everything(ddb) == by_moto
+    assert {"id": {"S": "gone"}, "v": {"N": "5"}} not in by_moto["singles"]
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_a_transaction_copies_the_items_it_names_not_the_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models.dynamo_type import Item
+
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    _seeded(ddb)
+    for n in range(50):
+        ddb.put_item(TableName="pairs", Item={"pk": {"S": "bulk"}, "sk": {"S": f"{n:02d}"}})
+    backend = dynamodb_backends["123456789012"][REGION]
+    tables = dict(backend.tables)
+    copied: list[Any] = []
+    real_copy = Item.__deepcopy__
+
+    def counting_copy(item: Any, memo: dict[int, Any]) -> Any:
+        copied.append(item)
+        return real_copy(item, memo)
+
+    monkeypatch.setattr(Item, "__deepcopy__", counting_copy)
+    with thread_safe_moto():
+        ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "pairs", "Item": {"pk": {"S": "b"}, "sk": {"S": "0"}}}},
+                {"Delete": {"TableName": "singles", "Key": {"id": {"S": "gone"}}}},
+            ]
+        )
+        assert len(copied) == 1  # "gone" (the put's key was empty); moto copies all 55 items
+        with pytest.raises(ClientError):
+            ddb.transact_write_items(TransactItems=_transaction(last_condition_holds=False))
+    # moto's rollback swaps a whole copy of each table in; the item-level one keeps the tables.
+    assert all(backend.tables[name] is table for name, table in tables.items())
+
+
+def _queries(ddb: Any) -> list[Any]:
+    for n in range(12):
+        ddb.put_item(
+            TableName="pairs",
+            Item={
+                "pk": {"S": "ab"[n % 2]},
+                "sk": {"S": f"{n:02d}"},
+                "owner": {"S": "xy"[n % 3 % 2]},
+            },
+        )
+        ddb.put_item(TableName="singles", Item={"id": {"S": f"s{n}"}, "n": {"N": str(n)}})
+    out: list[Any] = []
+    pages: list[Any] = []
+    kwargs: dict[str, Any] = {
+        "TableName": "pairs",
+        "KeyConditionExpression": "pk = :p AND sk > :s",
+        "ExpressionAttributeValues": {":p": {"S": "a"}, ":s": {"S": "02"}},
+        "ScanIndexForward": False,
+        "Limit": 2,
+    }
+    while True:
+        page = ddb.query(**kwargs)
+        pages.append((page["Items"], page.get("LastEvaluatedKey")))
+        if "LastEvaluatedKey" not in page:
+            break
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    out.append(pages)
+    out.append(
+        ddb.query(
+            TableName="pairs",
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "b"}},
+        )["Items"]
+    )
+    out.append(
+        ddb.query(
+            TableName="pairs",
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "none"}},
+        )["Items"]
+    )
+    out.append(
+        ddb.query(
+            TableName="pairs",
+            IndexName="by_owner",
+            KeyConditionExpression="#o = :o",
+            ExpressionAttributeNames={"#o": "owner"},
+            ExpressionAttributeValues={":o": {"S": "y"}},
+            ScanIndexForward=False,
+        )["Items"]
+    )
+    out.append(
+        ddb.query(
+            TableName="singles",
+            KeyConditionExpression="id = :i",
+            ExpressionAttributeValues={":i": {"S": "s7"}},
+        )["Items"]
+    )
+    out.append(ddb.scan(TableName="pairs")["Items"])
+    return out
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_a_query_answers_as_moto_does_reading_one_partition() -> None:
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    _tables(ddb)
+    by_moto = _queries(ddb)
+    for table in ("pairs", "singles"):
+        ddb.delete_table(TableName=table)
+    _tables(ddb)
+    with thread_safe_moto():
+        patched = _queries(ddb)
+    assert patched == by_moto
+    pages, partition_b, nothing, by_owner, single, _ = patched
+    assert [item["sk"]["S"] for items, _ in pages for item in items] == ["10", "08", "06", "04"]
+    assert len(partition_b) == 6
+    assert nothing == []
+    assert len(by_owner) == 4
+    assert single == [{"id": {"S": "s7"}, "n": {"N": "7"}}]
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_a_send_does_not_count_the_queue_but_the_counts_still_hold() -> None:
+    sqs = boto3.client("sqs", region_name=REGION)
+    plain = sqs.create_queue(QueueName="plain")["QueueUrl"]
+    fifo = sqs.create_queue(
+        QueueName="dedup.fifo",
+        Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"},
+    )["QueueUrl"]
+    from moto.sqs.models import Queue
+
+    counted: list[str] = []
+    real = Queue.approximate_number_of_messages
+
+    def spy(queue: Any) -> int:
+        counted.append(queue.name)
+        return int(real.fget(queue))  # type: ignore[misc]
+
+    with ExitStack() as stack:
+        # The spy is what the patch wraps: a send must not reach it, a read of the count must.
+        stack.enter_context(pytest.MonkeyPatch.context()).setattr(
+            Queue, "approximate_number_of_messages", property(spy)
+        )
+        stack.enter_context(uncounted_sends())
+        for n in range(3):
+            sqs.send_message(QueueUrl=plain, MessageBody=f"m{n}")
+            sqs.send_message(QueueUrl=fifo, MessageBody="same", MessageGroupId="g")
+        assert counted == []
+        attributes = sqs.get_queue_attributes(QueueUrl=plain, AttributeNames=["All"])
+        assert attributes["Attributes"]["ApproximateNumberOfMessages"] == "3"
+        assert counted
+        deduplicated = sqs.get_queue_attributes(
+            QueueUrl=fifo, AttributeNames=["ApproximateNumberOfMessages"]
+        )
+        assert deduplicated["Attributes"]["ApproximateNumberOfMessages"] == "1"
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_moto_keeps_no_register_of_its_objects_while_untracked() -> None:
+    from moto.dynamodb.models.dynamo_type import Item
+
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    _tables(ddb)
+    Item.instances_tracked = []
+    with untracked_models():
+        for n in range(5):
+            ddb.put_item(TableName="singles", Item={"id": {"S": f"u{n}"}})
+            ddb.query(
+                TableName="singles",
+                KeyConditionExpression="id = :i",
+                ExpressionAttributeValues={":i": {"S": f"u{n}"}},
+            )
+        assert Item.instances_tracked == []
+    ddb.put_item(TableName="singles", Item={"id": {"S": "after"}})
+    assert len(Item.instances_tracked) == 1  # moto's own behaviour is back
