@@ -4,6 +4,7 @@ SQS caller sees, and none keeps a copy of anything per package."""
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -14,8 +15,11 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.moto_patches import uncounted_sends, untracked_models
+from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import thread_safe_moto
+from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
 
@@ -320,3 +324,66 @@ def test_moto_keeps_no_register_of_its_objects_while_untracked() -> None:
         assert Item.instances_tracked == []
     ddb.put_item(TableName="singles", Item={"id": {"S": "after"}})
     assert len(Item.instances_tracked) == 1  # moto's own behaviour is back
+
+
+# ------------------------------------------------------------------ through the embedded stack
+
+
+def test_packages_leave_no_copies_and_waiting_never_lists_executions() -> None:
+    from moto.core.model_instances import model_data
+    from moto.dynamodb.models.table import Table
+    from moto.stepfunctions.parser import utils
+
+    with LocalStack() as stack:
+        seed(stack)
+        calls: list[str] = []
+        real_list = stack.sfn.list_executions
+
+        def listing(**kwargs: Any) -> Any:
+            calls.append(kwargs.get("statusFilter", "all"))
+            return real_list(**kwargs)
+
+        stack.sfn.list_executions = listing
+        texts = ("the kitchen sink is leaking", "any update?", "the oven is broken", "thanks!")
+        for n, text in enumerate(texts):
+            stack.http(signed_sms_event(stack.twilio_token, f"SMflat{n}", MARIA.phone, text))
+            stack.advance(stack.idle + 1)  # flush, run, wait for the execution to end
+            assert stack.running_executions() == []
+        assert calls == []  # the waits sleep on the stack's own record, never on ListExecutions
+        assert [e["status"] for e in stack.executions()] == ["SUCCEEDED"] * len(texts)
+        gc.collect()
+        # One Table object per table: no transaction kept a copy of one.
+        assert sum(isinstance(o, Table) for o in gc.get_objects()) == len(stack.tables)
+        registered = {
+            f"{service}.{name}": len(model.instances_tracked)  # type: ignore[attr-defined]
+            for service, models in model_data.items()
+            for name, model in models.items()
+            if getattr(model, "instances_tracked", None)
+        }
+        assert not any(k.startswith(("dynamodb.", "sqs.", "stepfunctions.")) for k in registered)
+        # moto lists every thread it starts (about 13 a package); finished ones are dropped as
+        # each execution ends, all but that last execution's own, which ends just after.
+        assert sum(not thread.is_alive() for thread in utils.TMP_THREADS) <= 1
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_every_page_of_executions_is_read() -> None:
+    """ListExecutions answers at most 1,000 a page (100 unless asked); the stack's list, which
+    `maestro executions` shows for `maestro serve`, reads every page."""
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    machine = sfn.create_state_machine(
+        name="paged",
+        definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+        roleArn="arn:aws:iam::123456789012:role/paged",
+    )["stateMachineArn"]
+    for n in range(1030):
+        sfn.start_execution(stateMachineArn=machine, name=f"e{n:04d}")
+    assert len(sfn.list_executions(stateMachineArn=machine)["executions"]) == 100
+    first = sfn.list_executions(stateMachineArn=machine, maxResults=1000)
+    assert len(first["executions"]) == 1000
+    assert first.get("nextToken")
+    stack = LocalStack()  # not started: only its listing, over this mock's state machine
+    stack.sfn, stack.machine_arn = sfn, machine
+    listed = [e["name"] for e in stack.executions()]
+    # Each once; executions started in the same instant may list in either order.
+    assert sorted(listed) == [f"e{n:04d}" for n in range(1030)]

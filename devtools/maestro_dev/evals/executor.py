@@ -8,7 +8,6 @@ execution's payload, so a step's handler reads what the steps before it recorded
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from itertools import count
@@ -177,11 +176,10 @@ class EvalExecutor:
         self.stack.advance(wait)
         if e.mode == "step":
             # The packages run in step mode: wait while someone releases their gates.
-            deadline = time.monotonic() + STEP_MODE_WAIT_SECONDS
-            while self.stack.running_executions():
-                if time.monotonic() > deadline:
-                    raise TimeoutError("the packages' gates were not released in time")
-                time.sleep(0.05)
+            try:
+                self.stack.wait_for_executions(timeout=STEP_MODE_WAIT_SECONDS)
+            except TimeoutError as error:
+                raise TimeoutError("the packages' gates were not released in time") from error
         step = self.store.step(e.run_id, e.index)
         if step is None:
             raise RuntimeError(f"step {e.index} settled before it was injected")
