@@ -194,11 +194,62 @@ def _faults_section(r: dict[str, Any]) -> list[str]:
     ]
 
 
+def _orchestration_section(r: dict[str, Any]) -> list[str]:
+    runs: dict[str, dict[str, float]] = r["orchestration_ms"]
+    rss: dict[str, float] = r["rss_mb"]
+    limits: dict[str, float] = r["orchestration_limits"]
+    sizes = sorted(runs, key=int)
+    after = next(k for k in rss if k.startswith("after_"))
+    lines = [
+        "## Cost per package on the embedded stack",
+        "",
+        "Written by benchmarks/bench_orchestration.py: N one-message packages, one after another, "
+        "through one embedded stack (a fresh interpreter per N); a package's time is the wall "
+        "clock from the webhook to its execution's end.",
+        "",
+        "| packages | median ms | p95 ms |",
+        "|---|---|---|",
+        *(f"| {n} | {runs[n]['median']} | {runs[n]['p95']} |" for n in sizes),
+    ]
+    tail = r.get("orchestration_tail_ms")
+    if tail:
+        lines.append(f"| last 50 of {sizes[-1]} | {tail['median']} | {tail['p95']} |")
+    ratio_ok = limits["p95_ratio"] <= limits["p95_ratio_limit"]
+    rss_ok = limits["rss_growth_mb"] < limits["rss_growth_limit_mb"]
+    lines += [
+        "",
+        f"p95 at {sizes[-1]} over p95 at {sizes[0]}: **{limits['p95_ratio']}** "
+        f"(limit {limits['p95_ratio_limit']}, {'ok' if ratio_ok else '**over**'}).",
+        "",
+        f"Resident memory: {rss['start']} MB with the stack up, {rss[after]} MB "
+        f"{after.replace('_', ' ')} packages: **{limits['rss_growth_mb']} MB** more "
+        f"(limit {limits['rss_growth_limit_mb']}, {'ok' if rss_ok else '**over**'}).",
+        "",
+    ]
+    cpu = r.get("orchestration_cpu_ms")
+    if cpu:
+        lines += [
+            f"Process CPU per package (median, all threads): {cpu['first_50']} ms over the first "
+            f"50, {cpu['last_50']} ms over the last 50.",
+            "",
+        ]
+    return lines
+
+
+_ORCHESTRATION_KEYS = (
+    "orchestration_ms",
+    "orchestration_tail_ms",
+    "orchestration_cpu_ms",
+    "rss_mb",
+    "orchestration_limits",
+)
+
 _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (_MODEL_KEYS, _model_section),
     (_IMPORT_KEYS, _imports_section),
     (("load",), _load_section),
     (("fault_matrix",), _faults_section),
+    (_ORCHESTRATION_KEYS, _orchestration_section),
 )
 
 

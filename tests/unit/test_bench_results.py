@@ -41,3 +41,35 @@ def test_an_unknown_key_is_shown_raw_and_a_torn_file_is_replaced(tmp_path: Path)
     markdown = (tmp_path / "results.md").read_text()
     assert "### demo_wall_seconds" in markdown
     assert "4.2" in markdown
+
+
+ORCHESTRATION = {
+    "orchestration_ms": {
+        "50": {"median": 250.0, "p95": 560.0},
+        "500": {"median": 255.0, "p95": 600.0},
+    },
+    "orchestration_tail_ms": {"median": 258.0, "p95": 610.0},
+    "orchestration_cpu_ms": {"first_50": 240.0, "last_50": 245.0},
+    "rss_mb": {"start": 200.0, "after_500": 300.0},
+    "orchestration_limits": {
+        "p95_ratio": 1.071,
+        "p95_ratio_limit": 1.15,
+        "rss_growth_mb": 100.0,
+        "rss_growth_limit_mb": 150.0,
+    },
+}
+
+
+def test_the_orchestration_figures_are_shown_as_a_table_with_their_limits(tmp_path: Path) -> None:
+    merge_results(ORCHESTRATION, out=tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    assert "## Cost per package on the embedded stack" in markdown
+    assert "| 50 | 250.0 | 560.0 |" in markdown
+    assert "| 500 | 255.0 | 600.0 |" in markdown
+    assert "| last 50 of 500 | 258.0 | 610.0 |" in markdown
+    assert "**1.071** (limit 1.15, ok)" in markdown
+    assert "300.0 MB after 500 packages: **100.0 MB** more (limit 150.0, ok)" in markdown
+    assert "## Other figures" not in markdown  # every key has its section
+    over = {**ORCHESTRATION["orchestration_limits"], "p95_ratio": 1.2}
+    merge_results({"orchestration_limits": over}, out=tmp_path)
+    assert "**1.2** (limit 1.15, **over**)" in (tmp_path / "results.md").read_text()
