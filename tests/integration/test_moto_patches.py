@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from maestro_dev.local.events import signed_sms_event
-from maestro_dev.local.moto_patches import uncounted_sends, untracked_models
+from maestro_dev.local.moto_patches import indexed_queries, uncounted_sends, untracked_models
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import thread_safe_moto
 from maestro_dev.local.world import MARIA, seed
@@ -268,6 +268,152 @@ def test_a_query_answers_as_moto_does_reading_one_partition() -> None:
     assert nothing == []
     assert len(by_owner) == 4
     assert single == [{"id": {"S": "s7"}, "n": {"N": "7"}}]
+
+
+def _by_owner(ddb: Any, owner: str, **extra: Any) -> list[Any]:
+    pages, kwargs = (
+        [],
+        {
+            "TableName": "pairs",
+            "IndexName": "by_owner",
+            "KeyConditionExpression": "#o = :o",
+            "ExpressionAttributeNames": {"#o": "owner"},
+            "ExpressionAttributeValues": {":o": {"S": owner}},
+            **extra,
+        },
+    )
+    if "sk" in kwargs["KeyConditionExpression"]:
+        kwargs["ExpressionAttributeValues"][":s"] = {"S": "03"}
+    while True:
+        page = ddb.query(**kwargs)
+        pages.append(page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return pages
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _index_story(ddb: Any, asked: list[Any]) -> None:
+    """Writes of every kind around index queries; each answer is appended to ``asked``."""
+    put = ddb.put_item
+
+    def ask() -> None:
+        for owner in ("x", "y", "z"):
+            asked.append(_by_owner(ddb, owner))
+            asked.append(_by_owner(ddb, owner, ScanIndexForward=False, Limit=2))
+            asked.append(
+                _by_owner(
+                    ddb,
+                    owner,
+                    KeyConditionExpression="#o = :o AND sk > :s",
+                )
+            )
+
+    for n in range(8):  # before the index's first query: found by the build
+        put(
+            TableName="pairs",
+            Item={"pk": {"S": "p"}, "sk": {"S": f"{n:02d}"}, "owner": {"S": "xy"[n % 2]}},
+        )
+    put(TableName="pairs", Item={"pk": {"S": "p"}, "sk": {"S": "sparse"}})  # no owner: not in it
+    ask()
+    for n in range(8, 12):  # after it: noted on the way in
+        put(
+            TableName="pairs", Item={"pk": {"S": "q"}, "sk": {"S": f"{n:02d}"}, "owner": {"S": "x"}}
+        )
+    ddb.update_item(  # moved from x to z
+        TableName="pairs",
+        Key={"pk": {"S": "p"}, "sk": {"S": "00"}},
+        UpdateExpression="SET #o = :z",
+        ExpressionAttributeNames={"#o": "owner"},
+        ExpressionAttributeValues={":z": {"S": "z"}},
+    )
+    ddb.update_item(  # created by an update
+        TableName="pairs",
+        Key={"pk": {"S": "r"}, "sk": {"S": "05"}},
+        UpdateExpression="SET #o = :y",
+        ExpressionAttributeNames={"#o": "owner"},
+        ExpressionAttributeValues={":y": {"S": "y"}},
+    )
+    ddb.delete_item(TableName="pairs", Key={"pk": {"S": "p"}, "sk": {"S": "01"}})
+    put(TableName="pairs", Item={"pk": {"S": "p"}, "sk": {"S": "02"}, "owner": {"S": "y"}})
+    ask()
+    with pytest.raises(ClientError):  # moves p/03 to z and deletes p/04, then fails: undone
+        ddb.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": "pairs",
+                        "Key": {"pk": {"S": "p"}, "sk": {"S": "03"}},
+                        "UpdateExpression": "SET #o = :z",
+                        "ExpressionAttributeNames": {"#o": "owner"},
+                        "ExpressionAttributeValues": {":z": {"S": "z"}},
+                    }
+                },
+                {"Delete": {"TableName": "pairs", "Key": {"pk": {"S": "p"}, "sk": {"S": "04"}}}},
+                {
+                    "ConditionCheck": {
+                        "TableName": "pairs",
+                        "Key": {"pk": {"S": "p"}, "sk": {"S": "05"}},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+    ask()
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_an_index_query_answers_as_moto_does_reading_the_holders_of_its_value() -> None:
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    _tables(ddb)
+    by_moto: list[Any] = []
+    _index_story(ddb, by_moto)
+    for table in ("pairs", "singles"):
+        ddb.delete_table(TableName=table)
+    _tables(ddb)
+    patched: list[Any] = []
+    with thread_safe_moto(), indexed_queries():
+        _index_story(ddb, patched)
+    assert patched == by_moto
+    x_then = [item["sk"]["S"] for page in by_moto[0] for item in page]
+    x_later = [item["sk"]["S"] for page in by_moto[9] for item in page]
+    z_later = [item["sk"]["S"] for page in by_moto[15] for item in page]
+    assert (x_then, x_later, z_later) == (
+        ["00", "02", "04", "06"],
+        ["04", "06", "08", "09", "10", "11"],
+        ["00"],
+    )
+    assert by_moto[18:] == by_moto[9:18]  # the failed transaction changed no answer
+
+
+@pytest.mark.usefixtures("moto_env")
+def test_an_index_query_reads_only_the_holders_of_its_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    _tables(ddb)
+    for n in range(60):
+        ddb.put_item(
+            TableName="pairs",
+            Item={"pk": {"S": f"p{n}"}, "sk": {"S": "0"}, "owner": {"S": "x" if n < 3 else "y"}},
+        )
+    with indexed_queries():
+        _by_owner(ddb, "x")  # builds the index
+        ddb.put_item(
+            TableName="pairs", Item={"pk": {"S": "new"}, "sk": {"S": "0"}, "owner": {"S": "x"}}
+        )
+        compared: list[Any] = []
+        real_ne = DynamoType.__ne__
+
+        def ne(value: Any, other: Any) -> bool:  # moto compares each candidate's index key
+            compared.append(value)
+            return bool(real_ne(value, other))
+
+        monkeypatch.setattr(DynamoType, "__ne__", ne)
+        (page,) = _by_owner(ddb, "x")
+    assert len(page) == 4
+    assert 4 <= len(compared) <= 8  # moto's walk compares all 61 items' owners
 
 
 @pytest.mark.usefixtures("moto_env")

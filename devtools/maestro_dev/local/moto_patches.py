@@ -1,11 +1,11 @@
-"""Two of moto's habits that make a long-running embedded stack slower and bigger with every
+"""Three of moto's habits that make a long-running embedded stack slower and bigger with every
 package, and what the stack does instead. Each is a context manager the stack enters for its
 lifetime; leaving it restores moto. (``threads`` works around two more: a transaction's copy of
 every table it names, and a key query's walk over the whole table.)
 
-Neither changes what a caller of moto sees (``tests/integration/test_moto_patches.py`` holds
-them to that). Both are workarounds for moto 5.2.5, the newest release when written, which has
-neither fixed; they live here, in the devtools, and never in the runtime layer.
+None changes what a caller of moto sees (``tests/integration/test_moto_patches.py`` holds them
+to that). All are workarounds for moto 5.2.5, the newest release when written, which has none
+of them fixed; they live here, in the devtools, and never in the runtime layer.
 
 1. **Every model object is registered forever.** ``moto.core.common_models.BaseModel.__new__``
    appends each instance to its class's ``instances_tracked`` list, for moto server's dashboard.
@@ -20,6 +20,16 @@ neither fixed; they live here, in the devtools, and never in the runtime layer.
    is drained only when someone asks, so each domain event published cost more than the one
    before. :func:`uncounted_sends` lets a send skip the counts (it reads none of them);
    ``GetQueueAttributes`` still counts.
+
+3. **An index query reads the whole table.** moto keeps no index: a Query on a global secondary
+   index sorts every item of the table and keeps those with the index key asked for. The
+   decision log is read by conversation and the sweeper reads completions by day, both through
+   an index of a table that grows with every package. :func:`indexed_queries` keeps, per
+   global index with one hash attribute, the keys of the items seen with each hash value (put
+   and update record them; an index is built from the table on its first query) and hands moto
+   only the items still holding that value: moto then checks, sorts, filters and pages them as
+   it would have. Keys are only ever added, so a delete needs nothing, nor does a rolled-back
+   transaction (it puts an item back as it was, when it was already noted).
 """
 
 from __future__ import annotations
@@ -84,4 +94,114 @@ def uncounted_sends() -> Iterator[None]:
         yield
 
 
-__all__ = ["uncounted_sends", "untracked_models"]
+_INDEXES = "_maestro_gsi_keys"  # on a moto Table: {index name: (hash attribute, {value: keys})}
+_SCALARS = frozenset({"S", "N", "B"})
+KeysByValue = dict[Any, set[tuple[Any, Any]]]
+
+
+def _every_item(table: Any) -> Iterator[Any]:
+    if table.range_key_attr:
+        for partition in list(table.items.values()):
+            yield from list(partition.values())
+    else:
+        yield from list(table.items.values())
+
+
+def _current(table: Any, key: tuple[Any, Any]) -> Any:
+    hash_key, range_key = key
+    found = table.items.get(hash_key)
+    if found is not None and range_key is not None:
+        return found.get(range_key)
+    return found
+
+
+def _note(item: Any, attribute: str, keys_by_value: KeysByValue) -> None:
+    value = item.attrs.get(attribute)
+    if value is not None and value.type in _SCALARS:
+        keys_by_value.setdefault(value, set()).add((item.hash_key, item.range_key))
+
+
+def _note_everywhere(table: Any, item: Any) -> None:
+    """Note ``item``'s key under the value it now holds, in each index built on ``table``."""
+    if item is None:
+        return
+    for attribute, keys_by_value in table.__dict__.get(_INDEXES, {}).values():
+        _note(item, attribute, keys_by_value)
+
+
+def _index(table: Any, name: str) -> tuple[str, KeysByValue] | None:
+    """The index ``name`` of ``table`` (built from every item on first use), or None when it is
+    not a global index with one hash attribute (moto's own walk then)."""
+    indexes: dict[str, tuple[str, KeysByValue]] = table.__dict__.setdefault(_INDEXES, {})
+    if name not in indexes:
+        index = next((i for i in table.global_indexes or [] if i.name == name), None)
+        schema = index.schema if index is not None else []
+        hashes = [k["AttributeName"] for k in schema if k["KeyType"] == "HASH"]
+        if len(hashes) != 1:
+            return None
+        keys_by_value: KeysByValue = {}
+        for item in _every_item(table):
+            _note(item, hashes[0], keys_by_value)
+        indexes[name] = (hashes[0], keys_by_value)
+    return indexes[name]
+
+
+@contextmanager
+def indexed_queries() -> Iterator[None]:
+    """A Query on a global index reads the items holding its hash value, not the table."""
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
+
+    original_query = Table.query
+    original_put = Table.put_item
+    original_update = DynamoDBBackend.update_item
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        # moto's backend passes index_name as the eighth positional argument, conditions by name
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        conditions = kwargs.get("hash_key_conditions") or []
+        found = _index(self, index_name) if index_name else None
+        if found is None or len(conditions) != 1 or conditions[0][0] != found[0]:
+            return original_query(self, hash_key, *args, **kwargs)
+        keys_by_value = found[1]
+        value = conditions[0][1]
+        if value.type not in _SCALARS:
+            return original_query(self, hash_key, *args, **kwargs)
+        # Every item that ever held the value and is still there; moto checks each one's key as
+        # it checks every item (one deleted or holding another value since is passed over).
+        # Keys are never dropped: a rollback may put back the very state a key was noted for.
+        held = (_current(self, key) for key in list(keys_by_value.get(value, ())))
+        members = [item for item in held if item is not None]
+        # moto's query takes its candidates from all_items(): for this one call (the stack's
+        # DynamoDB calls are serialized), the holders of the value are all the items there are.
+        self.all_items = lambda: members
+        try:
+            return original_query(self, hash_key, *args, **kwargs)
+        finally:
+            del self.all_items
+
+    def put_item(self: Any, *args: Any, **kwargs: Any) -> Any:
+        item = original_put(self, *args, **kwargs)
+        _note_everywhere(self, item)
+        return item
+
+    def update_item(self: Any, table_name: str, key: dict[str, Any], *a: Any, **kw: Any) -> Any:
+        try:
+            return original_update(self, table_name, key, *a, **kw)
+        finally:  # updated in place, or created: note whatever it holds now
+            try:
+                table = self.get_table(table_name)
+                item = table.get_item(*self.get_keys_value(table, key))
+            except Exception:  # moto refused the request: nothing was written
+                item = None
+            if item is not None:
+                _note_everywhere(table, item)
+
+    with ExitStack() as stack:
+        stack.enter_context(mock.patch.object(Table, "query", query))
+        stack.enter_context(mock.patch.object(Table, "put_item", put_item))
+        stack.enter_context(mock.patch.object(DynamoDBBackend, "update_item", update_item))
+        yield
+
+
+__all__ = ["indexed_queries", "uncounted_sends", "untracked_models"]

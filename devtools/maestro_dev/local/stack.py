@@ -16,10 +16,10 @@
   its base URL alone (settings, and the auth token in moto's Secrets Manager, as in the cloud).
   Statuses move on the virtual clock; status callbacks are signed with the auth token and
   handed to the inbound resolver as the loopback webhook server would.
-- ``moto_patches`` keeps moto from registering every object it creates and from counting a
-  queue for each message sent to it (``threads`` has moto's transactions copy items, not
-  tables, and its key queries read a partition), so a package costs no more after many
-  packages than after a few.
+- ``moto_patches`` keeps moto from registering every object it creates, counting a queue for
+  each message sent to it and reading a whole table for each index query (``threads`` has
+  moto's transactions copy items, not tables, and its key queries read a partition), so a
+  package costs no more after many packages than after a few.
 - Waiting without polling: the stack keeps the set of its running executions itself (moto runs
   each in a thread; the stack sees it start and end) and a progress counter that moves whenever
   an execution records a history event, a Lambda task returns or an execution ends; waits sleep
@@ -55,7 +55,7 @@ from maestro.ports import Gate, SentMessage
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
-from maestro_dev.local.moto_patches import uncounted_sends, untracked_models
+from maestro_dev.local.moto_patches import indexed_queries, uncounted_sends, untracked_models
 from maestro_dev.local.threads import Priority, thread_safe_moto
 from maestro_dev.local.twilio_loopback import TwilioLoopback, TwilioLoopbackServer
 
@@ -266,6 +266,7 @@ class LocalStack:
         self._exit.enter_context(thread_safe_moto(self.priority))  # callable from many threads
         self._exit.enter_context(untracked_models())
         self._exit.enter_context(uncounted_sends())
+        self._exit.enter_context(indexed_queries())  # after thread_safe_moto: wraps its query
         # Retries back off fifty times faster than in the cloud: a waiting package still yields
         # to the one holding the lease, but a demo does not sit through real backoff.
         fast = types.SimpleNamespace(
