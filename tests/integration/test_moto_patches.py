@@ -475,12 +475,12 @@ def test_moto_keeps_no_register_of_its_objects_while_untracked() -> None:
 # ------------------------------------------------------------------ through the embedded stack
 
 
-def test_packages_leave_no_copies_and_waiting_never_lists_executions() -> None:
+def test_packages_leave_no_copies_keep_few_histories_and_wait_without_listing() -> None:
     from moto.core.model_instances import model_data
     from moto.dynamodb.models.table import Table
     from moto.stepfunctions.parser import utils
 
-    with LocalStack() as stack:
+    with LocalStack(histories_kept=2) as stack:
         seed(stack)
         calls: list[str] = []
         real_list = stack.sfn.list_executions
@@ -496,7 +496,15 @@ def test_packages_leave_no_copies_and_waiting_never_lists_executions() -> None:
             stack.advance(stack.idle + 1)  # flush, run, wait for the execution to end
             assert stack.running_executions() == []
         assert calls == []  # the waits sleep on the stack's own record, never on ListExecutions
-        assert [e["status"] for e in stack.executions()] == ["SUCCEEDED"] * len(texts)
+        executions = stack.executions()
+        assert [e["status"] for e in executions] == ["SUCCEEDED"] * len(texts)
+        # The newest two closed executions keep their history; the older ones their record.
+        entered = [stack.states_entered(e["executionArn"]) for e in executions]
+        assert [bool(states) for states in entered] == [False, False, True, True]
+        assert entered[2][0] == entered[3][0] == "Pre-check: safety first"
+        oldest = stack.sfn.describe_execution(executionArn=executions[0]["executionArn"])
+        assert oldest["status"] == "SUCCEEDED"
+        assert json.loads(oldest["output"])["persisted"]
         gc.collect()
         # One Table object per table: no transaction kept a copy of one.
         assert sum(isinstance(o, Table) for o in gc.get_objects()) == len(stack.tables)

@@ -36,6 +36,7 @@ import time
 import types
 import uuid
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -70,6 +71,10 @@ ON_CALL_PM = "+14155550199"
 RETRY_TIME_SCALE = 0.02
 LINE = "+14155550000"
 TWILIO_TIMEOUT_SECONDS = 5.0
+# Closed executions whose event history is kept (the newest); an older one keeps its status,
+# input and output, and GetExecutionHistory answers it with no events. Step Functions keeps
+# histories 90 days; here each is about 0.2 MB, which a long `maestro serve` would pile up.
+HISTORIES_KEPT = 100
 SWEEP_WINDOW_SECONDS = 600
 SWEEP_EVERY_SECONDS = 300  # the cloud's schedule rule
 SWEEP_LOOKBACK_SECONDS = 900  # three sweeps per package here (the cloud looks back an hour)
@@ -168,6 +173,7 @@ class LocalStack:
         model: LanguageModel | Literal["env"] | None = None,
         twilio_timeout_seconds: float = TWILIO_TIMEOUT_SECONDS,
         messenger: Literal["twilio", "recording"] = "twilio",
+        histories_kept: int = HISTORIES_KEPT,
     ) -> None:
         # None: the offline brain (tests never reach a network); "env": Anthropic when
         # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
@@ -203,6 +209,8 @@ class LocalStack:
         self._progress = threading.Condition()
         self._progress_count = 0
         self._running: dict[str, Any] = {}  # execution ARN → moto's Execution, while it runs
+        self.histories_kept = histories_kept
+        self._closed: deque[Any] = deque()  # the workers of closed executions with a history
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -313,6 +321,9 @@ class LocalStack:
             finally:  # its status is final by now (moto sets it as the program ends)
                 with stack._progress:
                     stack._running.pop(worker._evaluation_details.execution_details.arn, None)
+                    stack._closed.append(worker)
+                    while len(stack._closed) > stack.histories_kept:
+                        _forget_history(stack._closed.popleft())
                 _forget_finished_threads()
                 stack._moved()
 
@@ -827,6 +838,15 @@ class LocalStack:
         """Every Evidence and Shame row so far (a scan: local use only; the cloud reads by
         package or WO)."""
         return self.ledger.scan()
+
+
+def _forget_history(worker: Any) -> None:
+    """Drop a closed execution's event history (moto keeps it on the execution's environment,
+    with every state's input and output); its status, input and output stay."""
+    env = getattr(worker, "env", None)
+    events = getattr(getattr(env, "event_manager", None), "_history_event_list", None)
+    if isinstance(events, list):
+        events.clear()
 
 
 def _forget_finished_threads() -> None:
