@@ -6,14 +6,20 @@ passed in virtual time, so the flusher starts its execution; a package's time is
 from the webhook to its execution's end. The packages come in blocks of 50 (10 new tenants,
 each texting the same 5 things in turn: a leak, a follow-up, a second problem, a visit time, a
 thanks), so every block asks the same work of maestro and a later block costs more only if the
-stack itself grows. Each N runs in a fresh interpreter (a child process of this script) that
-first warms up on a throwaway stack of a few packages, so imports and first calls are paid
-before anything is measured.
+stack itself grows. Each run is a fresh interpreter (a child process of this script) that first
+warms up on a throwaway stack of a few packages, so imports and first calls are paid before
+anything is measured.
+
+The largest N runs once; each smaller N runs alongside it, in a second process, on a fresh stack
+after fresh stack until the large run ends (the runs that ended before it are kept). So both
+figures are taken over the same minutes: on a machine shared with other work, the speed of the
+moment moves a package's time by more than the growth being looked for (a 50-package run
+measured a few minutes apart ranged from 180 to 305 ms median here).
 
 Merges into bench/results.json (and regenerates bench/results.md):
 
 - ``orchestration_ms``: ``{"50": {"median": ms, "p95": ms}, "500": {...}}``: every package of
-  a run of N packages through one stack;
+  the runs of N packages through one stack (``orchestration_runs``: how many runs of each N);
 - ``orchestration_tail_ms``: the same for the last 50 packages of the largest run alone (what a
   package costs once the stack has done the rest);
 - ``orchestration_cpu_ms``: the process CPU per package (all threads), median over the first and
@@ -34,6 +40,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -101,15 +108,24 @@ def _packages(stack: Any, count: int, tag: str) -> list[tuple[float, float]]:
     return costs
 
 
-def run_child(count: int) -> dict[str, Any]:
+def _warm_up() -> None:
+    """A throwaway stack of a few packages: imports and first calls, never measured."""
+    from maestro_dev.local.stack import LocalStack
+    from maestro_dev.local.world import seed
+
+    with LocalStack() as stack:
+        seed(stack)
+        _packages(stack, WARM_UP_PACKAGES, "warm")
+    gc.collect()
+
+
+def run_child(count: int, warm_up: bool = True) -> dict[str, Any]:
     """In a fresh interpreter: warm up, then ``count`` packages through one stack."""
     from maestro_dev.local.stack import LocalStack
     from maestro_dev.local.world import seed
 
-    with LocalStack() as stack:  # throwaway: imports and first calls, never measured
-        seed(stack)
-        _packages(stack, WARM_UP_PACKAGES, "warm")
-    gc.collect()
+    if warm_up:
+        _warm_up()
     with LocalStack() as stack:
         seed(stack)
         start = rss_mb()
@@ -129,7 +145,19 @@ def run_child(count: int) -> dict[str, Any]:
         "rss_after_mb": after,
         "wall_seconds": round(wall_s, 1),
         "statuses": statuses,
+        "ended_at": time.time(),
     }
+
+
+def run_repeated(count: int, stop_file: Path) -> dict[str, Any]:
+    """In a fresh interpreter: warm up, then runs of ``count`` packages, each through a fresh
+    stack, until ``stop_file`` exists (checked before each run)."""
+    _warm_up()
+    runs = []
+    while not stop_file.exists():
+        runs.append(run_child(count, warm_up=False))
+        gc.collect()
+    return {"count": count, "runs": runs}
 
 
 def _p95(values: list[float]) -> float:
@@ -140,24 +168,68 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(values), 1), "p95": round(_p95(values), 1)}
 
 
-def _spawn(count: int) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", str(count)],
+def _child(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), *args],
         cwd=REPO,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        check=False,
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"the run of {count} packages failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _result(child: subprocess.Popen[str], what: str) -> dict[str, Any]:
+    out, err = child.communicate()
+    if child.returncode != 0:
+        raise RuntimeError(f"the {what} failed:\n{err}")
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
+
+
+def measure(sizes: list[int]) -> dict[int, dict[str, Any]]:
+    """Per size: ``wall_ms`` and ``cpu_ms`` of every package measured, ``runs``, and for the
+    largest its RSS and statuses. The smaller sizes repeat alongside the largest (see above)."""
+    largest, smaller = sizes[-1], sizes[:-1]
+    with tempfile.TemporaryDirectory() as tmp:
+        stop = Path(tmp) / "stop"
+        long_run = _child("--child", str(largest))
+        repeating = {n: _child("--repeat", str(n), "--stop-file", str(stop)) for n in smaller}
+        try:
+            big = _result(long_run, f"run of {largest} packages")
+        finally:
+            stop.touch()
+            done = {n: _result(child, f"runs of {n} packages") for n, child in repeating.items()}
+    measured = {largest: {**big, "runs": 1}}
+    for n, result in done.items():
+        measured[n] = pool(result["runs"], until=big["ended_at"])
+    return dict(sorted(measured.items()))
+
+
+def pool(runs: list[dict[str, Any]], until: float) -> dict[str, Any]:
+    """The runs that ended by ``until`` (at least the first), as one: every package's times,
+    how many runs, their seconds and their executions' statuses."""
+    kept = [run for run in runs if run["ended_at"] <= until] or runs[:1]
+    if not kept:
+        raise RuntimeError("no run finished")
+    statuses: dict[str, int] = {}
+    for run in kept:
+        for status, count in run["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + count
+    return {
+        "wall_ms": [ms for run in kept for ms in run["wall_ms"]],
+        "cpu_ms": [ms for run in kept for ms in run["cpu_ms"]],
+        "runs": len(kept),
+        "wall_seconds": round(sum(run["wall_seconds"] for run in kept), 1),
+        "statuses": statuses,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500])
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--stop-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument(
         "--no-write", action="store_true", help="print the figures without recording them"
     )
@@ -165,9 +237,12 @@ def main() -> int:
     if args.child:
         print(json.dumps(run_child(args.child)))
         return 0
+    if args.repeat:
+        print(json.dumps(run_repeated(args.repeat, args.stop_file)))
+        return 0
 
     sizes = sorted(set(args.sizes))
-    runs = {n: _spawn(n) for n in sizes}
+    runs = measure(sizes)
     largest = runs[sizes[-1]]
     orchestration = {str(n): _summary(run["wall_ms"]) for n, run in runs.items()}
     tail = _summary(largest["wall_ms"][-TAIL:])
@@ -188,6 +263,7 @@ def main() -> int:
         merge_results(
             {
                 "orchestration_ms": orchestration,
+                "orchestration_runs": {str(n): run["runs"] for n, run in runs.items()},
                 "orchestration_tail_ms": tail,
                 "orchestration_cpu_ms": cpu,
                 "rss_mb": rss,
@@ -197,10 +273,13 @@ def main() -> int:
 
     for n, run in runs.items():
         summary = orchestration[str(n)]
+        memory = ""
+        if n == sizes[-1]:
+            memory = f"; RSS {run['rss_start_mb']} -> {run['rss_after_mb']} MB"
         print(
-            f"{n:>4} packages through one embedded stack: median {summary['median']} ms, "
-            f"p95 {summary['p95']} ms ({run['wall_seconds']} s; executions {run['statuses']}; "
-            f"RSS {run['rss_start_mb']} -> {run['rss_after_mb']} MB)"
+            f"{n:>4} packages through one embedded stack ({run['runs']} run(s)): median "
+            f"{summary['median']} ms, p95 {summary['p95']} ms ({run['wall_seconds']} s; "
+            f"executions {run['statuses']}{memory})"
         )
     print(f"last {TAIL} of {sizes[-1]}: median {tail['median']} ms, p95 {tail['p95']} ms")
     print(f"CPU per package (median): first {TAIL} {cpu['first_50']} ms, last {cpu['last_50']} ms")

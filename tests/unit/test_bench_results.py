@@ -48,6 +48,7 @@ ORCHESTRATION = {
         "50": {"median": 250.0, "p95": 560.0},
         "500": {"median": 255.0, "p95": 600.0},
     },
+    "orchestration_runs": {"50": 8, "500": 1},
     "orchestration_tail_ms": {"median": 258.0, "p95": 610.0},
     "orchestration_cpu_ms": {"first_50": 240.0, "last_50": 245.0},
     "rss_mb": {"start": 200.0, "after_500": 300.0},
@@ -64,9 +65,9 @@ def test_the_orchestration_figures_are_shown_as_a_table_with_their_limits(tmp_pa
     merge_results(ORCHESTRATION, out=tmp_path)
     markdown = (tmp_path / "results.md").read_text()
     assert "## Cost per package on the embedded stack" in markdown
-    assert "| 50 | 250.0 | 560.0 |" in markdown
-    assert "| 500 | 255.0 | 600.0 |" in markdown
-    assert "| last 50 of 500 | 258.0 | 610.0 |" in markdown
+    assert "| 50 | 8 | 250.0 | 560.0 |" in markdown
+    assert "| 500 | 1 | 255.0 | 600.0 |" in markdown
+    assert "| the last 50 of 500 | 1 | 258.0 | 610.0 |" in markdown
     assert "**1.071** (limit 1.15, ok)" in markdown
     assert "300.0 MB after 500 packages: **100.0 MB** more (limit 150.0, ok)" in markdown
     assert "## Other figures" not in markdown  # every key has its section
