@@ -51,7 +51,7 @@ synth: $(STAMP)
 	$(BIN)/python app.py
 
 # Each benchmark merges its figures into bench/results.json and rewrites bench/results.md.
-# bench_orchestration (about 5 minutes): a package's time and the memory it leaves after 50 and
+# bench_orchestration (about 2.5 minutes): a package's time and the memory it leaves after 50 and
 # after 500 packages through one embedded stack. The last, the `load` key (about 3 minutes):
 # 1,000 signed webhooks from 100 parties, 25 concurrent senders, over HTTP to `maestro serve`
 # (benchmarks/load_http.py). Every benchmark runs and writes its figures even when one before it

@@ -26,7 +26,7 @@ write before it writes. So:
 - **A Query on a table's key reads its partition, not the table.** moto walks (and sorts) every
   item of the table to find one partition's; with a load's thousand messages buffered, the
   conversation reads held the lock a median 26 ms each, 62 s of a 190 s run (measured). An
-  index Query still walks the table, as moto does.
+  index Query is left to ``moto_patches.indexed_queries``: the items holding its value.
 - **The state machine is parsed once.** moto lexes and parses the ASL with ANTLR at every
   execution's start: 0.35 s of CPU each, a third of what a package cost the process (measured).
   The syntax tree of a definition is kept (it is only read); each execution still builds its
