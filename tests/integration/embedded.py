@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import timedelta
 from itertools import count
 from typing import Any
 
@@ -17,7 +18,7 @@ from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, Package
 from maestro.ports import Gate, SentMessage
 from maestro_dev.local.events import signed_app_event, signed_sms_event
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
-from maestro_dev.local.world import MARIA
+from maestro_dev.local.world import MARIA, VIC
 
 _sids = count(1)
 
@@ -144,3 +145,22 @@ def release_all_gates(stack: LocalStack) -> int:
             return released
         stack.release_gate(gates[0])
         released += 1
+
+
+def open_wo(stack: LocalStack, wo_id: str, summary: str, **extra: Any) -> WorkOrder:
+    """Maria's open work order with Vic, written straight to the WO store (a world to start
+    from, not an effect under test)."""
+    now = stack.clock.now()
+    wo = WorkOrder(
+        wo_id=wo_id,
+        tenant_id=MARIA.party_id,
+        vendor_id=VIC.party_id,
+        unit="3B",
+        summary=summary,
+        category="plumbing",
+        created_at=now - timedelta(hours=3),
+        updated_at=now - timedelta(hours=1),
+        **extra,
+    )
+    DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).create(wo)
+    return wo

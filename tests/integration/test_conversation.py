@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from embedded import decisions, flush, new_executions, outcomes, pages, sent_by, sms, to_phone
+from embedded import (
+    decisions,
+    flush,
+    new_executions,
+    open_wo,
+    outcomes,
+    pages,
+    sent_by,
+    sms,
+    to_phone,
+)
 
 from maestro.adapters.dynamodb_memory import DynamoPendingStore, DynamoWorkOrderStore
 from maestro.domain.models import WorkOrder, WorkOrderStatus
@@ -34,23 +43,6 @@ def stack() -> Iterator[LocalStack]:
     with LocalStack() as local:
         seed(local)
         yield local
-
-
-def open_wo(stack: LocalStack, wo_id: str, summary: str, **extra: Any) -> WorkOrder:
-    now = stack.clock.now()
-    wo = WorkOrder(
-        wo_id=wo_id,
-        tenant_id=MARIA.party_id,
-        vendor_id=VIC.party_id,
-        unit="3B",
-        summary=summary,
-        category="plumbing",
-        created_at=now - timedelta(hours=3),
-        updated_at=now - timedelta(hours=1),
-        **extra,
-    )
-    store(stack).create(wo)
-    return wo
 
 
 def store(stack: LocalStack) -> DynamoWorkOrderStore:

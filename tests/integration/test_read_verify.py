@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from embedded import flush, sms
+from embedded import flush, open_wo, sms
 
-from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.lanes.base import LaneContext
@@ -29,22 +27,6 @@ from maestro_dev.local.world import MARIA, VIC, seed
 pytestmark = pytest.mark.integration
 
 STRANGER = "+14155550666"
-
-
-def open_wo(stack: LocalStack, wo_id: str, summary: str) -> None:
-    now = stack.clock.now()
-    DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).create(
-        WorkOrder(
-            wo_id=wo_id,
-            tenant_id=MARIA.party_id,
-            vendor_id=VIC.party_id,
-            unit="3B",
-            summary=summary,
-            category="plumbing",
-            created_at=now - timedelta(hours=3),
-            updated_at=now - timedelta(hours=1),
-        )
-    )
 
 
 def claims(stack: LocalStack) -> list[DomainEvent]:

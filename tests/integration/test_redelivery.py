@@ -10,36 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 import pytest
+from embedded import open_wo
 
-from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.domain.events import EVENT_TYPES
-from maestro.domain.models import FlushTrigger, WorkOrder
+from maestro.domain.models import FlushTrigger
 from maestro_dev.local.events import signed_app_event, signed_sms_event, signed_transcript_event
 from maestro_dev.local.faults import Stages, Wire
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
-from maestro_dev.local.world import MARIA, VIC, seed
+from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
-
-
-def _open_wo(stack: LocalStack, wo_id: str, summary: str) -> None:
-    now = stack.clock.now()
-    DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).create(
-        WorkOrder(
-            wo_id=wo_id,
-            tenant_id=MARIA.party_id,
-            vendor_id=VIC.party_id,
-            unit="3B",
-            summary=summary,
-            category="plumbing",
-            created_at=now - timedelta(hours=3),
-            updated_at=now - timedelta(hours=1),
-        )
-    )
 
 
 def _stores(stack: LocalStack) -> dict[str, list[str]]:
@@ -77,8 +60,8 @@ def test_every_message_type_delivered_again_changes_nothing() -> None:
 
         idle = stack.idle + 1
         text("5 stars, Vic did a great job with the tap", idle)  # rating.recorded
-        _open_wo(stack, "WO-204", "leak under the kitchen sink")
-        _open_wo(stack, "WO-211", "leak from the bathroom ceiling")
+        open_wo(stack, "WO-204", "leak under the kitchen sink")
+        open_wo(stack, "WO-211", "leak from the bathroom ceiling")
         text("the leak is back", idle)  # clarification.asked
         text("1", idle)  # wo.updated
         text("cancel all of them", idle)  # confirm.held
