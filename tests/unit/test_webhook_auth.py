@@ -10,12 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from twilio.request_validator import RequestValidator, get_signature_algorithm
 
 from maestro.adapters.webhook_auth import (
     FormParams,
     app_signature,
     app_signature_valid,
     request_url,
+    signature_headers_well_formed,
+    twilio_signature,
     twilio_signature_valid,
 )
 
@@ -127,3 +130,55 @@ def test_app_signature_accepts_the_right_secret_within_tolerance() -> None:
     assert not app_signature_valid("s3cret", "1000", body + " ", signature, 1100, 300)
     assert not app_signature_valid("s3cret", None, body, signature, 1100, 300)
     assert not app_signature_valid("s3cret", "soon", body, signature, 1100, 300)
+
+
+# -- the cheap shape check the edge and the handler run before any secret is read --------------
+
+
+def test_signatures_twilio_and_maestro_make_are_well_formed() -> None:
+    url = "https://example.execute-api.us-east-1.amazonaws.com/v1/twilio/sms"
+    sha1 = twilio_signature("a token of some length", url, {"Body": "the boiler clanks"})
+    validator = RequestValidator("a token of some length")
+    sha256 = validator.compute_signature(
+        url, {"Body": "x"}, get_signature_algorithm("algorithm=HMAC_SHA256")
+    )
+    assert len(sha1) == 28
+    assert len(sha256) == 44
+    for signature in (sha1, sha256, EXPECTED):
+        assert signature_headers_well_formed("twilio", {"x-twilio-signature": signature})
+    signed = {
+        "X-Maestro-Timestamp": "1767225600",
+        "X-Maestro-Signature": app_signature("s3cret", "1767225600", '{"a": 1}'),
+    }
+    assert signature_headers_well_formed("app", signed)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"X-Twilio-Signature": ""},
+        {"X-Twilio-Signature": "anything"},
+        {"X-Twilio-Signature": EXPECTED[:-1]},  # one character short
+        {"X-Twilio-Signature": EXPECTED + "A"},
+        {"X-Twilio-Signature": EXPECTED.replace("=", "A")},
+        {"X-Twilio-Signature": "%" * 27 + "="},
+        {"X-Twilio-Signature": EXPECTED + "\n"},
+    ],
+)
+def test_a_twilio_signature_header_out_of_shape_is_refused(headers: dict[str, str]) -> None:
+    assert not signature_headers_well_formed("twilio", headers)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Maestro-Signature": "v1=" + "a" * 64},  # no timestamp
+        {"X-Maestro-Timestamp": "1767225600", "X-Maestro-Signature": "v1=" + "A" * 64},
+        {"X-Maestro-Timestamp": "1767225600", "X-Maestro-Signature": "v2=" + "a" * 64},
+        {"X-Maestro-Timestamp": "-5", "X-Maestro-Signature": "v1=" + "a" * 64},
+        {"X-Maestro-Timestamp": "1767225600", "X-Maestro-Signature": "v1=" + "a" * 63},
+    ],
+)
+def test_a_maestro_signature_header_out_of_shape_is_refused(headers: dict[str, str]) -> None:
+    assert not signature_headers_well_formed("app", headers)

@@ -10,10 +10,45 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Mapping, Sequence
+from typing import Literal
 from urllib.parse import quote, urlencode
 
 from twilio.request_validator import RequestValidator, get_signature_algorithm
+
+TWILIO_SIGNATURE_PATTERN = r"^([A-Za-z0-9+/]{27}|[A-Za-z0-9+/]{43})=$"
+"""What an ``X-Twilio-Signature`` looks like: base64 of an HMAC-SHA1 (28 characters) or, with
+Twilio's SHA-256 setting, of an HMAC-SHA256 (44). The edge (a WAF rule, `maestro serve`) and the
+handler refuse anything else before any secret is read."""
+APP_SIGNATURE_PATTERN = r"^v1=[0-9a-f]{64}$"
+"""``X-Maestro-Signature``: ``v1=`` and a hex HMAC-SHA256 (:func:`app_signature`)."""
+APP_TIMESTAMP_PATTERN = r"^[0-9]{1,12}$"
+"""``X-Maestro-Timestamp``: Unix seconds."""
+SIGNATURE_HEADER_PATTERNS: dict[str, dict[str, str]] = {
+    "twilio": {"X-Twilio-Signature": TWILIO_SIGNATURE_PATTERN},
+    "app": {
+        "X-Maestro-Signature": APP_SIGNATURE_PATTERN,
+        "X-Maestro-Timestamp": APP_TIMESTAMP_PATTERN,
+    },
+}
+"""Per kind of caller, the headers a request must carry and the shape each must have."""
+_COMPILED = {
+    auth: {name: re.compile(pattern) for name, pattern in headers.items()}
+    for auth, headers in SIGNATURE_HEADER_PATTERNS.items()
+}
+
+
+def signature_headers_well_formed(
+    auth: Literal["twilio", "app"], headers: Mapping[str, str] | None
+) -> bool:
+    """Whether a request carries its signature headers in their shapes: a cheap check that
+    refuses junk before a secret is fetched or a signature computed (not an authentication)."""
+    for name, pattern in _COMPILED[auth].items():
+        value = _header(headers, name)
+        if value is None or not pattern.fullmatch(value):
+            return False
+    return True
 
 
 class FormParams:
