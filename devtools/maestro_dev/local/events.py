@@ -8,6 +8,7 @@ is made once. Signatures use the production helpers of :mod:`maestro.adapters.we
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -19,6 +20,13 @@ from maestro.adapters.webhook_auth import app_signature, twilio_signature
 LOCAL_HOST = "127.0.0.1:8787"
 LOCAL_BASE_URL = f"http://{LOCAL_HOST}"
 MAESTRO_LINE = "+14155550000"
+
+
+def twilio_sid(prefix: str, label: str) -> str:
+    """A SID in Twilio's format (two letters and 32 hex digits: ``SM…`` a message, ``CA…`` a
+    call, ``TR…`` a transcription), the same for the same label: tests name their messages
+    ("maria-1") and get a SID the webhook accepts."""
+    return prefix + hashlib.md5(label.encode()).hexdigest()
 
 
 def rest_event(
