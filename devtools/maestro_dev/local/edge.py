@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode, urlsplit
 
 from maestro.adapters.webhook_auth import signature_headers_well_formed
@@ -38,6 +39,10 @@ FALLBACK_PREFIX = "/fallback"
 """Where the fallback API's routes are on the embedded stack's one host."""
 TWILIO_ROUTES = ("/twilio/sms", "/twilio/status", "/twilio/transcript")
 APP_ROUTES = ("/app/messages", "/assistant/kickoff")
+_SIGNED: tuple[tuple[Literal["twilio", "app"], tuple[str, ...]], ...] = (
+    ("twilio", TWILIO_ROUTES),
+    ("app", APP_ROUTES),
+)
 
 Response = dict[str, Any]
 
@@ -101,6 +106,7 @@ class Edge:
         self.webhook_throttle = StageThrottle(*throttle, clock) if throttle else None
         self.fallback_throttle = StageThrottle(*throttle, clock) if throttle else None
         self.answers: list[tuple[str, int]] = []  # (path, status) of every request, in order
+        self.refused: Counter[str] = Counter()  # by reason, before any function ran
 
     def route(self, event: dict[str, Any]) -> Response:
         """A request as it reaches the edge (its path decides the API)."""
@@ -129,10 +135,10 @@ class Edge:
 
     def _waf(self, event: dict[str, Any], route: str) -> Response | None:
         headers = event.get("headers")
-        if (route in TWILIO_ROUTES and not signature_headers_well_formed("twilio", headers)) or (
-            route in APP_ROUTES and not signature_headers_well_formed("app", headers)
-        ):
-            return _answer(403, '{"message": "Forbidden"}')
+        for kind, routes in _SIGNED:
+            if route in routes and not signature_headers_well_formed(kind, headers):
+                self.refused[f"{kind} signature headers"] += 1
+                return _answer(403, '{"message": "Forbidden"}')
         return None
 
     def _webhook(self, event: dict[str, Any], path: str) -> Response:
@@ -140,11 +146,12 @@ class Edge:
         if refused is not None:
             return refused
         if self.webhook_throttle is not None and not self.webhook_throttle.take():
+            self.refused["throttled"] += 1
             return _answer(429, '{"message": "Too Many Requests"}')
         try:
             return self._inbound(event)
         except Exception:  # the function failed: API Gateway answers 502
-            logger.exception("the inbound function failed", extra={"path": path})
+            logger.exception("a webhook failed: the inbound function raised", extra={"path": path})
             return _answer(502, '{"message": "Internal server error"}')
 
     def _fallback(self, event: dict[str, Any], route: str) -> Response:
@@ -154,6 +161,7 @@ class Edge:
         if refused is not None:
             return refused
         if self.fallback_throttle is not None and not self.fallback_throttle.take():
+            self.refused["fallback throttled"] += 1
             return _answer(429, '{"message": "Too Many Requests"}')
         content_type = _header(event, "Content-Type") or ""
         if content_type.split(";")[0].strip().lower() != FORM:

@@ -585,7 +585,7 @@ class LocalStack:
 
         self.fallback_drain = FallbackDrain(drain_resolve, received)
         self.edge = Edge(
-            inbound=self.http,
+            inbound=lambda event: self.http(event),  # late-bound: a test may replace http
             send_fallback=self._keep_fallback,
             clock=self.clock,
             throttle=self.stage_throttle,
