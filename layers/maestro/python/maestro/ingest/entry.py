@@ -46,6 +46,7 @@ def _inbound() -> APIGatewayRestResolver:
             twilio_auth_token=lambda: secrets.get(settings.twilio_auth_token_secret),
             app_signing_secret=lambda: secrets.get(settings.app_signing_secret),
             clock=SystemClock(),
+            twilio_account_sid=settings.twilio_account_sid,
             public_base_url=str(settings.public_base_url) if settings.public_base_url else None,
             app_signature_tolerance_seconds=settings.app_signature_tolerance_seconds,
         )
