@@ -299,15 +299,12 @@ def _http(
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from maestro.adapters.webhook_auth import twilio_signature
     from maestro_dev.local import server as local_server
+    from maestro_dev.local.events import sms_params, twilio_sid
     from maestro_dev.local.world import MARIA
 
     stack, srv = local_server.start(args.port, args.speed, args.step)
-    params = {
-        "MessageSid": "SMcurl0001",
-        "From": MARIA.phone,
-        "To": "+14155550000",
-        "Body": "the kitchen sink is leaking",
-    }
+    sid = twilio_sid("SM", "curl")
+    params = sms_params(sid, MARIA.phone, "the kitchen sink is leaking")
     signature = twilio_signature(stack.twilio_token, f"{srv.url}/twilio/sms", params)
     form = " ".join(f"--data-urlencode {k}={v!r}" for k, v in params.items())
     print(
@@ -362,16 +359,10 @@ def _publish_operator_token(srv: LocalServer) -> str:
 
 def cmd_send(args: argparse.Namespace, out: TextIO) -> int:
     from maestro.adapters.webhook_auth import twilio_signature
+    from maestro_dev.local.events import sms_params
 
-    sid = "SMcli" + uuid.uuid4().hex[:29]
-    params = {
-        "MessageSid": sid,
-        "AccountSid": "AClocal",
-        "From": args.sender,
-        "To": "+14155550000",
-        "Body": args.text,
-        "NumMedia": "0",
-    }
+    sid = "SM" + uuid.uuid4().hex  # a new message each time, in Twilio's format
+    params = sms_params(sid, args.sender, args.text)  # of the embedded stack's account
     url = args.url.rstrip("/") + "/twilio/sms"
     headers = {
         "X-Twilio-Signature": twilio_signature(_token(), url, params),

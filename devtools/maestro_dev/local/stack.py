@@ -225,6 +225,8 @@ class LocalStack:
         self._running: dict[str, Any] = {}  # execution ARN → moto's Execution, while it runs
         self.histories_kept = histories_kept
         self._closed: deque[Any] = deque()  # the workers of closed executions with a history
+        # Status callbacks the webhook answered 404 (no such outbound message), as posted.
+        self.refused_callbacks: list[tuple[str, dict[str, str]]] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -559,6 +561,8 @@ class LocalStack:
             twilio_auth_token=lambda: self.twilio_token,
             app_signing_secret=lambda: self.app_secret,
             clock=self.clock,
+            # The loopback Twilio's account, whichever messenger texts.
+            twilio_account_sid=self.twilio.account_sid,
         )
         self.resolver = build_resolver(webhook_deps)
         # The fallback drain: another function in the cloud, with its own ingestor (a fault
@@ -678,7 +682,12 @@ class LocalStack:
             scheme=parts.scheme,
         )
         response = self.http(event)
-        if response["statusCode"] != 200:
+        if response["statusCode"] == 404:
+            # A message maestro has no record of (a callback that beat the messenger's record,
+            # or one whose record a crash lost): refused and stored nowhere; Twilio does not
+            # retry it, and the message's next callback, if any, applies.
+            self.refused_callbacks.append((url, dict(form)))
+        elif response["statusCode"] != 200:
             raise RuntimeError(f"the status callback was refused: {response}")
 
     def outbox(self, to: str | None = None) -> list[SentMessage]:

@@ -192,14 +192,18 @@ DeliveryStatus = str
 (``maestro.adapters.twilio_status.message_statuses()``), never a hand-kept list."""
 
 
+StatusRecorded = Literal["applied", "stale", "unknown"]
+"""What a status callback did: changed an outbound message's status; changed nothing (the
+stored status is as new or newer); or named no message maestro sent (nothing stored)."""
+
+
 class OutboundStatusStore(Protocol):
     def record_status(
         self, message_sid: str, status: DeliveryStatus, at: AwareDatetime, error_code: str | None
-    ) -> bool:
-        """Store a delivery status unless it would regress (delivered never goes back to sent).
-
-        Returns True when the stored status changed.
-        """
+    ) -> StatusRecorded:
+        """Store a delivery status on a message maestro sent, unless it would regress (delivered
+        never goes back to sent). A SID of no outbound message is ``unknown``: nothing is
+        written (a callback is never the first record of a message)."""
 
 
 # ---------------------------------------------------------------------------------------------

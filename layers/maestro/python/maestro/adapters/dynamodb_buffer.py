@@ -25,6 +25,7 @@ from maestro.adapters.ddb import (
     cancellation_codes,
     from_item,
     is_conditional_failure,
+    item_that_failed_the_condition,
     to_item,
     to_value,
 )
@@ -36,6 +37,7 @@ from maestro.ports import (
     DeliveryStatus,
     FlushClaim,
     InboundDraft,
+    StatusRecorded,
 )
 from maestro.tables import CONVERSATIONS, MESSAGES
 
@@ -670,7 +672,7 @@ class DynamoOutboundStatusStore:
 
     def record_status(
         self, message_sid: str, status: DeliveryStatus, at: datetime, error_code: str | None
-    ) -> bool:
+    ) -> StatusRecorded:
         rank = status_rank(status)
         names = {"#rank": "status_rank", "#status": "status", "#dir": "direction"}
         values = {
@@ -679,7 +681,7 @@ class DynamoOutboundStatusStore:
             ":at": to_value(at.isoformat()),
             ":out": to_value("outbound"),
         }
-        update = "SET #rank = :rank, #status = :status, status_at = :at, #dir = :out"
+        update = "SET #rank = :rank, #status = :status, status_at = :at"
         if error_code:
             update += ", error_code = :err"
             values[":err"] = to_value(error_code)
@@ -688,17 +690,22 @@ class DynamoOutboundStatusStore:
                 TableName=self._messages,
                 Key={MESSAGES.partition.name: to_value(message_sid)},
                 UpdateExpression=update,
-                # Outbound only (an inbound item with this id is not ours), never backwards.
-                ConditionExpression="(attribute_not_exists(#dir) OR #dir = :out)"
+                # Only a message maestro sent (the messenger wrote it; an inbound item with this
+                # id is not one), and never backwards.
+                ConditionExpression="#dir = :out"
                 " AND (attribute_not_exists(#rank) OR #rank < :rank)",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
+                # Which condition failed, told by the item itself: no read before the write.
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if is_conditional_failure(error):
-                return False
-            raise
-        return True
+            if not is_conditional_failure(error):
+                raise
+            item = item_that_failed_the_condition(error) or {}
+            sent = item.get("direction") == "outbound"
+            return "stale" if sent else "unknown"
+        return "applied"
 
     def status_of(self, message_sid: str) -> str | None:
         response = self._ddb.get_item(

@@ -52,6 +52,7 @@ def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestReso
             twilio_auth_token=lambda: secrets.get(settings.twilio_auth_token_secret),
             app_signing_secret=lambda: secrets.get(settings.app_signing_secret),
             clock=clock,
+            twilio_account_sid=settings.twilio_account_sid,
             public_base_url=str(settings.public_base_url) if settings.public_base_url else None,
             app_signature_tolerance_seconds=settings.app_signature_tolerance_seconds,
         )

@@ -30,6 +30,12 @@ def conversation_id_for(party_phone: str) -> str:
     return "conv-" + hashlib.sha256(party_phone.encode()).hexdigest()[:24]
 
 
+def app_message_id(party_phone: str, message_id: str) -> str:
+    """The stored id of an in-app message: the app's own id within its sender's conversation,
+    so one sender's id never swallows another's message and a redelivery is the same one."""
+    return f"app:{conversation_id_for(party_phone)}:{message_id}"
+
+
 @dataclass(frozen=True)
 class Inbound:
     """A message as a webhook received it, before the sender is resolved."""
