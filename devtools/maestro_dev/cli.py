@@ -11,6 +11,9 @@
   Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
   through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
+- ``maestro twilio wire --env ENV [--dry-run]``: point the environment's Twilio number at its
+  deployed stack (SMS URL, SMS fallback URL, status callback) and print what changed
+  (``maestro_dev.twilio_wire``).
 
 ``maestro serve``'s operator routes (what ``executions``, ``step`` and ``ledger`` call) answer
 only requests that carry the token serve makes for each run (header X-Maestro-Local-Token), are
@@ -36,6 +39,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
+from maestro_dev import twilio_wire
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
 from maestro_dev.evals import labeled as eval_labeled
@@ -234,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_commands = evals.add_subparsers(dest="eval_command", required=True)
     add_eval_parsers(eval_commands)
     eval_labeled.add_parser(eval_commands)
+    twilio_wire.add_parser(sub)
     return parser
 
 

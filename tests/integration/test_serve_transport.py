@@ -200,7 +200,7 @@ def test_signature_headers_out_of_shape_are_refused_before_the_handler(
 
     monkeypatch.setattr(server.stack, "http", handler)
     kind = "twilio" if path.startswith("/twilio/") else "app"
-    before = server.refused[f"{kind} signature headers"]
+    before = server.stack.edge.refused[f"{kind} signature headers"]
     body = b"MessageSid=SMedge&Body=hello" if kind == "twilio" else b'{"message_id": "m-edge"}'
     content_type = "application/x-www-form-urlencoded" if kind == "twilio" else "application/json"
     request = _post(
@@ -211,7 +211,7 @@ def test_signature_headers_out_of_shape_are_refused_before_the_handler(
     answer = _exchange(server, request)
     assert _status(answer) == 403, answer
     assert handled == []
-    assert server.refused[f"{kind} signature headers"] == before + 1
+    assert server.stack.edge.refused[f"{kind} signature headers"] == before + 1
 
 
 def test_well_formed_signature_headers_reach_the_handler_which_verifies_them(

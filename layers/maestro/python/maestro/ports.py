@@ -27,6 +27,8 @@ from maestro.domain.models import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     # Named only in the Protocols' signatures: importing them here would load the memory window
     # and the decision records into every handler, the inbound webhook included.
     from maestro.domain.ledger import LedgerRow
@@ -141,6 +143,10 @@ class ConversationBuffer(Protocol):
         """
 
     def unstarted_claims(self, conversation_id: str) -> list[FlushClaim]: ...
+
+    def stranded(self, waiting_since: datetime, days: int) -> list[str]:
+        """The conversations whose oldest unflushed message arrived before ``waiting_since``
+        (and within ``days`` days of it): a flush that should have come did not."""
 
     def messages_for(self, claim: FlushClaim) -> list[Message]: ...
 
@@ -335,6 +341,14 @@ class DebounceSignal(Frozen):
         default=None, description="A message id: run the severity probe on it (expedite if so)"
     )
     sent_at: AwareDatetime
+
+
+class StrandedSweep(Frozen):
+    """The debounce queue's scheduled record (every five minutes): look for conversations whose
+    messages have waited past ``max_wait`` with no flush (a signal lost after the message was
+    stored, a flush that failed every retry) and flush them: a stored message is never left."""
+
+    sweep: Literal["stranded"] = "stranded"
 
 
 MAX_DEBOUNCE_DELAY_SECONDS = 900

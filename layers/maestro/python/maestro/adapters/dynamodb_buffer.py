@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -61,6 +61,20 @@ def _msg_key(seq: int) -> str:
 
 def _flush_key(number: int) -> str:
     return f"flush#{number:08d}"
+
+
+_UNFLUSHED = next(i for i in CONVERSATIONS.indexes if i.name == "unflushed_by_day")
+assert _UNFLUSHED.sort is not None
+_UNFLUSHED_DAY, _UNFLUSHED_KEY = _UNFLUSHED.partition.name, _UNFLUSHED.sort.name
+
+
+def _unflushed_day(at: datetime) -> str:
+    return f"{at.astimezone(UTC):%Y-%m-%d}"
+
+
+def _unflushed_key(at: datetime, conversation_id: str = "") -> str:
+    """Sorts by time (a fixed-width UTC timestamp), then by conversation."""
+    return f"{at.astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ}#{conversation_id}"
 
 
 class BufferContentionError(RuntimeError):
@@ -193,9 +207,13 @@ class DynamoConversationBuffer:
 
         Both the seq and the flush count: a message stored from counters read before a flush
         claimed must not put back the flush count it read, undoing the claim."""
-        item = to_item(
-            {**self._conv_key(meta.conversation_id, META), **meta.model_dump(mode="json")}
-        )
+        values = {**self._conv_key(meta.conversation_id, META), **meta.model_dump(mode="json")}
+        if meta.has_unflushed and meta.first_unflushed_at is not None:
+            # The stranded sweep's index: present exactly while messages wait for a flush.
+            waiting = meta.first_unflushed_at
+            values[_UNFLUSHED_DAY] = _unflushed_day(waiting)
+            values[_UNFLUSHED_KEY] = _unflushed_key(waiting, meta.conversation_id)
+        item = to_item(values)
         if expected is None:
             return {
                 "Put": {
@@ -311,6 +329,31 @@ class DynamoConversationBuffer:
             for item in self._query(conversation_id, "flush#", "flush#~", newest=RECENT_CLAIMS)
         ]
         return sorted((c for c in claims if not c.started), key=lambda c: c.flush_number)
+
+    def stranded(self, waiting_since: datetime, days: int) -> list[str]:
+        found: list[str] = []
+        for back in range(days, -1, -1):  # oldest day first
+            day = _unflushed_day(waiting_since - timedelta(days=back))
+            kwargs: dict[str, Any] = {
+                "TableName": self._conversations,
+                "IndexName": _UNFLUSHED.name,
+                "KeyConditionExpression": "#day = :day AND #key < :before",
+                "ExpressionAttributeNames": {"#day": _UNFLUSHED_DAY, "#key": _UNFLUSHED_KEY},
+                "ExpressionAttributeValues": {
+                    ":day": to_value(day),
+                    ":before": to_value(_unflushed_key(waiting_since)),
+                },
+            }
+            while True:
+                page = self._ddb.query(**kwargs)
+                found += [
+                    str(from_item(item)[CONVERSATIONS.partition.name])
+                    for item in page.get("Items", [])
+                ]
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return found
 
     def messages_for(self, claim: FlushClaim) -> list[Message]:
         items = self._query(
