@@ -15,6 +15,7 @@ from infra.config import CONTEXT_KEY
 from infra.layers import DEPENDENCY_LAYER_DIR, PYTHON_VERSION
 from infra.observability import SHAME_METRIC
 from infra.stack import MODEL_STEPS, OUTPUT_STATE_MACHINE, TEXTING_STEPS, table_output
+from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, READ_ACTIONS, WRITE_ACTIONS
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.pipeline.entry import STEPS
 from maestro.tables import ALL_TABLES
@@ -296,6 +297,118 @@ def test_secrets_reach_functions_by_arn_only(synth: Synth, env: str) -> None:
             for r in _list(s["Resource"])
         }
         assert readable == {s for s, who in readers.items() if functions[lid] in who}, lid
+
+
+# -- least privilege: every role's policy is its row of maestro.access, and nothing more -------
+
+_SEND = {"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"}
+_CONSUME = {
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+    "sqs:GetQueueUrl",
+    "sqs:ReceiveMessage",
+}
+_SECRET = {"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}
+
+
+def _resource(value: Any) -> str:
+    """The logical id a policy resource names ("*" for "*"); a table's "<ARN>/index/*" names
+    that table (its own indexes)."""
+    if value == "*":
+        return "*"
+    if "Ref" in value:
+        return str(value["Ref"])
+    if "Fn::GetAtt" in value:
+        return str(value["Fn::GetAtt"][0])
+    parts = value.get("Fn::Join", ["", []])[1]
+    if len(parts) == 2 and parts[1] == "/index/*":
+        return _resource(parts[0])
+    raise AssertionError(f"a resource this test cannot name: {value}")
+
+
+def _granted(synth: Synth, env: str, role_id: str) -> set[tuple[str, str]]:
+    pairs = set()
+    for statement in _statements(synth, env, role_id):
+        assert statement["Effect"] == "Allow", statement
+        assert set(statement) == {"Action", "Effect", "Resource"}, statement  # no NotAction…
+        for action in _list(statement["Action"]):
+            pairs |= {(action, _resource(r)) for r in _list(statement["Resource"])}
+    return pairs
+
+
+def _expected(synth: Synth, env: str, lid: str, name: str) -> set[tuple[str, str]]:
+    """What the function's role may do: its own log group and X-Ray, its row of tables (read or
+    read-write), the bus if it publishes, and the secrets, queue and state machine its settings
+    name (the queue it consumes as an event source)."""
+    template = synth.templates[env]
+    props = template["Resources"][lid]["Properties"]
+    group = props["LoggingConfig"]["LogGroup"]["Ref"]
+    expected = {
+        ("logs:CreateLogStream", group),
+        ("logs:PutLogEvents", group),
+        ("xray:PutTelemetryRecords", "*"),
+        ("xray:PutTraceSegments", "*"),
+    }
+    for table, access in FUNCTION_TABLES[name].items():
+        table_id = template["Outputs"][table_output(table)]["Value"]["Ref"]
+        actions = READ_ACTIONS | (WRITE_ACTIONS if access == "write" else frozenset())
+        expected |= {(action, table_id) for action in actions}
+    if name in EVENT_PUBLISHERS:
+        (bus,) = synth.resources(env, "AWS::Events::EventBus")
+        expected.add(("events:PutEvents", bus))
+    secrets = synth.resources(env, "AWS::SecretsManager::Secret")
+    queues = synth.resources(env, "AWS::SQS::Queue")
+    machines = synth.resources(env, "AWS::StepFunctions::StateMachine")
+    for value in props["Environment"]["Variables"].values():
+        named = value.get("Ref") if isinstance(value, dict) else None
+        if named in secrets:
+            expected |= {(action, named) for action in _SECRET}
+        elif named in queues:
+            expected |= {(action, named) for action in _SEND}
+        elif named in machines:
+            expected.add(("states:StartExecution", named))
+    for mapping in synth.resources(env, "AWS::Lambda::EventSourceMapping").values():
+        if mapping["Properties"]["FunctionName"] == {"Ref": lid}:
+            queue = _resource(mapping["Properties"]["EventSourceArn"])
+            expected |= {(action, queue) for action in _CONSUME}
+    return expected
+
+
+def test_every_role_is_granted_its_row_of_tables_and_nothing_more(synth: Synth, env: str) -> None:
+    """Naive: every pipeline step's role could read and write every pipeline table, PutItem
+    and DeleteItem on the party directory included."""
+    functions = _function_steps(synth, env)
+    assert set(functions.values()) == set(FUNCTION_TABLES)
+    for lid, name in functions.items():
+        role = synth.resources(env, "AWS::Lambda::Function")[lid]["Properties"]["Role"]
+        granted = _granted(synth, env, role["Fn::GetAtt"][0])
+        expected = _expected(synth, env, lid, name)
+        assert granted - expected == set(), f"{name}: granted beyond its row"
+        assert expected - granted == set(), f"{name}: its row is not granted"
+    parties = synth.templates[env]["Outputs"][table_output("parties")]["Value"]["Ref"]
+    for lid, name in functions.items():
+        role = synth.resources(env, "AWS::Lambda::Function")[lid]["Properties"]["Role"]
+        on_parties = {a for a, r in _granted(synth, env, role["Fn::GetAtt"][0]) if r == parties}
+        assert not on_parties & WRITE_ACTIONS, name
+
+
+def test_each_step_is_configured_with_its_row_and_says_which_step_it_is(
+    synth: Synth, env: str
+) -> None:
+    for lid, name in _function_steps(synth, env).items():
+        variables = synth.resources(env, "AWS::Lambda::Function")[lid]["Properties"]["Environment"][
+            "Variables"
+        ]
+        tables = {
+            key.removeprefix("MAESTRO_").removesuffix("_TABLE").lower()
+            for key in variables
+            if key.endswith("_TABLE")
+        }
+        assert tables == set(FUNCTION_TABLES[name]), name
+        if name in STEPS:
+            assert variables["MAESTRO_STEP"] == name
+            assert ("MAESTRO_EVENT_BUS_NAME" in variables) == (name in EVENT_PUBLISHERS), name
 
 
 def test_reserved_concurrency_protects_the_model_api_where_configured(

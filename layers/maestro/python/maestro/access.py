@@ -11,8 +11,8 @@ One table, read by three parties, so they cannot drift apart:
   fails), and ``tests/integration/test_least_privilege.py`` plays scenarios on the embedded
   stack and checks every DynamoDB call each stage made against its row.
 
-``read``: GetItem, Query, Scan, BatchGetItem, ConditionCheckItem, DescribeTable. ``write``: those
-and PutItem, UpdateItem, DeleteItem, BatchWriteItem (a conditional put is a write). A function
+``read`` grants :data:`READ_ACTIONS`; ``write`` grants those and :data:`WRITE_ACTIONS` (a
+conditional put is a write, and a transaction's items need their own actions). A function
 that is not a pipeline step has its own settings model; its row lists exactly the table
 settings that model has. Adding a function (or a table to a step): add its row here, then its
 handler and its ``FunctionSpec`` in the stack; the tests say what is missing.
@@ -22,9 +22,34 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["EVENT_PUBLISHERS", "FUNCTION_TABLES", "PIPELINE_STEPS", "Access", "tables_of"]
+__all__ = [
+    "EVENT_PUBLISHERS",
+    "FUNCTION_TABLES",
+    "PIPELINE_STEPS",
+    "READ_ACTIONS",
+    "WRITE_ACTIONS",
+    "Access",
+    "tables_of",
+]
 
 Access = Literal["read", "write"]
+READ_ACTIONS = frozenset(
+    {
+        "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:GetRecords",
+        "dynamodb:GetShardIterator",
+        "dynamodb:Query",
+        "dynamodb:Scan",
+    }
+)
+"""What ``read`` grants on a table and its indexes (the CDK's ``grant_read_data``)."""
+WRITE_ACTIONS = frozenset(
+    {"dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+)
+"""What ``write`` grants besides (the CDK's ``grant_read_write_data``)."""
 
 PIPELINE_STEPS = (
     "precheck",
