@@ -4,9 +4,10 @@ with the stage that made it, and each stage's calls checked against its function
 
 The scenarios: a repair text that opens a work order, a clarification and its answer, a held
 cancel released by YES, an emergency, an unknown number (and its emergency), a package that
-fails open, a package paused at its step gates, and (with a scripted model answering like a good
-one, so the severity probe and the model budgets run) the fault matrix's repair, gas and failing
-scenarios, and its repair with the bus down for the act step (the sweeper's Shame rows). Twilio's status callbacks, which the stage tags leave untagged, are the inbound
+fails open, a package paused at its step gates; then, with a scripted model answering like a
+good one (so the severity probe and the model budgets run), the fault matrix's repair, gas and
+failing scenarios, and its repair with the bus down for the act step (the sweeper's Shame
+rows). Twilio's status callbacks, which the stage tags leave untagged, are the inbound
 function's too: every request through the webhook is tagged as it.
 """
 
