@@ -239,7 +239,7 @@ class MaestroStack(cdk.Stack):
                 "sweep-delivery": self.events.sweep_dlq,
             },
             functions=self.factory.functions,
-            api_name=self.webhooks.api.rest_api_name,
+            webhooks=self.webhooks,
         )
         self._outputs()
 
