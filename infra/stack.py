@@ -72,6 +72,12 @@ class MaestroStack(cdk.Stack):
         self.config = config
         cdk.Tags.of(self).add("app", "maestro")
         cdk.Tags.of(self).add("maestro:env", config.name)
+        if not config.development and not config.twilio_account_sid:
+            cdk.Annotations.of(self).add_warning_v2(
+                "maestro:recording-messenger",
+                f"{config.name}: no twilio_account_sid, so the recording messenger answers: "
+                "pages and texts are recorded, not sent (the on-call PM is paged by no one).",
+            )
 
         self.secrets = Secrets(self, "Secrets", config=config)
         self.memory = MemoryTables(self, "Memory", config=config)

@@ -770,6 +770,19 @@ def test_the_topic_reaches_the_configured_people(synth: Synth, env: str) -> None
         assert any(protocol == "email" for protocol, _ in subscribed)
 
 
+def test_an_environment_that_must_reach_people_but_texts_no_one_is_warned_of(
+    synth: Synth,
+) -> None:
+    """No Twilio account: the recording messenger answers, so a page reaches no one. Not an
+    error (a staging stack may text no one on purpose), but said at every synthesis."""
+    for env in cdk_environments():
+        warned = f"{env}: no twilio_account_sid, so the recording messenger answers" in (
+            synth.stderr
+        )
+        texts = bool(CONFIG[env]["twilio_account_sid"]) or CONFIG[env].get("development", False)
+        assert warned != texts, env
+
+
 def test_the_edge_alarms_watch_the_webhooks(synth: Synth, env: str) -> None:
     alarms = _alarms(synth, env)
     (api_id,) = synth.resources(env, "AWS::ApiGateway::RestApi")
