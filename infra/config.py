@@ -6,7 +6,7 @@ without ``env``, the development environments (``"development": true``; dev here
 
 An environment that does not declare itself a development one must reach a person: it is not
 synthesized without an alarm subscriber, or with a placeholder or test number for the on-call
-PM (:func:`not_reaching_a_person`); the error names the environment and the key to set.
+PM (:meth:`EnvConfig.not_reaching_a_person`); the error names the environment and the key to set.
 """
 
 from __future__ import annotations
@@ -128,8 +128,9 @@ class EnvConfig(BaseModel):
         "before the webhooks answer it 429 (until its rate falls back). Twilio's webhooks come "
         "from a large, shifting pool of addresses, so each carries a small share of the "
         "traffic: at the default (300, one a second per address on average) Twilio would "
-        "have to send hundreds of requests a minute through a single address, far beyond a "
-        "maintenance line's volume, while one attacker's address is held to one a second.",
+        "have to send more than 60 requests a minute for five minutes through one address, "
+        "far beyond a maintenance line's volume, while one attacker's address is held to "
+        "about one a second.",
     )
     api_4xx_rate_threshold: float = Field(
         default=0.25,
@@ -174,14 +175,14 @@ class EnvConfig(BaseModel):
                 f"alarm_email {self.alarm_email} is a placeholder (a domain reserved for "
                 "examples and tests): set it to an address the on-call team reads"
             )
-        for key in ("on_call_pm_phone", "alarm_sms"):
+        for key, fix in (
+            ("on_call_pm_phone", "set it to the on-call PM's real number (E.164)"),
+            ("alarm_sms", "set it to a real number (E.164), or leave it empty"),
+        ):
             phone: str = getattr(self, key)
             why = next((why for pattern, why in _TEST_NUMBERS if pattern.match(phone)), None)
             if why is not None:
-                problems.append(
-                    f"{key} {phone} is {why}: it would reach no one; set it to the real "
-                    "on-call number (E.164)"
-                )
+                problems.append(f"{key} {phone} is {why}: it would reach no one; {fix}")
         if self.step_mode:
             problems.append(
                 "step_mode is true: every package would wait at its step gates for an "
