@@ -93,7 +93,10 @@ _UNSUPPORTED_ESCAPES = {
 def waf_regex(pattern: str) -> str:
     """``pattern`` (a Python regular expression) as AWS WAF's regex engine accepts it, matching
     the same strings: its capturing groups made non-capturing (WAF supports no capture).
-    Refuses, naming it, a construct WAF does not support or that Python reads differently."""
+    Refuses, naming it, a construct WAF does not support or that Python reads differently.
+    (WAF searches the field, as ``re.search`` does: an anchored pattern's ``$`` also matches
+    before a final newline, which a header's value cannot hold; the handler's ``fullmatch``
+    checks again.)"""
     out: list[str] = []
     class_start: int | None = None  # where the open character class's first member is
     i = 0
