@@ -18,6 +18,7 @@ from infra.pipeline import Pipeline
 from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
+from maestro.access import EVENT_PUBLISHERS
 from maestro.pipeline.entry import STEPS
 from maestro.settings import (
     FlusherSettings,
@@ -71,6 +72,12 @@ class MaestroStack(cdk.Stack):
         self.config = config
         cdk.Tags.of(self).add("app", "maestro")
         cdk.Tags.of(self).add("maestro:env", config.name)
+        if not config.development and not config.twilio_account_sid:
+            cdk.Annotations.of(self).add_warning_v2(
+                "maestro:recording-messenger",
+                f"{config.name}: no twilio_account_sid, so the recording messenger answers: "
+                "pages and texts are recorded, not sent (the on-call PM is paged by no one).",
+            )
 
         self.secrets = Secrets(self, "Secrets", config=config)
         self.memory = MemoryTables(self, "Memory", config=config)
@@ -81,22 +88,10 @@ class MaestroStack(cdk.Stack):
         self.layers = Layers(self, "Layers", removal=config.removal)
         self.factory = FunctionFactory(self, "Functions", config=config, layers=self.layers)
 
-        tables = self.memory.tables
-
-        def table(name: str) -> Bound:
-            return Bound(tables[name].table_name, tables[name].grant_read_write_data)
-
-        def read_only(name: str) -> Bound:
-            return Bound(tables[name].table_name, tables[name].grant_read_data)
-
+        # Each function's tables (its settings and its grants) come from its row of
+        # maestro.access.FUNCTION_TABLES: self.memory.settings_for(name).
+        tables = self.memory.settings_for
         bus = Bound(self.events.bus.event_bus_name, self.events.bus.grant_put_events_to)
-        # Every table the pipeline's settings name (not the ledger: only read-verify writes it).
-        pipeline_settings: dict[str, Setting] = {
-            f"{name}_table": table(name)
-            for name in sorted(tables)
-            if f"{name}_table" in PipelineSettings.model_fields
-        }
-        pipeline_settings |= {"event_bus_name": bus, "on_call_pm_phone": config.on_call_pm_phone}
         model_settings: dict[str, Setting] = {
             "anthropic_api_key_secret": Bound(
                 self.secrets.anthropic_api_key.secret_arn,
@@ -115,11 +110,7 @@ class MaestroStack(cdk.Stack):
                 description="Webhooks: verify the signature, dedupe, buffer, signal the debounce",
                 settings_model=InboundSettings,
                 settings={
-                    "messages_table": table("messages"),
-                    "conversations_table": table("conversations"),
-                    "parties_table": Bound(
-                        tables["parties"].table_name, tables["parties"].grant_read_data
-                    ),
+                    **tables("inbound_sms"),
                     "debounce_queue_url": Bound(
                         self.queues.debounce.queue_url, self.queues.debounce.grant_send_messages
                     ),
@@ -154,15 +145,30 @@ class MaestroStack(cdk.Stack):
             "twilio_from_number": config.twilio_from_number,
             "twilio_status_callback_url": self.webhooks.url + "twilio/status",
         }
+
+        def step_settings(step: str) -> dict[str, Setting]:
+            """A step's: its row of tables, the bus if it publishes, the on-call number, the
+            model if it may call one, Twilio if it texts."""
+            settings: dict[str, Setting] = {
+                "step": step,
+                **tables(step),
+                "on_call_pm_phone": config.on_call_pm_phone,
+            }
+            if step in EVENT_PUBLISHERS:
+                settings["event_bus_name"] = bus
+            if step in MODEL_STEPS:
+                settings |= model_settings
+            if step in TEXTING_STEPS:
+                settings |= twilio
+            return settings
+
         steps = {
             step: self.factory.make(
                 FunctionSpec(
                     name=step,
                     description=STEP_DESCRIPTIONS[step],
                     settings_model=PipelineSettings,
-                    settings=pipeline_settings
-                    | (model_settings if step in MODEL_STEPS else {})
-                    | (twilio if step in TEXTING_STEPS else {}),
+                    settings=step_settings(step),
                     timeout=STEP_TIMEOUTS.get(step, cdk.Duration.seconds(30)),
                     reserved_concurrency=(
                         config.brain_reserved_concurrency if step == "brain" else None
@@ -179,19 +185,12 @@ class MaestroStack(cdk.Stack):
                 description="Debounce queue → flush a package → start its execution",
                 settings_model=FlusherSettings,
                 settings={
-                    "messages_table": table("messages"),
-                    "conversations_table": table("conversations"),
+                    # The buffer, and the severity probe's reads (the sender's open contexts).
+                    **tables("flusher"),
                     "state_machine_arn": Bound(
                         machine.state_machine_arn, machine.grant_start_execution
                     ),
                     "step_mode": "true" if config.step_mode else "false",
-                    # The severity probe: the cheap model, with the sender's open contexts.
-                    "parties_table": Bound(
-                        tables["parties"].table_name, tables["parties"].grant_read_data
-                    ),
-                    "work_orders_table": Bound(
-                        tables["work_orders"].table_name, tables["work_orders"].grant_read_data
-                    ),
                     **model_settings,
                     **windows,
                 },
@@ -217,12 +216,7 @@ class MaestroStack(cdk.Stack):
                 description="Read-verify each domain event against its surface: Evidence or Shame",
                 settings_model=WatcherSettings,
                 settings={
-                    "ledger_table": table("ledger"),
-                    "messages_table": read_only("messages"),
-                    "work_orders_table": read_only("work_orders"),
-                    "timeline_table": read_only("timeline"),
-                    "pending_table": read_only("pending"),
-                    "decisions_table": read_only("decisions"),
+                    **tables("watcher"),
                     # It reads texts back from Twilio when the stack texts through Twilio.
                     **{k: v for k, v in twilio.items() if k != "twilio_status_callback_url"},
                 },
@@ -235,10 +229,7 @@ class MaestroStack(cdk.Stack):
                 name="sweeper",
                 description="Every five minutes: recorded effects whose event never came",
                 settings_model=SweeperSettings,
-                settings={
-                    "decisions_table": read_only("decisions"),
-                    "ledger_table": table("ledger"),
-                },
+                settings=tables("sweeper"),
                 timeout=SWEEPER_TIMEOUT,
             )
         )
@@ -256,7 +247,7 @@ class MaestroStack(cdk.Stack):
                 "sweep-delivery": self.events.sweep_dlq,
             },
             functions=self.factory.functions,
-            api_name=self.webhooks.api.rest_api_name,
+            webhooks=self.webhooks,
         )
         self._outputs()
 

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 SERVICE = "maestro"
 NAMESPACE = "Maestro"
+DAILY_CAP_METRIC = "DailyCapReached"
+"""Count it, ``count(DAILY_CAP_METRIC)`` without dimensions of its own, each time an
+account-wide daily cap (pages, texts, model calls) turns something away or degrades it: the
+stack alarms on its first datapoint (``daily-cap`` in ``infra/observability.py``)."""
 
 
 class MaskingFormatter(LambdaPowertoolsFormatter):
@@ -107,4 +111,12 @@ def count(name: str, value: float = 1, **dimensions: str) -> None:
             metric.add_dimension(name=key, value=dim)
 
 
-__all__ = ["LazyTracer", "MaskingFormatter", "count", "logger", "metrics", "tracer"]
+__all__ = [
+    "DAILY_CAP_METRIC",
+    "LazyTracer",
+    "MaskingFormatter",
+    "count",
+    "logger",
+    "metrics",
+    "tracer",
+]
