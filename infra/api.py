@@ -153,6 +153,32 @@ def greater_than_pattern(limit: int) -> str:
     return "^0*(" + "|".join(options) + ")$"
 
 
+def stage_options(config: EnvConfig, access_logs: logs.ILogGroup) -> apigw.StageOptions:
+    """A webhook stage's settings (the webhook API's and the fallback API's): the environment's
+    throttle, JSON access logs, execution logs on errors without bodies, metrics, X-Ray."""
+    return apigw.StageOptions(
+        stage_name=STAGE,
+        throttling_rate_limit=config.api_rate_limit,
+        throttling_burst_limit=config.api_burst_limit,
+        access_log_destination=apigw.LogGroupLogDestination(access_logs),
+        access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+            caller=False,
+            http_method=True,
+            ip=True,
+            protocol=True,
+            request_time=True,
+            resource_path=True,
+            response_length=True,
+            status=True,
+            user=False,
+        ),
+        logging_level=apigw.MethodLoggingLevel.ERROR,
+        data_trace_enabled=False,  # bodies are tenants' words: never in execution logs
+        metrics_enabled=True,
+        tracing_enabled=True,
+    )
+
+
 class WebhookApi(Construct):
     def __init__(
         self,
@@ -178,27 +204,7 @@ class WebhookApi(Construct):
             endpoint_types=[apigw.EndpointType.REGIONAL],
             cloud_watch_role=True,  # execution logs need the account's API Gateway log role
             cloud_watch_role_removal_policy=cdk.RemovalPolicy.RETAIN,
-            deploy_options=apigw.StageOptions(
-                stage_name=STAGE,
-                throttling_rate_limit=config.api_rate_limit,
-                throttling_burst_limit=config.api_burst_limit,
-                access_log_destination=apigw.LogGroupLogDestination(self.access_logs),
-                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
-                    caller=False,
-                    http_method=True,
-                    ip=True,
-                    protocol=True,
-                    request_time=True,
-                    resource_path=True,
-                    response_length=True,
-                    status=True,
-                    user=False,
-                ),
-                logging_level=apigw.MethodLoggingLevel.ERROR,
-                data_trace_enabled=False,  # bodies are tenants' words: never in execution logs
-                metrics_enabled=True,
-                tracing_enabled=True,
-            ),
+            deploy_options=stage_options(config, self.access_logs),
         )
         # Parameters: the signature headers each route requires. Bodies: checked against a
         # method's request model where it has one; none has (form posts from Twilio, JSON the

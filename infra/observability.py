@@ -38,13 +38,20 @@ from constructs import Construct
 
 from infra.api import RATE_LIMITED, WebhookApi
 from infra.config import EnvConfig
+from infra.fallback import FallbackApi
 from infra.functions import METRICS_NAMESPACE, SERVICE
-from maestro.observability import DAILY_CAP_METRIC
+from maestro.observability import (
+    DAILY_CAP_METRIC,
+    FALLBACK_DRAINED_METRIC,
+    FALLBACK_REFUSED_METRIC,
+    STRANDED_METRIC,
+)
 from maestro.pipeline.entry import STEPS
 
 SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
 SEND_FAILURES_METRIC = "SendFailures"  # maestro.pipeline.steps: count("SendFailures")
 FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.steps: count("Fallbacks")
+
 FIVE_MINUTES = cdk.Duration.minutes(5)
 ONE_HOUR = cdk.Duration.hours(1)
 MIN_REQUESTS_FOR_A_RATE = 10
@@ -58,6 +65,8 @@ FUNCTION_ERRORS = {
     "the watcher DLQ.",
     "sweeper": "A sweep failed: EventBridge retries it twice, then drops it to the "
     "sweep-delivery DLQ; the next sweep looks again.",
+    "inbound_fallback": "The fallback drain raised: the webhooks Twilio's fallback URL kept "
+    "wait on the fallback queue (retried, then its DLQ). They are stored once it recovers.",
 }
 """Why a function's errors matter; a function not named here gets a general description."""
 
@@ -85,6 +94,7 @@ class Observability(Construct):
         dead_letter_queues: dict[str, sqs.IQueue],
         functions: dict[str, lambda_.Function],
         webhooks: WebhookApi,
+        fallback: FallbackApi,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
@@ -133,6 +143,39 @@ class Observability(Construct):
             self.alarms[name] = made
 
         api_requests, api_errors = self._edge(config, webhooks, alarm)
+        kept = fallback.api.metric_count(period=FIVE_MINUTES, statistic="Sum", label="kept")
+        alarm(
+            "fallback-api-5xx",
+            fallback.api.metric_server_error(period=FIVE_MINUTES, statistic="Sum"),
+            1,
+            "Twilio's SMS fallback URL answered 5XX (SQS refused or failed): a text whose "
+            "primary webhook failed too is lost; Twilio's debugger has it (error 11200).",
+        )
+        fallback_throttled = logs.MetricFilter(
+            self,
+            "Fallback429s",
+            log_group=fallback.access_logs,
+            metric_namespace=METRICS_NAMESPACE,
+            metric_name=f"{stack.stack_name}-fallback-429s",
+            filter_pattern=logs.FilterPattern.string_value("$.status", "=", str(RATE_LIMITED)),
+            metric_value="1",
+        ).metric(period=FIVE_MINUTES, statistic="Sum", label="fallback 429 answers")
+        alarm(
+            "fallback-api-429",
+            fallback_throttled,
+            1,
+            "Twilio's SMS fallback URL answered 429 (its stage's throttle, or WAF's per-address "
+            "rate rule): a text whose primary webhook failed too was refused and is lost.",
+        )
+        stranded = maestro_metric(STRANDED_METRIC)
+        alarm(
+            "stranded-flushes",
+            stranded,
+            1,
+            "The stranded sweep flushed messages that had waited past max_wait without a flush: "
+            "a debounce signal was lost after the message was stored, or a flush failed every "
+            "retry. They are handled now; the flusher's logs and DLQ say why.",
+        )
         for name, function in sorted(functions.items()):
             if name in STEPS:
                 continue  # the state machine retries and catches these (fail-open, failed)
@@ -270,6 +313,17 @@ class Observability(Construct):
             cw.GraphWidget(
                 title="Webhooks (API Gateway): requests, 4XX, 5XX, 429",
                 left=[*api_requests, *api_errors],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Twilio's fallback: requests kept, drained, refused; stranded flushes",
+                left=[
+                    kept,
+                    fallback_throttled,
+                    maestro_metric(FALLBACK_DRAINED_METRIC),
+                    maestro_metric(FALLBACK_REFUSED_METRIC),
+                    stranded,
+                ],
                 width=12,
             ),
             cw.GraphWidget(

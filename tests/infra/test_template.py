@@ -69,9 +69,12 @@ def test_every_queue_has_a_dlq_or_is_one_and_all_enforce_ssl(synth: Synth, env: 
     }
     for rule in synth.resources(env, "AWS::Events::Rule").values():
         for target in rule["Properties"]["Targets"]:
-            dlqs.add(target["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0])
+            if "DeadLetterConfig" in target:
+                dlqs.add(target["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0])
+            else:  # the stranded sweep's schedule: a constant record on the debounce queue
+                assert target["Arn"]["Fn::GetAtt"][0].startswith("QueuesDebounce"), target
     sources = [lid for lid, q in queues.items() if "RedrivePolicy" in q["Properties"]]
-    assert len(sources) == 2  # the debounce and watcher queues
+    assert len(sources) == 3  # the debounce, watcher and inbound fallback queues
     assert set(queues) == set(sources) | dlqs, "a queue is neither redriven nor a DLQ"
     for lid in sources:
         assert queues[lid]["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 5
@@ -251,6 +254,7 @@ def test_every_function_is_arm64_traced_layered_and_logged(synth: Synth, env: st
     assert set(_function_steps(synth, env).values()) == {
         *STEPS,
         "inbound_sms",
+        "inbound_fallback",
         "flusher",
         "watcher",
         "sweeper",
@@ -288,10 +292,10 @@ def test_secrets_reach_functions_by_arn_only(synth: Synth, env: str) -> None:
     twilio = next(v for k, v in by_name.items() if k.startswith("TwilioAuthToken"))
     app = next(v for k, v in by_name.items() if k.startswith("AppSigningSecret"))
     anthropic = next(v for k, v in by_name.items() if k.startswith("AnthropicApiKey"))
-    assert app == {"inbound_sms"}
-    # Twilio's token: the webhook checks signatures with it; the steps that text and the
-    # watcher (which reads texts back) call Twilio with it.
-    assert twilio == {"inbound_sms", *TEXTING_STEPS, "watcher"}
+    assert app == {"inbound_sms", "inbound_fallback"}  # the drain runs the same route
+    # Twilio's token: the webhook and the fallback drain check signatures with it; the steps
+    # that text and the watcher (which reads texts back) call Twilio with it.
+    assert twilio == {"inbound_sms", "inbound_fallback", *TEXTING_STEPS, "watcher"}
     assert anthropic == set(MODEL_STEPS) | {"flusher"}  # the flusher runs the severity probe
     # ... and only those functions' roles may read them.
     for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
@@ -434,7 +438,7 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
     functions = _function_steps(synth, env)
     for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
         variables = fn["Properties"]["Environment"]["Variables"]
-        if functions[lid] in ("inbound_sms", "flusher"):
+        if functions[lid] in ("inbound_sms", "inbound_fallback", "flusher"):
             assert variables["MAESTRO_IDLE_WINDOW_SECONDS"] == str(
                 CONFIG[env]["idle_window_seconds"]
             )
@@ -484,9 +488,15 @@ def test_the_routes_exist_with_their_signature_headers(synth: Synth, env: str) -
             lid = parent.get("Ref", "") if "Ref" in parent else ""
         return "/" + "/".join(reversed(parts))
 
+    webhook_api = next(
+        lid
+        for lid, api in synth.resources(env, "AWS::ApiGateway::RestApi").items()
+        if api["Properties"]["Name"].endswith("-webhooks")
+    )
     methods = {
         path(m["Properties"]["ResourceId"]["Ref"]): m["Properties"]
         for m in synth.resources(env, "AWS::ApiGateway::Method").values()
+        if m["Properties"]["RestApiId"] == {"Ref": webhook_api}
     }
     assert set(methods) == set(ROUTES)
     for route, props in methods.items():
@@ -528,7 +538,12 @@ def test_the_edge_refuses_bodies_the_handler_could_never_accept(synth: Synth, en
     assert rule["Action"]["Block"]["CustomResponse"]["ResponseCode"] == 413
     header = rule["Statement"]["RegexPatternSetReferenceStatement"]["FieldToMatch"]
     assert header == {"SingleHeader": {"Name": "content-length"}}
-    assert len(synth.resources(env, "AWS::WAFv2::WebACLAssociation")) == 1
+    # One web ACL in front of both stages: the webhook API's and the fallback API's.
+    associations = synth.resources(env, "AWS::WAFv2::WebACLAssociation").values()
+    assert len(associations) == 2
+    assert {json.dumps(a["Properties"]["WebACLArn"]) for a in associations} == {
+        json.dumps({"Fn::GetAtt": [next(iter(synth.resources(env, "AWS::WAFv2::WebACL"))), "Arn"]})
+    }
 
 
 # -- the web ACL, evaluated: which requests it lets through --------------------------------------
@@ -694,10 +709,10 @@ def test_the_sweeper_runs_every_five_minutes_with_a_dlq(synth: Synth, env: str) 
         r["Properties"]
         for r in synth.resources(env, "AWS::Events::Rule").values()
         if "ScheduleExpression" in r["Properties"]
+        and r["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [sweeper, "Arn"]}
     ]
     assert rule["ScheduleExpression"] == "rate(5 minutes)"
     (target,) = rule["Targets"]
-    assert target["Arn"] == {"Fn::GetAtt": [sweeper, "Arn"]}
     assert "DeadLetterConfig" in target
     assert target["RetryPolicy"]["MaximumRetryAttempts"] == 2
 
@@ -725,12 +740,17 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "api-429",
         "waf-rate-limited",
         "errors-inbound-sms",
+        "errors-inbound-fallback",
         "errors-flusher",
         "errors-watcher",
         "errors-sweeper",
         "daily-cap",
         "dlq-debounce",
         "dlq-watcher",
+        "dlq-inbound-fallback",
+        "fallback-api-5xx",
+        "fallback-api-429",
+        "stranded-flushes",
         "dlq-event-delivery",
         "dlq-sweep-delivery",
         "send-failures",
@@ -787,8 +807,11 @@ def test_an_environment_that_must_reach_people_but_texts_no_one_is_warned_of(
 
 def test_the_edge_alarms_watch_the_webhooks(synth: Synth, env: str) -> None:
     alarms = _alarms(synth, env)
-    (api_id,) = synth.resources(env, "AWS::ApiGateway::RestApi")
-    api_name = synth.templates[env]["Resources"][api_id]["Properties"]["Name"]
+    api_name = f"maestro-{env}-webhooks"
+    assert api_name in {
+        api["Properties"]["Name"]
+        for api in synth.resources(env, "AWS::ApiGateway::RestApi").values()
+    }
     five_xx = alarms["api-5xx"]
     assert (five_xx["Namespace"], five_xx["MetricName"], five_xx["Threshold"]) == (
         "AWS/ApiGateway",
@@ -807,10 +830,18 @@ def test_the_edge_alarms_watch_the_webhooks(synth: Synth, env: str) -> None:
     }
     assert used == {"errors": "4XXError", "requests": "Count"}
     # 429s: a metric filter on the JSON access log's status (API Gateway has no 429 metric).
-    (stage,) = synth.resources(env, "AWS::ApiGateway::Stage").values()
+    (stage,) = [
+        s
+        for lid, s in synth.resources(env, "AWS::ApiGateway::Stage").items()
+        if lid.startswith("WebhooksApi")
+    ]
     access_log = stage["Properties"]["AccessLogSetting"]
     assert '"status":"$context.status"' in access_log["Format"]
-    (flt,) = synth.resources(env, "AWS::Logs::MetricFilter").values()
+    (flt,) = [
+        f
+        for lid, f in synth.resources(env, "AWS::Logs::MetricFilter").items()
+        if lid.startswith("ObservabilityWebhook429s")
+    ]
     group = flt["Properties"]["LogGroupName"]  # the stage's access log group
     assert group in access_log["DestinationArn"]["Fn::Join"][1]
     assert flt["Properties"]["FilterPattern"] == '{ $.status = "429" }'

@@ -28,8 +28,8 @@ from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
 
-FUNCTION_OF_STAGE = {"webhook": "inbound_sms"}
-"""Stages are named as their functions, but for the inbound webhook's."""
+FUNCTION_OF_STAGE = {"webhook": "inbound_sms", "fallback": "inbound_fallback"}
+"""Stages are named as their functions, but for the inbound webhook's and its fallback drain's."""
 NOT_A_FUNCTION = frozenset({"announce"})
 """The state machine's own EventBridge integration (its role is checked in tests/infra)."""
 UNKNOWN = "+14155550177"  # a number the directory does not have
@@ -99,8 +99,13 @@ def _offline_stories() -> Calls:
         stages.crash(Crash("dispose", "before", 1, "ValueError"))  # fails for good: fail-open
         sms(stack, "the dishwasher won't drain")
         flush(stack)
+        # The webhook fails once: Twilio's fallback URL keeps the text, the drain stores it.
+        stages.crash(Crash("webhook", "before", 1))
+        kept = stack.twilio.text(MARIA.phone, "the front door buzzer stopped working")
+        assert [status for _, status in kept.attempts] == [502, 200]
+        flush(stack)
         _settle(stack)
-        assert stages.crashes[0].crashed == 1
+        assert [crash.crashed for crash in stages.crashes] == [1, 1]
     return wire.calls
 
 

@@ -26,6 +26,7 @@ FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
 # The functions that are not pipeline steps, and the settings model each is configured by.
 OWN_SETTINGS: dict[str, type[BaseSettings]] = {
     "inbound_sms": InboundSettings,
+    "inbound_fallback": InboundSettings,  # the same route, for the kept webhooks
     "flusher": FlusherSettings,
     "watcher": WatcherSettings,
     "sweeper": SweeperSettings,

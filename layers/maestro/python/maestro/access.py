@@ -136,6 +136,8 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     # Webhooks: dedupe and buffer (messages, conversations), bind the sender (parties), record
     # Twilio's delivery statuses (messages).
     "inbound_sms": {"messages": "write", "conversations": "write", "parties": "read"},
+    # The fallback drain: the same route for the webhooks Twilio's fallback URL kept.
+    "inbound_fallback": {"messages": "write", "conversations": "write", "parties": "read"},
     # Flushes packages (conversations); the severity probe claims and stores its result on the
     # message (messages) with the sender's open WOs as context.
     "flusher": {
