@@ -113,6 +113,8 @@ OUTAGE_INVOCATIONS = 4
 state machine's three retries; four receives of an SQS record, one short of the redrive)."""
 WEBHOOK_TRIES = 5
 """How often Twilio tries an inbound message's webhook here before giving up."""
+QUIET_ROUNDS = 5
+"""How many sweep periods a cell's end may take to quiet the stack (redrive, handle)."""
 
 REPAIR_TEXTS = ("the kitchen leak is back", "and now the hallway light is out")
 GAS_TEXT = "I smell gas in the kitchen"
@@ -300,6 +302,7 @@ class CellResult:
     fired: dict[str, int]  # stage → faults injected there (0: the cell tested nothing)
     notes: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # records a redelivery changed
+    left_busy: list[str] = field(default_factory=list)  # not quiet when the cell ended
 
     @property
     def violations(self) -> list[str]:
@@ -320,6 +323,7 @@ class CellResult:
                 found.append(f"{name}: {got}, more than {expected} without the fault")
         found += [f"{stage}: no fault was injected" for stage, n in self.fired.items() if not n]
         found += [f"a redelivery changed {record[:160]}" for record in self.changed]
+        found += [f"the stack was left busy: {what}" for what in self.left_busy]
         return found
 
 
@@ -428,7 +432,9 @@ class Matrix:
         changed = (
             sorted(set(run.before.records) ^ set(census.records)) if run.before is not None else []
         )
-        return CellResult(cell, outcomes, census, census, run.fired(), notes, changed)
+        return CellResult(
+            cell, outcomes, census, census, run.fired(), notes, changed, run.left_busy
+        )
 
     # -- the census -------------------------------------------------------------------------
 
@@ -673,6 +679,7 @@ class _Run:
         self.redelivered: Counter[str] = Counter()
         self.before: Census | None = None  # the stores before a redelivery
         self.redriven: Counter[str] = Counter()  # stage → messages redriven from its DLQ
+        self.left_busy: list[str] = []  # what was not quiet when the cell ended
         self._log_start = len(matrix.wire.injected())
 
     # -- arming -----------------------------------------------------------------------------
@@ -820,15 +827,17 @@ class _Run:
 
     def after(self) -> None:
         """The fault is over. The DLQs alarm, so an operator redrives what reached them; what
-        is left in the queues is handled: the next cell starts from a quiet stack."""
+        is left in the queues is handled, until the stack is quiet: the next cell starts from a
+        quiet stack. A record received as often as its redrive policy allows is still in its
+        queue: it moves to the DLQ on the next receive, so redriving once is not enough."""
         stack = self.stack
-        for stage, dlq, source in (
-            ("flusher", stack.debounce_dlq, stack.debounce_url),
-            ("watcher", stack.events_dlq, stack.events_url),
-        ):
-            self.redriven[stage] += _redrive(stack.sqs, dlq, source)
-        for _ in range(3):
-            if self._quiet():
+        for _ in range(QUIET_ROUNDS):
+            for stage, dlq, source in (
+                ("flusher", stack.debounce_dlq, stack.debounce_url),
+                ("watcher", stack.events_dlq, stack.events_url),
+            ):
+                self.redriven[stage] += _redrive(stack.sqs, dlq, source)
+            if not self.busy():
                 break
             stack.advance(SWEEP_EVERY_SECONDS)
             for _ in range(OUTAGE_INVOCATIONS + 1):
@@ -836,22 +845,29 @@ class _Run:
         if any(self.redriven.values()):
             stack.advance(SWEEP_WINDOW_SECONDS + 60)
             stack.sweep()
+        self.left_busy = self.busy()
 
-    def _quiet(self) -> bool:
+    def busy(self) -> list[str]:
+        """What is not quiet on the stack, in words: signals not yet due, running executions,
+        records in a queue or a DLQ."""
         stack = self.stack
-        if len(stack.debounce) or stack.running_executions():
-            return False
-        for url in (stack.debounce_url, stack.events_url):
+        found = []
+        if len(stack.debounce):
+            found.append(f"{len(stack.debounce)} debounce signal(s) not yet due")
+        if running := stack.running_executions():
+            found.append(f"{len(running)} running execution(s)")
+        for url in (stack.debounce_url, stack.events_url, stack.debounce_dlq, stack.events_dlq):
             attributes = stack.sqs.get_queue_attributes(
                 QueueUrl=url,
                 AttributeNames=[
                     "ApproximateNumberOfMessages",
                     "ApproximateNumberOfMessagesNotVisible",
+                    "ApproximateNumberOfMessagesDelayed",
                 ],
             )["Attributes"]
-            if any(int(n) for n in attributes.values()):
-                return False
-        return True
+            if waiting := sum(int(n) for n in attributes.values()):
+                found.append(f"{waiting} record(s) in {url.rsplit('/', 1)[-1]}")
+        return found
 
     def settle(self) -> None:
         stack = self.stack
