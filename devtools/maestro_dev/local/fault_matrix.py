@@ -220,7 +220,6 @@ _ALONE_ROWS = frozenset(
 )
 _ALONE = frozenset(
     {
-        ("ddb-lost-answer", "act"),
         ("bus-down", "act"),
         ("bus-down", "announce"),
     }
