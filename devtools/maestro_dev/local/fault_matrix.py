@@ -152,6 +152,8 @@ FAULTS: dict[str, str] = {
     "bus-failed-entries": "EventBridge answers the stage's PutEvents with FailedEntryCount, once",
     "bus-down": "every PutEvents of the stage fails (500, through the SDK's retries) for its "
     f"first {OUTAGE_INVOCATIONS} invocations",
+    "bus-down-long": "every PutEvents of the stage fails (500) for the whole scenario: through "
+    "the SDK's retries and the step's own",
 }
 
 
@@ -203,6 +205,7 @@ _STAGES_OF: dict[str, tuple[str, ...]] = {
     "bus-failed": ("escalate", "act", "announce", "fail_open"),
     "bus-failed-entries": ("escalate", "act", "announce", "fail_open"),
     "bus-down": ("escalate", "act", "announce", "fail_open"),
+    "bus-down-long": ("fail_open",),  # the others fail open (bus-down): fail-open is the last
 }
 # Cells played alone: a fault whose outcome ends the package (it fails open, takes its default)
 # would hide the stages after it, so such a stage gets a run of its own. The others of a row
@@ -801,6 +804,8 @@ class _Run:
                 self._wire(WireError("InternalException", 500, bus, budget=1))
             elif self.cell.fault == "bus-failed-entries":
                 self._wire(PartialPublish(bus, budget=1))
+            elif self.cell.fault == "bus-down-long":
+                self._wire(WireError("InternalException", 500, bus, 10**6))
             elif stage == "announce":  # Step Functions' own integration: one attempt per try
                 self._wire(WireError("InternalException", 500, bus, budget=OUTAGE_INVOCATIONS))
             else:

@@ -7,7 +7,9 @@ says was written with what the watcher saw:
 - every effect an action's outcome record names (a message sent, a WO created, a timeline entry
   appended, a hold made or released, a question asked, a page) must have had its event, of
   that decision, for that subject: the watcher's rows are the ``events_seen`` record;
-- a package that persist completed must have announced ``decision.recorded``.
+- a package that persist completed must have announced ``decision.recorded``;
+- a package that failed open must have had an event for each text fail-open sent itself (the
+  completion line names them: fail-open completes the record before its events go).
 
 What is missing becomes a Shame row, once (its id is deterministic), so sweeping the same
 package again writes nothing new. The effects come from the record the writing code made, apart
@@ -22,7 +24,7 @@ from datetime import datetime, timedelta
 
 from maestro.domain.events import EventType
 from maestro.domain.ledger import LedgerRow, missing_event_row_id
-from maestro.domain.records import PackageCompletion
+from maestro.domain.records import PackageCompletion, fallback_decision_id
 from maestro.observability import count
 from maestro.ports import Clock, DecisionLog, Ledger
 
@@ -88,6 +90,9 @@ class Sweeper:
             expected.append(
                 (None, "decision.recorded", package_id, None, "persist completed the package")
             )
+        fallback = fallback_decision_id(package_id)
+        for effect in completion.effects:  # fail-open's own texts
+            expected.append((fallback, effect.event, effect.subject_id, None, "fail-open wrote it"))
         for decision_id, event, subject_id, wo_id, what in expected:
             report.expected += 1
             if (decision_id, event, subject_id) in seen:
