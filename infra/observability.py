@@ -3,7 +3,8 @@
 Alarms: messages in any dead-letter queue; failed (or timed-out, or aborted) executions;
 fail-open decisions (invocations of the fail-open step); the fallback rate (fallbacks per
 package, from the pipeline's own ``Fallbacks`` metric and the executions started); shame rows
-(``ShameRows``, counted by the watcher and the sweeper for every Shame row they write).
+that stand (``ShameRows``, counted by the watcher and the sweeper for every Shame row they write,
+less ``ShameResolved``, counted for each missing_event row its late event resolved).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from infra.config import EnvConfig
 from infra.functions import METRICS_NAMESPACE, SERVICE
 
 SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
+SHAME_RESOLVED_METRIC = "ShameResolved"  # ... and each missing_event row a late event resolved
 SEND_FAILURES_METRIC = "SendFailures"  # maestro.pipeline.steps: count("SendFailures")
 FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.steps: count("Fallbacks")
 FIVE_MINUTES = cdk.Duration.minutes(5)
@@ -151,9 +153,16 @@ class Observability(Construct):
             "to a deterministic default (model errors, invalid output, budgets, fail-open).",
         )
         shame = maestro_metric(SHAME_METRIC)
+        resolved = maestro_metric(SHAME_RESOLVED_METRIC)
+        standing = cw.MathExpression(
+            expression="FILL(shame, 0) - FILL(resolved, 0)",
+            using_metrics={"shame": shame, "resolved": resolved},
+            label="Shame rows written, less those a late event resolved",
+            period=FIVE_MINUTES,
+        )
         alarm(
             "shame-rows",
-            shame,
+            standing,
             1,
             "A Shame row: a claimed effect that no independent read confirms (the watcher), or "
             "an effect whose event never came (the sweeper). `maestro ledger` shows it.",
@@ -199,6 +208,7 @@ class Observability(Construct):
                 title="Shame and Evidence rows, texts not sent, escalations, abstentions",
                 left=[
                     shame,
+                    resolved,
                     maestro_metric("EvidenceRows"),
                     maestro_metric(SEND_FAILURES_METRIC),
                     maestro_metric("Escalations"),

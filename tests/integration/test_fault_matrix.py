@@ -26,6 +26,7 @@ from fault_outcomes import EXPECTED, check
 
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.adapters.twilio_sms import TwilioMessenger
+from maestro.domain.ledger import missing_row_id_of
 from maestro_dev.local.fault_matrix import (
     CELLS,
     FAULTS,
@@ -84,6 +85,30 @@ def _only(cell: Cell, stage: str) -> Cell:
 
 def _violations(result: CellResult) -> str:
     return "\n".join(result.violations)
+
+
+def test_claims_that_waited_in_the_dlq_keep_their_missing_event_rows_resolved(
+    matrix: Matrix,
+) -> None:
+    """The watcher's outage outlasts the SQS redrive: the sweeper writes missing_event for each
+    claim meanwhile; once the DLQ is redriven, each event's Evidence resolves its row, which
+    stays (history) and no longer stands."""
+    result = matrix.run(_cell("ddb-outage-long", "watcher"))
+    ledger = matrix.stack.ledger
+    rows = [r for p in result.census.packages for r in ledger.for_package(p.package_id)]
+    missing = [r for r in rows if r.kind == "missing_event"]
+    assert sorted({r.event_type for r in missing}) == [
+        "decision.recorded",
+        "message.sent",
+        "wo.created",
+        "wo.updated",
+    ]
+    by_id = {r.row_id: r for r in rows}
+    for row in missing:
+        assert row.resolution is not None, row.row_id
+        assert row.resolution.verdict == "evidence"
+        assert missing_row_id_of(by_id[row.resolution.row_id]) == row.row_id
+    assert [r.row_id for r in rows if r.standing_shame] == []
 
 
 IDEMPOTENCY_OFF = pytest.mark.filterwarnings("ignore:Disabling idempotency")

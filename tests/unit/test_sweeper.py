@@ -133,6 +133,38 @@ def test_the_texts_fail_open_names_on_its_completion_line_must_have_their_events
     )
 
 
+class _WatcherBetween(InMemoryLedger):
+    """The watcher writes its row for the event after the sweeper looked and before it writes
+    its missing_event row (so the watcher, looking for that row, found none)."""
+
+    def __init__(self, watched: LedgerRow) -> None:
+        super().__init__()
+        self.watched: LedgerRow | None = watched
+
+    def record(self, row: LedgerRow) -> bool:
+        if row.kind == "missing_event" and self.watched is not None:
+            super().record(self.watched)
+            self.watched = None
+        return super().record(row)
+
+
+def test_an_event_read_while_the_sweeper_writes_resolves_its_row_at_once() -> None:
+    log, clock = InMemoryDecisionLog(), VirtualClock(T0)
+    log.record_outcome(_outcome("pkg-5", 0, ("wo.updated", "WO-204")))
+    _complete(log, "pkg-5", "fail_open")
+    evidence = _seen("pkg-5", "pkg-5#dispose#0", "wo.updated", "WO-204")
+    ledger = _WatcherBetween(evidence)
+    clock.advance(11 * 60)
+    report = _sweeper(log, ledger, clock).sweep()
+    (missing,) = report.missing
+    assert report.resolved == [missing.row_id]
+    stored = ledger.get("pkg-5", missing.row_id)
+    assert stored is not None
+    assert stored.resolution is not None
+    assert stored.resolution.row_id == evidence.row_id
+    assert not [r for r in ledger.rows.values() if r.standing_shame]
+
+
 def test_packages_older_than_the_lookback_are_left_alone() -> None:
     log, ledger, clock = InMemoryDecisionLog(), InMemoryLedger(), VirtualClock(T0)
     _complete(log, "pkg-3")

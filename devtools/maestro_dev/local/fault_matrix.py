@@ -260,7 +260,8 @@ class PackageRead:
     decisions: int
     fallback: bool  # a decision took its default
     completed_by: str | None
-    shame: tuple[str, ...]  # "kind:event_type" of each Shame row
+    shame: tuple[str, ...]  # "kind:event_type" of each Shame row that stands
+    resolved: tuple[str, ...]  # "kind:event_type" of each one its late event resolved (history)
     retried: tuple[str, ...]  # the states Step Functions ran more than once (its history)
     precheck_fallback: bool  # the pre-check took its default (the execution's state)
     paged: bool  # a page to the PM names this package (fail-open's page does)
@@ -488,7 +489,10 @@ class Matrix:
                     fallback=any(d.fallback for d in recorded),
                     completed_by=completion.completed_by if completion else None,
                     shame=tuple(
-                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.verdict == "shame"
+                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.standing_shame
+                    ),
+                    resolved=tuple(
+                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.resolution is not None
                     ),
                     retried=_retried(stack.history(execution["executionArn"])),
                     precheck_fallback=bool((output.get("precheck") or {}).get("fallback")),
