@@ -1,5 +1,5 @@
 """The fault matrix's outcomes depend on nothing but the cell (#17): not on the cells played
-before it on the same stack, in any order.
+before it on the same stack, in any order, and not on how busy the machine is.
 
 Each test plays its cells on a fresh :class:`Matrix` (one embedded stack; two cannot share one
 process's moto, so these are apart from ``test_fault_matrix.py``'s shared one) and checks each
@@ -8,7 +8,12 @@ as that file does: the pinned outcome, nothing lost, duplicated or undecided, th
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from fault_outcomes import check
@@ -58,3 +63,42 @@ def test_cells_in_a_shuffled_order_end_as_pinned() -> None:
             except AssertionError as failed:
                 played = " → ".join(c.id for c in order[: position + 1])
                 raise AssertionError(f"after {played}: {failed}") from failed
+
+
+@contextmanager
+def _every_core_busy() -> Iterator[None]:
+    """One CPU-burning process per core for the block: the machine as busy as it gets."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 1)
+    ]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+        for burner in burners:
+            burner.wait()
+
+
+# The cells whose outcome once moved with the machine's load: the crash before the flusher
+# (seen ending with a DLQ redrive on a busy machine; here after the long flusher outage, the
+# order that did it), the watcher's reads of Twilio (a slow answer must not be a timeout), an
+# injected Twilio timeout (the client's timeout decides, not the machine's speed), the SQS
+# redrive and the watcher's redelivery.
+UNDER_LOAD = (
+    ("ddb-outage-long", "flusher"),
+    ("crash-before", "flusher"),
+    ("twilio-timeout", "act"),
+    ("twilio-5xx", "watcher"),
+    ("ddb-outage-long", "watcher"),
+)
+
+
+def test_the_load_sensitive_cells_end_as_pinned_with_every_core_busy() -> None:
+    with Matrix() as matrix:
+        for fault, stage in UNDER_LOAD:  # the scenarios' baselines, before the load
+            matrix.baseline(_cell(fault, stage).scenario)
+        with _every_core_busy():
+            for fault, stage in UNDER_LOAD:
+                check(matrix.run(_cell(fault, stage)))

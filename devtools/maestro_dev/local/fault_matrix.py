@@ -113,6 +113,12 @@ OUTAGE_INVOCATIONS = 4
 state machine's three retries; four receives of an SQS record, one short of the redrive)."""
 WEBHOOK_TRIES = 5
 """How often Twilio tries an inbound message's webhook here before giving up."""
+TWILIO_CLIENT_TIMEOUT = 2.0
+"""How long the Twilio SDK waits for an answer here: far longer than any answer takes on a busy
+machine, so only an injected timeout times out (the loopback holds that answer until the client
+gives up: the cell costs this much wall time, and never depends on the machine's speed)."""
+TWILIO_HANG = 30.0
+"""How late the injected timeout's answer would come: longer than the client waits."""
 QUIET_ROUNDS = 5
 """How many sweep periods a cell's end may take to quiet the stack (redrive, handle)."""
 
@@ -354,7 +360,7 @@ class Matrix:
             self.wire = self._exit.enter_context(Wire())
             self.model = ScriptedModel(responder=self._respond, name="scripted")
             self.stack = self._exit.enter_context(
-                LocalStack(model=self.model, twilio_timeout_seconds=0.3)
+                LocalStack(model=self.model, twilio_timeout_seconds=TWILIO_CLIENT_TIMEOUT)
             )
             seed(self.stack)
             self.stages = Stages(self.stack, self.wire)
@@ -796,7 +802,9 @@ class _Run:
         error = {
             "twilio-5xx": TwilioError(now, on, 503, budget=2),
             "twilio-lost-answer": TwilioError(now, on, 500, accept=True, budget=1),
-            "twilio-timeout": TwilioError(now, on, 503, accept=True, hang_seconds=0.5, budget=1),
+            "twilio-timeout": TwilioError(
+                now, on, 503, accept=True, hang_seconds=TWILIO_HANG, budget=1
+            ),
             "twilio-down": TwilioError(down, on, 503),
         }[self.cell.fault]
         self.twilio_faults[stage] = self.matrix.twilio.add(error)

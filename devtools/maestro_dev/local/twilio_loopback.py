@@ -11,6 +11,8 @@ embedded stack, so the demo's texts go through the very adapter the cloud runs.
   to the message's ``StatusCallback``, signed with the auth token as Twilio signs it.
 - Faults on request, for the tests: an HTTP error (a 5xx, a 429, a 400 with a Twilio code) or
   a slow answer (a timeout for the client), with or without the message being created first.
+  Over HTTP, a slow answer is held until the client gives up (closes the connection) or its
+  time passes: the client's own timeout decides, never how fast this machine is.
 
 :class:`TwilioLoopback` holds the state and answers requests; :class:`TwilioLoopbackServer`
 serves it over HTTP on 127.0.0.1 (the embedded stack), and :class:`LoopbackHttpClient` hands
@@ -23,6 +25,8 @@ import base64
 import hashlib
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -375,6 +379,17 @@ class LoopbackHttpClient(HttpClient):  # type: ignore[misc]  # the SDK is untype
         return Response(answer.status, json.dumps(answer.body), {})
 
 
+def _until_the_client_gives_up(connection: socket.socket, seconds: float) -> None:
+    """Hold a late answer ``seconds``, or until the client closes the connection (its timeout
+    fired) if that comes first: a timeout then happens because the client's limit is shorter
+    than the hang, whatever the machine's load, and costs no more wall time than that limit."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([connection], [], [], left)
+        if readable:
+            return  # closed (or the client sent more): nobody waits for this answer any longer
+
+
 class TwilioLoopbackServer:
     """:class:`TwilioLoopback` over HTTP on 127.0.0.1 (a free port): the SDK's own HTTP client
     reaches it by its base URL alone."""
@@ -400,7 +415,7 @@ class TwilioLoopbackServer:
                     self.headers.get("Authorization"),
                 )
                 if answer.hang_seconds:
-                    time.sleep(answer.hang_seconds)
+                    _until_the_client_gives_up(self.connection, answer.hang_seconds)
                 body = json.dumps(answer.body).encode()
                 try:
                     self.send_response(answer.status)
