@@ -12,9 +12,10 @@ Alarms:
   state machine's to retry and catch, watched by the failed-execution and fail-open alarms;
 - messages in any dead-letter queue; failed (or timed-out, or aborted) executions; fail-open
   decisions (invocations of the fail-open step); the fallback rate (fallbacks per package, from
-  the pipeline's own ``Fallbacks`` metric and the executions started); shame rows
-  (``ShameRows``, counted by the watcher and the sweeper for every Shame row they write); texts
-  that could not be sent;
+  the pipeline's own ``Fallbacks`` metric and the executions started); shame rows that stand
+  (``ShameRows``, counted by the watcher and the sweeper for every Shame row they write, less
+  ``ShameResolved``, counted for each missing_event row its late event resolved); texts that
+  could not be sent;
 - an account-wide daily cap reached: ``maestro.observability.DAILY_CAP_METRIC``, counted by
   whatever enforces a cap (quiet until something counts it).
 """
@@ -49,6 +50,7 @@ from maestro.observability import (
 from maestro.pipeline.entry import STEPS
 
 SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
+SHAME_RESOLVED_METRIC = "ShameResolved"  # ... and each missing_event row a late event resolved
 SEND_FAILURES_METRIC = "SendFailures"  # maestro.pipeline.steps: count("SendFailures")
 FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.steps: count("Fallbacks")
 
@@ -246,9 +248,16 @@ class Observability(Construct):
             "to a deterministic default (model errors, invalid output, budgets, fail-open).",
         )
         shame = maestro_metric(SHAME_METRIC)
+        resolved = maestro_metric(SHAME_RESOLVED_METRIC)
+        standing = cw.MathExpression(
+            expression="FILL(shame, 0) - FILL(resolved, 0)",
+            using_metrics={"shame": shame, "resolved": resolved},
+            label="Shame rows written, less those a late event resolved",
+            period=FIVE_MINUTES,
+        )
         alarm(
             "shame-rows",
-            shame,
+            standing,
             1,
             "A Shame row: a claimed effect that no independent read confirms (the watcher), or "
             "an effect whose event never came (the sweeper). `maestro ledger` shows it.",
@@ -294,6 +303,7 @@ class Observability(Construct):
                 title="Shame and Evidence rows, texts not sent, escalations, abstentions",
                 left=[
                     shame,
+                    resolved,
                     maestro_metric("EvidenceRows"),
                     maestro_metric(SEND_FAILURES_METRIC),
                     maestro_metric("Escalations"),

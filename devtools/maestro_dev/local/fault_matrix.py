@@ -113,6 +113,14 @@ OUTAGE_INVOCATIONS = 4
 state machine's three retries; four receives of an SQS record, one short of the redrive)."""
 WEBHOOK_TRIES = 5
 """How often Twilio tries an inbound message's webhook here before giving up."""
+TWILIO_CLIENT_TIMEOUT = 2.0
+"""How long the Twilio SDK waits for an answer here: far longer than any answer takes on a busy
+machine, so only an injected timeout times out (the loopback holds that answer until the client
+gives up: the cell costs this much wall time, and never depends on the machine's speed)."""
+TWILIO_HANG = 30.0
+"""How late the injected timeout's answer would come: longer than the client waits."""
+QUIET_ROUNDS = 5
+"""How many sweep periods a cell's end may take to quiet the stack (redrive, handle)."""
 
 REPAIR_TEXTS = ("the kitchen leak is back", "and now the hallway light is out")
 GAS_TEXT = "I smell gas in the kitchen"
@@ -150,6 +158,8 @@ FAULTS: dict[str, str] = {
     "bus-failed-entries": "EventBridge answers the stage's PutEvents with FailedEntryCount, once",
     "bus-down": "every PutEvents of the stage fails (500, through the SDK's retries) for its "
     f"first {OUTAGE_INVOCATIONS} invocations",
+    "bus-down-long": "every PutEvents of the stage fails (500) for the whole scenario: through "
+    "the SDK's retries and the step's own",
 }
 
 
@@ -201,6 +211,7 @@ _STAGES_OF: dict[str, tuple[str, ...]] = {
     "bus-failed": ("escalate", "act", "announce", "fail_open"),
     "bus-failed-entries": ("escalate", "act", "announce", "fail_open"),
     "bus-down": ("escalate", "act", "announce", "fail_open"),
+    "bus-down-long": ("fail_open",),  # the others fail open (bus-down): fail-open is the last
 }
 # Cells played alone: a fault whose outcome ends the package (it fails open, takes its default)
 # would hide the stages after it, so such a stage gets a run of its own. The others of a row
@@ -218,7 +229,6 @@ _ALONE_ROWS = frozenset(
 )
 _ALONE = frozenset(
     {
-        ("ddb-lost-answer", "act"),
         ("bus-down", "act"),
         ("bus-down", "announce"),
     }
@@ -256,7 +266,8 @@ class PackageRead:
     decisions: int
     fallback: bool  # a decision took its default
     completed_by: str | None
-    shame: tuple[str, ...]  # "kind:event_type" of each Shame row
+    shame: tuple[str, ...]  # "kind:event_type" of each Shame row that stands
+    resolved: tuple[str, ...]  # "kind:event_type" of each one its late event resolved (history)
     retried: tuple[str, ...]  # the states Step Functions ran more than once (its history)
     precheck_fallback: bool  # the pre-check took its default (the execution's state)
     paged: bool  # a page to the PM names this package (fail-open's page does)
@@ -300,6 +311,7 @@ class CellResult:
     fired: dict[str, int]  # stage → faults injected there (0: the cell tested nothing)
     notes: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # records a redelivery changed
+    left_busy: list[str] = field(default_factory=list)  # not quiet when the cell ended
 
     @property
     def violations(self) -> list[str]:
@@ -320,6 +332,7 @@ class CellResult:
                 found.append(f"{name}: {got}, more than {expected} without the fault")
         found += [f"{stage}: no fault was injected" for stage, n in self.fired.items() if not n]
         found += [f"a redelivery changed {record[:160]}" for record in self.changed]
+        found += [f"the stack was left busy: {what}" for what in self.left_busy]
         return found
 
 
@@ -347,7 +360,7 @@ class Matrix:
             self.wire = self._exit.enter_context(Wire())
             self.model = ScriptedModel(responder=self._respond, name="scripted")
             self.stack = self._exit.enter_context(
-                LocalStack(model=self.model, twilio_timeout_seconds=0.3)
+                LocalStack(model=self.model, twilio_timeout_seconds=TWILIO_CLIENT_TIMEOUT)
             )
             seed(self.stack)
             self.stages = Stages(self.stack, self.wire)
@@ -428,7 +441,9 @@ class Matrix:
         changed = (
             sorted(set(run.before.records) ^ set(census.records)) if run.before is not None else []
         )
-        return CellResult(cell, outcomes, census, census, run.fired(), notes, changed)
+        return CellResult(
+            cell, outcomes, census, census, run.fired(), notes, changed, run.left_busy
+        )
 
     # -- the census -------------------------------------------------------------------------
 
@@ -480,7 +495,10 @@ class Matrix:
                     fallback=any(d.fallback for d in recorded),
                     completed_by=completion.completed_by if completion else None,
                     shame=tuple(
-                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.verdict == "shame"
+                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.standing_shame
+                    ),
+                    resolved=tuple(
+                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.resolution is not None
                     ),
                     retried=_retried(stack.history(execution["executionArn"])),
                     precheck_fallback=bool((output.get("precheck") or {}).get("fallback")),
@@ -673,6 +691,7 @@ class _Run:
         self.redelivered: Counter[str] = Counter()
         self.before: Census | None = None  # the stores before a redelivery
         self.redriven: Counter[str] = Counter()  # stage → messages redriven from its DLQ
+        self.left_busy: list[str] = []  # what was not quiet when the cell ended
         self._log_start = len(matrix.wire.injected())
 
     # -- arming -----------------------------------------------------------------------------
@@ -783,7 +802,9 @@ class _Run:
         error = {
             "twilio-5xx": TwilioError(now, on, 503, budget=2),
             "twilio-lost-answer": TwilioError(now, on, 500, accept=True, budget=1),
-            "twilio-timeout": TwilioError(now, on, 503, accept=True, hang_seconds=0.5, budget=1),
+            "twilio-timeout": TwilioError(
+                now, on, 503, accept=True, hang_seconds=TWILIO_HANG, budget=1
+            ),
             "twilio-down": TwilioError(down, on, 503),
         }[self.cell.fault]
         self.twilio_faults[stage] = self.matrix.twilio.add(error)
@@ -795,6 +816,8 @@ class _Run:
                 self._wire(WireError("InternalException", 500, bus, budget=1))
             elif self.cell.fault == "bus-failed-entries":
                 self._wire(PartialPublish(bus, budget=1))
+            elif self.cell.fault == "bus-down-long":
+                self._wire(WireError("InternalException", 500, bus, 10**6))
             elif stage == "announce":  # Step Functions' own integration: one attempt per try
                 self._wire(WireError("InternalException", 500, bus, budget=OUTAGE_INVOCATIONS))
             else:
@@ -820,15 +843,17 @@ class _Run:
 
     def after(self) -> None:
         """The fault is over. The DLQs alarm, so an operator redrives what reached them; what
-        is left in the queues is handled: the next cell starts from a quiet stack."""
+        is left in the queues is handled, until the stack is quiet: the next cell starts from a
+        quiet stack. A record received as often as its redrive policy allows is still in its
+        queue: it moves to the DLQ on the next receive, so redriving once is not enough."""
         stack = self.stack
-        for stage, dlq, source in (
-            ("flusher", stack.debounce_dlq, stack.debounce_url),
-            ("watcher", stack.events_dlq, stack.events_url),
-        ):
-            self.redriven[stage] += _redrive(stack.sqs, dlq, source)
-        for _ in range(3):
-            if self._quiet():
+        for _ in range(QUIET_ROUNDS):
+            for stage, dlq, source in (
+                ("flusher", stack.debounce_dlq, stack.debounce_url),
+                ("watcher", stack.events_dlq, stack.events_url),
+            ):
+                self.redriven[stage] += _redrive(stack.sqs, dlq, source)
+            if not self.busy():
                 break
             stack.advance(SWEEP_EVERY_SECONDS)
             for _ in range(OUTAGE_INVOCATIONS + 1):
@@ -836,22 +861,29 @@ class _Run:
         if any(self.redriven.values()):
             stack.advance(SWEEP_WINDOW_SECONDS + 60)
             stack.sweep()
+        self.left_busy = self.busy()
 
-    def _quiet(self) -> bool:
+    def busy(self) -> list[str]:
+        """What is not quiet on the stack, in words: signals not yet due, running executions,
+        records in a queue or a DLQ."""
         stack = self.stack
-        if len(stack.debounce) or stack.running_executions():
-            return False
-        for url in (stack.debounce_url, stack.events_url):
+        found = []
+        if len(stack.debounce):
+            found.append(f"{len(stack.debounce)} debounce signal(s) not yet due")
+        if running := stack.running_executions():
+            found.append(f"{len(running)} running execution(s)")
+        for url in (stack.debounce_url, stack.events_url, stack.debounce_dlq, stack.events_dlq):
             attributes = stack.sqs.get_queue_attributes(
                 QueueUrl=url,
                 AttributeNames=[
                     "ApproximateNumberOfMessages",
                     "ApproximateNumberOfMessagesNotVisible",
+                    "ApproximateNumberOfMessagesDelayed",
                 ],
             )["Attributes"]
-            if any(int(n) for n in attributes.values()):
-                return False
-        return True
+            if waiting := sum(int(n) for n in attributes.values()):
+                found.append(f"{waiting} record(s) in {url.rsplit('/', 1)[-1]}")
+        return found
 
     def settle(self) -> None:
         stack = self.stack

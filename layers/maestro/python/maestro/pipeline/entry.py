@@ -12,11 +12,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
 
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyPersistenceLayerError,
 )
@@ -37,6 +33,7 @@ from maestro.adapters.dynamodb_memory import (
     DynamoWorkOrderStore,
 )
 from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError, NoBus
+from maestro.adapters.idempotency import OwnedDynamoDBPersistenceLayer
 from maestro.adapters.language_model import language_model
 from maestro.adapters.messaging import messenger_for
 from maestro.brain.model import LanguageModel
@@ -128,7 +125,9 @@ def build_pipeline(
         lease_ttl_seconds=settings.lease_ttl_seconds,
         throttle=DynamoPageThrottle(ddb, table("conversations")),
     )
-    persistence = DynamoDBPersistenceLayer(table_name=table("idempotency"), boto3_client=ddb)
+    # Its in-progress records know their own write: a retried put whose answer was lost is not
+    # taken for another run (maestro.adapters.idempotency).
+    persistence = OwnedDynamoDBPersistenceLayer(table("idempotency"), ddb)
     return Pipeline(deps), persistence
 
 
