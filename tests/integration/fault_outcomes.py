@@ -9,7 +9,7 @@ from maestro_dev.local.fault_matrix import CellResult
 SDK = "succeeded (SDK retry)"
 SFN = "succeeded (Step Functions retry)"
 SQS = "succeeded (SQS redelivery)"
-WEBHOOK = "succeeded (Twilio retried the webhook)"
+WEBHOOK = "succeeded (Twilio's fallback URL)"
 ASYNC = "succeeded (Lambda async retry)"
 TWILIO = "succeeded (Twilio adapter retry)"
 DEDUPLICATED = "succeeded (redelivery deduplicated)"

@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from itertools import count
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_memory import (
@@ -45,7 +46,7 @@ from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.models import Party, PartyRole, WorkOrder
 from maestro.ingest.service import conversation_id_for
 from maestro.ports import DebounceSignal
-from maestro_dev.local.events import signed_sms_event, twilio_sid
+from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.faults import (
     Crash,
     PartialPublish,
@@ -111,8 +112,6 @@ SDK_ATTEMPTS = sdk_attempts("dynamodb")
 OUTAGE_INVOCATIONS = 4
 """How long an outage lasts: the stage's first four invocations (a step's first run and the
 state machine's three retries; four receives of an SQS record, one short of the redrive)."""
-WEBHOOK_TRIES = 5
-"""How often Twilio tries an inbound message's webhook here before giving up."""
 TWILIO_CLIENT_TIMEOUT = 2.0
 """How long the Twilio SDK waits for an answer here: far longer than any answer takes on a busy
 machine, so only an injected timeout times out (the loopback holds that answer until the client
@@ -349,7 +348,6 @@ class Matrix:
     def __init__(self) -> None:
         self._exit = ExitStack()
         self._tenants = count(1)
-        self._sids = count(1)
         self._baselines: dict[Scenario, Census] = {}
         self._described: dict[str, dict[str, Any]] = {}
         self.model_fault: Callable[[ModelRequest], Scripted | None] | None = None
@@ -585,9 +583,6 @@ class Matrix:
         )["Items"]
         return tuple(i["message"]["M"]["message_id"]["S"] for i in items)
 
-    def next_sid(self) -> str:
-        return twilio_sid("SM", f"fault matrix {next(self._sids)}")
-
 
 def _plan(wo_id: str) -> dict[str, Any]:
     """What the scripted model proposes for the repair scenario: a new WO, and a note on the
@@ -683,7 +678,7 @@ class _Run:
         self.inbound: list[str] = []
         self.texts: list[tuple[str, str]] = []  # (MessageSid, body), as Twilio posted them
         self.notes: list[str] = []
-        self.webhook_retries = 0
+        self.fallback_used = 0  # texts Twilio delivered through the number's fallback URL
         self.wire_faults: list[WireError | PartialPublish] = []
         self.crashes: list[Crash] = []
         self.twilio_faults: dict[str, TwilioError] = {}
@@ -851,6 +846,7 @@ class _Run:
             for stage, dlq, source in (
                 ("flusher", stack.debounce_dlq, stack.debounce_url),
                 ("watcher", stack.events_dlq, stack.events_url),
+                ("fallback", stack.fallback_dlq, stack.fallback_url),
             ):
                 self.redriven[stage] += _redrive(stack.sqs, dlq, source)
             if not self.busy():
@@ -872,7 +868,14 @@ class _Run:
             found.append(f"{len(stack.debounce)} debounce signal(s) not yet due")
         if running := stack.running_executions():
             found.append(f"{len(running)} running execution(s)")
-        for url in (stack.debounce_url, stack.events_url, stack.debounce_dlq, stack.events_dlq):
+        for url in (
+            stack.debounce_url,
+            stack.events_url,
+            stack.fallback_url,
+            stack.debounce_dlq,
+            stack.events_dlq,
+            stack.fallback_dlq,
+        ):
             attributes = stack.sqs.get_queue_attributes(
                 QueueUrl=url,
                 AttributeNames=[
@@ -898,24 +901,26 @@ class _Run:
             stack.sweep()
 
     def deliver(self, body: str, sid: str | None = None) -> None:
-        """An inbound SMS through the signed webhook; a 5xx (or a crash) is tried again with
-        the same MessageSid, as Twilio does."""
-        if sid is None:
-            sid = self.matrix.next_sid()
-            self.inbound.append(sid)
-            self.texts.append((sid, body))
-        for attempt in range(WEBHOOK_TRIES):
-            try:
-                response = self.stack.http(
-                    signed_sms_event(self.stack.twilio_token, sid, self.tenant.phone, body)
-                )
-            except Exception:  # the function failed: API Gateway answers 5xx
-                response = {"statusCode": 502}
-            if response["statusCode"] == 200:
-                return
-            self.webhook_retries += 1
-            self.notes.append(f"webhook try {attempt + 1}: {response['statusCode']}")
-        self.notes.append(f"Twilio gave up on {sid}")
+        """A text from the tenant's phone as Twilio delivers it: once to the number's SMS URL,
+        and when that fails (a 5xx, a crash), once to its fallback URL (the fallback API keeps
+        it for the drain); Twilio retries nothing else. With ``sid``: the same signed request
+        posted to the SMS URL again (a redelivery)."""
+        stack = self.stack
+        if sid is not None:
+            event = signed_sms_event(stack.twilio_token, sid, self.tenant.phone, body)
+            status = int(stack.api(event)["statusCode"])
+            if status != 200:
+                self.notes.append(f"redelivery of {sid}: {status}")
+            return
+        delivery = stack.twilio.text(self.tenant.phone, body)
+        self.inbound.append(delivery.sid)
+        self.texts.append((delivery.sid, body))
+        for url, status in delivery.attempts:
+            if status != 200:
+                self.notes.append(f"webhook {urlsplit(url).path}: {status}")
+        self.fallback_used += len(delivery.attempts) > 1
+        if not delivery.accepted:
+            self.notes.append(f"Twilio gave up on {delivery.sid}")
 
     def redeliver(self) -> None:
         """Every message the stage handled, delivered again, twice (the second time in the
@@ -958,8 +963,8 @@ class _Run:
             how.append("DLQ redrive")
         if failed and stage == "sweeper":
             how.append("Lambda async retry")
-        if stage == "webhook" and self.webhook_retries:
-            how.append("Twilio retried the webhook")
+        if stage == "webhook" and self.fallback_used:
+            how.append("Twilio's fallback URL")
         if stage in self.twilio_faults and self.twilio_faults[stage].injected:
             how.append("Twilio adapter retry")
         if self.model_faults[stage]:
