@@ -373,7 +373,8 @@ def read_back(
                 )
             )
     twice = {sid for sid, count in buffered.items() if count > 1}
-    verdicts = Counter(row.verdict for row in stack.ledger_rows())
+    rows = stack.ledger_rows()
+    verdicts = Counter(row.verdict for row in rows)
     in_a_package_twice = checked.duplicated
     return ReadBack(
         stored=len(stored),
@@ -387,7 +388,7 @@ def read_back(
         emergencies=checked.emergencies,
         emergencies_escalated=checked.emergencies_escalated,
         evidence=verdicts["evidence"],
-        shame=verdicts["shame"],
+        shame=sum(row.standing_shame for row in rows),  # a late event's resolved row: history
         executions=checked.executions,
     )
 

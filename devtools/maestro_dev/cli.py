@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
+from maestro.domain.ledger import LedgerRow
 from maestro_dev import twilio_wire
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
@@ -401,22 +402,25 @@ def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
             print(f"{status} {body}", file=out)
             return 1
         rows = json.loads(body)
-    if args.shame:
-        rows = [r for r in rows if r["verdict"] == "shame"]
-    for row in rows:
+    read_rows = [LedgerRow.model_validate(r) for r in rows]
+    if args.shame:  # the Shame that stands: a missing_event row its late event resolved is not
+        read_rows = [r for r in read_rows if r.standing_shame]
+    for row in read_rows:
         if args.json:
-            print(json.dumps(row), file=out)
+            print(row.model_dump_json(), file=out)
             continue
-        verdict = "evidence" if row["verdict"] == "evidence" else f"SHAME {row['kind']}"
-        read = f" [{row['provenance']}]" if row["provenance"] else ""
+        read = f" [{row.provenance}]" if row.provenance else ""
         print(
-            f"{verdict:<23} {row['event_type']:<17} {row['package_id']} "
-            f"{row['wo_id'] or '-'} {row['subject_id']}{read}: {row['detail']}",
+            f"{row.mark:<23} {row.event_type:<17} {row.package_id} "
+            f"{row.wo_id or '-'} {row.subject_id}{read}: {row.detail}",
             file=out,
         )
     if not args.json:
-        evidence = sum(r["verdict"] == "evidence" for r in rows)
-        print(f"{evidence} evidence, {len(rows) - evidence} shame", file=out)
+        evidence = sum(r.verdict == "evidence" for r in read_rows)
+        shame = sum(r.standing_shame for r in read_rows)
+        resolved = sum(r.resolution is not None for r in read_rows)
+        late = f" ({resolved} more resolved by a late event)" if resolved else ""
+        print(f"{evidence} evidence, {shame} shame{late}", file=out)
     return 0
 
 

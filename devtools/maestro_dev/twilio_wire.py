@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from maestro.adapters.twilio_sms import TWILIO_API
-from maestro_dev.cloud import stack_for_env
+from maestro_dev.cloud import (
+    OUTPUT_AUTH_TOKEN_SECRET,
+    OUTPUT_SMS_FALLBACK_URL,
+    OUTPUT_SMS_URL,
+    OUTPUT_WEBHOOK_BASE_URL,
+    stack_for_env,
+)
 
 __all__ = ["Change", "WebhookTargets", "WireError", "add_parser", "wire_number"]
 
@@ -95,10 +101,6 @@ def wire_number(
 
 # -- `maestro twilio wire --env ENV` ------------------------------------------------------------
 
-OUTPUT_SMS_URL = "TwilioSmsWebhookUrl"
-OUTPUT_SMS_FALLBACK_URL = "TwilioSmsFallbackUrl"
-OUTPUT_WEBHOOK_BASE_URL = "WebhookBaseUrl"
-OUTPUT_AUTH_TOKEN_SECRET = "TwilioAuthTokenSecretArn"
 ENVIRONMENTS_KEY = "maestro:environments"
 
 

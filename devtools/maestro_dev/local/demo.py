@@ -66,7 +66,8 @@ class DemoReport:
 
     @property
     def shame(self) -> int:
-        return sum(row.verdict == "shame" for row in self.ledger)
+        """Shame that stands (a missing_event row its late event resolved is history)."""
+        return sum(row.standing_shame for row in self.ledger)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -90,7 +91,7 @@ class DemoReport:
             "shame_rows": [
                 {"kind": r.kind, "event_type": r.event_type, "detail": r.detail}
                 for r in self.ledger
-                if r.verdict == "shame"
+                if r.standing_shame
             ],
             "wall_seconds": round(self.wall_seconds, 3),
         }
@@ -193,9 +194,8 @@ def _package_report(stack: LocalStack, arn: str, title: str) -> PackageReport:
 
 def _ledger_line(row: LedgerRow) -> str:
     """One ledger row: the verdict, the claim, and what was read."""
-    mark = "evidence" if row.verdict == "evidence" else f"SHAME {row.kind}"
     read = f" [{row.provenance}]" if row.provenance else ""
-    return f"{mark}: {row.event_type} {row.subject_id}{read}: {row.detail}"
+    return f"{row.mark}: {row.event_type} {row.subject_id}{read}: {row.detail}"
 
 
 def render(report: DemoReport) -> str:

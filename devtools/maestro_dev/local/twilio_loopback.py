@@ -11,6 +11,8 @@ embedded stack, so the demo's texts go through the very adapter the cloud runs.
   to the message's ``StatusCallback``, signed with the auth token as Twilio signs it.
 - Faults on request, for the tests: an HTTP error (a 5xx, a 429, a 400 with a Twilio code) or
   a slow answer (a timeout for the client), with or without the message being created first.
+  Over HTTP, a slow answer is held until the client gives up (closes the connection) or its
+  time passes: the client's own timeout decides, never how fast this machine is.
 - The account's phone numbers (``IncomingPhoneNumbers``: list by ``PhoneNumber``, fetch,
   update), with the webhooks Twilio calls for them: ``sms_url``, ``sms_fallback_url``,
   ``status_callback`` (what `maestro twilio wire` sets through the SDK).
@@ -31,6 +33,8 @@ import base64
 import hashlib
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -574,6 +578,17 @@ class LoopbackHttpClient(HttpClient):  # type: ignore[misc]  # the SDK is untype
         return Response(answer.status, json.dumps(answer.body), {})
 
 
+def _until_the_client_gives_up(connection: socket.socket, seconds: float) -> None:
+    """Hold a late answer ``seconds``, or until the client closes the connection (its timeout
+    fired) if that comes first: a timeout then happens because the client's limit is shorter
+    than the hang, whatever the machine's load, and costs no more wall time than that limit."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([connection], [], [], left)
+        if readable:
+            return  # closed (or the client sent more): nobody waits for this answer any longer
+
+
 class TwilioLoopbackServer:
     """:class:`TwilioLoopback` over HTTP on 127.0.0.1 (a free port): the SDK's own HTTP client
     reaches it by its base URL alone."""
@@ -599,7 +614,7 @@ class TwilioLoopbackServer:
                     self.headers.get("Authorization"),
                 )
                 if answer.hang_seconds:
-                    time.sleep(answer.hang_seconds)
+                    _until_the_client_gives_up(self.connection, answer.hang_seconds)
                 body = json.dumps(answer.body).encode()
                 try:
                     self.send_response(answer.status)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     # Named only in the Protocols' signatures: importing them here would load the memory window
     # and the decision records into every handler, the inbound webhook included.
-    from maestro.domain.ledger import LedgerRow
+    from maestro.domain.ledger import LedgerRow, Resolution
     from maestro.domain.memory import BrainRequest
     from maestro.domain.records import (
         ActionOutcomeRecord,
@@ -471,6 +471,10 @@ class Ledger(Protocol):
 
     def record(self, row: LedgerRow) -> bool:
         """Append ``row`` unless its id is there already (a redelivery): False then."""
+
+    def resolve(self, row: LedgerRow, resolution: Resolution) -> bool:
+        """Mark the missing_event ``row`` resolved (it stays): False when it is not there or was
+        resolved already."""
 
     def get(self, package_id: str, row_id: str) -> LedgerRow | None: ...
 

@@ -147,12 +147,22 @@ class PackageCompletion(Frozen):
     completed_by: Literal["persist", "fail_open"]
     decisions: int = Field(ge=0)
     outcomes: dict[str, int] = Field(default_factory=dict, description="status → count")
+    effects: tuple[Effect, ...] = Field(
+        default=(),
+        description="What fail-open wrote itself (its page, the safety advice), recorded before "
+        "its events go: the sweeper expects an event of fail-open's decision claiming each one",
+    )
     reason: str = Field(default="", max_length=500)
     recorded_at: AwareDatetime
 
 
 def completion_record_id(package_id: str) -> str:
     return f"{package_id}#completed"
+
+
+def fallback_decision_id(package_id: str) -> str:
+    """The decision fail-open records: the package's deterministic default."""
+    return f"{package_id}#fallback#0"
 
 
 class OutstandingItem(Frozen):

@@ -29,7 +29,12 @@ from typing import Any
 from pydantic import AwareDatetime, Field
 
 from maestro.domain.common import Frozen
-from maestro.observability import count, logger
+from maestro.observability import (
+    FALLBACK_DRAINED_METRIC,
+    FALLBACK_REFUSED_METRIC,
+    count,
+    logger,
+)
 
 __all__ = [
     "FALLBACK_ATTRIBUTES",
@@ -172,10 +177,10 @@ class FallbackDrain:
         response = self._resolve(request.rest_event())
         status = int(response.get("statusCode", 500))
         if 200 <= status < 300:
-            count("FallbackDrained")
+            count(FALLBACK_DRAINED_METRIC)
             return True
         if 400 <= status < 500 and status not in (408, 429):
-            count("FallbackRefused", status=str(status))
+            count(FALLBACK_REFUSED_METRIC)
             logger.warning(
                 "a request kept by the fallback edge was refused",
                 extra={"status": status, "request_id": request.request_id},

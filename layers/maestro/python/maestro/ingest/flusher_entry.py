@@ -27,7 +27,7 @@ from maestro.adapters.language_model import language_model
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.clock import SystemClock
 from maestro.ingest.flusher import Flusher
-from maestro.observability import count, logger, metrics, tracer
+from maestro.observability import STRANDED_METRIC, count, logger, metrics, tracer
 from maestro.ports import DebounceSignal, StrandedSweep
 from maestro.settings import FlusherSettings
 
@@ -74,7 +74,7 @@ def flush_record(record: SQSRecord, flusher: Flusher) -> None:
         packages = flusher.rescue()
         if packages:
             # Each is a flush that should have come on its own: worth an operator's look.
-            count("StrandedFlushes", len(packages))
+            count(STRANDED_METRIC, len(packages))
             logger.warning(
                 "the stranded sweep flushed waiting messages", extra={"packages": len(packages)}
             )

@@ -35,7 +35,7 @@ from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
-from maestro.domain.events import BODY_PREVIEW, body_digest, claim_dict
+from maestro.domain.events import BODY_PREVIEW, Effect, body_digest, claim_dict
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -68,6 +68,7 @@ from maestro.domain.records import (
     RevalidationOutcome,
     Route,
     completion_record_id,
+    fallback_decision_id,
     outcome_record_id,
 )
 from maestro.domain.revalidate import Target, revalidate
@@ -541,8 +542,9 @@ class Pipeline:
 
     def fail_open(self, state: Mapping[str, Any]) -> JSON:
         """Record a fallback decision, close every unfinished action, page the on-call PM with a
-        short reason, and release the lease (or forfeit the turn), using the execution's own
-        ids: this is the last line, so it works even when the rest of the state is unreadable."""
+        short reason, complete the record and release the lease (or forfeit the turn), and only
+        then publish its events, using the execution's own ids: this is the last line, so it
+        works even when the rest of the state is unreadable or the bus is down."""
         now = self.deps.clock.now()
         raw = dict(state)
         package_id = str(raw.get("package_id") or "unknown")
@@ -556,7 +558,7 @@ class Pipeline:
         disposal = s.final_disposal if s else None
         lease = s.lease if s else None
         decision = MaestroDecision(
-            decision_id=f"{package_id}#fallback#0",
+            decision_id=fallback_decision_id(package_id),
             package_id=package_id,
             conversation_id=conversation_id,
             stage="fallback",
@@ -615,13 +617,14 @@ class Pipeline:
                     occurred_at=now,
                 )
             )
-        # Always emit: the watcher reads each of these messages back from the messenger's surface.
-        self.deps.bus.publish(events)
         if unsent:
             # The texts could not go either (the provider is down): the completion line and the
             # SendFailures alarm (not an SMS) are how the PM learns of it.
             why = truncate(f"{why}; not sent: {'; '.join(unsent)}", 500)
-        self.deps.decisions.complete(
+        # The record is complete and the lease free before any event goes: a bus that stays
+        # down through this step's retries costs the events (the sweeper finds each effect
+        # without its event: missing_event), never the package's last line or its turn.
+        completed = self.deps.decisions.complete(
             PackageCompletion(
                 record_id=completion_record_id(package_id),
                 package_id=package_id,
@@ -630,6 +633,7 @@ class Pipeline:
                 completed_by="fail_open",
                 decisions=(len(disposal.decisions) if disposal else 0) + 1,
                 outcomes=_tally(self.deps.decisions.outcomes_for(package_id)),
+                effects=tuple(Effect(event=e.type, subject_id=e.subject_id) for e in events),
                 reason=why,
                 recorded_at=now,
             )
@@ -642,11 +646,14 @@ class Pipeline:
                 # package of the conversation would wait for it forever.
                 self.deps.buffer.forfeit_turn(conversation_id, flush_number)
                 forfeited = True
-        count("Fallbacks")
-        logger.error(
-            "package failed open",
-            extra={"package_id": package_id, "error": failure.Error, "reason": why},
-        )
+        if completed:  # once per package, however often the step runs
+            count("Fallbacks")
+            logger.error(
+                "package failed open",
+                extra={"package_id": package_id, "error": failure.Error, "reason": why},
+            )
+        # Always emit: the watcher reads each of these messages back from the messenger's surface.
+        self.deps.bus.publish(events)
         return dump(
             FailOpenResult(
                 decision_id=decision.decision_id,
