@@ -31,8 +31,8 @@ from typing import Any
 
 from _results import merge_results, render_markdown
 
-from maestro.brain.model import ModelRequest, Turn
-from maestro.brain.reasoning import PROPOSE_TOOL_NAME, REASONING_SYSTEM, propose_tool
+from maestro.brain.model import ModelRequest
+from maestro.brain.reasoning import propose_tool, reasoning_request
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.memory import DEFAULT_LIMITS, SenderRole, build_window
 from maestro.domain.models import (
@@ -46,6 +46,7 @@ from maestro.domain.models import (
     context_for_work_order,
 )
 from maestro.domain.records import Disposition, MaestroDecision
+from maestro_dev.evals.model import new_messages
 
 HISTORIES = (10, 100, 1000, 10000)
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
@@ -75,9 +76,7 @@ def _responder(request: ModelRequest) -> Scripted | None:
     if request.purpose in ("probe", "precheck"):
         return _TRIAGE
     if request.purpose == "reasoning":
-        text = "\n".join(t.text for t in request.turns)
-        package_part = text.split("## New messages", 1)[-1].split("## Earlier messages", 1)[0]
-        if "not sure which one" in package_part:
+        if "not sure which one" in new_messages(request):
             return _plan("create" if request.sample_index % 2 == 0 else "reply")
         return _plan("create")
     if request.purpose == "decide":
@@ -210,12 +209,13 @@ def window_and_tokens() -> tuple[dict[str, float], dict[str, int], str]:
             timings.append((time.perf_counter() - started) * 1000)
         assert window is not None
         build_ms[str(n)] = round(statistics.median(timings), 3)
-        prompt = f"<conversation_data>\n{window.render()}\n</conversation_data>"
+        request = reasoning_request(window)
         if counter is not None:
-            tokens[str(n)] = counter(prompt)
+            tokens[str(n)] = counter(request)
         else:
             schema = json.dumps(propose_tool().input_schema)
-            tokens[str(n)] = (len(REASONING_SYSTEM) + len(schema) + len(prompt)) // 4
+            (turn,) = request.turns
+            tokens[str(n)] = (len(request.system) + len(schema) + len(turn.text)) // 4
     return build_ms, tokens, how
 
 
@@ -225,21 +225,7 @@ def _token_counter() -> Any:
         return None
     from maestro.adapters.anthropic_model import AnthropicModel
 
-    model = AnthropicModel(key)
-
-    def count(prompt: str) -> int:
-        return model.count_tokens(
-            ModelRequest(
-                purpose="reasoning",
-                tier="strong",
-                system=REASONING_SYSTEM,
-                turns=(Turn(role="user", text=prompt),),
-                tools=(propose_tool(),),
-                force_tool=PROPOSE_TOOL_NAME,
-            )
-        )
-
-    return count
+    return AnthropicModel(key).count_tokens
 
 
 def moto_window_ms() -> dict[str, float]:

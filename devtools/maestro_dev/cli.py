@@ -11,6 +11,15 @@
   Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
   through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
+
+``maestro serve``'s operator routes (what ``executions``, ``step`` and ``ledger`` call) answer
+only requests that carry the token serve makes for each run (header X-Maestro-Local-Token), are
+addressed to loopback (127.0.0.1, localhost or [::1], with serve's port) and come from no other
+web origin: a web page you visit can neither release a gate nor read the ledger. Serve prints
+the token once at start and writes it to ``~/.maestro/serve-PORT.token`` (readable by you
+alone), where these commands find it by the URL's port. Where that file is not at hand (another
+user, a container), pass ``--token`` or set ``MAESTRO_LOCAL_TOKEN``. The token from the file is
+sent to a loopback URL only.
 """
 
 from __future__ import annotations
@@ -24,13 +33,25 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
 from maestro_dev.evals import labeled as eval_labeled
 from maestro_dev.evals.cli import add_eval_parsers
+from maestro_dev.local.operator_access import (
+    TOKEN_ENV,
+    TOKEN_HEADER,
+    remove_token,
+    token_for,
+    token_path,
+    write_token,
+)
+
+if TYPE_CHECKING:  # the embedded stack is imported only by the commands that run it
+    from maestro_dev.local.server import LocalServer
+    from maestro_dev.local.stack import LocalStack
 
 BANNER = """\
 maestro demo --core: the pure domain core alone, over scripted stories.
@@ -155,7 +176,9 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="maestro", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="maestro", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="leak-204 end to end on the embedded stack")
     demo.add_argument("--json", action="store_true", help="print one JSON object")
@@ -221,6 +244,11 @@ def _target(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--stack", help="a deployed stack by name, e.g. maestro-dev")
     where.add_argument("--env", help="a deployed stack by environment: --env dev is maestro-dev")
     parser.add_argument("--region", help="the stack's region (default: boto3's, e.g. AWS_REGION)")
+    parser.add_argument(
+        "--token",
+        help=f"`maestro serve`'s operator token (default: ${TOKEN_ENV}, else the one serve wrote "
+        "to ~/.maestro/serve-PORT.token for the URL's port)",
+    )
 
 
 def _cloud(args: argparse.Namespace) -> CloudStack | None:
@@ -238,6 +266,18 @@ def _token() -> str:
     from maestro_dev.local.stack import DEFAULT_TWILIO_TOKEN
 
     return os.environ.get("TWILIO_AUTH_TOKEN", DEFAULT_TWILIO_TOKEN)
+
+
+def _local(
+    args: argparse.Namespace, method: str, path: str, body: bytes | None = None
+) -> tuple[int, str]:
+    """A call to a `maestro serve` operator route, with the run's token."""
+    url = (args.url or DEFAULT_URL).rstrip("/")
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    token = token_for(url, args.token)
+    if token:
+        headers[TOKEN_HEADER] = token
+    return _http(method, url + path, body, headers)
 
 
 def _http(
@@ -270,9 +310,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         f"{stack.pipeline.deps.models.describe()}; messages are recorded, not sent)",
         file=out,
     )
+    # A secret it was given is named by where it came from, never printed.
+    print(f"  Twilio auth token it validates with: {_twilio_token_source(stack)}", file=out)
     print(
-        f"  Twilio auth token it validates with: {stack.twilio_token} "
-        "(from TWILIO_AUTH_TOKEN, else the local default)",
+        f"  operator token for /local/ (header {TOKEN_HEADER}), new each run: {srv.token}\n"
+        f"    {_publish_operator_token(srv)}",
         file=out,
     )
     print(
@@ -288,8 +330,29 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        remove_token(srv.port, srv.token)
         stack.__exit__(None, None, None)
     return 0
+
+
+def _twilio_token_source(stack: LocalStack) -> str:
+    from maestro_dev.local.stack import DEFAULT_TWILIO_TOKEN
+
+    if stack.twilio_token == DEFAULT_TWILIO_TOKEN:
+        return f"the local default, {DEFAULT_TWILIO_TOKEN} (set TWILIO_AUTH_TOKEN for another)"
+    return "the one in TWILIO_AUTH_TOKEN (not shown)"
+
+
+def _publish_operator_token(srv: LocalServer) -> str:
+    """Write the run's token where the commands find it; what to tell the operator."""
+    try:
+        path = write_token(srv.port, srv.token)
+    except OSError as error:
+        return (
+            f"not written to {token_path(srv.port)} ({error.strerror}): give it to "
+            f"`maestro executions`, `step` and `ledger` with --token or ${TOKEN_ENV}"
+        )
+    return f"written to {path} (yours alone): `maestro executions`, `step` and `ledger` read it"
 
 
 def cmd_send(args: argparse.Namespace, out: TextIO) -> int:
@@ -321,7 +384,7 @@ def cmd_executions(args: argparse.Namespace, out: TextIO) -> int:
             gate = f"  paused: {e.paused_at}  {console_url(e.arn)}" if e.paused_at else ""
             print(f"{e.name}  {e.status}  {e.started}{gate}", file=out)
         return 0
-    status, body = _http("GET", (args.url or DEFAULT_URL).rstrip("/") + "/local/executions")
+    status, body = _local(args, "GET", "/local/executions")
     if status != 200:
         print(f"{status} {body}", file=out)
         return 1
@@ -337,10 +400,7 @@ def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
         rows = [r.model_dump(mode="json") for r in cloud.ledger(args.package, args.wo)]
     else:
         query = urlencode({k: v for k, v in (("package", args.package), ("wo", args.wo)) if v})
-        url = (
-            (args.url or DEFAULT_URL).rstrip("/") + "/local/ledger" + (f"?{query}" if query else "")
-        )
-        status, body = _http("GET", url)
+        status, body = _local(args, "GET", "/local/ledger" + (f"?{query}" if query else ""))
         if status != 200:
             print(f"{status} {body}", file=out)
             return 1
@@ -371,12 +431,7 @@ def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
         print(what, file=out)
         return 0 if released else 1
     payload = json.dumps({"execution": args.execution}).encode()
-    status, body = _http(
-        "POST",
-        (args.url or DEFAULT_URL).rstrip("/") + "/local/step",
-        payload,
-        {"Content-Type": "application/json"},
-    )
+    status, body = _local(args, "POST", "/local/step", payload)
     print(body, file=out)
     return 0 if status == 200 else 1
 

@@ -21,6 +21,7 @@ from maestro.brain.model import ModelRequest
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.safety import safety_floor
+from maestro_dev.evals.model import new_messages
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, VIC, seed
 
@@ -33,10 +34,6 @@ STRANGER = "+14155550188"
 
 def rows(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (LABELED / name).read_text().splitlines() if line]
-
-
-def message_text(request: ModelRequest) -> str:
-    return "\n".join(turn.text for turn in request.turns)
 
 
 def world(stack: LocalStack) -> DynamoWorkOrderStore:
@@ -181,7 +178,7 @@ EMERGENCIES = rows("keyword_free_emergencies.jsonl")
 
 
 def _sees_emergencies(request: ModelRequest) -> Scripted | None:
-    text = message_text(request)
+    text = new_messages(request)
     if request.purpose in ("probe", "precheck"):
         hit = next((r["text"] for r in EMERGENCIES if r["text"] in text), None)
         if hit is not None:
@@ -240,21 +237,10 @@ def test_the_floor_still_decides_alone_when_the_model_is_down() -> None:
 INJECTIONS = rows("prompt_injections.jsonl")
 
 
-def _new_messages(request: ModelRequest) -> str:
-    """The package's own lines of a reasoning prompt (not the history, which repeats earlier
-    attempts); the whole text for other calls."""
-    text = message_text(request)
-    if "## New messages" not in text:
-        return text
-    return text.split("## New messages", 1)[1].split("## Earlier messages", 1)[0]
-
-
 def _obeys(request: ModelRequest) -> Scripted | None:
     """A compromised model: it does whatever the text asks (the plan recorded for it)."""
-    text = _new_messages(request)
-    row = next(
-        (r for r in INJECTIONS if r["text"] in text or json.dumps(r["text"])[1:-1] in text), None
-    )
+    text = new_messages(request)  # the package's own lines, not the history's earlier attempts
+    row = next((r for r in INJECTIONS if r["text"] in text), None)
     if request.purpose in ("probe", "precheck"):
         return {"route": "reasoning", "severity": "none", "confidence": 0.9, "evidence": ""}
     if request.purpose == "reasoning" and row is not None:

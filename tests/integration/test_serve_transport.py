@@ -21,7 +21,8 @@ import pytest
 from maestro.adapters.webhook_auth import twilio_signature
 from maestro.ingest.service import conversation_id_for
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
-from maestro_dev.local.events import MAESTRO_LINE, form_body
+from maestro_dev.local.events import MAESTRO_LINE, form_body, signed_app_event
+from maestro_dev.local.operator_access import TOKEN_HEADER
 from maestro_dev.local.server import LocalServer, start
 
 pytestmark = pytest.mark.integration
@@ -59,7 +60,8 @@ def _status(answer: bytes) -> int:
 
 
 def _post(path: str, body: bytes, headers: dict[str, str]) -> bytes:
-    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in headers.items())]
+    host = [] if any(k.lower() == "host" for k in headers) else ["Host: 127.0.0.1"]
+    lines = [f"POST {path} HTTP/1.1", *host, *(f"{k}: {v}" for k, v in headers.items())]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
@@ -78,6 +80,7 @@ def _signed_sms(server: LocalServer, params: dict[str, str]) -> tuple[bytes, dic
 
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+_SHA1_SHAPED = "bm90IGEgcmVhbCBTSEExIHN1bS4="  # base64 of 20 bytes, as an HMAC-SHA1 is
 
 
 @pytest.mark.parametrize(
@@ -116,7 +119,11 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
         ),
         (
             "invalid UTF-8",
-            _post("/twilio/sms", b"Body=\xff\xfe", {"Content-Length": "7", **FORM}),
+            _post(  # signature headers in shape: past the edge, to the handler's 400
+                "/twilio/sms",
+                b"Body=\xff\xfe",
+                {"Content-Length": "7", "X-Twilio-Signature": _SHA1_SHAPED, **FORM},
+            ),
             400,
         ),
         (
@@ -131,8 +138,6 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
         ("HEAD", b"HEAD /twilio/sms HTTP/1.1\r\nHost: x\r\n\r\n", 405),
         ("an unknown path", _post("/twilio/nothing", b"", {"Content-Length": "0"}), 404),
         ("an unsigned webhook", _post("/twilio/sms", b"a=1", {"Content-Length": "3", **FORM}), 403),
-        ("step: not JSON", _post("/local/step", b"{x", {"Content-Length": "2"}), 400),
-        ("step: a JSON list", _post("/local/step", b"[1]", {"Content-Length": "3"}), 400),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
@@ -140,6 +145,90 @@ def test_broken_requests_get_an_http_answer(
     server: LocalServer, name: str, request_bytes: bytes, status: int
 ) -> None:
     assert _status(_exchange(server, request_bytes)) == status, name
+
+
+@pytest.mark.parametrize("body", [b"{x", b"[1]"], ids=["not JSON", "a JSON list"])
+def test_a_step_that_is_not_a_json_object_gets_a_400(server: LocalServer, body: bytes) -> None:
+    operator = {"Host": urlsplit(server.url).netloc, TOKEN_HEADER: server.token}
+    request = _post("/local/step", body, {**operator, "Content-Length": str(len(body))})
+    assert _status(_exchange(server, request)) == 400
+
+
+@pytest.mark.parametrize(
+    ("path", "signature_headers"),
+    [
+        ("/twilio/sms", {"X-Twilio-Signature": "junk"}),
+        ("/twilio/status", {"X-Twilio-Signature": ""}),
+        ("/twilio/transcript", {}),
+        ("/twilio/sms", {"X-Twilio-Signature": _SHA1_SHAPED[:-1] + "!"}),  # not base64
+        ("/twilio/sms", {"X-Twilio-Signature": _SHA1_SHAPED + "AAAA"}),  # a length of neither
+        ("/twilio/sms", {"X-Maestro-Signature": "v1=" + "0" * 64, "X-Maestro-Timestamp": "1"}),
+        ("/app/messages", {"X-Maestro-Signature": "v1=" + "ab" * 32}),  # no timestamp
+        (
+            "/assistant/kickoff",
+            {"X-Maestro-Signature": "v2=" + "ab" * 32, "X-Maestro-Timestamp": "1"},
+        ),
+        ("/app/messages", {"X-Twilio-Signature": _SHA1_SHAPED}),
+    ],
+    ids=[
+        "junk",
+        "empty",
+        "absent",
+        "not base64",
+        "too long",
+        "app headers on a Twilio route",
+        "no timestamp",
+        "v2",
+        "Twilio's header on an app route",
+    ],
+)
+def test_signature_headers_out_of_shape_are_refused_before_the_handler(
+    server: LocalServer,
+    monkeypatch: pytest.MonkeyPatch,
+    path: str,
+    signature_headers: dict[str, str],
+) -> None:
+    """The edge's cheap check, as the WAF rule makes it in the cloud: the handler (which reads
+    the secret and computes the signature) never runs for them."""
+    handled: list[dict[str, object]] = []
+
+    def handler(event: dict[str, object]) -> dict[str, object]:
+        handled.append(event)
+        return {"statusCode": 200, "body": "handled"}
+
+    monkeypatch.setattr(server.stack, "http", handler)
+    kind = "twilio" if path.startswith("/twilio/") else "app"
+    before = server.refused[f"{kind} signature headers"]
+    body = b"MessageSid=SMedge&Body=hello" if kind == "twilio" else b'{"message_id": "m-edge"}'
+    content_type = "application/x-www-form-urlencoded" if kind == "twilio" else "application/json"
+    request = _post(
+        path,
+        body,
+        {"Content-Type": content_type, "Content-Length": str(len(body)), **signature_headers},
+    )
+    answer = _exchange(server, request)
+    assert _status(answer) == 403, answer
+    assert handled == []
+    assert server.refused[f"{kind} signature headers"] == before + 1
+
+
+def test_well_formed_signature_headers_reach_the_handler_which_verifies_them(
+    server: LocalServer,
+) -> None:
+    """The shape is not the signature: a well-formed wrong one passes the edge, and the handler
+    refuses it."""
+    refused_before = sum(server.refused.values())
+    twilio = _post(
+        "/twilio/sms",
+        b"Body=hello",
+        {**FORM, "Content-Length": "10", "X-Twilio-Signature": _SHA1_SHAPED},
+    )
+    assert b"invalid Twilio signature" in _exchange(server, twilio)
+    event = signed_app_event("not the app's secret", "/app/messages", {"message_id": "m-edge"})
+    body = event["body"].encode()
+    app = _post("/app/messages", body, {**event["headers"], "Content-Length": str(len(body))})
+    assert b"invalid maestro signature" in _exchange(server, app)
+    assert sum(server.refused.values()) == refused_before
 
 
 def test_a_body_shorter_than_its_content_length_gets_an_answer(server: LocalServer) -> None:
@@ -196,9 +285,10 @@ def test_forty_concurrent_senders_are_all_answered_and_stored_in_order(
         assert meta.seq == 5, phone
         stored = [server.stack.buffer.get_message(f"SMcc{phone[-4:]}{k}") for k in range(5)]
         assert [m.seq for m in stored if m is not None] == [1, 2, 3, 4, 5], phone
-    listing = json.loads(
-        urllib.request.urlopen(server.url + "/local/executions", timeout=60).read()
+    request = urllib.request.Request(
+        server.url + "/local/executions", headers={TOKEN_HEADER: server.token}
     )
+    listing = json.loads(urllib.request.urlopen(request, timeout=60).read())
     assert isinstance(listing, list)
 
 

@@ -29,6 +29,7 @@ from maestro.domain.models import (
     Package,
     PartyRole,
 )
+from maestro.domain.prompt_data import data_block, encoded_length, read_data_blocks
 from maestro.domain.records import Disposition, MaestroDecision
 
 T0 = datetime(2026, 6, 17, 14, 2, tzinfo=UTC)
@@ -261,11 +262,39 @@ def test_omitted_counts_are_right_and_rendered_as_notes() -> None:
     assert "not shown" not in complete.render()
 
 
-def test_empty_sections_say_none() -> None:
+def test_the_window_renders_as_one_data_block_with_empty_sections_empty() -> None:
     text = window().render()
 
-    assert text.count("(none)") == 3
-    assert text.startswith("## New messages (package pkg-1; sender: tenant)")
+    (document,) = read_data_blocks(text)
+    assert text == data_block(document)
+    assert document["new_messages"] == {
+        "package": "pkg-1",
+        "sender": "tenant",
+        "lines": ["[2028-05-12 00:41] the tap is still dripping"],  # T0 + 999,999 minutes
+    }
+    for section in ("earlier_messages", "recent_decisions", "open_contexts"):
+        assert document[section]["lines"] == []
+
+
+def test_a_line_is_capped_by_what_it_costs_encoded() -> None:
+    # "<" costs six characters in the prompt (\u003c), a quote two: the caps bound the cost.
+    limits = WindowLimits(max_messages=3, max_chars_per_message=40, max_chars_per_line=30)
+    hostile = '<"\\' * 200
+    result = window(
+        [msg(i, hostile) for i in range(5)],
+        [decision(i, hostile[:500]) for i in range(3)],
+        [context("WO-1", description=hostile[:200])],
+        pkg=package([msg(10, hostile)]),
+        limits=limits,
+    )
+
+    lines = (*result.history_lines, *result.decision_lines, *result.context_lines)
+    assert all(encoded_length(line) <= 40 for line in result.history_lines)
+    assert all(
+        encoded_length(line) <= 30 for line in (*result.decision_lines, *result.context_lines)
+    )
+    assert all(line.endswith(ELLIPSIS) for line in lines)
+    assert len(result.render()) <= BrainInput.max_rendered_chars(limits)
 
 
 def test_phone_numbers_are_masked_to_their_last_four_digits() -> None:

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from maestro.brain.model import ModelError, ModelRequest
 from maestro.brain.scripted import Scripted, ScriptedModel
+from maestro.domain.prompt_data import data_strings, read_data_blocks
 from maestro.evals.scenario import ModelScript
-
-NEW_MESSAGES = "## New messages"
 
 
 def new_messages(request: ModelRequest) -> str:
-    """What a call is about: a reasoning prompt's own new lines (not the history, which repeats
-    earlier texts), or the whole prompt of any other call."""
-    text = "\n".join(turn.text for turn in request.turns)
-    if NEW_MESSAGES not in text:
-        return text
-    return text.split(NEW_MESSAGES, 1)[1].split("## Earlier messages", 1)[0]
+    """What a call is about, as people wrote it (decoded from the prompt's data blocks, one
+    string a line): a reasoning prompt's own new lines (not the history, which repeats earlier
+    texts), or every string of any other call's data (its texts, tool results, facts)."""
+    texts = [turn.text for turn in request.turns]
+    texts += [result.content for turn in request.turns for result in turn.tool_results]
+    documents = [document for text in texts for document in read_data_blocks(text)]
+    if request.purpose == "reasoning":
+        # The window's document (maestro.domain.memory): the package is "new_messages".
+        documents = [document["new_messages"]["lines"] for document in documents]
+    return "\n".join(s for document in documents for s in data_strings(document))
 
 
 def scripted_model(script: ModelScript, name: str = "scripted") -> ScriptedModel:

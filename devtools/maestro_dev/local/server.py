@@ -1,10 +1,14 @@
 """`maestro serve`: the embedded stack as a long-running loopback server.
 
+Every path is a row of :data:`ROUTES`: its method, who may call it (its guard) and what answers.
 Webhook routes (``/twilio/sms``, ``/twilio/status``, ``/twilio/transcript``, ``/app/messages``,
-``/assistant/kickoff``) are handed to the real inbound resolver as API Gateway REST events.
+``/assistant/kickoff``) are handed to the real inbound resolver as API Gateway REST events, after
+the edge's cheap check: a request whose signature headers are out of shape is a 403 before the
+handler runs, as the WAF rule answers it in the cloud (the handler verifies the signature).
 Operator routes under ``/local/`` serve `maestro executions`, `maestro step` and `maestro
-ledger`. A ticker moves the virtual clock with real time (scaled by ``--speed``), so idle
-windows pass as they would.
+ledger`, to the operator alone: the run's token, a loopback Host and no foreign Origin
+(:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual clock with real time
+(scaled by ``--speed``), so idle windows pass as they would.
 
 It takes load the way the cloud does: every request is answered on its own thread and holds no
 lock across the pipeline (the stack serializes each AWS call inside, see ``threads.py``), and the
@@ -20,24 +24,23 @@ import json
 import re
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+from maestro.adapters.webhook_auth import SIGNATURE_HEADER_PATTERNS, signature_headers_well_formed
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro.observability import logger
+from maestro_dev.local.operator_access import OperatorAccess, new_token
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import Priority
 from maestro_dev.local.world import seed
 
-WEBHOOK_ROUTES = (
-    "/twilio/sms",
-    "/twilio/status",
-    "/twilio/transcript",
-    "/app/messages",
-    "/assistant/kickoff",
-)
 LISTEN_BACKLOG = 128
 """socketserver's default is 5: 50 concurrent senders had a tenth of their connections reset."""
 READ_TIMEOUT_SECONDS = 30.0
@@ -46,6 +49,34 @@ MAX_DRAIN_BYTES = 64 * 1024 * 1024
 """A refused body is read to its end before the answer (closing on unread data resets the
 connection, and the client never sees the 413); past this much, the connection is just closed."""
 _DIGITS = re.compile(r"[0-9]+")
+
+Guard = Literal["operator", "twilio", "app"]
+"""Who may call a route: the operator (:class:`OperatorAccess`), or a caller that signs its
+requests, as Twilio or as the app (:data:`SIGNATURE_HEADER_PATTERNS` names its headers)."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a route's answer reads: the HTTP request (for its event) and its body."""
+
+    http: BaseHTTPRequestHandler
+    path: str
+    query: str
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: str
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Route:
+    method: Literal["GET", "POST"]
+    guard: Guard
+    answer: Callable[[LocalServer, Request], Reply]
 
 
 def _event_from_request(handler: BaseHTTPRequestHandler, body: bytes) -> dict[str, Any]:
@@ -112,13 +143,24 @@ class _HttpServer(ThreadingHTTPServer):
 
 
 class LocalServer:
+    """``token`` is the run's operator token (random when not given); ``refused`` counts the
+    requests refused before any route answered, by reason (e.g. ``"twilio signature headers"``,
+    ``"operator token"``)."""
+
     def __init__(
-        self, stack: LocalStack, port: int, speed: float = 1.0, tick_seconds: float = 0.25
+        self,
+        stack: LocalStack,
+        port: int,
+        speed: float = 1.0,
+        tick_seconds: float = 0.25,
+        token: str | None = None,
     ) -> None:
         self.stack = stack
         self.speed = speed
         self.tick_seconds = tick_seconds
         self._stop = threading.Event()
+        self.refused: Counter[str] = Counter()
+        self._refused_lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -190,45 +232,27 @@ class LocalServer:
                 while left > 0 and (chunk := self.rfile.read(min(left, 1 << 16))):
                     left -= len(chunk)
 
-            def do_GET(self) -> None:
+            def _answer(self, body: bytes) -> None:
                 parts = urlsplit(self.path)
-                if parts.path == "/local/executions":
-                    self._reply(200, json.dumps(server.executions()))
-                elif parts.path == "/local/ledger":
-                    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-                    self._reply(
-                        200, json.dumps(server.ledger(query.get("package"), query.get("wo")))
-                    )
-                else:
+                route = ROUTES.get(parts.path)
+                if route is None or route.method != self.command:
                     self._refuse(404, "Not found")
+                    return
+                # The guard runs before the route's answer: a refused request does nothing.
+                refused = server.guard(route.guard, self.headers)
+                if refused is not None:
+                    self._refuse(*refused)
+                    return
+                reply = route.answer(server, Request(self, parts.path, parts.query, body))
+                self._reply(reply.status, reply.body, reply.content_type)
+
+            def do_GET(self) -> None:
+                self._answer(b"")
 
             def do_POST(self) -> None:
                 body = self._read_body()
-                if body is None:
-                    return
-                path = urlsplit(self.path).path
-                if path == "/local/step":
-                    try:
-                        execution = str(json.loads(body or b"{}").get("execution", ""))
-                    except (ValueError, AttributeError):
-                        self._refuse(400, 'expected {"execution": "<name or ARN>"}')
-                        return
-                    status, payload = server.step(execution)
-                    self._reply(status, json.dumps(payload))
-                    return
-                if path not in WEBHOOK_ROUTES:
-                    self._refuse(404, "Not found")
-                    return
-                try:
-                    response = server.stack.http(_event_from_request(self, body))
-                except Exception:
-                    # Through maestro's logger: its formatter masks numbers and words (#11).
-                    logger.exception("maestro serve: a webhook failed", extra={"path": path})
-                    self._refuse(502, "Internal server error")
-                    return
-                headers = response.get("multiValueHeaders") or {}
-                content_type = (headers.get("Content-Type") or ["application/json"])[0]
-                self._reply(response["statusCode"], response.get("body") or "", content_type)
+                if body is not None:
+                    self._answer(body)
 
             def _not_allowed(self) -> None:
                 self.close_connection = True  # any body it sent is left unread
@@ -250,11 +274,68 @@ class LocalServer:
                 self._not_allowed()
 
         self.httpd = _HttpServer(("127.0.0.1", port), Handler, stack.priority)
+        self.operator = OperatorAccess(token or new_token(), self.port)
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    @property
+    def token(self) -> str:
+        return self.operator.token
 
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    def guard(self, guard: Guard, headers: Message) -> tuple[int, str] | None:
+        """None when a route's caller may go on; else the status and message refusing it."""
+        if guard == "operator":
+            refused = self.operator.refusal(headers)
+            if refused is None:
+                return None
+            reason, status, message = refused
+            self._count(f"operator {reason}")
+            # Worth the operator's eye: a web page they visited may be trying these routes.
+            logger.warning("maestro serve: refused an operator request", extra={"refused": reason})
+            return status, message
+        if signature_headers_well_formed(guard, dict(headers.items())):
+            return None
+        self._count(f"{guard} signature headers")
+        names = " and ".join(SIGNATURE_HEADER_PATTERNS[guard])
+        return 403, f"Forbidden: no well-formed {names}"
+
+    def _count(self, reason: str) -> None:
+        with self._refused_lock:
+            self.refused[reason] += 1
+
+    def answer_webhook(self, request: Request) -> Reply:
+        try:
+            response = self.stack.http(_event_from_request(request.http, request.body))
+        except Exception:
+            # Through maestro's logger: its formatter masks numbers and words (#11).
+            logger.exception("maestro serve: a webhook failed", extra={"path": request.path})
+            return Reply(502, json.dumps({"statusCode": 502, "message": "Internal server error"}))
+        headers = response.get("multiValueHeaders") or {}
+        content_type = (headers.get("Content-Type") or ["application/json"])[0]
+        return Reply(response["statusCode"], response.get("body") or "", content_type)
+
+    def answer_executions(self, _request: Request) -> Reply:
+        return Reply(200, json.dumps(self.executions()))
+
+    def answer_ledger(self, request: Request) -> Reply:
+        query = {k: v[-1] for k, v in parse_qs(request.query).items()}
+        return Reply(200, json.dumps(self.ledger(query.get("package"), query.get("wo"))))
+
+    def answer_step(self, request: Request) -> Reply:
+        try:
+            execution = str(json.loads(request.body or b"{}").get("execution", ""))
+        except (ValueError, AttributeError):
+            message = 'expected {"execution": "<name or ARN>"}'
+            return Reply(400, json.dumps({"statusCode": 400, "message": message}))
+        status, payload = self.step(execution)
+        return Reply(status, json.dumps(payload))
 
     def executions(self) -> list[dict[str, Any]]:
         gates = {g.execution_id: g for g in self.stack.pipeline.deps.gates.open_gates()}
@@ -312,6 +393,19 @@ class LocalServer:
             self._stop.set()
             ticker.join(timeout=30)
             self.httpd.server_close()
+
+
+ROUTES: dict[str, Route] = {
+    "/twilio/sms": Route("POST", "twilio", LocalServer.answer_webhook),
+    "/twilio/status": Route("POST", "twilio", LocalServer.answer_webhook),
+    "/twilio/transcript": Route("POST", "twilio", LocalServer.answer_webhook),
+    "/app/messages": Route("POST", "app", LocalServer.answer_webhook),
+    "/assistant/kickoff": Route("POST", "app", LocalServer.answer_webhook),
+    "/local/executions": Route("GET", "operator", LocalServer.answer_executions),
+    "/local/ledger": Route("GET", "operator", LocalServer.answer_ledger),
+    "/local/step": Route("POST", "operator", LocalServer.answer_step),
+}
+"""Path → route. A new route is one row here: its method, its guard, its answer."""
 
 
 def start(port: int, speed: float, step: bool) -> tuple[LocalStack, LocalServer]:

@@ -1,7 +1,9 @@
 """The memory window: full history + decisions + open contexts → the bounded brain input.
 
 The brain's prompt must not grow with the conversation ("The brain's contract"), so every part
-of it is capped twice: a number of lines per section and a number of characters per line.
+of it is capped twice: a number of lines per section and a number of characters per line
+(counted as the line is encoded in the prompt, escapes included: see
+``maestro.domain.prompt_data``, whose one ``<data>`` block the window renders as).
 ``BrainInput.max_rendered_chars`` turns those caps into a bound on the whole prompt, and the
 ``BrainInput`` validator refuses any value that would break it, so the bound holds for every
 ``BrainInput``, not only those ``build_window`` makes.
@@ -21,6 +23,7 @@ from pydantic import Field, model_validator
 from maestro.domain.common import ELLIPSIS, Frozen, truncate
 from maestro.domain.models import Channel, Message, OpenContext, Package, PartyRole
 from maestro.domain.privacy import mask_phone_numbers
+from maestro.domain.prompt_data import data_block, encoded_length, truncate_encoded
 from maestro.domain.records import MaestroDecision
 
 __all__ = [
@@ -37,11 +40,10 @@ __all__ = [
 
 SenderRole = Literal["tenant", "vendor", "pm", "unknown"]
 
-_NONE_LINE = "(none)"
-
 
 class WindowLimits(Frozen):
-    """How much of the past the brain sees. Every field bounds the rendered prompt."""
+    """How much of the past the brain sees. Every field bounds the rendered prompt (a line's
+    characters are counted encoded, as the prompt carries them)."""
 
     max_messages: int = Field(default=20, ge=1, description="Earlier messages shown")
     max_decisions: int = Field(default=15, ge=1, description="Recent decisions shown")
@@ -90,12 +92,14 @@ def _message_text(message: Message) -> str:
 
 
 def _package_line(message: Message, limit: int) -> str:
-    return truncate(f"{_stamp(message.received_at)} {_message_text(message)}", limit)
+    return truncate_encoded(f"{_stamp(message.received_at)} {_message_text(message)}", limit)
 
 
 def _history_line(message: Message, limit: int) -> str:
     sender = mask_phone_numbers(message.from_phone)
-    return truncate(f"{_stamp(message.received_at)} {sender}: {_message_text(message)}", limit)
+    return truncate_encoded(
+        f"{_stamp(message.received_at)} {sender}: {_message_text(message)}", limit
+    )
 
 
 def _decision_line(decision: MaestroDecision, limit: int) -> str:
@@ -110,7 +114,7 @@ def _decision_line(decision: MaestroDecision, limit: int) -> str:
         f"{_stamp(decision.recorded_at)} {decision.lane.value} → {_one_line(target)}: "
         f"{decision.disposition.value}{flags}"
     )
-    return truncate(f"{line} — {reason}" if reason else line, limit)
+    return truncate_encoded(f"{line} — {reason}" if reason else line, limit)
 
 
 def _context_line(context: OpenContext, limit: int) -> str:
@@ -118,27 +122,51 @@ def _context_line(context: OpenContext, limit: int) -> str:
     line, shown_id = _one_line(context.line()), _one_line(context.context_id)
     if line.startswith(shown_id):
         line = shown_id + mask_phone_numbers(line[len(shown_id) :])
-    return truncate(line, limit)
+    return truncate_encoded(line, limit)
 
 
 # --- the brain input ----------------------------------------------------------------------
 
-_HISTORY_TITLE = "## Earlier messages (oldest first"
-_DECISIONS_TITLE = "## Recent routing decisions (oldest first"
-_CONTEXTS_TITLE = "## Open contexts of this sender (one per line, id first"
+# The window is one JSON document in one data block (``maestro.domain.prompt_data``): its keys
+# and notes are maestro's words, every line a string, so no text can forge a section or a line.
+_NEW_KEY = "new_messages"
+_HISTORY_KEY = "earlier_messages"
+_DECISIONS_KEY = "recent_decisions"
+_CONTEXTS_KEY = "open_contexts"
+_HISTORY_NOTE = "oldest first"
+_DECISIONS_NOTE = "oldest first"
+_CONTEXTS_NOTE = "one per line, id first"
 # A note, not a number: a count would make the prompt's size depend on the history's length.
 _HISTORY_OMITTED = "; older messages not shown"
 _DECISIONS_OMITTED = "; older decisions not shown"
 _CONTEXTS_OMITTED = "; less recently active contexts not shown"
 
 
-def _section_header(title: str, omitted: bool, note: str) -> str:
-    return f"{title}{note if omitted else ''})"
-
-
-def _package_header(package_id: str, sender_role: str, limits: WindowLimits) -> str:
-    shown_id = truncate(_one_line(package_id) or "?", limits.max_chars_per_line)
-    return f"## New messages (package {shown_id}; sender: {sender_role})"
+def _render(
+    package_id: str,
+    sender_role: str,
+    sections: Sequence[tuple[Sequence[str], bool]],
+) -> str:
+    """The window's data block; ``sections`` are the package, history, decision and context
+    lines, each with whether something was left out."""
+    (package, _), (history, h_omitted), (decisions, d_omitted), (contexts, c_omitted) = sections
+    return data_block(
+        {
+            _NEW_KEY: {"package": package_id, "sender": sender_role, "lines": list(package)},
+            _HISTORY_KEY: {
+                "note": _HISTORY_NOTE + (_HISTORY_OMITTED if h_omitted else ""),
+                "lines": list(history),
+            },
+            _DECISIONS_KEY: {
+                "note": _DECISIONS_NOTE + (_DECISIONS_OMITTED if d_omitted else ""),
+                "lines": list(decisions),
+            },
+            _CONTEXTS_KEY: {
+                "note": _CONTEXTS_NOTE + (_CONTEXTS_OMITTED if c_omitted else ""),
+                "lines": list(contexts),
+            },
+        }
+    )
 
 
 class BrainInput(Frozen):
@@ -179,8 +207,10 @@ class BrainInput(Frozen):
             if len(lines) > max_lines:
                 raise ValueError(f"{name}: {len(lines)} lines, at most {max_lines} allowed")
             for line in lines:
-                if len(line) > max_chars:
-                    raise ValueError(f"{name}: a line of {len(line)} chars, max {max_chars}")
+                if encoded_length(line) > max_chars:
+                    raise ValueError(
+                        f"{name}: a line of {encoded_length(line)} encoded chars, max {max_chars}"
+                    )
                 if _one_line(line) != line:
                     raise ValueError(f"{name}: every line must be one normalised line")
         if len(self.context_ids) != len(self.context_lines):
@@ -188,44 +218,39 @@ class BrainInput(Frozen):
         return self
 
     def render(self) -> str:
-        """The prompt text: a header per section, a note wherever something was left out."""
-        out = [_package_header(self.package_id, self.sender_role, self.limits)]
-        out += self.package_lines or (_NONE_LINE,)
-        for title, omitted, note, lines in (
-            (_HISTORY_TITLE, self.omitted_messages, _HISTORY_OMITTED, self.history_lines),
-            (_DECISIONS_TITLE, self.omitted_decisions, _DECISIONS_OMITTED, self.decision_lines),
-            (_CONTEXTS_TITLE, self.omitted_contexts, _CONTEXTS_OMITTED, self.context_lines),
-        ):
-            out.append(_section_header(title, omitted > 0, note))
-            out += lines or (_NONE_LINE,)
-        return "\n".join(out)
+        """The prompt text: one data block, a note wherever something was left out."""
+        shown_id = truncate_encoded(
+            _one_line(self.package_id) or "?", self.limits.max_chars_per_line
+        )
+        return _render(
+            shown_id,
+            self.sender_role,
+            (
+                (self.package_lines, self.omitted_package_messages > 0),
+                (self.history_lines, self.omitted_messages > 0),
+                (self.decision_lines, self.omitted_decisions > 0),
+                (self.context_lines, self.omitted_contexts > 0),
+            ),
+        )
 
     @staticmethod
     def max_rendered_chars(limits: WindowLimits) -> int:
         """An upper bound on ``len(render())`` for any BrainInput with these limits.
 
-        Computed from the limits alone: headers at their longest, every section full, every
-        line at its cap, one newline per line.
+        Computed from the limits alone: the window at its largest, every section full, every
+        line (and the package id) at its cap of encoded characters, every note at its longest,
+        the longest role. A line's encoded length is what its cap bounds, so no content can
+        make a render longer than this one.
         """
-        package_header = max(
-            len(_package_header("x" * limits.max_chars_per_line, role, limits))
-            for role in get_args(SenderRole)
+        role = max(get_args(SenderRole), key=len)
+        full = (
+            ["x" * limits.max_chars_per_package_message] * (limits.max_package_messages + 1),
+            ["x" * limits.max_chars_per_message] * limits.max_messages,
+            ["x" * limits.max_chars_per_line] * limits.max_decisions,
+            ["x" * limits.max_chars_per_line] * limits.max_contexts,
         )
-        sections = (
-            (package_header, limits.max_package_messages + 1,
-             limits.max_chars_per_package_message),
-            (len(_section_header(_HISTORY_TITLE, True, _HISTORY_OMITTED)),
-             limits.max_messages, limits.max_chars_per_message),
-            (len(_section_header(_DECISIONS_TITLE, True, _DECISIONS_OMITTED)),
-             limits.max_decisions, limits.max_chars_per_line),
-            (len(_section_header(_CONTEXTS_TITLE, True, _CONTEXTS_OMITTED)),
-             limits.max_contexts, limits.max_chars_per_line),
-        )  # fmt: skip
-        total = sum(
-            header + 1 + max(len(_NONE_LINE) + 1, lines * (chars + 1))
-            for header, lines, chars in sections
-        )
-        return total - 1  # the last line has no newline after it
+        sections = [(lines, True) for lines in full]
+        return len(_render("x" * limits.max_chars_per_line, role, sections))
 
 
 # --- building the window ------------------------------------------------------------------
@@ -262,7 +287,7 @@ def _package_lines(package: Package, limits: WindowLimits) -> tuple[tuple[str, .
     omitted = len(messages) - cap
     lines = (
         [_package_line(m, chars) for m in messages[:head]]
-        + [truncate(f"(+{omitted} more)", chars)]
+        + [truncate_encoded(f"(+{omitted} more)", chars)]
         + [_package_line(m, chars) for m in messages[len(messages) - tail :]]
     )
     return tuple(lines), omitted
