@@ -20,6 +20,7 @@ from maestro.brain.model import ModelAnswer, ModelRequest, ToolUse
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.models import Channel, WorkOrder, WorkOrderStatus
 from maestro.domain.records import Disposition, MaestroDecision, PendingConfirmation
+from maestro_dev.evals.model import new_messages
 from maestro_dev.local.events import signed_sms_event, signed_transcript_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, VIC, seed
@@ -337,15 +338,10 @@ def test_a_call_asking_what_is_open_is_answered_by_text(stack: LocalStack) -> No
 # -- with a model: the manage agent resolves the call's words, the hold is the same -------------
 
 
-def _new_words(request: ModelRequest) -> str:
-    said = "\n".join(turn.text for turn in request.turns)
-    return said.split("## New messages", 1)[-1].split("## Earlier messages", 1)[0]
-
-
 def _call_off_the_plumber(request: ModelRequest) -> Scripted | None:
     """A model that reads "call off the plumber for two-oh-four" as a cancel of WO-204 (the
     offline rules do not: it is the model's reading), and "the blind" as a new request."""
-    words = _new_words(request)
+    words = new_messages(request)  # the package's own words
     if request.purpose in ("probe", "precheck"):
         return {"route": "reasoning", "severity": "none", "confidence": 0.9, "evidence": ""}
     if request.purpose == "reasoning" and "call off the plumber" in words:
