@@ -498,6 +498,24 @@ def test_a_calls_held_actions_run_only_once_released_and_exactly_as_held(world: 
     assert world.pending.get("confirmation", hold.confirmation_id).status == "released"  # type: ignore[union-attr]
 
 
+def test_a_vendors_called_visit_is_held_in_a_vendors_words(world: World) -> None:
+    visit = MINIMAL[Lane.SCHEDULE_VISIT]
+    call = package("I can come thursday at 9", channel=Channel.VOICE, phone=VENDOR.phone)
+    ctx = world.ctx(pkg=call, sender=VENDOR)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=visit,
+        idempotency_key=ctx.idempotency_key,
+        decision_id=f"{call.package_id}#dispose#1",
+        held=(visit,),
+        by_unverified_call=True,
+    )
+    assert execute(visit, ctx).status == "done"
+    (asked,) = world.bodies_to(VENDOR.phone)
+    assert asked.startswith("We got a call from this number asking to propose a visit for WO-204")
+    assert world.bodies_to(TENANT_PHONE) == []  # nothing reaches the tenant before a YES
+
+
 def test_schedule_never_schedules_a_finished_wo(world: World) -> None:
     outcome = world.run(act("schedule_visit", "WO-198", mode="confirm", availability="x", **WINDOW))
     assert outcome.status == "skipped"

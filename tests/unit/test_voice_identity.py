@@ -172,6 +172,13 @@ def test_a_texted_yes_or_an_attested_call_releases_exactly_the_held_call() -> No
         assert release.action.params.wo_ids == ("WO-211",)
 
 
+def test_a_yes_in_the_app_to_a_texted_question_is_asked_again_by_text() -> None:
+    in_app = package("yes", at=T0, flush=2, channel=Channel.IN_APP)
+    (again,) = resolve(in_app, cancel_hold("WO-211")).actions
+    assert not again.release
+    assert again.say.startswith("That yes came in the app, but I asked by text")
+
+
 def test_a_package_with_a_texted_yes_and_an_unattested_call_releases_nothing() -> None:
     text, call = texted("yes"), called("yes")
     later = call.messages[0].model_copy(update={"seq": 300, "message_id": "CA1"})

@@ -39,6 +39,7 @@ from maestro.domain.common import truncate
 from maestro.domain.models import (
     Channel,
     InvalidTransitionError,
+    PartyRole,
     WorkOrder,
     WorkOrderStatus,
     WoSnapshot,
@@ -444,7 +445,7 @@ def hold_actions(ctx: LaneContext) -> LaneOutcome:
             ctx, lane, status="skipped", note="nothing held: no work order it names is theirs"
         )
     by_call = queued.by_unverified_call
-    proposal = _held_proposal(kept, mine, queued.say, by_call)
+    proposal = _held_proposal(kept, mine, queued.say, by_call, sender.role is PartyRole.TENANT)
     confirmation_id = ctx.idempotency_key
     superseded = supersede_open(ctx, keep=confirmation_id)
     hold = PendingConfirmation(
@@ -560,10 +561,10 @@ def _ids_of(actions: Sequence[Action]) -> list[str]:
 
 
 def _held_proposal(
-    actions: Sequence[Action], wos: dict[str, WorkOrder], say: str, by_call: bool
+    actions: Sequence[Action], wos: dict[str, WorkOrder], say: str, by_call: bool, tenant: bool
 ) -> str:
     """One text naming everything held, in the order it would run, and how to confirm it."""
-    parts = [_what(action, wos) for action in actions]
+    parts = [_what(action, wos, tenant) for action in actions]
     asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
     lead = (f"{say} " if say else "") + (
         "We got a call from this number asking to " if by_call else "You asked me to "
@@ -573,8 +574,9 @@ def _held_proposal(
     return truncate(lead + short(asked, max(room, 20)) + tail, _MAX_PROPOSAL)
 
 
-def _what(action: Action, wos: dict[str, WorkOrder]) -> str:
-    """What one held action would do, in words (its quoted part cut short)."""
+def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
+    """What one held action would do, in words (its quoted part cut short), as the party who
+    asked would say it: a tenant says when they are home, a vendor or PM proposes a visit."""
 
     def label(wo_id: str | None) -> str:
         wo = wos.get(wo_id or "")
@@ -583,9 +585,8 @@ def _what(action: Action, wos: dict[str, WorkOrder]) -> str:
     if isinstance(action, CreateWo):
         return f"open a new request: {short(action.params.summary, 80)}"
     if isinstance(action, ScheduleVisit):
-        return f"pass on when you're home for {label(action.target_wo_id)}: " + short(
-            action.params.availability, 60
-        )
+        what = "pass on when you're home for" if tenant else "propose a visit for"
+        return f"{what} {label(action.target_wo_id)}: {short(action.params.availability, 60)}"
     if isinstance(action, RelayToOpenWo):
         return f'add this to {label(action.target_wo_id)}: "{short(action.params.note, 100)}"'
     if isinstance(action, RelayToVendor):
