@@ -722,7 +722,9 @@ def _dispose_answer(build: _Builder, resolution: Resolution) -> None:
             item = item.model_copy(
                 update={
                     "held": tuple(resolved[i].action for i in held),
-                    "say": truncate(" ".join(r.say for r in resolved if r.say), 300),
+                    "say": truncate(
+                        " ".join(resolved[i].say for i in held if resolved[i].say), 300
+                    ),
                 }
             )
         build.enqueue(
