@@ -156,6 +156,8 @@ def plan_texts(
     and twice 60 % of the parties write within the same minute. Sorted by time."""
     from load import EMERGENCIES, LONG_FIRST, ORDINARY, _parties
 
+    from maestro_dev.local.events import twilio_sid
+
     people = _parties(parties, 0.2, rng)
     by_party: dict[int, list[tuple[float, str]]] = defaultdict(list)
     for moment, text in BUILDING_EVENTS:
@@ -187,7 +189,7 @@ def plan_texts(
     for index, entries in by_party.items():
         phone = people[index][0]
         for k, (at, body) in enumerate(sorted(entries)):
-            texts.append(Text(at, index, phone, body, f"SMhttp{index:03d}{k:04d}"))
+            texts.append(Text(at, index, phone, body, twilio_sid("SM", f"load {index} {k}")))
     return sorted(texts, key=lambda t: t.at), people
 
 
@@ -196,6 +198,7 @@ def send_all(
 ) -> list[Sent]:
     """In the senders' process: each party's texts from one thread, in order, on time."""
     from maestro.adapters.webhook_auth import twilio_signature
+    from maestro_dev.local.events import sms_params
 
     parts = urlsplit(url)
     lanes: list[list[Text]] = [[] for _ in range(senders)]
@@ -205,14 +208,7 @@ def send_all(
     lock = threading.Lock()
 
     def post(text: Text) -> Sent:
-        params = {
-            "MessageSid": text.sid,
-            "AccountSid": "ACload",
-            "From": text.phone,
-            "To": "+14155550000",
-            "Body": text.body,
-            "NumMedia": "0",
-        }
+        params = sms_params(text.sid, text.phone, text.body)  # of the embedded stack's account
         body = urlencode(list(params.items()))
         headers = {
             "Content-Type": "application/x-www-form-urlencoded",

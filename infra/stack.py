@@ -127,6 +127,8 @@ class MaestroStack(cdk.Stack):
                         self.secrets.twilio_auth_token.secret_arn,
                         self.secrets.twilio_auth_token.grant_read,
                     ),
+                    # Webhooks naming another account are refused; none set: the Twilio routes 503.
+                    "twilio_account_sid": config.twilio_account_sid,
                     "app_signing_secret": Bound(
                         self.secrets.app_signing_secret.secret_arn,
                         self.secrets.app_signing_secret.grant_read,

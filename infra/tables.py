@@ -47,6 +47,8 @@ class MemoryTables(Construct):
                     index_name=index.name,
                     partition_key=_attribute(index.partition),
                     sort_key=_attribute(index.sort) if index.sort else None,
-                    projection_type=dynamodb.ProjectionType.ALL,
+                    projection_type=dynamodb.ProjectionType.KEYS_ONLY
+                    if index.keys_only
+                    else dynamodb.ProjectionType.ALL,
                 )
             self.tables[spec.logical_name] = table

@@ -325,6 +325,8 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
                 assert variables["MAESTRO_CHEAP_MODEL_ID"] == CONFIG[env]["cheap_model_id"]
             else:
                 assert variables["MAESTRO_SEVERITY_PROBE"] == "true"
+                # The webhooks accept the configured account's alone.
+                assert variables["MAESTRO_TWILIO_ACCOUNT_SID"] == CONFIG[env]["twilio_account_sid"]
         elif functions[lid] in ("watcher", "sweeper"):
             assert "MAESTRO_LEDGER_TABLE" in variables
             assert "MAESTRO_STRONG_MODEL_ID" not in variables  # read-verify calls no model

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import MARIA, PASS_MACHINE, twilio_event
+from harness import ACCOUNT, MARIA, PASS_MACHINE, twilio_event, twilio_sid
 from pydantic import ValidationError
 
 from maestro.ingest import entry, flusher_entry
@@ -42,6 +42,7 @@ def configured(aws: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "MAESTRO_PARTIES_TABLE": aws.table_names["parties"],
         "MAESTRO_DEBOUNCE_QUEUE_URL": queue_url,
         "MAESTRO_TWILIO_AUTH_TOKEN_SECRET": "maestro/twilio-auth-token",
+        "MAESTRO_TWILIO_ACCOUNT_SID": ACCOUNT,
         "MAESTRO_APP_SIGNING_SECRET": "maestro/app-signing",
         "MAESTRO_STATE_MACHINE_ARN": arn,
         "MAESTRO_IDLE_WINDOW_SECONDS": "0",
@@ -56,6 +57,16 @@ def configured(aws: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     flusher_entry._flusher.cache_clear()
 
 
+def _sms(label: str, body: str) -> dict[str, str]:
+    return {
+        "MessageSid": twilio_sid("SM", label),
+        "AccountSid": ACCOUNT,
+        "From": MARIA.phone,
+        "To": "+14155550000",
+        "Body": body,
+    }
+
+
 def test_settings_are_validated_at_invocation_not_import(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):
         if key.startswith("MAESTRO_"):
@@ -63,19 +74,14 @@ def test_settings_are_validated_at_invocation_not_import(monkeypatch: pytest.Mon
     entry._inbound.cache_clear()
     # Importing the handler module needed no settings; invoking it does, and says what is missing.
     with pytest.raises(ValidationError, match="messages_table"):
-        entry.inbound_handler(twilio_event("/twilio/sms", {"MessageSid": "SM1"}), CONTEXT)  # type: ignore[arg-type]
+        entry.inbound_handler(twilio_event("/twilio/sms", _sms("unconfigured", "hi")), CONTEXT)  # type: ignore[arg-type]
     entry._inbound.cache_clear()
 
 
 def test_inbound_entry_stores_and_enqueues_through_real_adapters(
     aws: Any, configured: dict[str, str]
 ) -> None:
-    params = {
-        "MessageSid": "SMe2e1",
-        "From": MARIA.phone,
-        "To": "+14155550000",
-        "Body": "the dishwasher is leaking",
-    }
+    params = _sms("e2e", "the dishwasher is leaking")
     response = entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     assert response["statusCode"] == 200
     messages = (
@@ -91,8 +97,29 @@ def test_inbound_entry_stores_and_enqueues_through_real_adapters(
     assert [s.seq for s in signals] == [1]
 
 
+@pytest.mark.parametrize(
+    ("configured_account", "status"),
+    [(ACCOUNT, 200), (twilio_sid("AC", "another account"), 403), ("", 503)],
+    ids=["its account", "another account", "none (cdk.json's blank)"],
+)
+def test_the_inbound_entry_accepts_the_configured_accounts_webhooks_alone(
+    aws: Any,
+    configured: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    configured_account: str,
+    status: int,
+) -> None:
+    monkeypatch.setenv("MAESTRO_TWILIO_ACCOUNT_SID", configured_account)
+    entry._inbound.cache_clear()
+    event = twilio_event("/twilio/sms", _sms("accounts", "the radiator hisses"))
+    response = entry.inbound_handler(event, CONTEXT)  # type: ignore[arg-type]
+    assert response["statusCode"] == status, response
+    stored = aws.dynamodb.scan(TableName=configured["MAESTRO_MESSAGES_TABLE"], Select="COUNT")
+    assert stored["Count"] == (1 if status == 200 else 0)
+
+
 def test_flusher_entry_reports_partial_batch_failures(aws: Any, configured: dict[str, str]) -> None:
-    params = {"MessageSid": "SMe2e2", "From": MARIA.phone, "To": "+14155550000", "Body": "no heat"}
+    params = _sms("partial", "no heat")
     entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     sqs = aws.client("sqs")
     (good,) = sqs.receive_message(
@@ -123,7 +150,7 @@ def test_flusher_entry_starts_step_mode_executions_when_its_setting_says_so(
 ) -> None:
     if step_mode is not None:
         monkeypatch.setenv("MAESTRO_STEP_MODE", step_mode)
-    params = {"MessageSid": "SMstep1", "From": MARIA.phone, "To": "+14155550000", "Body": "hi"}
+    params = _sms("step mode", "hi")
     entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     (signal,) = aws.client("sqs").receive_message(
         QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"], WaitTimeSeconds=2

@@ -34,7 +34,7 @@ from embedded import (
 from maestro.domain.actions import CreateWo
 from maestro.ingest.webhooks import MAX_TRANSCRIPT_CHARS
 from maestro.ports import StaleVersionError
-from maestro_dev.local.events import signed_transcript_event
+from maestro_dev.local.events import signed_transcript_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed
 
@@ -118,7 +118,9 @@ def test_a_48_kb_transcript_goes_by_reference_and_the_conversation_goes_on(
     body = (said + "冰箱坏了，冷冻室也不冷了。" * 2000)[:MAX_TRANSCRIPT_CHARS]
     assert len(body.encode()) > 32 * 1024  # over the execution input's inline limit
     response = stack.http(
-        signed_transcript_event(stack.twilio_token, "TRbig0001", MARIA.phone, body)
+        signed_transcript_event(
+            stack.twilio_token, twilio_sid("TR", "a long call"), MARIA.phone, body
+        )
     )
     assert response["statusCode"] == 200, response
     big = new_executions(stack, 1)[0]

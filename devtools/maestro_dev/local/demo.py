@@ -19,7 +19,7 @@ from typing import Any
 
 from maestro.domain.ledger import LedgerRow
 from maestro.ports import MessageRead
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, PAULA, seed
 
@@ -112,7 +112,7 @@ def run_demo() -> DemoReport:
         report = DemoReport(brain=stack.pipeline.deps.models.describe())
         for title, body in STORY:
             before = {e["executionArn"] for e in stack.executions()}
-            sid = f"SMdemo{next(sids):04d}"
+            sid = twilio_sid("SM", f"demo {next(sids)}")
             response = stack.http(signed_sms_event(stack.twilio_token, sid, MARIA.phone, body))
             if response["statusCode"] != 200:
                 raise RuntimeError(f"the webhook refused the demo's own text: {response}")

@@ -45,7 +45,7 @@ from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.models import Party, PartyRole, WorkOrder
 from maestro.ingest.service import conversation_id_for
 from maestro.ports import DebounceSignal
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.faults import (
     Crash,
     PartialPublish,
@@ -568,7 +568,7 @@ class Matrix:
         return tuple(i["message"]["M"]["message_id"]["S"] for i in items)
 
     def next_sid(self) -> str:
-        return f"SMfm{next(self._sids):06d}"
+        return twilio_sid("SM", f"fault matrix {next(self._sids)}")
 
 
 def _plan(wo_id: str) -> dict[str, Any]:

@@ -357,7 +357,8 @@ class Stages:
 
     Lambda steps through the stack's ``fault`` hook; the flusher's and the watcher's record
     handlers (their pollers' SQS calls are the event source mapping's, not the function's); the
-    inbound webhook around the ingestor (status callbacks stay untagged); the sweeper, invoked
+    inbound webhook around the ingestor (status callbacks stay untagged), and the fallback drain
+    around its own (``fallback``); the sweeper, invoked
     as a schedule invokes a Lambda: asynchronously, so a failed sweep is retried twice and then
     dropped until the next schedule. ``entered`` counts each stage's invocations, ``failed``
     the ones that raised, ``active`` the ones running now; ``seen`` keeps each invocation's
@@ -380,6 +381,7 @@ class Stages:
         self._wrap(stack.flusher, "handle", "flusher")
         self._wrap(stack.watcher, "watch", "watcher")
         self._wrap(stack.ingestor, "receive", "webhook")
+        self._wrap(stack.fallback_ingestor, "receive", "fallback")
         sweep = stack.sweeper.sweep
 
         def scheduled() -> SweepReport:

@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+TWILIO_ACCOUNT_SID_PATTERN = r"^AC[0-9a-fA-F]{32}$"
+
 
 class _Base(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MAESTRO_", extra="ignore", frozen=True)
@@ -38,6 +40,12 @@ class InboundSettings(_Windows):
     parties_table: str
     debounce_queue_url: str
     twilio_auth_token_secret: str = Field(description="Secret name or ARN of the auth token")
+    twilio_account_sid: str | None = Field(
+        default=None,
+        pattern=TWILIO_ACCOUNT_SID_PATTERN,
+        description="The Twilio account whose webhooks are accepted (each names its AccountSid). "
+        "Empty: no account, and the Twilio routes answer 503 (the in-app routes still work)",
+    )
     app_signing_secret: str = Field(description="Secret name or ARN for in-app/kickoff HMAC")
     public_base_url: HttpUrl | None = Field(
         default=None,
@@ -48,6 +56,11 @@ class InboundSettings(_Windows):
     severity_probe: bool = Field(
         default=False, description="Signal the flusher to probe each new message (a model is set)"
     )
+
+    @field_validator("twilio_account_sid", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
 
 
 class ModelSettings(_Base):
@@ -77,7 +90,7 @@ class TwilioSettings(_Base):
     nothing (named as such wherever it answers). The auth token is a secret (its name or ARN)."""
 
     twilio_account_sid: str | None = Field(
-        default=None, pattern=r"^AC[0-9a-fA-F]{32}$", description="Empty: no Twilio account"
+        default=None, pattern=TWILIO_ACCOUNT_SID_PATTERN, description="Empty: no Twilio account"
     )
     twilio_auth_token_secret: str | None = Field(
         default=None, description="Secret name or ARN of the account's auth token"

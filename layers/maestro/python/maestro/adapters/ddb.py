@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -75,6 +75,13 @@ def from_item(item: dict[str, Any]) -> dict[str, Any]:
 
 def is_conditional_failure(error: ClientError) -> bool:
     return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+def item_that_failed_the_condition(error: ClientError) -> dict[str, Any] | None:
+    """The item as it stood when a write's condition failed (the write asked for it with
+    ``ReturnValuesOnConditionCheckFailure="ALL_OLD"``), as plain values; None: there was none."""
+    item = cast("dict[str, Any]", error.response).get("Item")
+    return from_item(item) if item else None
 
 
 def cancellation_codes(error: ClientError) -> list[str]:
