@@ -31,6 +31,7 @@ from embedded import (
     work_orders,
 )
 
+from maestro.domain.actions import CreateWo
 from maestro.ingest.webhooks import MAX_TRANSCRIPT_CHARS
 from maestro.ports import StaleVersionError
 from maestro_dev.local.events import signed_transcript_event, twilio_sid
@@ -127,7 +128,11 @@ def test_a_48_kb_transcript_goes_by_reference_and_the_conversation_goes_on(
     assert given["package"] is None
     assert given["package_ref"]["through_seq"] == given["package_ref"]["after_seq"] + 1
     assert_ok(stack, big)
-    assert any(wo.wo_id != "WO-198" for wo in work_orders(stack))
+    # Its words were read back: the call's new request is held for Maria's YES by text (a
+    # call's caller ID alone opens nothing, #17).
+    _, (hold,) = stack.pipeline.deps.pending.open_items(MARIA.party_id)
+    assert any(isinstance(a, CreateWo) and "fridge" in a.params.summary for a in hold.held)
+    assert all(wo.wo_id == "WO-198" for wo in work_orders(stack))
 
     sms(stack, "I smell gas in the kitchen")
     gas = new_executions(stack, 1)[0]

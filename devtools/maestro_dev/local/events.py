@@ -143,9 +143,12 @@ def signed_transcript_event(
     to: str = MAESTRO_LINE,
     base_url: str = LOCAL_BASE_URL,
     account: str = LOCAL_ACCOUNT_SID,
+    verstat: str | None = None,
 ) -> dict[str, Any]:
     """A call's completed transcription (it ends the conversation: the package flushes).
-    ``sid``: the transcription's (``TR…``); its call's is the same digits after ``CA``."""
+    ``sid``: the transcription's (``TR…``); its call's is the same digits after ``CA``.
+    ``verstat``: the call's STIR/SHAKEN verdict as Twilio sends it (``StirVerstat``, e.g.
+    ``TN-Validation-Passed-A``); None sends none, as for a call nothing verified."""
     params = {
         "TranscriptionSid": sid,
         "CallSid": f"CA{sid[2:]}",
@@ -155,6 +158,8 @@ def signed_transcript_event(
         "TranscriptionStatus": "completed",
         "TranscriptionText": text,
     }
+    if verstat is not None:
+        params["StirVerstat"] = verstat
     return twilio_event("/twilio/transcript", params, token=token, base_url=base_url)
 
 

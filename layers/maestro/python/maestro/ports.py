@@ -17,6 +17,7 @@ from maestro.domain.events import DomainEvent as DomainEvent
 from maestro.domain.events import Effect as Effect
 from maestro.domain.events import EventType as EventType
 from maestro.domain.models import (
+    Attestation,
     Channel,
     FlushTrigger,
     Message,
@@ -75,6 +76,9 @@ class InboundDraft(Frozen):
     received_at: AwareDatetime
     sender_party_id: str | None = None
     unknown_sender: bool = Field(description="No party has this number: stored, never bound")
+    attestation: Attestation | None = Field(
+        default=None, description="A call's verified STIR/SHAKEN attestation, if any"
+    )
 
 
 class ConversationMeta(Frozen):

@@ -144,6 +144,7 @@ class DynamoConversationBuffer:
                 media_urls=draft.media_urls,
                 received_at=draft.received_at,
                 seq=seq,
+                attestation=draft.attestation,
             )
             opened = not seen.has_unflushed
             first_unflushed = draft.received_at if opened else seen.first_unflushed_at

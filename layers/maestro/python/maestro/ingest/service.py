@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from maestro.domain.models import Channel, FlushTrigger
+from maestro.domain.models import Attestation, Channel, FlushTrigger
 from maestro.domain.safety import safety_floor
 from maestro.ports import (
     MAX_DEBOUNCE_DELAY_SECONDS,
@@ -48,6 +48,7 @@ class Inbound:
     media_urls: tuple[str, ...]
     received_at: datetime
     trigger: FlushTrigger | None = None  # e.g. a call transcript ends the conversation
+    attestation: Attestation | None = None  # a call's verified STIR/SHAKEN attestation
 
 
 class Ingestor:
@@ -82,6 +83,7 @@ class Ingestor:
             # Never guess a person: only an exact directory match binds the sender.
             sender_party_id=party.party_id if party else None,
             unknown_sender=party is None,
+            attestation=inbound.attestation,
         )
         result = self._buffer.append(draft)
         at = inbound.received_at

@@ -69,7 +69,7 @@ from maestro.adapters.webhook_auth import (
 )
 from maestro.clock import SystemClock
 from maestro.domain.common import E164, E164_PATTERN
-from maestro.domain.models import Channel, FlushTrigger
+from maestro.domain.models import Channel, FlushTrigger, attestation_of
 from maestro.ingest.service import Inbound, Ingestor, app_message_id, conversation_id_for
 from maestro.observability import count, logger
 from maestro.ports import Clock, DeliveryStatus, OutboundStatusStore
@@ -205,6 +205,9 @@ class TwilioTranscript(TwilioForm):
     text: str | None = Field(
         default=None, validation_alias="TranscriptionText", max_length=MAX_TRANSCRIPT_CHARS
     )
+    verstat: str | None = Field(default=None, validation_alias="StirVerstat", max_length=64)
+    """The call's STIR/SHAKEN verification as Twilio saw it: only ``TN-Validation-Passed-A``
+    says the number's owner placed the call (``maestro.domain.models.attestation_of``)."""
 
     @model_validator(mode="after")
     def _names_its_transcription_or_call(self) -> TwilioTranscript:
@@ -411,6 +414,7 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             media_urls=(),
             received_at=deps.clock.now(),
             trigger=FlushTrigger.CONVERSATION_ENDED,
+            attestation=attestation_of(call.verstat),
         )
         result = _receive(deps, inbound)
         return {"stored": not result, "duplicate": result}

@@ -330,7 +330,7 @@ class Pipeline:
         lease = _lease(s)
         named = {
             *(i for q in lease.pending.clarifications for i in q.candidate_ids),
-            *(i for h in lease.pending.confirmations for i in h.call.wo_ids),
+            *(i for h in lease.pending.confirmations for i in h.wo_ids),
         }
         work_orders = {i: wo for i in sorted(named) if (wo := self.deps.work_orders.get(i))}
         interrupted = {
@@ -463,7 +463,7 @@ class Pipeline:
                     queued,
                     LaneOutcome(
                         idempotency_key=queued.idempotency_key,
-                        lane=str(queued.action.lane),
+                        lane=queued.lane.value,
                         target_wo_id=ctx.target_wo_id,
                         message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
                         effects=tuple(ctx.effects),
@@ -481,7 +481,7 @@ class Pipeline:
         # each event claims.
         self.deps.decisions.record_outcome(_outcome_record(package, queued, outcome, now))
         self.deps.bus.publish(outcome.events)
-        count("ActionsByLane", lane=str(queued.action.lane))
+        count("ActionsByLane", lane=queued.lane.value)
         if queued.action.lane == Lane.ESCALATE:
             count("Escalations")
         return dump(outcome)
@@ -754,7 +754,7 @@ class Pipeline:
                     conversation_id=conversation_id,
                     index=queued.index,
                     decision_id=queued.decision_id,
-                    lane=Lane(queued.action.lane),
+                    lane=queued.lane,
                     status=status,
                     target_wo_id=queued.action.target_wo_id,
                     note=note,
@@ -893,7 +893,7 @@ def _outcome_record(
         conversation_id=package.conversation_id,
         index=queued.index,
         decision_id=queued.decision_id,
-        lane=Lane(queued.action.lane),
+        lane=queued.lane,
         status=status or outcome.status,
         target_wo_id=outcome.target_wo_id,
         created_wo_id=outcome.created_wo_id,

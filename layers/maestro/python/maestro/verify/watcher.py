@@ -316,8 +316,8 @@ class Watcher:
             missing = f"no held confirmation {event.subject_id}"
             return None, _Read("ddb-read", surface, {}, [], missing=missing)
         values: dict[str, ClaimValue] = {
-            "operation": item.call.operation,
-            "wo_ids": ",".join(item.call.wo_ids),
+            "operation": item.operation,
+            "wo_ids": ",".join(item.wo_ids),
             "status": item.status,
         }
         return item, _Read("ddb-read", surface, values, [])
@@ -328,10 +328,10 @@ class Watcher:
         item, read = self._confirmation(event)
         if item is None:
             return read
-        _differs(read.diffs, "operation", claim.operation, item.call.operation)
-        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.call.wo_ids))
+        _differs(read.diffs, "operation", claim.operation, item.operation)
+        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.wo_ids))
         # Held, or moved on since (released, discarded, expired, superseded): it was held.
-        read.note = f"{item.confirmation_id}: {item.call.operation}, now {item.status}"
+        read.note = f"{item.confirmation_id}: {item.operation}, now {item.status}"
         return read
 
     def _released(self, event: DomainEvent) -> _Read:
@@ -340,8 +340,8 @@ class Watcher:
         item, read = self._confirmation(event)
         if item is None:
             return read
-        _differs(read.diffs, "operation", claim.operation, item.call.operation)
-        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.call.wo_ids))
+        _differs(read.diffs, "operation", claim.operation, item.operation)
+        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.wo_ids))
         _differs(read.diffs, "status", claim.status, item.status)
         read.note = f"{item.confirmation_id}: released"
         return read
