@@ -28,15 +28,6 @@ def _cell(fault: str, stage: str) -> Cell:
     return next(c for c in CELLS if c.fault == fault and stage in c.stages)
 
 
-def test_a_cell_after_a_long_flusher_outage_starts_from_a_quiet_stack() -> None:
-    """The order that showed the leak: the long outage left a debounce signal received as often
-    as its redrive policy allows in its queue (it moves to the DLQ on its next receive), and the
-    next cell found it in the DLQ and counted its redrive as its own."""
-    with Matrix() as matrix:
-        for cell in (_cell("ddb-outage-long", "flusher"), _cell("crash-before", "flusher")):
-            check(matrix.run(cell))
-
-
 # Cells that leave the most behind them (records in a queue or a DLQ, retried executions,
 # dropped sweeps, texts retried) and cells that count what they find (redrives, redeliveries).
 SHUFFLED = (
@@ -49,7 +40,10 @@ SHUFFLED = (
     ("twilio-down", "watcher"),
     ("bus-down", "announce"),
 )
-# An order that puts a flusher cell right after the long flusher outage (the leak showed there).
+# An order that puts a flusher cell right after the long flusher outage: the order that showed
+# the leak (the long outage left a debounce signal received as often as its redrive policy allows
+# in its queue, to move to the DLQ on its next receive, and the next cell found it there and
+# counted its redrive as its own). The load test below plays that pair first too.
 SEED = 2
 
 
