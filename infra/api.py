@@ -153,9 +153,32 @@ def greater_than_pattern(limit: int) -> str:
     return "^0*(" + "|".join(options) + ")$"
 
 
-def stage_options(config: EnvConfig, access_logs: logs.ILogGroup) -> apigw.StageOptions:
-    """A webhook stage's settings (the webhook API's and the fallback API's): the environment's
-    throttle, JSON access logs, execution logs on errors without bodies, metrics, X-Ray."""
+def rest_api(
+    scope: Construct, config: EnvConfig, *, name: str, description: str, cloud_watch_role: bool
+) -> tuple[apigw.RestApi, logs.LogGroup]:
+    """A regional REST API for webhooks (the webhook API, the fallback API) and its access log
+    group: the environment's throttle, JSON access logs, execution logs on errors without
+    bodies, metrics, X-Ray."""
+    access_logs = logs.LogGroup(
+        scope,
+        "AccessLogs",
+        retention=retention(config.log_retention_days),
+        removal_policy=config.removal,
+    )
+    api = apigw.RestApi(
+        scope,
+        "Api",
+        rest_api_name=name,
+        description=description,
+        endpoint_types=[apigw.EndpointType.REGIONAL],
+        cloud_watch_role=cloud_watch_role,
+        cloud_watch_role_removal_policy=cdk.RemovalPolicy.RETAIN if cloud_watch_role else None,
+        deploy_options=_stage_options(config, access_logs),
+    )
+    return api, access_logs
+
+
+def _stage_options(config: EnvConfig, access_logs: logs.ILogGroup) -> apigw.StageOptions:
     return apigw.StageOptions(
         stage_name=STAGE,
         throttling_rate_limit=config.api_rate_limit,
@@ -190,21 +213,13 @@ class WebhookApi(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
-        self.access_logs = logs.LogGroup(
+        self.api, self.access_logs = rest_api(
             self,
-            "AccessLogs",
-            retention=retention(config.log_retention_days),
-            removal_policy=config.removal,
-        )
-        self.api = apigw.RestApi(
-            self,
-            "Api",
-            rest_api_name=f"{stack.stack_name}-webhooks",
+            config,
+            name=f"{stack.stack_name}-webhooks",
             description="maestro's webhooks: Twilio SMS, status, transcripts; in-app; kickoff",
-            endpoint_types=[apigw.EndpointType.REGIONAL],
-            cloud_watch_role=True,  # execution logs need the account's API Gateway log role
-            cloud_watch_role_removal_policy=cdk.RemovalPolicy.RETAIN,
-            deploy_options=stage_options(config, self.access_logs),
+            # Execution logs need the account's API Gateway log role: this API sets it.
+            cloud_watch_role=True,
         )
         # Parameters: the signature headers each route requires. Bodies: checked against a
         # method's request model where it has one; none has (form posts from Twilio, JSON the

@@ -18,15 +18,13 @@ from __future__ import annotations
 import aws_cdk as cdk
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_wafv2 as wafv2
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
-from infra.api import TWILIO_HEADERS, stage_options
+from infra.api import TWILIO_HEADERS, rest_api
 from infra.config import EnvConfig
-from infra.functions import retention
 from maestro.ingest.fallback import FALLBACK_ATTRIBUTES, FALLBACK_ROUTE
 from maestro.ingest.webhooks import EMPTY_TWIML, FORM
 
@@ -83,20 +81,12 @@ class FallbackApi(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
-        self.access_logs = logs.LogGroup(
+        self.api, self.access_logs = rest_api(
             self,
-            "AccessLogs",
-            retention=retention(config.log_retention_days),
-            removal_policy=config.removal,
-        )
-        self.api = apigw.RestApi(
-            self,
-            "Api",
-            rest_api_name=f"{stack.stack_name}-fallback",
+            config,
+            name=f"{stack.stack_name}-fallback",
             description="maestro's Twilio SMS fallback URL: the request kept on a queue",
-            endpoint_types=[apigw.EndpointType.REGIONAL],
             cloud_watch_role=False,  # the account's API Gateway log role: the webhook API's
-            deploy_options=stage_options(config, self.access_logs),
         )
         # The stage's execution logs need the account's log role, which the webhook API sets.
         self.api.node.add_dependency(after)

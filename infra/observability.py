@@ -153,15 +153,9 @@ class Observability(Construct):
             "Twilio's SMS fallback URL answered 5XX (SQS refused or failed): a text whose "
             "primary webhook failed too is lost; Twilio's debugger has it (error 11200).",
         )
-        fallback_throttled = logs.MetricFilter(
-            self,
-            "Fallback429s",
-            log_group=fallback.access_logs,
-            metric_namespace=METRICS_NAMESPACE,
-            metric_name=f"{stack.stack_name}-fallback-429s",
-            filter_pattern=logs.FilterPattern.string_value("$.status", "=", str(RATE_LIMITED)),
-            metric_value="1",
-        ).metric(period=FIVE_MINUTES, statistic="Sum", label="fallback 429 answers")
+        fallback_throttled = self._answered_429(
+            "Fallback429s", fallback.access_logs, "fallback", "fallback 429 answers"
+        )
         alarm(
             "fallback-api-429",
             fallback_throttled,
@@ -378,17 +372,9 @@ class Observability(Construct):
             "were refused (4XX): a wrong Twilio auth token or app signing secret refuses "
             "every message (403), or someone is probing the API.",
         )
-        # API Gateway has no 429 metric: count the access log's lines with status 429.
-        stack_name = cdk.Stack.of(self).stack_name
-        throttled = logs.MetricFilter(
-            self,
-            "Webhook429s",
-            log_group=webhooks.access_logs,
-            metric_namespace=METRICS_NAMESPACE,
-            metric_name=f"{stack_name}-webhook-429s",
-            filter_pattern=logs.FilterPattern.string_value("$.status", "=", str(RATE_LIMITED)),
-            metric_value="1",
-        ).metric(period=FIVE_MINUTES, statistic="Sum", label="429 answers")
+        throttled = self._answered_429(
+            "Webhook429s", webhooks.access_logs, "webhook", "429 answers"
+        )
         alarm(
             "api-429",
             throttled,
@@ -405,6 +391,21 @@ class Observability(Construct):
             "one address: its sampled requests in the WAF console say which.",
         )
         return [requests], [client_errors, server_errors, throttled]
+
+    def _answered_429(
+        self, construct_id: str, access_logs: logs.ILogGroup, api: str, label: str
+    ) -> cw.Metric:
+        """API Gateway has no 429 metric: a metric filter counting the access log's lines with
+        status 429 (named per stack, so two stacks in one account do not share it)."""
+        return logs.MetricFilter(
+            self,
+            construct_id,
+            log_group=access_logs,
+            metric_namespace=METRICS_NAMESPACE,
+            metric_name=f"{cdk.Stack.of(self).stack_name}-{api}-429s",
+            filter_pattern=logs.FilterPattern.string_value("$.status", "=", str(RATE_LIMITED)),
+            metric_value="1",
+        ).metric(period=FIVE_MINUTES, statistic="Sum", label=label)
 
     @staticmethod
     def _waf_blocked(webhooks: WebhookApi, rule: str, region: str) -> cw.Metric:

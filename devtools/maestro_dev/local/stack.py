@@ -512,14 +512,18 @@ class LocalStack:
         self.parties = DynamoPartyDirectory(self.ddb, self.tables["parties"])
         self.debounce = SqsReleasingQueue(self.clock, self.sqs, self.debounce_url)
         models = self.pipeline.deps.models
-        self.ingestor = Ingestor(
-            buffer,
-            self.parties,
-            self.debounce,
-            idle_window_seconds=self.idle,
-            max_wait_seconds=self.max_wait,
-            severity_probe=models.triage is not None,
-        )
+
+        def ingestor() -> Ingestor:
+            return Ingestor(
+                buffer,
+                self.parties,
+                self.debounce,
+                idle_window_seconds=self.idle,
+                max_wait_seconds=self.max_wait,
+                severity_probe=models.triage is not None,
+            )
+
+        self.ingestor = ingestor()
         self.starter = StepFunctionsStarter(self.sfn, self.machine_arn, step=self.step_mode)
         self.flusher = Flusher(
             buffer,
@@ -568,14 +572,7 @@ class LocalStack:
         # The fallback drain: another function in the cloud, with its own ingestor (a fault
         # aimed at the webhook's stage does not reach it), receiving each kept message at the
         # time the edge took it.
-        self.fallback_ingestor = Ingestor(
-            buffer,
-            self.parties,
-            self.debounce,
-            idle_window_seconds=self.idle,
-            max_wait_seconds=self.max_wait,
-            severity_probe=models.triage is not None,
-        )
+        self.fallback_ingestor = ingestor()
         received = ReceivedClock()
         fallback_resolver = build_resolver(
             replace(webhook_deps, ingestor=self.fallback_ingestor, clock=received)
