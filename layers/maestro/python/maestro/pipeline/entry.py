@@ -25,6 +25,8 @@ from botocore.exceptions import ClientError
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
+from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
+from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -121,6 +123,17 @@ def build_pipeline(
         policy=ConsensusPolicy(k=settings.samples, first_samples=min(2, settings.samples)),
         lease_ttl_seconds=settings.lease_ttl_seconds,
         throttle=DynamoPageThrottle(ddb, settings.conversations_table),
+        caps=DynamoDailyCaps(
+            ddb,
+            settings.conversations_table,
+            DailyCapLimits(
+                pages=settings.account_daily_pages,
+                texts=settings.account_daily_texts,
+                model_calls=settings.account_daily_model_calls,
+            ),
+        ),
+        digest=DynamoDigest(ddb, settings.conversations_table),
+        unknown_emergency_fold_seconds=settings.unknown_emergency_fold_minutes * 60,
     )
     persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=ddb)
     return Pipeline(deps), persistence

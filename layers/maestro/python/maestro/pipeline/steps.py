@@ -92,9 +92,12 @@ from maestro.pipeline.contract import (
 from maestro.pipeline.errors import LeaseBusy, LeaseLost, TransientError
 from maestro.ports import (
     AlreadyExistsError,
+    CapName,
     Clock,
     ConversationBuffer,
+    DailyCaps,
     DecisionLog,
+    Digest,
     DomainEvent,
     EventBus,
     FlushClaim,
@@ -143,6 +146,9 @@ class PipelineDeps:
     lease_ttl_seconds: int = 900
     window_limits: WindowLimits = DEFAULT_LIMITS
     throttle: PageThrottle | None = None
+    caps: DailyCaps | None = None
+    digest: Digest | None = None
+    unknown_emergency_fold_seconds: int = 1800
 
 
 ActOnce = Callable[[dict[str, Any]], dict[str, Any]]
@@ -262,11 +268,16 @@ class Pipeline:
         package = self.load_package(ExecutionState.model_validate(state))
         probed = package.messages[0].probe if len(package.messages) == 1 else None
         triage = self.deps.models.triage
+        if self.deps.parties.by_phone(package.sender_phone) is None:
+            # A number nobody knows costs no model call: the deterministic floor alone decides
+            # (an emergency still escalates at once); anything else goes to the hour's digest.
+            triage = None
+            count("UnknownSenderPackages")
         if probed is not None and package_safety_hit(package) is None:
             result = probed
         else:
             result = run_precheck(package, triage.precheck if triage is not None else None)
-            if triage is not None:
+            if triage is not None and package_safety_hit(package) is None:
                 count("ModelCalls", 1, stage="precheck")
         count("PackagesByRoute", route=result.route.value)
         return dump(result)
@@ -357,7 +368,19 @@ class Pipeline:
         self._hold(s)
         package = self.load_package(s)
         lease = _lease(s)
-        role: SenderRole = lease.sender.role.value if lease.sender else "unknown"
+        if lease.sender is None:
+            # Never guess a person, and spend nothing finding out: dispose hands an unknown
+            # number to the PM (a digest line) whatever a model would say, so none is asked.
+            return dump(
+                BrainOutput(
+                    brain=self.deps.models.describe(),
+                    samples=(),
+                    consensus=None,
+                    skipped="unknown sender: no model is asked; the PM identifies the number "
+                    "(a line in the hour's digest)",
+                )
+            )
+        role: SenderRole = lease.sender.role.value
         request = BrainRequest(
             package=package,
             sender_role=role,
@@ -402,7 +425,9 @@ class Pipeline:
             precheck=s.precheck,
             resolution=s.resolution,
             trail=lease.trail,
-            break_in=self.deps.models.judgments.break_in,
+            # decide()'s break-in judgment only for a known sender: an unknown number's package
+            # is a digest line, never a question, and costs no model call.
+            break_in=self.deps.models.judgments.break_in if lease.sender is not None else None,
         )
         self._write_ahead(disposal)
         # The items this package closes move on with its decisions recorded (write-ahead): a
@@ -447,6 +472,9 @@ class Pipeline:
             throttle=self.deps.throttle,
             queued=queued,
             agent=self.deps.models.agent,
+            caps=self.deps.caps,
+            digest=self.deps.digest,
+            fold_seconds=self.deps.unknown_emergency_fold_seconds,
         )
         try:
             outcome = execute(queued.action, ctx)
@@ -585,7 +613,11 @@ class Pipeline:
             _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
             key = self._advice_key(package_id)
             advised = self._send_or_note(
-                sender_phone, f"{advice} We've alerted the on-call property manager.", key, unsent
+                sender_phone,
+                f"{advice} We've alerted the on-call property manager.",
+                key,
+                unsent,
+                "texts",
             )
             if advised is not None:
                 events.append(_sent_event(key, advised, decision, now))
@@ -598,6 +630,7 @@ class Pipeline:
             f"Please look at the conversation (package {package_id}).",
             key,
             unsent,
+            "pages",
         )
         if sent is not None:
             events.append(_sent_event(key, sent, decision, now))
@@ -682,9 +715,18 @@ class Pipeline:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _send_or_note(self, to: str, body: str, key: str, unsent: list[str]) -> SentMessage | None:
+    def _send_or_note(
+        self, to: str, body: str, key: str, unsent: list[str], cap: CapName
+    ) -> SentMessage | None:
         """Fail-open's own texts: a failure to send is noted (and counted), never raised, so the
-        package still completes its record and releases its lease."""
+        package still completes its record and releases its lease. They count against the daily
+        caps but a cap never holds them back: the PM must hear that a package failed, and an
+        emergency's advice always goes."""
+        if self.deps.caps is not None:
+            try:
+                self.deps.caps.charge(cap, key, self.deps.clock.now(), force=True)
+            except Exception as error:  # the last line never fails on its own bookkeeping
+                logger.warning("fail-open could not count a send", extra={"error": str(error)})
         try:
             return self.deps.messenger.send(to, body, idempotency_key=key)
         except SendFailedError as failed:
@@ -893,6 +935,9 @@ def _outcome_record(
         message_sids=outcome.message_sids,
         effects=outcome.effects,
         note=outcome.note,
+        unsent=outcome.unsent,
+        folded_into=outcome.folded_into,
+        folded_at=outcome.folded_at,
         recorded_at=now,
     )
 
