@@ -28,6 +28,7 @@ from maestro.lanes import LANES, execute
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import touch, update_work_order
 from maestro.lanes.escalate import HELD_BACK, PAGE_EXCERPT_CHARS, safety_instructions
+from maestro.pipeline.errors import TransientError
 from maestro.ports import AlreadyExistsError, StaleVersionError
 from maestro_dev.fakes import (
     InMemoryDailyCaps,
@@ -848,3 +849,16 @@ def test_past_the_page_cap_a_break_in_is_a_digest_line(world: World) -> None:
     (line,) = world.digest.close(T0, T0)
     assert line.kind == "break_in"
     assert "a line in the digest of 14:00 UTC instead of a page" in outcome.note
+
+
+def test_a_repeat_while_the_first_page_is_still_going_is_retried_not_folded_blind(
+    world: World,
+) -> None:
+    window = f"emergency-page#{STRANGER_PHONE}"
+    assert world.throttle.claim(window, "pkg-conv-1-1#0", T0, 1800) is None  # paging, no SID yet
+    with pytest.raises(TransientError, match="still going"):
+        _gas_from(world, 2, 1)
+    assert world.bodies_to(PM_PHONE) == world.bodies_to(STRANGER_PHONE) == []
+    world.throttle.record(window, "pkg-conv-1-1#0", page_sid="SMfirst", paged_at=T0)
+    retried = _gas_from(world, 2, 1)  # the state machine's retry
+    assert (retried.folded_into, retried.folded_at) == ("SMfirst", T0)

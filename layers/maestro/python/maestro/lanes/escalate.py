@@ -9,7 +9,8 @@ What an unknown number costs (docs/unknown-senders.md):
   nothing: nothing says it is an emergency, and the number is bound to no one;
 - its first emergency pages at once, with the safety advice to that number; its repeats within
   the fold window (``unknown_emergency_fold_minutes``) fold into that page: no new page, no new
-  safety text, the outcome naming the page's SID and time.
+  safety text, the outcome naming the page's SID and time (a repeat escalating while that page
+  is still going out is retried until it has gone).
 
 The daily caps: an emergency from a known sender always pages (counted); any other page past the
 page cap becomes a line of the hour's digest instead. Safety advice always goes. A page quotes at
@@ -26,6 +27,7 @@ from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
 from maestro.domain.models import Party
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
+from maestro.pipeline.errors import TransientError
 
 __all__ = ["PAGE_EXCERPT_CHARS", "run", "safety_instructions"]
 
@@ -186,7 +188,10 @@ def _fold(ctx: LaneContext, phone: str) -> LaneOutcome | None:
     elif window is not None and window.digest_hour is not None:
         into = f"the digest line of {window.digest_hour:%H:%M} UTC ({_CAP_REACHED})"
     else:
-        into = f"the emergency page of {holder} (still being sent)"
+        # The first emergency's page is still going out (its package escalates alongside
+        # this one): the step is retried, and folds into that page once it has its SID. Were
+        # the first to fail instead, this one fails open: the PM is paged, the sender advised.
+        raise TransientError(f"{holder}: the first emergency page of this number is still going")
     return finish(
         ctx,
         Lane.ESCALATE,
