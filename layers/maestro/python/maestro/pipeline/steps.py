@@ -495,6 +495,7 @@ class Pipeline:
                         message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
                         effects=tuple(ctx.effects),
                         note=truncate(f"a text could not be sent: {failed.reason}", 500),
+                        unsent=tuple(ctx.unsent),
                     ),
                     now,
                     status="failed",
