@@ -254,6 +254,22 @@ class Pipeline:
             holder=None, sender=sender, contexts=contexts, pending=pending, trail=trail
         )
 
+    def _known(self, phone: str) -> bool | None:
+        """Whether the directory has ``phone``; None when it cannot be read (an outage through
+        every retry): the pre-check then goes on with the floor alone, recorded as a fallback,
+        as when the model's budget cannot be read. Safety first never waits on the directory."""
+        try:
+            known = self.deps.parties.by_phone(phone) is not None
+        except Exception as error:  # any failure of the read: the floor still decides
+            count("DirectoryUnread", stage="precheck")
+            logger.warning(
+                "pre-check: the directory could not be read", extra={"error": str(error)[:200]}
+            )
+            return None
+        if not known:
+            count("UnknownSenderPackages")
+        return known
+
     def _judge(self, target: Target, changed: tuple[str, ...]) -> RevalidationOutcome:
         """What re-validation's rules cannot settle goes to ``decide()`` when a model is
         plugged in; without one, the default: ask, never act blindly."""
@@ -268,17 +284,20 @@ class Pipeline:
         package = self.load_package(ExecutionState.model_validate(state))
         probed = package.messages[0].probe if len(package.messages) == 1 else None
         triage = self.deps.models.triage
-        if self.deps.parties.by_phone(package.sender_phone) is None:
+        known = self._known(package.sender_phone) if triage is not None else True
+        if not known:
             # A number nobody knows costs no model call: the deterministic floor alone decides
             # (an emergency still escalates at once); anything else goes to the hour's digest.
             triage = None
-            count("UnknownSenderPackages")
         if probed is not None and package_safety_hit(package) is None:
             result = probed
         else:
             result = run_precheck(package, triage.precheck if triage is not None else None)
             if triage is not None and package_safety_hit(package) is None:
                 count("ModelCalls", 1, stage="precheck")
+        if known is None and result.source != "safety_floor":
+            # The directory could not be read: the default stands in for the model, recorded.
+            result = result.model_copy(update={"fallback": True})
         count("PackagesByRoute", route=result.route.value)
         return dump(result)
 
