@@ -44,11 +44,14 @@ test: lint
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis cdk.out
 
-# One CloudFormation template per environment of cdk.json into cdk.out (or $$CDK_OUTDIR), with
-# the dependency layer built locally (pip, arm64 wheels; no Docker, no AWS call); prints each
-# environment's time and the layers' unzipped sizes. `cdk deploy -c env=dev` runs the same app.
+# One environment's CloudFormation template (ENV=dev by default; ENV=prod, or ENV=staging,prod)
+# into cdk.out (or $$CDK_OUTDIR), with the dependency layer built locally (pip, arm64 wheels; no
+# Docker, no AWS call); prints its time and the layers' unzipped sizes. Staging and prod fail,
+# naming the key, until cdk.json gives them an alarm subscriber and a real on-call number.
+# `cdk deploy -c env=dev` runs the same app.
+ENV ?= dev
 synth: $(STAMP)
-	$(BIN)/python app.py
+	$(BIN)/python app.py --env $(ENV)
 
 # Each benchmark merges its figures into bench/results.json and rewrites bench/results.md.
 # bench_orchestration (about 2.5 minutes): a package's time and the memory it leaves after 50 and

@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""The CDK app: one stack per environment of cdk.json (``-c env=NAME`` for one alone).
+"""The CDK app: one stack per environment of cdk.json it is asked for.
+
+``-c env=NAME`` (the ``cdk`` CLI) or ``python app.py --env NAME`` picks the environments
+(``NAME,NAME`` for several); without either, the development ones (``"development": true``:
+dev). An environment that would alarm or page no one is refused: the app exits 1 and says
+which key of which environment to set (``infra.config``).
 
 The account and region come from the CDK's environment variables (``CDK_DEFAULT_ACCOUNT``,
 ``CDK_DEFAULT_REGION``, set by the ``cdk`` CLI from your profile); without them the stacks are
@@ -10,6 +15,7 @@ the layers' sizes (when they were bundled).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -26,22 +32,35 @@ from infra.stack import MaestroStack
 ROOT = Path(__file__).resolve().parent
 
 
-def app_context() -> dict[str, object]:
-    """cdk.json's context (the ``cdk`` CLI passes it too, and its ``-c`` values win)."""
+def app_context(env: str | None = None) -> dict[str, object]:
+    """cdk.json's context, and ``env`` when given (the ``cdk`` CLI passes its context too, and
+    its ``-c`` values win)."""
     context: dict[str, object] = json.loads((ROOT / "cdk.json").read_text())["context"]
+    if env is not None:
+        context["env"] = env
     # Layers and functions record their asset paths, so the report below can size them.
     return {**context, "aws:cdk:enable-asset-metadata": True}
 
 
-def main() -> None:
-    app = cdk.App(context=app_context(), outdir=os.environ.get("CDK_OUTDIR", str(ROOT / "cdk.out")))
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", help="NAME[,NAME…] of cdk.json (default: the development ones)")
+    args = parser.parse_args(argv)
+    app = cdk.App(
+        context=app_context(args.env), outdir=os.environ.get("CDK_OUTDIR", str(ROOT / "cdk.out"))
+    )
     env = cdk.Environment(
         account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
     )
+    try:
+        configs = environments(app)
+    except ValueError as error:  # a setting that is wrong, or that would reach no one
+        print(f"maestro: {error}", file=sys.stderr)
+        return 1
     cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
     timings: list[tuple[str, float]] = []
     stacks = []
-    for config in environments(app):
+    for config in configs:
         started = time.perf_counter()
         stacks.append(MaestroStack(app, stack_name(config.name), config=config, env=env))
         timings.append((config.name, time.perf_counter() - started))
@@ -58,7 +77,8 @@ def main() -> None:
     for stack in stacks:
         for layer, size in layer_sizes(assembly, stack.artifact_id).items():
             print(f"maestro: {stack.stack_name} layer {layer}: {size}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -85,7 +85,7 @@ def _responder(request: ModelRequest) -> Scripted | None:
 
 
 def model_calls_per_package() -> dict[str, float]:
-    from maestro_dev.local.events import signed_sms_event
+    from maestro_dev.local.events import signed_sms_event, twilio_sid
     from maestro_dev.local.stack import LocalStack
 
     averages: dict[str, float] = {}
@@ -99,9 +99,8 @@ def model_calls_per_package() -> dict[str, float]:
                 )
                 stack.parties.put(tenant)
                 before = len(model.calls)
-                event = signed_sms_event(
-                    stack.twilio_token, f"SMb{kind}{n:04d}", tenant.phone, text
-                )
+                sid = twilio_sid("SM", f"{kind} {n}")
+                event = signed_sms_event(stack.twilio_token, sid, tenant.phone, text)
                 assert stack.http(event)["statusCode"] == 200
                 stack.advance(stack.idle + 1)
                 per_package.append(len(model.calls) - before)

@@ -91,14 +91,14 @@ def _sender(stack: Any, block: int, n: int) -> str:
 
 def _packages(stack: Any, count: int, tag: str) -> list[tuple[float, float]]:
     """``count`` one-message packages through ``stack``; (wall ms, CPU ms) of each."""
-    from maestro_dev.local.events import signed_sms_event
+    from maestro_dev.local.events import signed_sms_event, twilio_sid
 
     costs = []
     for n in range(count):
         block, at = divmod(n, BLOCK)
         turn, who = divmod(at, BLOCK_SENDERS)
         phone = _sender(stack, block, who)
-        sid = f"SM{tag}{n:06d}"
+        sid = twilio_sid("SM", f"{tag} {n}")
         wall, cpu = time.perf_counter(), time.process_time()
         response = stack.http(signed_sms_event(stack.twilio_token, sid, phone, SCRIPT[turn]))
         stack.advance(stack.idle + 1)

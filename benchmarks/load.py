@@ -26,7 +26,7 @@ from itertools import pairwise
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog
 from maestro.domain.models import Party, PartyRole
 from maestro.domain.safety import safety_floor
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import seed
 
@@ -147,7 +147,7 @@ def run_load(
             wait = start + at - stack.clock.now().timestamp()
             if wait > 0:
                 stack.advance(wait)
-            sid = f"SMload{n:06d}"
+            sid = twilio_sid("SM", f"load {n}")
             response = stack.http(signed_sms_event(stack.twilio_token, sid, phone, text))
             if response["statusCode"] == 200:
                 accepted[sid] = (phone, text)

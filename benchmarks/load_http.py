@@ -158,6 +158,8 @@ def plan_texts(
     and twice 60 % of the parties write within the same minute. Sorted by time."""
     from load import EMERGENCIES, LONG_FIRST, ORDINARY, _parties
 
+    from maestro_dev.local.events import twilio_sid
+
     people = _parties(parties, 0.2, rng)
     by_party: dict[int, list[tuple[float, str]]] = defaultdict(list)
     for moment, text in BUILDING_EVENTS:
@@ -189,7 +191,7 @@ def plan_texts(
     for index, entries in by_party.items():
         phone = people[index][0]
         for k, (at, body) in enumerate(sorted(entries)):
-            texts.append(Text(at, index, phone, body, f"SMhttp{index:03d}{k:04d}"))
+            texts.append(Text(at, index, phone, body, twilio_sid("SM", f"load {index} {k}")))
     return sorted(texts, key=lambda t: t.at), people
 
 
@@ -198,6 +200,7 @@ def send_all(
 ) -> list[Sent]:
     """In the senders' process: each party's texts from one thread, in order, on time."""
     from maestro.adapters.webhook_auth import twilio_signature
+    from maestro_dev.local.events import sms_params
 
     parts = urlsplit(url)
     lanes: list[list[Text]] = [[] for _ in range(senders)]
@@ -207,14 +210,7 @@ def send_all(
     lock = threading.Lock()
 
     def post(text: Text) -> Sent:
-        params = {
-            "MessageSid": text.sid,
-            "AccountSid": "ACload",
-            "From": text.phone,
-            "To": "+14155550000",
-            "Body": text.body,
-            "NumMedia": "0",
-        }
+        params = sms_params(text.sid, text.phone, text.body)  # of the embedded stack's account
         body = urlencode(list(params.items()))
         headers = {
             "Content-Type": "application/x-www-form-urlencoded",
@@ -573,7 +569,8 @@ def read_back(
                 )
             )
     twice = {sid for sid, count in buffered.items() if count > 1}
-    verdicts = Counter(row.verdict for row in stack.ledger_rows())
+    rows = stack.ledger_rows()
+    verdicts = Counter(row.verdict for row in rows)
     in_a_package_twice = checked.duplicated
     return ReadBack(
         stored=len(stored),
@@ -587,7 +584,7 @@ def read_back(
         emergencies=checked.emergencies,
         emergencies_escalated=checked.emergencies_escalated,
         evidence=verdicts["evidence"],
-        shame=verdicts["shame"],
+        shame=sum(row.standing_shame for row in rows),  # a late event's resolved row: history
         executions=checked.executions,
     )
 

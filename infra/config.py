@@ -1,21 +1,59 @@
 """Per-environment settings, read from cdk.json's context (``maestro:environments``).
 
-``cdk deploy -c env=dev`` synthesizes the dev stack alone; without ``env`` every environment in
-cdk.json is synthesized, one stack (and one template) each, named ``maestro-<env>``.
+``cdk deploy -c env=prod`` synthesizes the prod stack alone (``-c env=staging,prod``: those two);
+without ``env``, the development environments (``"development": true``; dev here). One stack
+(and one template) each, named ``maestro-<env>``.
+
+An environment that does not declare itself a development one must reach a person: it is not
+synthesized without an alarm subscriber, or with a placeholder or test number for the on-call
+PM (:meth:`EnvConfig.not_reaching_a_person`); the error names the environment and the key to set.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import aws_cdk as cdk
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from maestro_dev.cloud import stack_for_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTEXT_KEY = "maestro:environments"
+E164 = r"^\+[1-9]\d{6,14}$"
+DEFAULT_WEBHOOK_RATE_LIMIT_PER_IP = 300
+"""Requests per source address per 5 minutes (one a second, on average) before WAF answers 429."""
+
+# Numbers that reach no one: Twilio's magic test numbers (+1 500 555 xxxx, answered by Twilio's
+# test credentials only) and the North American numbers reserved for fiction (555-0100..0199).
+_TEST_NUMBERS = (
+    (re.compile(r"^\+1500555\d{4}$"), "one of Twilio's magic test numbers (+1 500 555 xxxx)"),
+    (
+        re.compile(r"^\+1[2-9]\d{2}55501\d{2}$"),
+        "a number reserved for fiction (NANP 555-0100 to 555-0199)",
+    ),
+)
+# Domains reserved for documentation and tests (RFC 2606, RFC 6761): no one reads their mail.
+_PLACEHOLDER_DOMAIN = re.compile(
+    r"@(?:.+\.)?(?:example\.(?:com|net|org)|example|test|invalid|localhost)$", re.IGNORECASE
+)
+
+
+class NotReachingAPersonError(ValueError):
+    """An environment that is not a development one would alarm or page no one."""
+
+    def __init__(self, env: str, problems: list[str]) -> None:
+        self.env = env
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(
+            f"cannot synthesize {env!r}: it is not a development environment, so its alarms "
+            f"and pages must reach a person. In cdk.json, context {CONTEXT_KEY} → {env}:\n"
+            f"{lines}\n(An environment where no one needs to be reached says so with "
+            '"development": true.)'
+        )
 
 
 def stack_name(env: str) -> str:
@@ -29,6 +67,14 @@ class EnvConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")
+    development: bool = Field(
+        default=False,
+        description="True for a development environment: it may be synthesized without an "
+        "alarm subscriber and with a test on-call number, and may run in step mode. Any "
+        "other environment (the default: false) must reach a person: its synthesis fails "
+        "until alarm_email is a real address and on_call_pm_phone (and alarm_sms, if set) "
+        "a real number. Declared by this key, never inferred from the name.",
+    )
     idle_window_seconds: int = Field(ge=1, le=900, description="MAESTRO_IDLE_WINDOW_SECONDS")
     max_wait_seconds: int = Field(ge=1, le=900, description="MAESTRO_MAX_WAIT_SECONDS")
     step_mode: bool = Field(
@@ -40,8 +86,23 @@ class EnvConfig(BaseModel):
         description="The cheap model: the severity probe, the pre-check, decide()'s judgments"
     )
     strong_model_id: str = Field(description="The strong model: reasoning and the manage agent")
-    alarm_email: str = Field(description="Where alarms go; empty: the topic has no subscriber")
-    on_call_pm_phone: str = Field(description="E.164; the pipeline pages it")
+    alarm_email: str = Field(
+        default="",
+        pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$",
+        description="Subscribed to the alarm topic by e-mail (the address confirms once, from "
+        "SNS's message). Required unless development; empty: the topic has no subscriber.",
+    )
+    alarm_sms: str = Field(
+        default="",
+        pattern=r"^(\+[1-9]\d{6,14})?$",
+        description="E.164, optional: the alarm topic also texts this number (SNS SMS: the "
+        "account's SMS sandbox and spending limit apply). Checked like on_call_pm_phone.",
+    )
+    on_call_pm_phone: str = Field(
+        pattern=E164,
+        description="E.164: the pipeline pages it (emergencies, fail-open). Unless development, "
+        "not a test or placeholder number.",
+    )
     twilio_account_sid: str = Field(
         default="",
         pattern=r"^(AC[0-9a-fA-F]{32})?$",
@@ -59,6 +120,26 @@ class EnvConfig(BaseModel):
     )
     api_rate_limit: float = Field(gt=0, description="Stage throttling: steady requests/s")
     api_burst_limit: int = Field(gt=0, description="Stage throttling: burst")
+    webhook_rate_limit_per_ip: int = Field(
+        default=DEFAULT_WEBHOOK_RATE_LIMIT_PER_IP,
+        ge=10,  # WAF's smallest rate limit
+        le=2_000_000_000,
+        description="WAF rate-based rule: requests from one source IP address in 5 minutes "
+        "before the webhooks answer it 429 (until its rate falls back). Twilio's webhooks come "
+        "from a large, shifting pool of addresses, so each carries a small share of the "
+        "traffic: at the default (300, one a second per address on average) Twilio would "
+        "have to send more than 60 requests a minute for five minutes through one address, "
+        "far beyond a maintenance line's volume, while one attacker's address is held to "
+        "about one a second.",
+    )
+    api_4xx_rate_threshold: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description="Alarm: 4XX answers / requests in 5 minutes (with at least "
+        "10 requests). A wrong Twilio auth token or app secret turns every webhook into a 403: "
+        "messages refused, not delivered.",
+    )
     archive_retention_days: int = Field(ge=1, description="The event archive, for replays")
     brain_reserved_concurrency: int | None = Field(
         default=None,  # JSON null: the CDK drops null context values
@@ -78,6 +159,37 @@ class EnvConfig(BaseModel):
             raise ValueError(f"{self.name}: twilio_account_sid needs twilio_from_number")
         return self
 
+    def not_reaching_a_person(self) -> list[str]:
+        """What would keep this environment's alarms and pages from reaching a person, each
+        naming the key to set; nothing for a development environment."""
+        if self.development:
+            return []
+        problems = []
+        if not self.alarm_email:
+            problems.append(
+                "alarm_email is empty: set it to an address the on-call team reads (the alarm "
+                "topic has no other subscriber)"
+            )
+        elif _PLACEHOLDER_DOMAIN.search(self.alarm_email):
+            problems.append(
+                f"alarm_email {self.alarm_email} is a placeholder (a domain reserved for "
+                "examples and tests): set it to an address the on-call team reads"
+            )
+        for key, fix in (
+            ("on_call_pm_phone", "set it to the on-call PM's real number (E.164)"),
+            ("alarm_sms", "set it to a real number (E.164), or leave it empty"),
+        ):
+            phone: str = getattr(self, key)
+            why = next((why for pattern, why in _TEST_NUMBERS if pattern.match(phone)), None)
+            if why is not None:
+                problems.append(f"{key} {phone} is {why}: it would reach no one; {fix}")
+        if self.step_mode:
+            problems.append(
+                "step_mode is true: every package would wait at its step gates for an "
+                "operator; set it to false"
+            )
+        return problems
+
     @property
     def removal(self) -> cdk.RemovalPolicy:
         return (
@@ -92,19 +204,34 @@ class EnvConfig(BaseModel):
 
 
 def environments(app: cdk.App) -> list[EnvConfig]:
-    """The environments to synthesize: ``-c env=NAME`` picks one, else all of cdk.json's."""
+    """The environments to synthesize: ``-c env=NAME`` (or ``NAME,NAME``) picks them, in
+    cdk.json's order; without it, the development ones. Refuses, naming the environment and the
+    key, an invalid setting and an environment that would reach no one."""
     raw: dict[str, dict[str, Any]] = app.node.try_get_context(CONTEXT_KEY) or {}
     if not raw:
         raise ValueError(f"cdk.json has no {CONTEXT_KEY!r} context")
-    chosen = app.node.try_get_context("env")
-    if chosen is not None and chosen not in raw:
-        raise ValueError(f"unknown env {chosen!r}: cdk.json has {sorted(raw)}")
     step_mode = app.node.try_get_context("step_mode")  # -c step_mode=true: a string
     configs = []
     for name, values in raw.items():
-        if chosen is not None and name != chosen:
-            continue
         if step_mode is not None:
             values = {**values, "step_mode": str(step_mode).lower() == "true"}
-        configs.append(EnvConfig(name=name, **values))
-    return configs
+        try:
+            configs.append(EnvConfig(name=name, **values))
+        except ValidationError as error:
+            raise ValueError(f"{CONTEXT_KEY} → {name} in cdk.json: {error}") from error
+    chosen = app.node.try_get_context("env")
+    if chosen is None:
+        picked = [c for c in configs if c.development]
+        if not picked:
+            raise ValueError('no environment declares "development": true: pick one, -c env=NAME')
+    else:
+        names = [n.strip() for n in str(chosen).split(",") if n.strip()]
+        unknown = sorted(set(names) - set(raw))
+        if unknown or not names:
+            raise ValueError(f"unknown env {chosen!r}: cdk.json has {sorted(raw)}")
+        picked = [c for c in configs if c.name in names]
+    for config in picked:
+        problems = config.not_reaching_a_person()
+        if problems:
+            raise NotReachingAPersonError(config.name, problems)
+    return picked

@@ -1,12 +1,28 @@
-"""A dashboard and the alarms an operator is woken by, on an encrypted SNS topic.
+"""A dashboard and the alarms an operator is woken by, on an encrypted SNS topic that e-mails
+``alarm_email`` (and texts ``alarm_sms`` when set): an environment that is not a development one
+is not synthesized without a subscriber (``infra.config``).
 
-Alarms: messages in any dead-letter queue; failed (or timed-out, or aborted) executions;
-fail-open decisions (invocations of the fail-open step); the fallback rate (fallbacks per
-package, from the pipeline's own ``Fallbacks`` metric and the executions started); shame rows
-(``ShameRows``, counted by the watcher and the sweeper for every Shame row they write).
+Alarms:
+- the edge: API Gateway 5XX answers (a webhook that did not reach its handler, or raised); the
+  4XX rate (a wrong auth token or app secret refuses every message); 429s (the stage's throttle,
+  counted from the JSON access log's status, since API Gateway has no 429 metric; and WAF's
+  per-address rate rule, from its own metric);
+- functions: the errors of every function outside the state machine (the inbound webhook, the
+  flusher, the watcher, the sweeper, and any function added later); the steps' failures are the
+  state machine's to retry and catch, watched by the failed-execution and fail-open alarms;
+- messages in any dead-letter queue; failed (or timed-out, or aborted) executions; fail-open
+  decisions (invocations of the fail-open step); the fallback rate (fallbacks per package, from
+  the pipeline's own ``Fallbacks`` metric and the executions started); shame rows that stand
+  (``ShameRows``, counted by the watcher and the sweeper for every Shame row they write, less
+  ``ShameResolved``, counted for each missing_event row its late event resolved); texts that
+  could not be sent;
+- an account-wide daily cap reached: ``maestro.observability.DAILY_CAP_METRIC``, counted by
+  whatever enforces a cap (quiet until something counts it).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cw
@@ -14,20 +30,47 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra.api import RATE_LIMITED, WebhookApi
 from infra.config import EnvConfig
+from infra.fallback import FallbackApi
 from infra.functions import METRICS_NAMESPACE, SERVICE
+from maestro.observability import (
+    DAILY_CAP_METRIC,
+    FALLBACK_DRAINED_METRIC,
+    FALLBACK_REFUSED_METRIC,
+    STRANDED_METRIC,
+)
+from maestro.pipeline.entry import STEPS
 
 SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
+SHAME_RESOLVED_METRIC = "ShameResolved"  # ... and each missing_event row a late event resolved
 SEND_FAILURES_METRIC = "SendFailures"  # maestro.pipeline.steps: count("SendFailures")
 FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.steps: count("Fallbacks")
+
 FIVE_MINUTES = cdk.Duration.minutes(5)
 ONE_HOUR = cdk.Duration.hours(1)
+MIN_REQUESTS_FOR_A_RATE = 10
+"""The 4XX rate alarms only over at least this many requests in its 5 minutes."""
+FUNCTION_ERRORS = {
+    "inbound_sms": "The inbound webhook raised: API Gateway answered 5XX, so the message (or "
+    "status callback) may not be stored. Its log group says why.",
+    "flusher": "The flusher raised on a whole batch: its debounce signals are retried, then "
+    "go to the debounce DLQ. Packages may be late.",
+    "watcher": "The watcher raised on a whole batch: its claims are read again, then go to "
+    "the watcher DLQ.",
+    "sweeper": "A sweep failed: EventBridge retries it twice, then drops it to the "
+    "sweep-delivery DLQ; the next sweep looks again.",
+    "inbound_fallback": "The fallback drain raised: the webhooks Twilio's fallback URL kept "
+    "wait on the fallback queue (retried, then its DLQ). They are stored once it recovers.",
+}
+"""Why a function's errors matter; a function not named here gets a general description."""
 
 
 def maestro_metric(name: str, period: cdk.Duration = FIVE_MINUTES) -> cw.Metric:
@@ -52,7 +95,8 @@ class Observability(Construct):
         fail_open: lambda_.Function,
         dead_letter_queues: dict[str, sqs.IQueue],
         functions: dict[str, lambda_.Function],
-        api_name: str,
+        webhooks: WebhookApi,
+        fallback: FallbackApi,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
@@ -80,6 +124,8 @@ class Observability(Construct):
         )
         if config.alarm_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
+        if config.alarm_sms:
+            self.topic.add_subscription(subscriptions.SmsSubscription(config.alarm_sms))
         action = cw_actions.SnsAction(self.topic)
         self.alarms: dict[str, cw.Alarm] = {}
 
@@ -98,6 +144,57 @@ class Observability(Construct):
             made.add_alarm_action(action)
             self.alarms[name] = made
 
+        api_requests, api_errors = self._edge(config, webhooks, alarm)
+        kept = fallback.api.metric_count(period=FIVE_MINUTES, statistic="Sum", label="kept")
+        alarm(
+            "fallback-api-5xx",
+            fallback.api.metric_server_error(period=FIVE_MINUTES, statistic="Sum"),
+            1,
+            "Twilio's SMS fallback URL answered 5XX (SQS refused or failed): a text whose "
+            "primary webhook failed too is lost; Twilio's debugger has it (error 11200).",
+        )
+        fallback_throttled = logs.MetricFilter(
+            self,
+            "Fallback429s",
+            log_group=fallback.access_logs,
+            metric_namespace=METRICS_NAMESPACE,
+            metric_name=f"{stack.stack_name}-fallback-429s",
+            filter_pattern=logs.FilterPattern.string_value("$.status", "=", str(RATE_LIMITED)),
+            metric_value="1",
+        ).metric(period=FIVE_MINUTES, statistic="Sum", label="fallback 429 answers")
+        alarm(
+            "fallback-api-429",
+            fallback_throttled,
+            1,
+            "Twilio's SMS fallback URL answered 429 (its stage's throttle, or WAF's per-address "
+            "rate rule): a text whose primary webhook failed too was refused and is lost.",
+        )
+        stranded = maestro_metric(STRANDED_METRIC)
+        alarm(
+            "stranded-flushes",
+            stranded,
+            1,
+            "The stranded sweep flushed messages that had waited past max_wait without a flush: "
+            "a debounce signal was lost after the message was stored, or a flush failed every "
+            "retry. They are handled now; the flusher's logs and DLQ say why.",
+        )
+        for name, function in sorted(functions.items()):
+            if name in STEPS:
+                continue  # the state machine retries and catches these (fail-open, failed)
+            alarm(
+                f"errors-{name.replace('_', '-')}",
+                function.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
+                1,
+                FUNCTION_ERRORS.get(name, f"The {name} function raised; its log group says why."),
+            )
+        alarm(
+            "daily-cap",
+            maestro_metric(DAILY_CAP_METRIC),
+            1,
+            "An account-wide daily cap (pages, texts or model calls) was reached: for the rest "
+            "of the day what it caps is refused or degraded (an emergency page never "
+            "is). A flood of unknown senders, or a loop.",
+        )
         for queue_name, dlq in dead_letter_queues.items():
             alarm(
                 f"dlq-{queue_name}",
@@ -151,9 +248,16 @@ class Observability(Construct):
             "to a deterministic default (model errors, invalid output, budgets, fail-open).",
         )
         shame = maestro_metric(SHAME_METRIC)
+        resolved = maestro_metric(SHAME_RESOLVED_METRIC)
+        standing = cw.MathExpression(
+            expression="FILL(shame, 0) - FILL(resolved, 0)",
+            using_metrics={"shame": shame, "resolved": resolved},
+            label="Shame rows written, less those a late event resolved",
+            period=FIVE_MINUTES,
+        )
         alarm(
             "shame-rows",
-            shame,
+            standing,
             1,
             "A Shame row: a claimed effect that no independent read confirms (the watcher), or "
             "an effect whose event never came (the sweeper). `maestro ledger` shows it.",
@@ -199,6 +303,7 @@ class Observability(Construct):
                 title="Shame and Evidence rows, texts not sent, escalations, abstentions",
                 left=[
                     shame,
+                    resolved,
                     maestro_metric("EvidenceRows"),
                     maestro_metric(SEND_FAILURES_METRIC),
                     maestro_metric("Escalations"),
@@ -216,17 +321,102 @@ class Observability(Construct):
                 width=12,
             ),
             cw.GraphWidget(
-                title="Webhooks (API Gateway)",
+                title="Webhooks (API Gateway): requests, 4XX, 5XX, 429",
+                left=[*api_requests, *api_errors],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Twilio's fallback: requests kept, drained, refused; stranded flushes",
                 left=[
-                    cw.Metric(
-                        namespace="AWS/ApiGateway",
-                        metric_name=name,
-                        dimensions_map={"ApiName": api_name},
-                        statistic="Sum",
-                        period=FIVE_MINUTES,
-                    )
-                    for name in ("Count", "4XXError", "5XXError")
+                    kept,
+                    fallback_throttled,
+                    maestro_metric(FALLBACK_DRAINED_METRIC),
+                    maestro_metric(FALLBACK_REFUSED_METRIC),
+                    stranded,
                 ],
                 width=12,
             ),
+            cw.GraphWidget(
+                title="Webhooks (WAF): requests blocked, by rule",
+                left=[
+                    self._waf_blocked(webhooks, rule, cdk.Stack.of(self).region)
+                    for rule in webhooks.rule_metrics
+                ],
+                width=12,
+            ),
+        )
+
+    def _edge(
+        self,
+        config: EnvConfig,
+        webhooks: WebhookApi,
+        alarm: Callable[[str, cw.IMetric, float, str], None],
+    ) -> tuple[list[cw.IMetric], list[cw.IMetric]]:
+        """The webhooks' alarms; the metrics for the dashboard."""
+        api = webhooks.api
+        requests = api.metric_count(period=FIVE_MINUTES, statistic="Sum")
+        server_errors = api.metric_server_error(period=FIVE_MINUTES, statistic="Sum")
+        client_errors = api.metric_client_error(period=FIVE_MINUTES, statistic="Sum")
+        alarm(
+            "api-5xx",
+            server_errors,
+            1,
+            "The webhooks answered 5XX: a handler raised or timed out, or API Gateway failed. "
+            "A message Twilio posted then may not be stored.",
+        )
+        rate = cw.MathExpression(
+            expression=f"IF(requests >= {MIN_REQUESTS_FOR_A_RATE}, errors / requests, 0)",
+            using_metrics={"errors": client_errors, "requests": requests},
+            label="4XX per request",
+            period=FIVE_MINUTES,
+        )
+        alarm(
+            "api-4xx-rate",
+            rate,
+            config.api_4xx_rate_threshold,
+            f"More than {config.api_4xx_rate_threshold:.0%} of webhook requests in 5 minutes "
+            "were refused (4XX): a wrong Twilio auth token or app signing secret refuses "
+            "every message (403), or someone is probing the API.",
+        )
+        # API Gateway has no 429 metric: count the access log's lines with status 429.
+        stack_name = cdk.Stack.of(self).stack_name
+        throttled = logs.MetricFilter(
+            self,
+            "Webhook429s",
+            log_group=webhooks.access_logs,
+            metric_namespace=METRICS_NAMESPACE,
+            metric_name=f"{stack_name}-webhook-429s",
+            filter_pattern=logs.FilterPattern.string_value("$.status", "=", str(RATE_LIMITED)),
+            metric_value="1",
+        ).metric(period=FIVE_MINUTES, statistic="Sum", label="429 answers")
+        alarm(
+            "api-429",
+            throttled,
+            1,
+            "The webhooks answered 429 (the stage's throttle, or WAF's per-address rate "
+            "rule): Twilio's request was refused, not retried, unless its fallback URL took it.",
+        )
+        alarm(
+            "waf-rate-limited",
+            self._waf_blocked(webhooks, "rate-limited", cdk.Stack.of(self).region),
+            1,
+            "WAF's per-address rate rule blocked requests (429): one address sent more than "
+            f"{config.webhook_rate_limit_per_ip} in 5 minutes. An attacker, or Twilio through "
+            "one address: its sampled requests in the WAF console say which.",
+        )
+        return [requests], [client_errors, server_errors, throttled]
+
+    @staticmethod
+    def _waf_blocked(webhooks: WebhookApi, rule: str, region: str) -> cw.Metric:
+        return cw.Metric(
+            namespace="AWS/WAFV2",
+            metric_name="BlockedRequests",
+            dimensions_map={
+                "WebACL": webhooks.web_acl_name,
+                "Rule": webhooks.rule_metrics[rule],
+                "Region": region,
+            },
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            label=rule,
         )

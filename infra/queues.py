@@ -36,8 +36,8 @@ def queue_with_dlq(
 
 
 class Queues(Construct):
-    """The debounce queue (→ the flusher) and the watcher queue (EventBridge rule → the
-    watcher)."""
+    """The debounce queue (→ the flusher), the watcher queue (EventBridge rule → the watcher)
+    and the inbound fallback queue (Twilio's fallback URL → the drain)."""
 
     def __init__(
         self,
@@ -46,6 +46,7 @@ class Queues(Construct):
         *,
         flusher_timeout: cdk.Duration,
         watcher_timeout: cdk.Duration,
+        drain_timeout: cdk.Duration,
     ) -> None:
         super().__init__(scope, construct_id)
         # AWS's advice for a Lambda event source: visibility at least six times the timeout.
@@ -55,7 +56,18 @@ class Queues(Construct):
         self.watcher, self.watcher_dlq = queue_with_dlq(
             self, "Watcher", visibility=cdk.Duration.seconds(6 * watcher_timeout.to_seconds())
         )
+        # Webhooks Twilio's fallback URL kept: the only copy of a message the primary route
+        # could not store, so a DLQ that holds what failed every drain (alarmed, 14 days).
+        self.fallback, self.fallback_dlq = queue_with_dlq(
+            self,
+            "InboundFallback",
+            visibility=cdk.Duration.seconds(6 * drain_timeout.to_seconds()),
+        )
 
     @property
     def dead_letter_queues(self) -> dict[str, sqs.Queue]:
-        return {"debounce": self.debounce_dlq, "watcher": self.watcher_dlq}
+        return {
+            "debounce": self.debounce_dlq,
+            "watcher": self.watcher_dlq,
+            "inbound-fallback": self.fallback_dlq,
+        }

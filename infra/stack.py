@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from infra.api import WebhookApi
 from infra.config import EnvConfig
 from infra.events import SWEEPER_TIMEOUT, WATCHER_TIMEOUT, Events
+from infra.fallback import FallbackApi
 from infra.functions import Bound, FunctionFactory, FunctionSpec, Setting
 from infra.layers import Layers
 from infra.observability import Observability
@@ -18,7 +21,9 @@ from infra.pipeline import Pipeline
 from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
+from maestro.access import EVENT_PUBLISHERS
 from maestro.pipeline.entry import STEPS
+from maestro.ports import StrandedSweep
 from maestro.settings import (
     FlusherSettings,
     InboundSettings,
@@ -26,9 +31,18 @@ from maestro.settings import (
     SweeperSettings,
     WatcherSettings,
 )
-from maestro_dev.cloud import OUTPUT_STATE_MACHINE
+from maestro_dev.cloud import (
+    OUTPUT_AUTH_TOKEN_SECRET,
+    OUTPUT_SMS_FALLBACK_URL,
+    OUTPUT_SMS_URL,
+    OUTPUT_STATE_MACHINE,
+    OUTPUT_WEBHOOK_BASE_URL,
+)
 
 FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
+INBOUND_TIMEOUT = cdk.Duration.seconds(15)
+DRAIN_TIMEOUT = cdk.Duration.seconds(30)
+STRANDED_SWEEP_EVERY = cdk.Duration.minutes(5)
 # The steps that may call a model (#5): the pre-check, re-validation's decide() (lease and
 # resolve), the brain's samples, the guards' break-in judgment (dispose), the manage agent
 # (act). They alone can read the Anthropic key.
@@ -50,8 +64,6 @@ STEP_DESCRIPTIONS = {
     "step_gate": "Step gate: store the task token and wait (step mode)",
 }
 
-OUTPUT_WEBHOOK_URL = "WebhookBaseUrl"
-
 
 def table_output(logical_name: str) -> str:
     """``GatesTableName`` for ``gates``: the operators' commands read these by name."""
@@ -71,32 +83,30 @@ class MaestroStack(cdk.Stack):
         self.config = config
         cdk.Tags.of(self).add("app", "maestro")
         cdk.Tags.of(self).add("maestro:env", config.name)
+        if not config.development and not config.twilio_account_sid:
+            cdk.Annotations.of(self).add_warning_v2(
+                "maestro:recording-messenger",
+                f"{config.name}: no twilio_account_sid, so the recording messenger answers: "
+                "pages and texts are recorded, not sent (the on-call PM is paged by no one).",
+            )
 
         self.secrets = Secrets(self, "Secrets", config=config)
         self.memory = MemoryTables(self, "Memory", config=config)
         self.queues = Queues(
-            self, "Queues", flusher_timeout=FLUSHER_TIMEOUT, watcher_timeout=WATCHER_TIMEOUT
+            self,
+            "Queues",
+            flusher_timeout=FLUSHER_TIMEOUT,
+            watcher_timeout=WATCHER_TIMEOUT,
+            drain_timeout=DRAIN_TIMEOUT,
         )
         self.events = Events(self, "Events", config=config, watcher_queue=self.queues.watcher)
         self.layers = Layers(self, "Layers", removal=config.removal)
         self.factory = FunctionFactory(self, "Functions", config=config, layers=self.layers)
 
-        tables = self.memory.tables
-
-        def table(name: str) -> Bound:
-            return Bound(tables[name].table_name, tables[name].grant_read_write_data)
-
-        def read_only(name: str) -> Bound:
-            return Bound(tables[name].table_name, tables[name].grant_read_data)
-
+        # Each function's tables (its settings and its grants) come from its row of
+        # maestro.access.FUNCTION_TABLES: self.memory.settings_for(name).
+        tables = self.memory.settings_for
         bus = Bound(self.events.bus.event_bus_name, self.events.bus.grant_put_events_to)
-        # Every table the pipeline's settings name (not the ledger: only read-verify writes it).
-        pipeline_settings: dict[str, Setting] = {
-            f"{name}_table": table(name)
-            for name in sorted(tables)
-            if f"{name}_table" in PipelineSettings.model_fields
-        }
-        pipeline_settings |= {"event_bus_name": bus, "on_call_pm_phone": config.on_call_pm_phone}
         model_settings: dict[str, Setting] = {
             "anthropic_api_key_secret": Bound(
                 self.secrets.anthropic_api_key.secret_arn,
@@ -109,36 +119,63 @@ class MaestroStack(cdk.Stack):
             "idle_window_seconds": str(config.idle_window_seconds),
             "max_wait_seconds": str(config.max_wait_seconds),
         }
+
+        def inbound_settings(function: str) -> dict[str, Setting]:
+            """The inbound route's: the webhook function's, and the fallback drain's."""
+            return {
+                **tables(function),
+                "debounce_queue_url": Bound(
+                    self.queues.debounce.queue_url, self.queues.debounce.grant_send_messages
+                ),
+                "twilio_auth_token_secret": Bound(
+                    self.secrets.twilio_auth_token.secret_arn,
+                    self.secrets.twilio_auth_token.grant_read,
+                ),
+                # Webhooks naming another account are refused; none set: the Twilio routes 503.
+                "twilio_account_sid": config.twilio_account_sid,
+                "app_signing_secret": Bound(
+                    self.secrets.app_signing_secret.secret_arn,
+                    self.secrets.app_signing_secret.grant_read,
+                ),
+                # The flusher probes each new message when a key is set (it skips otherwise).
+                "severity_probe": "true",
+                **windows,
+            }
+
         self.inbound = self.factory.make(
             FunctionSpec(
                 name="inbound_sms",
                 description="Webhooks: verify the signature, dedupe, buffer, signal the debounce",
                 settings_model=InboundSettings,
-                settings={
-                    "messages_table": table("messages"),
-                    "conversations_table": table("conversations"),
-                    "parties_table": Bound(
-                        tables["parties"].table_name, tables["parties"].grant_read_data
-                    ),
-                    "debounce_queue_url": Bound(
-                        self.queues.debounce.queue_url, self.queues.debounce.grant_send_messages
-                    ),
-                    "twilio_auth_token_secret": Bound(
-                        self.secrets.twilio_auth_token.secret_arn,
-                        self.secrets.twilio_auth_token.grant_read,
-                    ),
-                    "app_signing_secret": Bound(
-                        self.secrets.app_signing_secret.secret_arn,
-                        self.secrets.app_signing_secret.grant_read,
-                    ),
-                    # The flusher probes each new message when a key is set (it skips otherwise).
-                    "severity_probe": "true",
-                    **windows,
-                },
-                timeout=cdk.Duration.seconds(15),
+                settings=inbound_settings("inbound_sms"),
+                timeout=INBOUND_TIMEOUT,
+            )
+        )
+        # Store first: a webhook the function could not take goes to Twilio's fallback URL, the
+        # fallback API keeps it on a queue, and this drain hands it to the same route.
+        self.drain = self.factory.make(
+            FunctionSpec(
+                name="inbound_fallback",
+                description="Twilio's fallback queue → the inbound route (kept webhooks stored)",
+                settings_model=InboundSettings,
+                settings=inbound_settings("inbound_fallback"),
+                timeout=DRAIN_TIMEOUT,
+            )
+        )
+        self.drain.add_event_source(
+            sources.SqsEventSource(
+                self.queues.fallback, batch_size=10, report_batch_item_failures=True
             )
         )
         self.webhooks = WebhookApi(self, "Webhooks", config=config, inbound=self.inbound)
+        self.fallback = FallbackApi(
+            self,
+            "Fallback",
+            config=config,
+            queue=self.queues.fallback,
+            web_acl=self.webhooks.web_acl,
+            after=self.webhooks.api,
+        )
         # Twilio, for the steps that text (act, and escalate and fail-open, which text
         # themselves): the account and its number from cdk.json, the token's secret (read on
         # the first text), status callbacks to this stack's own webhook. No account configured:
@@ -152,15 +189,30 @@ class MaestroStack(cdk.Stack):
             "twilio_from_number": config.twilio_from_number,
             "twilio_status_callback_url": self.webhooks.url + "twilio/status",
         }
+
+        def step_settings(step: str) -> dict[str, Setting]:
+            """A step's: its row of tables, the bus if it publishes, the on-call number, the
+            model if it may call one, Twilio if it texts."""
+            settings: dict[str, Setting] = {
+                "step": step,
+                **tables(step),
+                "on_call_pm_phone": config.on_call_pm_phone,
+            }
+            if step in EVENT_PUBLISHERS:
+                settings["event_bus_name"] = bus
+            if step in MODEL_STEPS:
+                settings |= model_settings
+            if step in TEXTING_STEPS:
+                settings |= twilio
+            return settings
+
         steps = {
             step: self.factory.make(
                 FunctionSpec(
                     name=step,
                     description=STEP_DESCRIPTIONS[step],
                     settings_model=PipelineSettings,
-                    settings=pipeline_settings
-                    | (model_settings if step in MODEL_STEPS else {})
-                    | (twilio if step in TEXTING_STEPS else {}),
+                    settings=step_settings(step),
                     timeout=STEP_TIMEOUTS.get(step, cdk.Duration.seconds(30)),
                     reserved_concurrency=(
                         config.brain_reserved_concurrency if step == "brain" else None
@@ -177,19 +229,12 @@ class MaestroStack(cdk.Stack):
                 description="Debounce queue → flush a package → start its execution",
                 settings_model=FlusherSettings,
                 settings={
-                    "messages_table": table("messages"),
-                    "conversations_table": table("conversations"),
+                    # The buffer, and the severity probe's reads (the sender's open contexts).
+                    **tables("flusher"),
                     "state_machine_arn": Bound(
                         machine.state_machine_arn, machine.grant_start_execution
                     ),
                     "step_mode": "true" if config.step_mode else "false",
-                    # The severity probe: the cheap model, with the sender's open contexts.
-                    "parties_table": Bound(
-                        tables["parties"].table_name, tables["parties"].grant_read_data
-                    ),
-                    "work_orders_table": Bound(
-                        tables["work_orders"].table_name, tables["work_orders"].grant_read_data
-                    ),
                     **model_settings,
                     **windows,
                 },
@@ -206,6 +251,23 @@ class MaestroStack(cdk.Stack):
                 max_concurrency=config.flusher_max_concurrency,
             )
         )
+        # The stranded sweep: every five minutes a record on the debounce queue has the
+        # flusher flush what waited past max_wait without a flush (a signal lost after the
+        # message was stored, a flush that failed every retry).
+        events.Rule(
+            self,
+            "StrandedSweep",
+            description="Every five minutes: flush conversations whose flush never came",
+            schedule=events.Schedule.rate(STRANDED_SWEEP_EVERY),
+            targets=[
+                targets.SqsQueue(
+                    self.queues.debounce,
+                    message=events.RuleTargetInput.from_object(
+                        StrandedSweep().model_dump(mode="json")
+                    ),
+                )
+            ],
+        )
 
         # Read-verify: every domain event → the watcher, which reads the claimed surface itself
         # (read-only) and writes the ledger (the only function that may).
@@ -215,12 +277,7 @@ class MaestroStack(cdk.Stack):
                 description="Read-verify each domain event against its surface: Evidence or Shame",
                 settings_model=WatcherSettings,
                 settings={
-                    "ledger_table": table("ledger"),
-                    "messages_table": read_only("messages"),
-                    "work_orders_table": read_only("work_orders"),
-                    "timeline_table": read_only("timeline"),
-                    "pending_table": read_only("pending"),
-                    "decisions_table": read_only("decisions"),
+                    **tables("watcher"),
                     # It reads texts back from Twilio when the stack texts through Twilio.
                     **{k: v for k, v in twilio.items() if k != "twilio_status_callback_url"},
                 },
@@ -233,10 +290,7 @@ class MaestroStack(cdk.Stack):
                 name="sweeper",
                 description="Every five minutes: recorded effects whose event never came",
                 settings_model=SweeperSettings,
-                settings={
-                    "decisions_table": read_only("decisions"),
-                    "ledger_table": table("ledger"),
-                },
+                settings=tables("sweeper"),
                 timeout=SWEEPER_TIMEOUT,
             )
         )
@@ -254,7 +308,8 @@ class MaestroStack(cdk.Stack):
                 "sweep-delivery": self.events.sweep_dlq,
             },
             functions=self.factory.functions,
-            api_name=self.webhooks.api.rest_api_name,
+            webhooks=self.webhooks,
+            fallback=self.fallback,
         )
         self._outputs()
 
@@ -263,14 +318,19 @@ class MaestroStack(cdk.Stack):
             cdk.CfnOutput(self, name, value=value, description=description)
 
         output(
-            OUTPUT_WEBHOOK_URL,
+            OUTPUT_WEBHOOK_BASE_URL,
             self.webhooks.url,
             "The webhooks' base URL (up to the stage); Twilio's SMS webhook is this + twilio/sms",
         )
         output(
-            "TwilioSmsWebhookUrl",
+            OUTPUT_SMS_URL,
             self.webhooks.url + "twilio/sms",
             "Point the Twilio number's 'A message comes in' webhook here (HTTP POST)",
+        )
+        output(
+            OUTPUT_SMS_FALLBACK_URL,
+            self.fallback.sms_url,
+            "The Twilio number's SMS fallback URL (HTTP POST): `maestro twilio wire` sets it",
         )
         output(
             OUTPUT_STATE_MACHINE,
@@ -283,7 +343,7 @@ class MaestroStack(cdk.Stack):
         output("EventArchiveName", self.events.archive.archive_name, "Its archive, for replays")
         output("WatcherQueueUrl", self.queues.watcher.queue_url, "Domain events for the watcher")
         output(
-            "TwilioAuthTokenSecretArn",
+            OUTPUT_AUTH_TOKEN_SECRET,
             self.secrets.twilio_auth_token.secret_arn,
             "Put the Twilio auth token here",
         )

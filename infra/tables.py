@@ -1,6 +1,7 @@
 """maestro's memory: one DynamoDB table per ``maestro.tables`` spec, the same key definitions
 the embedded stack creates its tables from. On-demand, encrypted (KMS), point-in-time recovery,
-TTL where the spec has one."""
+TTL where the spec has one. A function's table settings, and its grants, come from its row in
+``maestro.access.FUNCTION_TABLES`` (:meth:`MemoryTables.settings_for`), and from nowhere else."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from infra.config import EnvConfig
+from infra.functions import Bound
+from maestro.access import tables_of
 from maestro.tables import ALL_TABLES, Key, TableSpec
 
 _TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER}
@@ -47,6 +50,18 @@ class MemoryTables(Construct):
                     index_name=index.name,
                     partition_key=_attribute(index.partition),
                     sort_key=_attribute(index.sort) if index.sort else None,
-                    projection_type=dynamodb.ProjectionType.ALL,
+                    projection_type=dynamodb.ProjectionType.KEYS_ONLY
+                    if index.keys_only
+                    else dynamodb.ProjectionType.ALL,
                 )
             self.tables[spec.logical_name] = table
+
+    def settings_for(self, function: str) -> dict[str, Bound]:
+        """``<table>_table`` settings for each table of ``function``'s row, each bound to the
+        grant its access names: ``read`` → read-only data actions, ``write`` → read and write."""
+        settings: dict[str, Bound] = {}
+        for name, access in tables_of(function).items():
+            table = self.tables[name]
+            grant = table.grant_read_write_data if access == "write" else table.grant_read_data
+            settings[f"{name}_table"] = Bound(table.table_name, grant)
+        return settings

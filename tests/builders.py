@@ -9,6 +9,8 @@ from typing import Any
 from maestro.domain.actions import Action, parse_action
 from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate
 from maestro.domain.models import (
+    Attestation,
+    Channel,
     ContextKind,
     FlushTrigger,
     Message,
@@ -22,15 +24,25 @@ T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 TENANT_PHONE = MARIA.phone
 
 
-def package(*bodies: str, at: datetime = T0, phone: str = TENANT_PHONE, flush: int = 1) -> Package:
+def package(
+    *bodies: str,
+    at: datetime = T0,
+    phone: str = TENANT_PHONE,
+    flush: int = 1,
+    channel: Channel = Channel.SMS,
+    attestation: Attestation | None = None,
+) -> Package:
+    """A package of ``bodies``, each a message on ``channel`` (a call's: with ``attestation``)."""
     messages = tuple(
         Message(
             message_id=f"SM{flush:03d}{i:04d}",
             conversation_id="conv-1",
+            channel=channel,
             from_phone=phone,
             body=body,
             received_at=at - timedelta(seconds=len(bodies) - i),
             seq=flush * 100 + i,
+            attestation=attestation,
         )
         for i, body in enumerate(bodies)
     )

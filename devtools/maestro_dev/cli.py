@@ -11,6 +11,9 @@
   Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
   through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
+- ``maestro twilio wire --env ENV [--dry-run]``: point the environment's Twilio number at its
+  deployed stack (SMS URL, SMS fallback URL, status callback) and print what changed
+  (``maestro_dev.twilio_wire``).
 
 ``maestro serve``'s operator routes (what ``executions``, ``step`` and ``ledger`` call) answer
 only requests that carry the token serve makes for each run (header X-Maestro-Local-Token), are
@@ -36,6 +39,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
+from maestro.domain.ledger import LedgerRow
+from maestro_dev import twilio_wire
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
 from maestro_dev.evals import labeled as eval_labeled
@@ -234,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_commands = evals.add_subparsers(dest="eval_command", required=True)
     add_eval_parsers(eval_commands)
     eval_labeled.add_parser(eval_commands)
+    twilio_wire.add_parser(sub)
     return parser
 
 
@@ -294,15 +300,12 @@ def _http(
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from maestro.adapters.webhook_auth import twilio_signature
     from maestro_dev.local import server as local_server
+    from maestro_dev.local.events import sms_params, twilio_sid
     from maestro_dev.local.world import MARIA
 
     stack, srv = local_server.start(args.port, args.speed, args.step)
-    params = {
-        "MessageSid": "SMcurl0001",
-        "From": MARIA.phone,
-        "To": "+14155550000",
-        "Body": "the kitchen sink is leaking",
-    }
+    sid = twilio_sid("SM", "curl")
+    params = sms_params(sid, MARIA.phone, "the kitchen sink is leaking")
     signature = twilio_signature(stack.twilio_token, f"{srv.url}/twilio/sms", params)
     form = " ".join(f"--data-urlencode {k}={v!r}" for k, v in params.items())
     print(
@@ -357,16 +360,10 @@ def _publish_operator_token(srv: LocalServer) -> str:
 
 def cmd_send(args: argparse.Namespace, out: TextIO) -> int:
     from maestro.adapters.webhook_auth import twilio_signature
+    from maestro_dev.local.events import sms_params
 
-    sid = "SMcli" + uuid.uuid4().hex[:29]
-    params = {
-        "MessageSid": sid,
-        "AccountSid": "AClocal",
-        "From": args.sender,
-        "To": "+14155550000",
-        "Body": args.text,
-        "NumMedia": "0",
-    }
+    sid = "SM" + uuid.uuid4().hex  # a new message each time, in Twilio's format
+    params = sms_params(sid, args.sender, args.text)  # of the embedded stack's account
     url = args.url.rstrip("/") + "/twilio/sms"
     headers = {
         "X-Twilio-Signature": twilio_signature(_token(), url, params),
@@ -405,22 +402,25 @@ def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
             print(f"{status} {body}", file=out)
             return 1
         rows = json.loads(body)
-    if args.shame:
-        rows = [r for r in rows if r["verdict"] == "shame"]
-    for row in rows:
+    read_rows = [LedgerRow.model_validate(r) for r in rows]
+    if args.shame:  # the Shame that stands: a missing_event row its late event resolved is not
+        read_rows = [r for r in read_rows if r.standing_shame]
+    for row in read_rows:
         if args.json:
-            print(json.dumps(row), file=out)
+            print(row.model_dump_json(), file=out)
             continue
-        verdict = "evidence" if row["verdict"] == "evidence" else f"SHAME {row['kind']}"
-        read = f" [{row['provenance']}]" if row["provenance"] else ""
+        read = f" [{row.provenance}]" if row.provenance else ""
         print(
-            f"{verdict:<23} {row['event_type']:<17} {row['package_id']} "
-            f"{row['wo_id'] or '-'} {row['subject_id']}{read}: {row['detail']}",
+            f"{row.mark:<23} {row.event_type:<17} {row.package_id} "
+            f"{row.wo_id or '-'} {row.subject_id}{read}: {row.detail}",
             file=out,
         )
     if not args.json:
-        evidence = sum(r["verdict"] == "evidence" for r in rows)
-        print(f"{evidence} evidence, {len(rows) - evidence} shame", file=out)
+        evidence = sum(r.verdict == "evidence" for r in read_rows)
+        shame = sum(r.standing_shame for r in read_rows)
+        resolved = sum(r.resolution is not None for r in read_rows)
+        late = f" ({resolved} more resolved by a late event)" if resolved else ""
+        print(f"{evidence} evidence, {shame} shame{late}", file=out)
     return 0
 
 

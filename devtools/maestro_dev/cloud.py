@@ -24,6 +24,10 @@ STACK_PREFIX = "maestro-"
 OUTPUT_STATE_MACHINE = "StateMachineArn"
 OUTPUT_GATES_TABLE = "GatesTableName"
 OUTPUT_LEDGER_TABLE = "LedgerTableName"
+OUTPUT_SMS_URL = "TwilioSmsWebhookUrl"
+OUTPUT_SMS_FALLBACK_URL = "TwilioSmsFallbackUrl"
+OUTPUT_WEBHOOK_BASE_URL = "WebhookBaseUrl"
+OUTPUT_AUTH_TOKEN_SECRET = "TwilioAuthTokenSecretArn"
 # A token Step Functions no longer waits for: the gate timed out, or the execution ended.
 _STALE_TOKEN = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
 

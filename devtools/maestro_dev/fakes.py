@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
 
 from maestro.domain.digest import DigestEntry, DigestLine, hour_of
-from maestro.domain.ledger import LedgerRow
+from maestro.domain.ledger import LedgerRow, Resolution
 from maestro.domain.models import Party, WorkOrder
 from maestro.domain.records import (
     HoldStatus,
@@ -299,6 +299,14 @@ class InMemoryLedger:
             return False
         self.rows[key] = row
         self.writes += 1
+        return True
+
+    def resolve(self, row: LedgerRow, resolution: Resolution) -> bool:
+        key = (row.package_id, row.row_id)
+        stored = self.rows.get(key)
+        if stored is None or stored.resolution is not None:
+            return False
+        self.rows[key] = LedgerRow.model_validate({**stored.model_dump(), "resolution": resolution})
         return True
 
     def get(self, package_id: str, row_id: str) -> LedgerRow | None:

@@ -1,5 +1,7 @@
 """The CDK app, synthesized once for the whole session: ``python app.py``, every environment of
-cdk.json, cdk-nag on, asset bundling skipped (no Docker, no pip, no network), into a temp dir.
+cdk.json (staging and prod with an alarm subscriber and an on-call number given as context:
+``infra_synth.REACHABLE``), cdk-nag on, asset bundling skipped (no Docker, no pip, no network),
+into a temp dir.
 
 Tests read the templates it wrote (the real synth, not a stack built on the side).
 """
@@ -14,7 +16,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from infra_synth import ROOT, Synth, cdk_environments
+from infra_synth import ROOT, Synth, cdk_environments, synthesized_environments
+
+from infra.config import CONTEXT_KEY
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +29,13 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
         "CDK_OUTDIR": str(outdir),
         # Skip asset bundling for every stack: the dependency layer is not built (no pip, no
         # Docker, no network); its asset points at its source directory.
-        "CDK_CONTEXT_JSON": json.dumps({"aws:cdk:bundling-stacks": []}),
+        "CDK_CONTEXT_JSON": json.dumps(
+            {
+                "aws:cdk:bundling-stacks": [],
+                "env": ",".join(cdk_environments()),
+                CONTEXT_KEY: synthesized_environments(),
+            }
+        ),
     }
     for name in ("CDK_DEFAULT_ACCOUNT", "CDK_DEFAULT_REGION", "AWS_PROFILE"):
         env.pop(name, None)

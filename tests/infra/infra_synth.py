@@ -27,6 +27,36 @@ class Synth:
         return {lid: r for lid, r in self.templates[env]["Resources"].items() if r["Type"] == kind}
 
 
+# What an operator would put in cdk.json for the environments that must reach a person (the
+# committed cdk.json keeps placeholders, which synthesis refuses): the tests synthesize with
+# these, given as context.
+REACHABLE = {
+    "staging": {
+        "alarm_email": "oncall-staging@maestro-ops.net",
+        "on_call_pm_phone": "+16175550342",
+    },
+    "prod": {
+        "alarm_email": "oncall@maestro-ops.net",
+        "alarm_sms": "+16175550343",
+        "on_call_pm_phone": "+16175550344",
+    },
+}
+
+
 def cdk_environments() -> list[str]:
+    return list(cdk_json_environments())
+
+
+def cdk_json_environments() -> dict[str, dict[str, Any]]:
+    """cdk.json's ``maestro:environments``, as committed."""
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
-    return list(context["maestro:environments"])
+    environments: dict[str, dict[str, Any]] = context["maestro:environments"]
+    return environments
+
+
+def synthesized_environments() -> dict[str, dict[str, Any]]:
+    """What the session's synthesis was given: cdk.json's, with :data:`REACHABLE`'s values."""
+    return {
+        name: {**values, **REACHABLE.get(name, {})}
+        for name, values in cdk_json_environments().items()
+    }

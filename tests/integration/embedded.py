@@ -15,8 +15,9 @@ from typing import Any
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
+from maestro.ingest.service import app_message_id
 from maestro.ports import Gate, SentMessage
-from maestro_dev.local.events import signed_app_event, signed_sms_event
+from maestro_dev.local.events import signed_app_event, signed_sms_event, twilio_sid
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import MARIA, VIC
 
@@ -25,7 +26,7 @@ _sids = count(1)
 
 def sms(stack: LocalStack, body: str, sender: str = MARIA.phone) -> str:
     """One signed inbound SMS through the real webhook; returns its MessageSid."""
-    sid = f"SMt{next(_sids):06d}"
+    sid = twilio_sid("SM", f"text {next(_sids)}")
     response = stack.http(signed_sms_event(stack.twilio_token, sid, sender, body))
     assert response["statusCode"] == 200, response
     return sid
@@ -36,7 +37,7 @@ def app_message(stack: LocalStack, body: str, sender: str = MARIA.phone) -> str:
     payload = json.dumps({"message_id": message_id, "from_phone": sender, "body": body})
     response = stack.http(signed_app_event(stack.app_secret, "/app/messages", payload))
     assert response["statusCode"] == 200, response
-    return f"app:{message_id}"
+    return app_message_id(sender, message_id)
 
 
 def new_executions(stack: LocalStack, seconds: float) -> list[dict[str, Any]]:

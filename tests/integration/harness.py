@@ -11,11 +11,15 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
+
+from twilio.rest import Client
 
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
 from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
 from maestro.adapters.stepfunctions import StepFunctionsStarter
+from maestro.adapters.twilio_sms import TwilioMessenger
 from maestro.domain.models import Package
 from maestro.ingest.flusher import Flusher
 from maestro.ingest.service import Ingestor
@@ -24,11 +28,15 @@ from maestro_dev.local import events
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.events import MAESTRO_LINE as MAESTRO_LINE
 from maestro_dev.local.events import form_body as form_body
+from maestro_dev.local.events import twilio_sid as twilio_sid
+from maestro_dev.local.twilio_loopback import LoopbackHttpClient, TwilioLoopback
 from maestro_dev.local.world import MARIA as MARIA
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 TOKEN = "twilio-test-auth-token"
 APP_SECRET = "app-test-secret"
+ACCOUNT = twilio_sid("AC", "the rig's Twilio account")
+"""The Twilio account the rig's webhooks accept (every form here names it)."""
 HOST = "abc123.execute-api.us-east-1.amazonaws.com"
 STAGE = "prod"
 
@@ -49,6 +57,7 @@ class Rig:
     flusher: Flusher
     sfn: Any
     machine_arn: str
+    deps: WebhookDeps
     resolver: Any
     idle: int = 300
     max_wait: int = 900
@@ -62,15 +71,29 @@ class Rig:
     def sms(
         self, body: str, *, sid: str, sender: str = MARIA.phone, **extra: str
     ) -> dict[str, Any]:
-        params = {
-            "MessageSid": sid,
-            "From": sender,
-            "To": MAESTRO_LINE,
-            "Body": body,
-            "NumMedia": "0",
-            **extra,
-        }
+        params = events.sms_params(sid, sender, body, account=ACCOUNT) | extra
         return self.call(twilio_event("/twilio/sms", params))
+
+    def text(self, words: str, to: str = MARIA.phone) -> str:
+        """Text someone as maestro texts; the text's SID, as the messenger recorded it (a
+        message maestro sent, whose status callbacks the webhook takes)."""
+        return self._messenger.send(to, words, idempotency_key=f"{to}#{words}").sid
+
+    @cached_property
+    def _messenger(self) -> TwilioMessenger:
+        """The Twilio messenger on the real SDK, against a loopback Twilio of the rig's account
+        answered in-process (no sockets)."""
+        loopback = TwilioLoopback(TOKEN, self.clock.now, account_sid=ACCOUNT)
+        client = Client(ACCOUNT, TOKEN, http_client=LoopbackHttpClient(loopback, 5.0))
+        return TwilioMessenger(
+            client,
+            self.aws.dynamodb,
+            sends_table=self.aws.table_names["sends"],
+            messages_table=self.aws.table_names["messages"],
+            from_number=MAESTRO_LINE,
+            status_callback=None,
+            clock=self.clock,
+        )
 
     # -- time -------------------------------------------------------------------------------
 
@@ -120,14 +143,13 @@ def make_rig(aws: Any, *, idle: int = 300, max_wait: int = 900) -> Rig:
     )["stateMachineArn"]
     ingestor = Ingestor(buffer, parties, queue, idle_window_seconds=idle, max_wait_seconds=max_wait)
     flusher = Flusher(buffer, StepFunctionsStarter(sfn, arn), clock, max_wait_seconds=max_wait)
-    resolver = build_resolver(
-        WebhookDeps(
-            ingestor=ingestor,
-            statuses=statuses,
-            twilio_auth_token=lambda: TOKEN,
-            app_signing_secret=lambda: APP_SECRET,
-            clock=clock,
-        )
+    deps = WebhookDeps(
+        ingestor=ingestor,
+        statuses=statuses,
+        twilio_auth_token=lambda: TOKEN,
+        app_signing_secret=lambda: APP_SECRET,
+        clock=clock,
+        twilio_account_sid=ACCOUNT,
     )
     return Rig(
         aws=aws,
@@ -140,7 +162,8 @@ def make_rig(aws: Any, *, idle: int = 300, max_wait: int = 900) -> Rig:
         flusher=flusher,
         sfn=sfn,
         machine_arn=arn,
-        resolver=resolver,
+        deps=deps,
+        resolver=build_resolver(deps),
         idle=idle,
         max_wait=max_wait,
     )

@@ -13,7 +13,7 @@ import pytest
 
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_ledger import DynamoLedger
-from maestro.domain.ledger import LedgerRow
+from maestro.domain.ledger import LedgerRow, missing_row_id_of
 from maestro.ports import Gate
 from maestro_dev.cli import main
 from maestro_dev.cloud import (
@@ -167,3 +167,41 @@ def test_ledger_reads_a_deployed_stacks_rows_by_package_by_wo_and_shame_only(
     assert main(["ledger", "--env", "dev", "--wo", "WO-7"], out) == 0
     assert "SHAME mismatch" in out.getvalue()
     assert out.getvalue().splitlines()[-1] == "1 evidence, 1 shame"
+
+
+def test_a_missing_event_row_its_late_event_resolved_stays_and_no_longer_counts_as_shame(
+    deployed: dict[str, Any],
+) -> None:
+    aws: AwsEnv = deployed["aws"]
+    ledger = DynamoLedger(aws.dynamodb, aws.table_names["ledger"])
+    late = _row("pkg-c-1", "ev-late", "WO-9", None)
+    missing = LedgerRow.model_validate(
+        {
+            **late.model_dump(),
+            "row_id": missing_row_id_of(late),
+            "verdict": "shame",
+            "kind": "missing_event",
+            "event_id": None,
+            "detail": "no event claimed it within 600 s",
+        }
+    )
+    ledger.record(missing)
+    ledger.record(late)
+    resolution = missing.resolved_by(late)
+    assert resolution is not None
+    assert ledger.resolve(missing, resolution)
+    assert not ledger.resolve(missing, resolution)  # once
+    stored = ledger.get("pkg-c-1", missing.row_id)
+    assert stored is not None
+    assert stored.resolution == resolution
+    assert (stored.kind, stored.detail) == ("missing_event", missing.detail)  # history kept
+
+    out = io.StringIO()
+    assert main(["ledger", "--env", "dev", "--shame", "--json"], out) == 0
+    assert out.getvalue() == ""
+    out = io.StringIO()
+    assert main(["ledger", "--env", "dev", "--package", "pkg-c-1"], out) == 0
+    assert "missing_event resolved by ev-late (evidence)" in out.getvalue()
+    assert (
+        out.getvalue().splitlines()[-1] == "1 evidence, 0 shame (1 more resolved by a late event)"
+    )

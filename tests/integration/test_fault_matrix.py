@@ -22,9 +22,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fault_outcomes import EXPECTED, check
 
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.adapters.twilio_sms import TwilioMessenger
+from maestro.domain.ledger import missing_row_id_of
 from maestro_dev.local.fault_matrix import (
     CELLS,
     FAULTS,
@@ -36,117 +38,6 @@ from maestro_dev.local.fault_matrix import (
 from maestro_dev.local.faults import Crash
 
 pytestmark = pytest.mark.integration
-
-# -- the outcomes the matrix pins --------------------------------------------------------------
-
-SDK = "succeeded (SDK retry)"
-SFN = "succeeded (Step Functions retry)"
-SQS = "succeeded (SQS redelivery)"
-WEBHOOK = "succeeded (Twilio retried the webhook)"
-ASYNC = "succeeded (Lambda async retry)"
-TWILIO = "succeeded (Twilio adapter retry)"
-DEDUPLICATED = "succeeded (redelivery deduplicated)"
-OPEN = "failed open, PM paged"
-OPEN_SDK = f"{OPEN} (SDK retry)"
-OPEN_SFN = f"{OPEN} (Step Functions retry)"
-OPEN_TWILIO = f"{OPEN} (Twilio adapter retry)"
-NO_PROBE = "succeeded (no probe)"
-FLOOR = "recorded default (the safety floor alone)"
-DEFAULT_PAGED = "recorded default, PM paged"
-
-
-def _missing(*events: str) -> str:
-    """The sweeper's Shame for effects whose events never came."""
-    return "; shame: " + ", ".join(f"missing_event:{event}" for event in events)
-
-
-ANNOUNCE_LOST = "recorded, then the execution failed (Step Functions retry)" + _missing(
-    "decision.recorded"
-)
-
-_REPAIR = ("webhook", "flusher", "precheck", "lease", "resolve", "brain", "dispose")
-EXPECTED: dict[str, dict[str, str]] = {
-    "ddb-throttled": {
-        **dict.fromkeys((*_REPAIR, "escalate", "act", "persist", "watcher", "sweeper"), SDK),
-        "fail_open": OPEN_SDK,
-    },
-    "ddb-throttled-long": {
-        "webhook": WEBHOOK,
-        "flusher": SQS,
-        "precheck": "recorded default (SDK retry)",  # the model's budget unread: the floor
-        **dict.fromkeys(
-            ("escalate", "lease", "resolve", "brain", "dispose", "act", "persist"), SFN
-        ),
-        "watcher": SQS,
-        "sweeper": ASYNC,
-        "fail_open": OPEN_SFN,
-    },
-    "ddb-lost-answer": {
-        **dict.fromkeys((*_REPAIR, "persist", "watcher"), SDK),
-        # Powertools reads its own in-progress record, written by the lost answer, as another
-        # run's (IdempotencyAlreadyInProgressError): the package fails open, nothing twice.
-        "escalate": OPEN_SDK,
-        "act": OPEN_SDK,
-        "fail_open": OPEN_SDK,
-    },
-    "ddb-outage": {
-        "webhook": WEBHOOK,
-        "flusher": SQS,
-        "precheck": "recorded default (SDK retry)",
-        **dict.fromkeys(("escalate", "lease", "resolve", "brain", "dispose"), OPEN_SFN),
-        **dict.fromkeys(("act", "persist"), OPEN_SFN),
-        "watcher": SQS,
-        "sweeper": ASYNC,
-        "fail_open": OPEN_SFN,
-    },
-    # Past the SQS redrive: the records wait in the DLQ (its alarm) until an operator redrives
-    # them. The watcher's claims meanwhile have no row, and the sweeper says so.
-    "ddb-outage-long": {
-        "flusher": "succeeded (SQS redelivery, DLQ redrive)",
-        "watcher": "succeeded (SQS redelivery, DLQ redrive)"
-        + _missing("decision.recorded", "message.sent", "wo.created", "wo.updated"),
-    },
-    "crash-before": {
-        "webhook": WEBHOOK,
-        "flusher": SQS,
-        **dict.fromkeys(("precheck", "escalate", "lease", "resolve", "brain"), SFN),
-        **dict.fromkeys(("dispose", "act", "persist"), SFN),
-        "watcher": SQS,
-        "sweeper": ASYNC,
-        "fail_open": OPEN_SFN,
-    },
-    "crash-after": {
-        "webhook": WEBHOOK,
-        "flusher": SQS,
-        **dict.fromkeys(("precheck", "escalate", "lease", "resolve", "brain"), SFN),
-        **dict.fromkeys(("dispose", "act", "persist"), SFN),
-        "watcher": SQS,
-        "sweeper": ASYNC,
-        "fail_open": OPEN_SFN,
-    },
-    "redelivered": dict.fromkeys(("webhook", "flusher", "watcher"), DEDUPLICATED),
-    "model-down": {"flusher": NO_PROBE, "precheck": FLOOR, "brain": DEFAULT_PAGED},
-    "model-invalid": {"flusher": NO_PROBE, "precheck": FLOOR, "brain": DEFAULT_PAGED},
-    "twilio-5xx": {"escalate": TWILIO, "act": TWILIO, "fail_open": OPEN_TWILIO, "watcher": TWILIO},
-    "twilio-lost-answer": {"escalate": TWILIO, "act": TWILIO, "fail_open": OPEN_TWILIO},
-    "twilio-timeout": {"escalate": TWILIO, "act": TWILIO, "fail_open": OPEN_TWILIO},
-    "twilio-down": {
-        "escalate": OPEN_TWILIO,
-        "act": OPEN_TWILIO,
-        "fail_open": "failed open, page not sent (recorded) (Twilio adapter retry)",
-        "watcher": "succeeded (SQS redelivery, Twilio adapter retry)",
-    },
-    "bus-failed": {"escalate": SDK, "act": SDK, "announce": SFN, "fail_open": OPEN_SDK},
-    "bus-failed-entries": {"escalate": SFN, "act": SFN, "announce": SFN, "fail_open": OPEN_SFN},
-    # Events that never reach the bus: the effects are on the record before their events go,
-    # so the sweeper finds each without its event (missing_event Shame).
-    "bus-down": {
-        "escalate": OPEN_SFN + _missing("escalation.paged", "message.sent"),
-        "act": OPEN_SFN + _missing("message.sent", "wo.created"),
-        "announce": ANNOUNCE_LOST,
-        "fail_open": OPEN_SFN,
-    },
-}
 
 # Cells that show a defect fixed in a later commit of this branch.
 KNOWN: dict[str, str] = {}
@@ -178,23 +69,7 @@ def test_every_cell_has_a_pinned_outcome() -> None:
 def test_a_fault_loses_nothing_duplicates_nothing_and_leaves_a_decision(
     matrix: Matrix, cell: Cell
 ) -> None:
-    result = matrix.run(cell)
-    census = result.census
-    # The fault happened, in every stage the cell names.
-    assert all(result.fired.values()), result.fired
-    # Every inbound message is in exactly one package.
-    assert census.inbound
-    assert census.lost == []
-    assert census.packaged_twice == {}
-    # Every package has its decisions and its completion line.
-    assert census.packages
-    assert census.undecided == []
-    # Each effect exists once: nothing found twice, and nothing more than without the fault
-    # (exactly as much when the package succeeded).
-    assert census.duplicates == []
-    assert result.violations == [], (result.violations, result.notes)
-    # And what happened is what the matrix says.
-    assert result.outcomes == {s: EXPECTED[cell.fault][s] for s in cell.stages}, result.notes
+    check(matrix.run(cell))
 
 
 # -- the checks bite: with a guard off, the census finds what it guards against ----------------
@@ -210,6 +85,30 @@ def _only(cell: Cell, stage: str) -> Cell:
 
 def _violations(result: CellResult) -> str:
     return "\n".join(result.violations)
+
+
+def test_claims_that_waited_in_the_dlq_keep_their_missing_event_rows_resolved(
+    matrix: Matrix,
+) -> None:
+    """The watcher's outage outlasts the SQS redrive: the sweeper writes missing_event for each
+    claim meanwhile; once the DLQ is redriven, each event's Evidence resolves its row, which
+    stays (history) and no longer stands."""
+    result = matrix.run(_cell("ddb-outage-long", "watcher"))
+    ledger = matrix.stack.ledger
+    rows = [r for p in result.census.packages for r in ledger.for_package(p.package_id)]
+    missing = [r for r in rows if r.kind == "missing_event"]
+    assert sorted({r.event_type for r in missing}) == [
+        "decision.recorded",
+        "message.sent",
+        "wo.created",
+        "wo.updated",
+    ]
+    by_id = {r.row_id: r for r in rows}
+    for row in missing:
+        assert row.resolution is not None, row.row_id
+        assert row.resolution.verdict == "evidence"
+        assert missing_row_id_of(by_id[row.resolution.row_id]) == row.row_id
+    assert [r.row_id for r in rows if r.standing_shame] == []
 
 
 IDEMPOTENCY_OFF = pytest.mark.filterwarnings("ignore:Disabling idempotency")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from harness import (
+    ACCOUNT,
     APP_SECRET,
     MAESTRO_LINE,
     MARIA,
@@ -26,9 +27,11 @@ from harness import (
     make_rig,
     rest_event,
     twilio_event,
+    twilio_sid,
 )
 
 from maestro.adapters.webhook_auth import app_signature
+from maestro.ingest.service import app_message_id
 from maestro.ingest.webhooks import (
     MAX_APP_CHARS,
     MAX_REQUEST_BYTES,
@@ -54,14 +57,24 @@ JSON = "application/json"
 @pytest.fixture(scope="module")
 def rig(aws_module: Any) -> Rig:
     """One rig for the whole corpus (each case uses its own ids): its tables cost 0.6 s."""
-    return make_rig(aws_module)
+    rig = make_rig(aws_module)
+    _texted.append(rig.text("Got it: WO-7 is open."))
+    return rig
 
 
 _ids = iter(range(10**6))
+_texted: list[str] = []
+"""The SID of the one text maestro sent (the ``rig`` fixture sent it): the status route's
+requests are about it."""
 
 
 def _sid(prefix: str = "SM") -> str:
-    return f"{prefix}h{next(_ids):06d}"
+    """A SID in Twilio's format, new each time."""
+    return twilio_sid(prefix, f"hostile {next(_ids)}")
+
+
+def _app_id() -> str:
+    return f"h{next(_ids):06d}"
 
 
 def _valid_params(path: str) -> list[tuple[str, str]]:
@@ -69,17 +82,18 @@ def _valid_params(path: str) -> list[tuple[str, str]]:
     if path == "/twilio/sms":
         return [
             ("MessageSid", _sid()),
-            ("AccountSid", "AC1"),
+            ("AccountSid", ACCOUNT),
             ("From", MARIA.phone),
             ("To", MAESTRO_LINE),
             ("Body", "the tap drips"),
             ("NumMedia", "0"),
         ]
     if path == "/twilio/status":
-        return [("MessageSid", _sid()), ("MessageStatus", "delivered"), ("AccountSid", "AC1")]
+        return [("MessageSid", _texted[0]), ("MessageStatus", "delivered"), ("AccountSid", ACCOUNT)]
     return [
         ("TranscriptionSid", _sid("TR")),
         ("CallSid", _sid("CA")),
+        ("AccountSid", ACCOUNT),
         ("From", MARIA.phone),
         ("To", MAESTRO_LINE),
         ("TranscriptionStatus", "completed"),
@@ -89,7 +103,7 @@ def _valid_params(path: str) -> list[tuple[str, str]]:
 
 def _valid_json(path: str) -> dict[str, Any]:
     if path == "/app/messages":
-        return {"message_id": _sid("app"), "from_phone": MARIA.phone, "body": "the AC is loud"}
+        return {"message_id": _app_id(), "from_phone": MARIA.phone, "body": "the AC is loud"}
     return {"from_phone": MARIA.phone}
 
 
@@ -221,9 +235,11 @@ def _twilio_fields() -> list[Case]:
         path: str,
         change: Callable[[list[tuple[str, str]]], list[tuple[str, str]]],
         expected: int,
+        says: str = "",
     ) -> Case:
         # A repeated field is refused as such; other refusals name the field they are about.
-        says = "repeated" if name.endswith("twice") and expected == 400 else ""
+        if name.endswith("twice") and expected == 400:
+            says = "repeated"
         return Case(
             f"{path} {name}",
             lambda: twilio_event(path, change(_valid_params(path))),
@@ -237,7 +253,7 @@ def _twilio_fields() -> list[Case]:
         case("a blank From", sms, lambda p: _replace(p, "From", ""), 400),
         case("From twice", sms, lambda p: [*p, ("From", "+14155550199")], 400),
         case("Body twice", sms, lambda p: [*p, ("Body", "and a second body")], 400),
-        case("MessageSid twice", sms, lambda p: [*p, ("MessageSid", "SMother")], 400),
+        case("MessageSid twice", sms, lambda p: [*p, ("MessageSid", _sid())], 400),
         case(
             "SmsMessageSid alone",
             sms,
@@ -291,7 +307,98 @@ def _twilio_fields() -> list[Case]:
         case("a short-code line", sms, lambda p: _replace(p, "To", "54321"), 422),
         case("a whatsapp: line", sms, lambda p: _replace(p, "To", "whatsapp:+14155550000"), 422),
         case("no To (optional)", sms, lambda p: _replace(p, "To", None), 200),
+        # Twilio's ids, in Twilio's formats: a stand-in, another kind's or a recut one is not.
+        case("a stand-in MessageSid", sms, lambda p: _replace(p, "MessageSid", "SMgood1"), 400),
+        case(
+            "a MessageSid of 33 hex digits",
+            sms,
+            lambda p: _replace(p, "MessageSid", _sid() + "a"),
+            400,
+            "MessageSid",
+        ),
+        case(
+            "a call's SID as a MessageSid",
+            sms,
+            lambda p: _replace(p, "MessageSid", _sid("CA")),
+            400,
+        ),
+        case(
+            "MessageSid=<sid>NumMedia0, NumMedia dropped",
+            sms,
+            lambda p: _replace(_replace(p, "NumMedia", None), "MessageSid", _sid() + "NumMedia0"),
+            400,
+            "MessageSid",
+        ),
+        case("an MMS's MessageSid", sms, lambda p: _replace(p, "MessageSid", _sid("MM")), 200),
+        case(
+            "MessageSid, SmsMessageSid and SmsSid, as Twilio sends them",
+            sms,
+            lambda p: [*p, ("SmsMessageSid", p[0][1]), ("SmsSid", p[0][1])],
+            200,
+        ),
+        case(
+            "an SmsSid naming another message",
+            sms,
+            lambda p: [*p, ("SmsSid", _sid())],
+            400,
+            "different SIDs",
+        ),
+        case(
+            "SmsSid alone",
+            sms,
+            lambda p: [("SmsSid", _sid()), *_replace(p, "MessageSid", None)],
+            200,
+        ),
+        case("SmsSid twice", sms, lambda p: [*p, ("SmsSid", p[0][1]), ("SmsSid", _sid())], 400),
+        case(
+            "a text that holds a second form",
+            sms,
+            lambda p: _replace(p, "Body", f"hi From+14155550100MessageSid{_sid()}Zz"),
+            400,
+            "not as Twilio sent it",
+        ),
+        # The account: present, an account's SID, and this deployment's.
+        case("no AccountSid", sms, lambda p: _replace(p, "AccountSid", None), 400, "AccountSid"),
+        case(
+            "a stand-in AccountSid",
+            sms,
+            lambda p: _replace(p, "AccountSid", "AClocal"),
+            400,
+            "AccountSid",
+        ),
+        case(
+            "another account's AccountSid",
+            sms,
+            lambda p: _replace(p, "AccountSid", _sid("AC")),
+            403,
+            "AccountSid",
+        ),
+        case("AccountSid twice", sms, lambda p: [*p, ("AccountSid", ACCOUNT)], 400),
         case("no MessageStatus", status, lambda p: _replace(p, "MessageStatus", None), 400),
+        case(
+            "a message maestro never sent",
+            status,
+            lambda p: _replace(p, "MessageSid", _sid()),
+            404,
+            "not a message maestro sent",
+        ),
+        case(
+            "a stand-in MessageSid", status, lambda p: _replace(p, "MessageSid", "SMt000001"), 400
+        ),
+        case(
+            "an SmsSid naming another message",
+            status,
+            lambda p: [*p, ("SmsSid", _sid())],
+            400,
+            "different SIDs",
+        ),
+        case(
+            "another account's AccountSid",
+            status,
+            lambda p: _replace(p, "AccountSid", _sid("AC")),
+            403,
+            "AccountSid",
+        ),
         case(
             "an unknown MessageStatus",
             status,
@@ -320,6 +427,36 @@ def _twilio_fields() -> list[Case]:
             400,
         ),
         case("CallSid alone", call, lambda p: _replace(p, "TranscriptionSid", None), 200),
+        case(
+            "a stand-in TranscriptionSid",
+            call,
+            lambda p: _replace(p, "TranscriptionSid", "TRbig0001"),
+            400,
+            "TranscriptionSid",
+        ),
+        case(
+            "a call's SID as a TranscriptionSid",
+            call,
+            lambda p: _replace(p, "TranscriptionSid", _sid("CA")),
+            400,
+            "TranscriptionSid",
+        ),
+        case(
+            "a stand-in CallSid alone",
+            call,
+            lambda p: _replace(_replace(p, "TranscriptionSid", None), "CallSid", "CAre0001"),
+            400,
+            "CallSid",
+        ),
+        case("TranscriptionSid twice", call, lambda p: [*p, ("TranscriptionSid", _sid("TR"))], 400),
+        case("no AccountSid", call, lambda p: _replace(p, "AccountSid", None), 400, "AccountSid"),
+        case(
+            "another account's AccountSid",
+            call,
+            lambda p: _replace(p, "AccountSid", _sid("AC")),
+            403,
+            "AccountSid",
+        ),
         case("TranscriptionText twice", call, lambda p: [*p, ("TranscriptionText", "more")], 400),
         case("an alphanumeric caller", call, lambda p: _replace(p, "From", "Anonymous"), 422),
         case(
@@ -386,7 +523,7 @@ def _app_fields() -> list[Case]:
 
         return Case(f"{path} {name}", build, expected)
 
-    sid = _sid("app")
+    sid = _app_id()
     return [
         body(messages, "not JSON", "{not json", 400),
         body(messages, "empty", "", 400),
@@ -506,9 +643,9 @@ def _send_text(rig: Rig, channel: str, text: str) -> tuple[dict[str, Any], str]:
         params = _replace(_valid_params("/twilio/transcript"), "TranscriptionSid", sid)
         event = twilio_event("/twilio/transcript", _replace(params, "TranscriptionText", text))
         return rig.call(event), sid
-    sid = _sid("app")
+    sid = _app_id()
     payload = {"message_id": sid, "from_phone": MARIA.phone, "body": text}
-    return rig.call(app_event("/app/messages", payload)), f"app:{sid}"
+    return rig.call(app_event("/app/messages", payload)), app_message_id(MARIA.phone, sid)
 
 
 @pytest.mark.parametrize("channel", ["sms", "call", "app"])

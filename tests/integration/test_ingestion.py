@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from harness import (
+    ACCOUNT,
     APP_SECRET,
     MAESTRO_LINE,
     MARIA,
@@ -18,12 +21,14 @@ from harness import (
     make_rig,
     rest_event,
     twilio_event,
+    twilio_sid,
 )
 
-from maestro.adapters.twilio_status import message_statuses
+from maestro.adapters.twilio_status import message_statuses, status_rank
 from maestro.adapters.webhook_auth import app_signature
 from maestro.domain.models import Channel, FlushTrigger
-from maestro.ingest.service import conversation_id_for
+from maestro.ingest.service import app_message_id, conversation_id_for
+from maestro.ingest.webhooks import WebhookDeps, build_resolver
 from maestro_dev.local.threads import thread_safe_moto
 
 pytestmark = pytest.mark.integration
@@ -44,11 +49,12 @@ def _bodies(rig: Rig) -> list[list[str]]:
 
 
 def test_a_signed_sms_is_stored_and_answered_with_empty_twiml(rig: Rig) -> None:
-    response = rig.sms("the sink is leaking", sid="SM0001")
+    sid = twilio_sid("SM", "the sink")
+    response = rig.sms("the sink is leaking", sid=sid)
     assert response["statusCode"] == 200
     assert response["multiValueHeaders"]["Content-Type"] == ["text/xml"]
     assert response["body"].endswith("<Response></Response>")
-    stored = rig.buffer.get_message("SM0001")
+    stored = rig.buffer.get_message(sid)
     assert stored is not None
     assert stored.body == "the sink is leaking"
     assert stored.seq == 1
@@ -59,9 +65,15 @@ def test_a_signed_sms_is_stored_and_answered_with_empty_twiml(rig: Rig) -> None:
     ["forged", "missing", "altered_body", "wrong_token", "other_url"],
 )
 def test_unsigned_or_forged_requests_get_403_and_store_nothing(rig: Rig, tamper: str) -> None:
-    params = {"MessageSid": "SM0666", "From": MARIA.phone, "To": MAESTRO_LINE, "Body": "hi"}
-    if tamper == "forged":
-        event = twilio_event("/twilio/sms", params, signature="bm90IGEgc2lnbmF0dXJl")
+    params = {
+        "MessageSid": twilio_sid("SM", "forged"),
+        "AccountSid": ACCOUNT,
+        "From": MARIA.phone,
+        "To": MAESTRO_LINE,
+        "Body": "hi",
+    }
+    if tamper == "forged":  # in the shape of a signature, and not one
+        event = twilio_event("/twilio/sms", params, signature="bm90IGEgc2lnbmF0dXJlIGF0IGFsbA=")
     elif tamper == "missing":
         event = twilio_event("/twilio/sms", params, signature="")
     elif tamper == "altered_body":
@@ -81,7 +93,13 @@ def test_unsigned_or_forged_requests_get_403_and_store_nothing(rig: Rig, tamper:
 def test_signature_settings_header_selects_sha256(rig: Rig) -> None:
     from twilio.request_validator import RequestValidator
 
-    params = {"MessageSid": "SM0256", "From": MARIA.phone, "To": MAESTRO_LINE, "Body": "x"}
+    params = {
+        "MessageSid": twilio_sid("SM", "sha256"),
+        "AccountSid": ACCOUNT,
+        "From": MARIA.phone,
+        "To": MAESTRO_LINE,
+        "Body": "x",
+    }
     url = "https://abc123.execute-api.us-east-1.amazonaws.com/prod/twilio/sms"
     signature = RequestValidator("twilio-test-auth-token").compute_signature(
         url, params, "HMAC_SHA256"
@@ -93,12 +111,212 @@ def test_signature_settings_header_selects_sha256(rig: Rig) -> None:
     assert rig.call(event)["statusCode"] == 403  # the same signature read as SHA-1 fails
 
 
+# -- forgery: one signature, one reading ---------------------------------------------------------
+
+# Twilio signs the URL and the form's names and values run together, sorted by name: the same
+# signature fits every way of cutting that text into names and values.
+
+
+def _same_signature(sent: list[tuple[str, str]], recut: list[tuple[str, str]]) -> dict[str, Any]:
+    """``recut`` posted with the signature Twilio gave ``sent`` (checked to be the same)."""
+    signature = twilio_event("/twilio/sms", sent)["headers"]["X-Twilio-Signature"]
+    assert twilio_event("/twilio/sms", recut)["headers"]["X-Twilio-Signature"] == signature
+    return twilio_event("/twilio/sms", recut, signature=signature)
+
+
+def _refusal(response: dict[str, Any]) -> tuple[int, str]:
+    """The answer's status and the reason it gives ("" when it is not a refusal)."""
+    body = response["body"]
+    reason = json.loads(body).get("message", "") if body.startswith("{") else ""
+    return response["statusCode"], str(reason)
+
+
+def test_a_form_recut_around_its_message_sid_is_refused_and_stored_once(rig: Rig) -> None:
+    sid = twilio_sid("SM", "the heater rattles")
+    sent = [
+        ("MessageSid", sid),
+        ("AccountSid", ACCOUNT),
+        ("From", MARIA.phone),
+        ("To", MAESTRO_LINE),
+        ("Body", "the heater rattles at night"),
+        ("NumMedia", "0"),
+    ]
+    assert rig.call(twilio_event("/twilio/sms", sent))["statusCode"] == 200
+    # MessageSid=<sid>NumMedia0, NumMedia dropped: another SID to dedupe on, the same text.
+    recut = [(k, v + "NumMedia0" if k == "MessageSid" else v) for k, v in sent if k != "NumMedia"]
+    status, message = _refusal(rig.call(_same_signature(sent, recut)))
+    assert status == 400
+    assert "MessageSid" in message
+    assert rig.stored_message_count() == 1
+    rig.drain()
+    assert _bodies(rig) == [["the heater rattles at night"]]
+
+
+def test_a_text_carrying_a_second_form_cannot_be_recut_into_someone_elses_message(
+    rig: Rig,
+) -> None:
+    # A stranger texts words that spell a form (Maria's number, a new SID) and end in a name
+    # sorted after every parameter; cut there, the signed text reads as a message from Maria
+    # under a SID never seen, and the stranger's real parameters as one unknown one.
+    stranger, new_sid = "+14155550166", twilio_sid("SM", "a SID of the stranger's making")
+    smuggled = f"From{MARIA.phone}MessageSid{new_sid}NumMedia0To{MAESTRO_LINE}"
+    sent = sorted(
+        [
+            ("AccountSid", ACCOUNT),
+            ("Body", f"cancel every order{smuggled}Zz"),
+            ("From", stranger),
+            ("MessageSid", twilio_sid("SM", "the stranger's text")),
+            ("NumMedia", "0"),
+            ("To", MAESTRO_LINE),
+        ]
+    )
+    rest = "".join(k + v for k, v in sent if k > "Body")
+    recut = [
+        ("AccountSid", ACCOUNT),
+        ("Body", "cancel every order"),
+        ("From", MARIA.phone),
+        ("MessageSid", new_sid),
+        ("NumMedia", "0"),
+        ("To", MAESTRO_LINE),
+        ("Zz", rest),
+    ]
+    status, message = _refusal(rig.call(_same_signature(sent, recut)))
+    assert status == 400
+    assert "not as Twilio sent it" in message
+    # The stranger's own text holds that second form: it reads two ways, and is refused too.
+    assert rig.call(twilio_event("/twilio/sms", sent))["statusCode"] == 400
+    assert rig.stored_message_count() == 0
+    assert rig.buffer.meta(CONV) is None  # nothing in Maria's conversation
+
+
+def test_a_transcript_recut_to_hide_its_transcription_sid_is_refused(rig: Rig) -> None:
+    # Deduplicated on its TranscriptionSid, else on its CallSid: a cut that folds the
+    # TranscriptionSid into an unknown name would store the same call again under the CallSid.
+    call, transcription = twilio_sid("CA", "a call"), twilio_sid("TR", "a call")
+    sent = [
+        ("AccountSid", ACCOUNT),
+        ("CallSid", call),
+        ("From", MARIA.phone),
+        ("To", MAESTRO_LINE),
+        ("TranscriptionSid", transcription),
+        ("TranscriptionStatus", "completed"),
+        ("TranscriptionText", "the gate code stopped working"),
+    ]
+    signature = twilio_event("/twilio/transcript", sent)["headers"]["X-Twilio-Signature"]
+    assert rig.call(twilio_event("/twilio/transcript", sent))["statusCode"] == 200
+    recut = [
+        *sent[:4],
+        (f"TranscriptionSid{transcription}TranscriptionStatus", "completed"),
+        sent[-1],
+    ]
+    replay = twilio_event("/twilio/transcript", recut, signature=signature)
+    assert twilio_event("/twilio/transcript", recut)["headers"]["X-Twilio-Signature"] == signature
+    assert rig.call(replay)["statusCode"] == 400
+    assert rig.stored_message_count() == 1
+    assert rig.buffer.get_message(call) is None
+
+
+@pytest.mark.parametrize(
+    ("account", "status"),
+    [
+        (twilio_sid("AC", "someone else's account"), 403),
+        ("AClocal", 400),  # not an account SID at all
+        (None, 400),  # Twilio always names the account
+    ],
+    ids=["another account", "a stand-in", "none"],
+)
+def test_a_webhook_of_another_account_is_refused(
+    rig: Rig, account: str | None, status: int
+) -> None:
+    sid = twilio_sid("SM", "another account")
+    params = {"MessageSid": sid, "From": MARIA.phone, "To": MAESTRO_LINE, "Body": "hi"}
+    if account is not None:
+        params["AccountSid"] = account
+    code, message = _refusal(rig.call(twilio_event("/twilio/sms", params)))
+    assert code == status
+    assert "AccountSid" in message
+    assert rig.stored_message_count() == 0
+
+
+def _counting(deps: WebhookDeps, **changes: Any) -> tuple[Any, list[str]]:
+    """A resolver on ``deps`` (changed) that notes each secret it reads."""
+    read: list[str] = []
+
+    def secret(name: str, value: Callable[[], str]) -> Callable[[], str]:
+        return lambda: read.append(name) or value()
+
+    counted = replace(
+        deps,
+        twilio_auth_token=secret("twilio", deps.twilio_auth_token),
+        app_signing_secret=secret("app", deps.app_signing_secret),
+        **changes,
+    )
+    return build_resolver(counted), read
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [
+        ("X-Twilio-Signature", "forged"),
+        ("X-Twilio-Signature", "x" * 28),  # an HMAC-SHA1's length, without base64's padding
+        ("X-Twilio-Signature", "QUJD" * 11),  # base64 of 33 bytes: no HMAC's length
+        ("X-Twilio-Signature", "Zm9v" * 6 + "Zm9=" + "\n"),  # a well-formed one, and a newline
+        ("X-Maestro-Signature", "v1=" + "0" * 63),
+        ("X-Maestro-Signature", "sha256=" + "0" * 64),
+        ("X-Maestro-Timestamp", "1.7e9"),
+    ],
+)
+def test_signature_headers_out_of_shape_are_refused_before_any_secret_is_read(
+    rig: Rig, header: str, value: str
+) -> None:
+    resolver, read = _counting(rig.deps)
+    if header.startswith("X-Twilio"):
+        params = {
+            "MessageSid": twilio_sid("SM", "shape"),
+            "AccountSid": ACCOUNT,
+            "From": MARIA.phone,
+        }
+        event = twilio_event("/twilio/sms", params)
+    else:
+        event = app_event(
+            "/app/messages", {"message_id": "s-1", "from_phone": MARIA.phone, "body": "x"}
+        )
+    assert resolver.resolve(event, None)["statusCode"] == 200  # well formed: read, and checked
+    assert len(read) == 1
+    event["headers"][header] = value
+    response = resolver.resolve(event, None)
+    assert response["statusCode"] == 403
+    assert "well-formed" in json.loads(response["body"])["message"]
+    assert len(read) == 1  # no secret read for it
+
+
+def test_with_no_twilio_account_configured_the_twilio_routes_answer_503(rig: Rig) -> None:
+    resolver, read = _counting(rig.deps, twilio_account_sid=None)
+    sid = twilio_sid("SM", "no account")
+    for path, params in (
+        ("/twilio/sms", {"MessageSid": sid, "AccountSid": ACCOUNT, "From": MARIA.phone}),
+        ("/twilio/status", {"MessageSid": sid, "AccountSid": ACCOUNT, "MessageStatus": "sent"}),
+        (
+            "/twilio/transcript",
+            {"CallSid": twilio_sid("CA", "no account"), "AccountSid": ACCOUNT, "From": MARIA.phone},
+        ),
+    ):
+        response = resolver.resolve(twilio_event(path, params), None)
+        assert response["statusCode"] == 503, path
+        assert "MAESTRO_TWILIO_ACCOUNT_SID" in json.loads(response["body"])["message"]
+    assert read == []
+    assert rig.stored_message_count() == 0
+    # The in-app routes need no Twilio account.
+    payload = {"message_id": "n-1", "from_phone": MARIA.phone, "body": "is anyone there"}
+    assert resolver.resolve(app_event("/app/messages", payload), None)["statusCode"] == 200
+
+
 # -- dedupe, debounce, max wait -----------------------------------------------------------------
 
 
 def test_the_same_message_sid_three_times_is_one_message_and_one_package(rig: Rig) -> None:
     for _ in range(3):
-        assert rig.sms("no hot water", sid="SM0100")["statusCode"] == 200
+        assert rig.sms("no hot water", sid=twilio_sid("SM", "hot water"))["statusCode"] == 200
     assert rig.stored_message_count() == 1
     rig.drain()
     assert len(rig.packages) == 1
@@ -108,7 +326,7 @@ def test_the_same_message_sid_three_times_is_one_message_and_one_package(rig: Ri
 
 def test_a_burst_of_50_inside_the_idle_window_is_one_package_in_order(rig: Rig) -> None:
     for n in range(50):
-        rig.sms(f"part {n}", sid=f"SM1{n:03d}")
+        rig.sms(f"part {n}", sid=twilio_sid("SM", f"1{n:03d}"))
         rig.advance(3)  # 150 s in all: well inside the 300 s idle window
     assert rig.packages == []
     rig.advance(rig.idle)
@@ -124,7 +342,7 @@ def test_a_sender_who_never_pauses_is_flushed_by_max_wait_and_nothing_is_lost(ri
     sent = []
     for n in range(16):  # every 2 minutes for 30 minutes
         body = f"update {n}"
-        rig.sms(body, sid=f"SM2{n:03d}")
+        rig.sms(body, sid=twilio_sid("SM", f"2{n:03d}"))
         sent.append(body)
         rig.advance(120)
     rig.drain()
@@ -140,8 +358,8 @@ def test_a_sender_who_never_pauses_is_flushed_by_max_wait_and_nothing_is_lost(ri
 
 
 def test_two_flushers_racing_on_one_conversation_make_one_package(rig: Rig) -> None:
-    rig.sms("the door lock is jammed", sid="SM3001")
-    rig.sms("and the window latch", sid="SM3002")
+    rig.sms("the door lock is jammed", sid=twilio_sid("SM", "3001"))
+    rig.sms("and the window latch", sid=twilio_sid("SM", "3002"))
     rig.clock.advance(rig.idle)  # time passes, but no signal has been delivered yet
     (signal,) = [s for s in rig.queue.due() if s.seq == 2]
     # moto is not thread-safe on its own (a transaction deep-copies a table another thread
@@ -156,7 +374,7 @@ def test_two_flushers_racing_on_one_conversation_make_one_package(rig: Rig) -> N
 
 
 def test_claims_from_the_same_read_conflict(rig: Rig) -> None:
-    rig.sms("leak", sid="SM3101")
+    rig.sms("leak", sid=twilio_sid("SM", "3101"))
     seen = rig.buffer.meta(CONV)
     assert seen is not None
     first = rig.buffer.claim_flush(seen, FlushTrigger.IDLE_TIMEOUT, rig.clock.now())
@@ -166,10 +384,10 @@ def test_claims_from_the_same_read_conflict(rig: Rig) -> None:
 
 
 def test_a_newer_message_defeats_a_claim_made_on_older_state(rig: Rig) -> None:
-    rig.sms("leak", sid="SM3201")
+    rig.sms("leak", sid=twilio_sid("SM", "3201"))
     seen = rig.buffer.meta(CONV)
     assert seen is not None
-    rig.sms("and it's getting worse", sid="SM3202")
+    rig.sms("and it's getting worse", sid=twilio_sid("SM", "3202"))
     assert rig.buffer.claim_flush(seen, FlushTrigger.IDLE_TIMEOUT, rig.clock.now()) is None
 
 
@@ -180,7 +398,7 @@ def test_a_claim_made_while_a_message_is_stored_is_not_undone_by_it(
     # webhook writes the counters it read with the new seq: unless its write is conditional on
     # the flush count too, the claim is undone (flush 1 exists but the counters say none), every
     # later claim of flush 1 fails, and the conversation is never flushed again.
-    rig.sms("the sink is leaking", sid="SM3301")
+    rig.sms("the sink is leaking", sid=twilio_sid("SM", "3301"))
     read_meta = rig.buffer.meta
     raced: list[bool] = []
 
@@ -192,7 +410,7 @@ def test_a_claim_made_while_a_message_is_stored_is_not_undone_by_it(
         return seen
 
     monkeypatch.setattr(rig.buffer, "meta", meta_then_rival_claim)
-    rig.sms("and now under the cabinet", sid="SM3302")
+    rig.sms("and now under the cabinet", sid=twilio_sid("SM", "3302"))
     monkeypatch.undo()
     meta = rig.buffer.meta(CONV)
     assert meta is not None
@@ -205,9 +423,9 @@ def test_a_claim_made_while_a_message_is_stored_is_not_undone_by_it(
 
 
 def test_an_emergency_text_flushes_at_once(rig: Rig) -> None:
-    rig.sms("tomorrow works", sid="SM4001")
+    rig.sms("tomorrow works", sid=twilio_sid("SM", "4001"))
     rig.advance(30)
-    rig.sms("wait i smell gas in the kitchen", sid="SM4002")
+    rig.sms("wait i smell gas in the kitchen", sid=twilio_sid("SM", "4002"))
     started = rig.run_due()
     assert len(started) == 1
     assert started[0].trigger is FlushTrigger.URGENCY_EXPEDITE
@@ -219,8 +437,9 @@ def test_an_emergency_text_flushes_at_once(rig: Rig) -> None:
 
 def test_a_call_transcript_is_one_package_ended(rig: Rig) -> None:
     params = {
-        "CallSid": "CA5001",
-        "TranscriptionSid": "TR5001",
+        "CallSid": twilio_sid("CA", "boiler"),
+        "TranscriptionSid": twilio_sid("TR", "boiler"),
+        "AccountSid": ACCOUNT,
         "TranscriptionStatus": "completed",
         "TranscriptionText": "Hi, the boiler is off again and we have no hot water. Also the "
         "bedroom window will not close. Thursday morning is fine for someone to come.",
@@ -242,8 +461,9 @@ def test_a_call_transcript_is_one_package_ended(rig: Rig) -> None:
 
 def test_a_transcription_that_failed_stores_nothing(rig: Rig) -> None:
     params = {
-        "CallSid": "CA5002",
-        "TranscriptionSid": "TR5002",
+        "CallSid": twilio_sid("CA", "inaudible"),
+        "TranscriptionSid": twilio_sid("TR", "inaudible"),
+        "AccountSid": ACCOUNT,
         "TranscriptionStatus": "failed",
         "From": MARIA.phone,
         "To": MAESTRO_LINE,
@@ -253,30 +473,32 @@ def test_a_transcription_that_failed_stores_nothing(rig: Rig) -> None:
 
 
 def test_an_unknown_number_is_stored_and_flagged_never_bound(rig: Rig) -> None:
-    rig.sms("hi it's maria, new phone", sid="SM6001", sender="+14155559999")
+    sid = twilio_sid("SM", "new phone")
+    rig.sms("hi it's maria, new phone", sid=sid, sender="+14155559999")
     table = rig.aws.table_names["messages"]
-    item = rig.aws.dynamodb.get_item(TableName=table, Key={"message_id": {"S": "SM6001"}})["Item"]
+    item = rig.aws.dynamodb.get_item(TableName=table, Key={"message_id": {"S": sid}})["Item"]
     assert item["unknown_sender"] == {"BOOL": True}
     assert "sender_party_id" not in item
-    known = rig.aws.dynamodb.get_item(TableName=table, Key={"message_id": {"S": "SM6001"}})
+    known = rig.aws.dynamodb.get_item(TableName=table, Key={"message_id": {"S": sid}})
     assert known["Item"]["conversation_id"]["S"] == conversation_id_for("+14155559999")
 
 
 def test_media_urls_are_kept(rig: Rig) -> None:
+    sid = twilio_sid("MM", "photo")
     rig.sms(
         "photo of the leak",
-        sid="SM6101",
+        sid=sid,
         NumMedia="2",
         MediaUrl0="https://api.twilio.com/m/ME1",
         MediaUrl1="https://api.twilio.com/m/ME2",
     )
-    stored = rig.buffer.get_message("SM6101")
+    stored = rig.buffer.get_message(sid)
     assert stored is not None
     assert stored.media_urls == ("https://api.twilio.com/m/ME1", "https://api.twilio.com/m/ME2")
 
 
 def test_a_claim_whose_start_crashed_is_started_by_the_next_signal(rig: Rig) -> None:
-    rig.sms("leak", sid="SM7001")
+    rig.sms("leak", sid=twilio_sid("SM", "7001"))
     seen = rig.buffer.meta(CONV)
     assert seen is not None
     claim = rig.buffer.claim_flush(seen, FlushTrigger.IDLE_TIMEOUT, rig.clock.now())
@@ -289,7 +511,7 @@ def test_a_claim_whose_start_crashed_is_started_by_the_next_signal(rig: Rig) -> 
 
 
 def test_a_redelivered_start_counts_as_done(rig: Rig) -> None:
-    rig.sms("leak", sid="SM7101")
+    rig.sms("leak", sid=twilio_sid("SM", "7101"))
     rig.drain()
     (package,) = rig.packages
     starter = rig.flusher._starter  # the real Step Functions adapter
@@ -302,51 +524,76 @@ def test_a_redelivered_start_counts_as_done(rig: Rig) -> None:
 # -- outbound status ----------------------------------------------------------------------------
 
 
+def _status(sid: str, value: str, **extra: str) -> dict[str, Any]:
+    """A status callback as Twilio posts it, signed."""
+    params = {"MessageSid": sid, "SmsSid": sid, "AccountSid": ACCOUNT, "MessageStatus": value}
+    return twilio_event("/twilio/status", params | extra)
+
+
 def test_delivery_status_never_regresses(rig: Rig) -> None:
+    sid = rig.text("WO-2 is booked for Friday")
+
     def status(value: str) -> dict[str, Any]:
-        params = {"MessageSid": "SM8001", "MessageStatus": value, "AccountSid": "AC1"}
-        return json.loads(rig.call(twilio_event("/twilio/status", params))["body"])
+        return json.loads(rig.call(_status(sid, value))["body"])
 
     assert status("sent")["applied"] is True
     assert status("delivered")["applied"] is True
     assert status("sent")["applied"] is False  # a late callback
-    assert rig.statuses.status_of("SM8001") == "delivered"
+    assert rig.statuses.status_of(sid) == "delivered"
     assert status("read")["applied"] is True
 
 
 def test_every_status_the_sdk_defines_is_accepted(rig: Rig) -> None:
-    for n, value in enumerate(sorted(message_statuses())):
-        params = {"MessageSid": f"SM82{n:02d}", "MessageStatus": value, "AccountSid": "AC1"}
-        response = rig.call(twilio_event("/twilio/status", params))
+    for value in sorted(message_statuses()):
+        sid = rig.text(f"a text that ends {value}")
+        response = rig.call(_status(sid, value))
         assert response["statusCode"] == 200, (value, response)
-        assert rig.statuses.status_of(f"SM82{n:02d}") == value
-    bogus = {"MessageSid": "SM8299", "MessageStatus": "teleported", "AccountSid": "AC1"}
-    assert rig.call(twilio_event("/twilio/status", bogus))["statusCode"] == 400
+        # The messenger recorded it queued: a status ranked no higher does not replace it.
+        newer = status_rank(value) > status_rank("queued")
+        assert rig.statuses.status_of(sid) == (value if newer else "queued")
+    bogus = _status(rig.text("a text that teleports"), "teleported")
+    assert rig.call(bogus)["statusCode"] == 400
 
 
 def test_redelivered_and_out_of_order_callbacks_never_regress_or_duplicate(rig: Rig) -> None:
+    sid = rig.text("the plumber comes at 9")
+
     def status(value: str) -> bool:
-        params = {"MessageSid": "SM8301", "MessageStatus": value, "AccountSid": "AC1"}
-        response = rig.call(twilio_event("/twilio/status", params))
+        response = rig.call(_status(sid, value))
         assert response["statusCode"] == 200
         return bool(json.loads(response["body"])["applied"])
 
     # Twilio's order is queued → sent → delivered; these arrive shuffled, some twice.
     applied = [status(s) for s in ("sent", "delivered", "queued", "sent", "delivered", "sending")]
     assert applied == [True, True, False, False, False, False]
-    assert rig.statuses.status_of("SM8301") == "delivered"
+    assert rig.statuses.status_of(sid) == "delivered"
     items = rig.aws.dynamodb.scan(TableName=rig.aws.table_names["messages"])["Items"]
-    assert [i["message_id"]["S"] for i in items].count("SM8301") == 1
+    assert [i["message_id"]["S"] for i in items].count(sid) == 1
     assert status("undelivered") is False  # a final outcome is not replaced by another
-    assert rig.statuses.status_of("SM8301") == "delivered"
+    assert rig.statuses.status_of(sid) == "delivered"
 
 
-def test_a_status_callback_for_an_inbound_id_changes_nothing(rig: Rig) -> None:
-    rig.sms("hello", sid="SM8101")
-    params = {"MessageSid": "SM8101", "MessageStatus": "failed"}
-    body = json.loads(rig.call(twilio_event("/twilio/status", params))["body"])
-    assert body["applied"] is False
-    assert rig.buffer.get_message("SM8101") is not None
+@pytest.mark.parametrize("value", ["delivered", "failed", "queued"])
+def test_a_status_callback_for_a_sid_maestro_never_sent_is_refused_and_stores_nothing(
+    rig: Rig, value: str
+) -> None:
+    # Signed, well formed, of this account: and no text of maestro's has that SID. Recording
+    # it would make up an outbound message, delivered.
+    sid = twilio_sid("SM", "a text someone else sent")
+    response = rig.call(_status(sid, value))
+    assert response["statusCode"] == 404, response
+    assert "not a message maestro sent" in json.loads(response["body"])["message"]
+    assert rig.stored_message_count() == 0
+    assert rig.statuses.status_of(sid) is None
+
+
+def test_a_status_callback_for_an_inbound_id_is_refused_and_changes_nothing(rig: Rig) -> None:
+    sid = twilio_sid("SM", "hello")
+    rig.sms("hello", sid=sid)
+    before = rig.buffer.get_message(sid)
+    assert rig.call(_status(sid, "failed"))["statusCode"] == 404
+    assert rig.buffer.get_message(sid) == before
+    assert rig.stored_message_count() == 1
 
 
 # -- in-app and kickoff -------------------------------------------------------------------------
@@ -363,9 +610,25 @@ def test_in_app_messages_need_the_maestro_signature(rig: Rig) -> None:
     )
     assert rig.call(stale)["statusCode"] == 403
     assert rig.stored_message_count() == 1
-    stored = rig.buffer.get_message("app:m-1")
+    stored = rig.buffer.get_message(app_message_id(MARIA.phone, "m-1"))
     assert stored is not None
     assert stored.channel is Channel.IN_APP
+
+
+def test_in_app_ids_are_each_senders_own(rig: Rig) -> None:
+    # The app numbers each user's messages its own way: two users may both send an "msg-41".
+    vic = "+14155550177"
+    maria = {"message_id": "msg-41", "from_phone": MARIA.phone, "body": "the dryer squeaks"}
+    other = {"message_id": "msg-41", "from_phone": vic, "body": "my balcony door sticks"}
+    for payload in (maria, other, maria):  # Maria's, Vic's, then Maria's redelivered
+        assert rig.call(app_event("/app/messages", payload))["statusCode"] == 200
+    assert rig.stored_message_count() == 2
+    for payload in (maria, other):
+        stored = rig.buffer.get_message(app_message_id(payload["from_phone"], "msg-41"))
+        assert stored is not None
+        assert (stored.from_phone, stored.body) == (payload["from_phone"], payload["body"])
+    rig.drain()
+    assert sorted(_bodies(rig)) == [["my balcony door sticks"], ["the dryer squeaks"]]
 
 
 def test_the_signature_window_is_on_the_real_clock_not_the_virtual_one(rig: Rig) -> None:
@@ -382,11 +645,11 @@ def test_the_signature_window_is_on_the_real_clock_not_the_virtual_one(rig: Rig)
         "/app/messages", {**honest, "message_id": "m-12"}, datetime.now(UTC) - timedelta(minutes=6)
     )
     assert rig.call(behind)["statusCode"] == 403
-    assert rig.buffer.get_message("app:m-11") is None
+    assert rig.buffer.get_message(app_message_id(MARIA.phone, "m-11")) is None
 
 
 def test_kickoff_flushes_at_once(rig: Rig) -> None:
-    rig.sms("my fridge stopped working", sid="SM9001")
+    rig.sms("my fridge stopped working", sid=twilio_sid("SM", "9001"))
     rig.advance(20)
     response = rig.call(app_event("/assistant/kickoff", {"from_phone": MARIA.phone}))
     assert json.loads(response["body"])["flush_requested"] is True

@@ -7,16 +7,26 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import MARIA, PASS_MACHINE, twilio_event
+from builders import T0, package
+from harness import ACCOUNT, MARIA, PASS_MACHINE, twilio_event, twilio_sid
 from pydantic import ValidationError
 
+from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES
+from maestro.adapters.ddb import UnconfiguredTableError
+from maestro.clock import SystemClock
+from maestro.domain.events import claim_dict
 from maestro.ingest import entry, flusher_entry
 from maestro.observability import LazyTracer
-from maestro.ports import DebounceSignal
+from maestro.pipeline import entry as pipeline_entry
+from maestro.pipeline.contract import execution_input
+from maestro.pipeline.entry import build_pipeline
+from maestro.ports import DebounceSignal, DomainEvent
+from maestro.settings import PipelineSettings
 from maestro_dev.local.stack import FakeLambdaContext
 
 pytestmark = pytest.mark.integration
@@ -42,6 +52,7 @@ def configured(aws: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "MAESTRO_PARTIES_TABLE": aws.table_names["parties"],
         "MAESTRO_DEBOUNCE_QUEUE_URL": queue_url,
         "MAESTRO_TWILIO_AUTH_TOKEN_SECRET": "maestro/twilio-auth-token",
+        "MAESTRO_TWILIO_ACCOUNT_SID": ACCOUNT,
         "MAESTRO_APP_SIGNING_SECRET": "maestro/app-signing",
         "MAESTRO_STATE_MACHINE_ARN": arn,
         "MAESTRO_IDLE_WINDOW_SECONDS": "0",
@@ -56,6 +67,16 @@ def configured(aws: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     flusher_entry._flusher.cache_clear()
 
 
+def _sms(label: str, body: str) -> dict[str, str]:
+    return {
+        "MessageSid": twilio_sid("SM", label),
+        "AccountSid": ACCOUNT,
+        "From": MARIA.phone,
+        "To": "+14155550000",
+        "Body": body,
+    }
+
+
 def test_settings_are_validated_at_invocation_not_import(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):
         if key.startswith("MAESTRO_"):
@@ -63,19 +84,14 @@ def test_settings_are_validated_at_invocation_not_import(monkeypatch: pytest.Mon
     entry._inbound.cache_clear()
     # Importing the handler module needed no settings; invoking it does, and says what is missing.
     with pytest.raises(ValidationError, match="messages_table"):
-        entry.inbound_handler(twilio_event("/twilio/sms", {"MessageSid": "SM1"}), CONTEXT)  # type: ignore[arg-type]
+        entry.inbound_handler(twilio_event("/twilio/sms", _sms("unconfigured", "hi")), CONTEXT)  # type: ignore[arg-type]
     entry._inbound.cache_clear()
 
 
 def test_inbound_entry_stores_and_enqueues_through_real_adapters(
     aws: Any, configured: dict[str, str]
 ) -> None:
-    params = {
-        "MessageSid": "SMe2e1",
-        "From": MARIA.phone,
-        "To": "+14155550000",
-        "Body": "the dishwasher is leaking",
-    }
+    params = _sms("e2e", "the dishwasher is leaking")
     response = entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     assert response["statusCode"] == 200
     messages = (
@@ -91,8 +107,29 @@ def test_inbound_entry_stores_and_enqueues_through_real_adapters(
     assert [s.seq for s in signals] == [1]
 
 
+@pytest.mark.parametrize(
+    ("configured_account", "status"),
+    [(ACCOUNT, 200), (twilio_sid("AC", "another account"), 403), ("", 503)],
+    ids=["its account", "another account", "none (cdk.json's blank)"],
+)
+def test_the_inbound_entry_accepts_the_configured_accounts_webhooks_alone(
+    aws: Any,
+    configured: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    configured_account: str,
+    status: int,
+) -> None:
+    monkeypatch.setenv("MAESTRO_TWILIO_ACCOUNT_SID", configured_account)
+    entry._inbound.cache_clear()
+    event = twilio_event("/twilio/sms", _sms("accounts", "the radiator hisses"))
+    response = entry.inbound_handler(event, CONTEXT)  # type: ignore[arg-type]
+    assert response["statusCode"] == status, response
+    stored = aws.dynamodb.scan(TableName=configured["MAESTRO_MESSAGES_TABLE"], Select="COUNT")
+    assert stored["Count"] == (1 if status == 200 else 0)
+
+
 def test_flusher_entry_reports_partial_batch_failures(aws: Any, configured: dict[str, str]) -> None:
-    params = {"MessageSid": "SMe2e2", "From": MARIA.phone, "To": "+14155550000", "Body": "no heat"}
+    params = _sms("partial", "no heat")
     entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     sqs = aws.client("sqs")
     (good,) = sqs.receive_message(
@@ -123,7 +160,7 @@ def test_flusher_entry_starts_step_mode_executions_when_its_setting_says_so(
 ) -> None:
     if step_mode is not None:
         monkeypatch.setenv("MAESTRO_STEP_MODE", step_mode)
-    params = {"MessageSid": "SMstep1", "From": MARIA.phone, "To": "+14155550000", "Body": "hi"}
+    params = _sms("step mode", "hi")
     entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
     (signal,) = aws.client("sqs").receive_message(
         QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"], WaitTimeSeconds=2
@@ -188,3 +225,81 @@ def test_the_tracer_is_built_on_the_first_invocation_not_at_import() -> None:
     assert handler({"n": 2}, CONTEXT) == {"seen": 2}
     assert lazy.get() is built
     assert handler.__name__ == "handler"
+
+
+# -- a pipeline step's function: its row of tables, and nothing else ----------------------------
+
+
+def _step_environment(aws: Any, step: str) -> dict[str, str]:
+    """A step's environment as the CDK stack sets it: MAESTRO_STEP and the tables of its row."""
+    env = {
+        "MAESTRO_STEP": step,
+        "MAESTRO_ON_CALL_PM_PHONE": "+14155550123",
+        **{
+            f"MAESTRO_{table.upper()}_TABLE": aws.table_names[table]
+            for table in FUNCTION_TABLES[step]
+        },
+    }
+    if step in EVENT_PUBLISHERS:
+        env["MAESTRO_EVENT_BUS_NAME"] = "default"
+    return env
+
+
+@pytest.fixture
+def step_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[dict[str, str]], None]]:
+    for key in list(os.environ):
+        if key.startswith("MAESTRO_"):
+            monkeypatch.delenv(key)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the offline brain: no network
+
+    def apply(env: dict[str, str]) -> None:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+
+    pipeline_entry._cloud_handlers.cache_clear()
+    yield apply
+    pipeline_entry._cloud_handlers.cache_clear()
+
+
+def test_a_step_runs_on_its_own_tables(aws: Any, step_env: Any) -> None:
+    step_env(_step_environment(aws, "precheck"))  # one table: conversations
+    state = json.loads(execution_input(package("I smell gas in the hallway")))
+    result = pipeline_entry.precheck(state, CONTEXT)  # type: ignore[arg-type]
+    assert result["route"] == "escalate"
+
+
+def test_a_table_outside_the_steps_row_is_refused_by_name(aws: Any, step_env: Any) -> None:
+    """Naive: every step was configured (and granted) every table, so precheck could have read
+    or written the directory; now it is given no name for it, and a call says so."""
+    env = _step_environment(aws, "precheck")
+    step_env(env)
+    settings = PipelineSettings()
+    assert settings.parties_table is None
+    pipeline, _ = build_pipeline(settings, SystemClock(), key_from_env=False)
+    with pytest.raises(UnconfiguredTableError, match="precheck used the parties table"):
+        pipeline.deps.parties.by_phone(MARIA.phone)
+    with pytest.raises(RuntimeError, match="precheck published 1 event"):
+        pipeline.deps.bus.publish([_event()])
+    pipeline.deps.bus.publish([])  # publishing nothing needs no bus
+    # The table it does name still works through the same client.
+    assert pipeline.deps.buffer.meta("conv-unknown") is None
+
+
+def test_a_step_function_refuses_another_steps_settings(aws: Any, step_env: Any) -> None:
+    step_env(_step_environment(aws, "lease"))
+    state = json.loads(execution_input(package("the sink drips")))
+    with pytest.raises(ValueError, match="functions/precheck runs precheck, but MAESTRO_STEP says"):
+        pipeline_entry.precheck(state, CONTEXT)  # type: ignore[arg-type]
+
+
+def _event() -> DomainEvent:
+    return DomainEvent(
+        event_id="pkg-1#decision.recorded",
+        type="decision.recorded",
+        package_id="pkg-1",
+        subject_id="pkg-1",
+        claim=claim_dict(
+            "decision.recorded", {"decisions": 1, "appended": 1, "route": "reasoning"}
+        ),
+        occurred_at=T0,
+    )

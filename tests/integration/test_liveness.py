@@ -31,9 +31,10 @@ from embedded import (
     work_orders,
 )
 
+from maestro.domain.actions import CreateWo
 from maestro.ingest.webhooks import MAX_TRANSCRIPT_CHARS
 from maestro.ports import StaleVersionError
-from maestro_dev.local.events import signed_transcript_event
+from maestro_dev.local.events import signed_transcript_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed
 
@@ -117,7 +118,9 @@ def test_a_48_kb_transcript_goes_by_reference_and_the_conversation_goes_on(
     body = (said + "冰箱坏了，冷冻室也不冷了。" * 2000)[:MAX_TRANSCRIPT_CHARS]
     assert len(body.encode()) > 32 * 1024  # over the execution input's inline limit
     response = stack.http(
-        signed_transcript_event(stack.twilio_token, "TRbig0001", MARIA.phone, body)
+        signed_transcript_event(
+            stack.twilio_token, twilio_sid("TR", "a long call"), MARIA.phone, body
+        )
     )
     assert response["statusCode"] == 200, response
     big = new_executions(stack, 1)[0]
@@ -125,7 +128,11 @@ def test_a_48_kb_transcript_goes_by_reference_and_the_conversation_goes_on(
     assert given["package"] is None
     assert given["package_ref"]["through_seq"] == given["package_ref"]["after_seq"] + 1
     assert_ok(stack, big)
-    assert any(wo.wo_id != "WO-198" for wo in work_orders(stack))
+    # Its words were read back: the call's new request is held for Maria's YES by text (a
+    # call's caller ID alone opens nothing, #17).
+    _, (hold,) = stack.pipeline.deps.pending.open_items(MARIA.party_id)
+    assert any(isinstance(a, CreateWo) and "fridge" in a.params.summary for a in hold.held)
+    assert all(wo.wo_id == "WO-198" for wo in work_orders(stack))
 
     sms(stack, "I smell gas in the kitchen")
     gas = new_executions(stack, 1)[0]

@@ -10,7 +10,7 @@ import pytest
 from load_http import Text, read_back, run_http_load, run_unknown_senders_load
 
 from maestro.ingest.service import conversation_id_for
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed
 
@@ -41,7 +41,10 @@ def stack() -> Iterator[LocalStack]:
 
 
 def _sent(stack: LocalStack) -> list[Text]:
-    texts = [Text(float(k), k % 2, PHONES[k % 2], f"text {k}", f"SMrb{k:03d}") for k in range(6)]
+    texts = [
+        Text(float(k), k % 2, PHONES[k % 2], f"text {k}", twilio_sid("SM", f"read back {k}"))
+        for k in range(6)
+    ]
     for text in texts:
         event = signed_sms_event(stack.twilio_token, text.sid, text.phone, text.body)
         assert stack.http(event)["statusCode"] == 200

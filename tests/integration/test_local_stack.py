@@ -14,7 +14,7 @@ import pytest
 from embedded import sms
 
 from maestro.ingest.service import conversation_id_for
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed
 
@@ -44,7 +44,9 @@ def test_a_poison_signal_is_retried_then_redriven_to_the_dlq(stack: LocalStack) 
 
 
 def test_a_bad_record_does_not_hold_back_the_good_ones_in_its_batch(stack: LocalStack) -> None:
-    stack.http(signed_sms_event(stack.twilio_token, "SMgood1", MARIA.phone, "no hot water"))
+    stack.http(
+        signed_sms_event(stack.twilio_token, twilio_sid("SM", "good"), MARIA.phone, "no hot water")
+    )
     stack.sqs.send_message(QueueUrl=stack.debounce_url, MessageBody="{}")
     stack.advance(stack.idle + 1)
     assert len(stack.executions()) == 1
@@ -52,7 +54,11 @@ def test_a_bad_record_does_not_hold_back_the_good_ones_in_its_batch(stack: Local
 
 
 def test_domain_events_reach_the_watcher_through_the_rule(stack: LocalStack) -> None:
-    stack.http(signed_sms_event(stack.twilio_token, "SMev1", MARIA.phone, "the AC is broken"))
+    stack.http(
+        signed_sms_event(
+            stack.twilio_token, twilio_sid("SM", "ev1"), MARIA.phone, "the AC is broken"
+        )
+    )
     stack.advance(stack.idle + 1)
     events = list(stack.domain_events())
     assert events, "the rule delivers every maestro event to the queues"
@@ -72,7 +78,11 @@ def test_domain_events_reach_the_watcher_through_the_rule(stack: LocalStack) -> 
 
 def test_a_poison_event_is_retried_then_redriven_and_holds_back_nothing(stack: LocalStack) -> None:
     stack.sqs.send_message(QueueUrl=stack.events_url, MessageBody='{"detail": {"type": "x"}}')
-    stack.http(signed_sms_event(stack.twilio_token, "SMev2", MARIA.phone, "the AC is broken"))
+    stack.http(
+        signed_sms_event(
+            stack.twilio_token, twilio_sid("SM", "ev2"), MARIA.phone, "the AC is broken"
+        )
+    )
     stack.advance(stack.idle + 1)
     for _ in range(6):
         stack.poll_watcher()
@@ -99,7 +109,9 @@ def test_the_stack_takes_webhooks_from_many_threads_while_its_clock_runs(
     def send(phone: str) -> list[int]:
         return [
             stack.http(
-                signed_sms_event(stack.twilio_token, f"SMmt{phone[-4:]}{k:02d}", phone, f"m{k}")
+                signed_sms_event(
+                    stack.twilio_token, twilio_sid("SM", f"{phone} {k}"), phone, f"m{k}"
+                )
             )["statusCode"]
             for k in range(8)
         ]
@@ -119,7 +131,7 @@ def test_the_stack_takes_webhooks_from_many_threads_while_its_clock_runs(
         meta = stack.buffer.meta(conversation)
         assert meta is not None
         assert meta.seq == 8, phone
-        stored = [stack.buffer.get_message(f"SMmt{phone[-4:]}{k:02d}") for k in range(8)]
+        stored = [stack.buffer.get_message(twilio_sid("SM", f"{phone} {k}")) for k in range(8)]
         assert [m.seq if m else None for m in stored] == list(range(1, 9)), phone
         # Every flush claimed is counted, and the counters cover exactly what was claimed.
         claims = stack.ddb.query(
@@ -208,7 +220,8 @@ def test_an_aws_call_outside_a_request_gives_way_to_one_being_answered(stack: Lo
     thread.start()
     _until(lambda: stack.priority.waiting == 1)
     # A webhook answered meanwhile makes its own calls without waiting, for anyone.
-    response = stack.http(signed_sms_event(stack.twilio_token, "SMprio01", MARIA.phone, "hi"))
+    sid = twilio_sid("SM", "answered first")
+    response = stack.http(signed_sms_event(stack.twilio_token, sid, MARIA.phone, "hi"))
     assert response["statusCode"] == 200
     assert not done.is_set()
     assert stack.priority.waits == 1  # the background thread's, and no other
@@ -216,7 +229,7 @@ def test_an_aws_call_outside_a_request_gives_way_to_one_being_answered(stack: Lo
     thread.join(LIVENESS)
     assert done.is_set()
     assert stack.priority.pending == 0
-    assert stack.buffer.get_message("SMprio01") is not None
+    assert stack.buffer.get_message(sid) is not None
 
 
 # -- what makes moto fast enough (threads.py) ------------------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.moto_patches import indexed_queries, uncounted_sends, untracked_models
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import thread_safe_moto
@@ -492,7 +492,11 @@ def test_packages_leave_no_copies_keep_few_histories_and_wait_without_listing() 
         stack.sfn.list_executions = listing
         texts = ("the kitchen sink is leaking", "any update?", "the oven is broken", "thanks!")
         for n, text in enumerate(texts):
-            stack.http(signed_sms_event(stack.twilio_token, f"SMflat{n}", MARIA.phone, text))
+            stack.http(
+                signed_sms_event(
+                    stack.twilio_token, twilio_sid("SM", f"flat {n}"), MARIA.phone, text
+                )
+            )
             stack.advance(stack.idle + 1)  # flush, run, wait for the execution to end
             assert stack.running_executions() == []
         assert calls == []  # the waits sleep on the stack's own record, never on ListExecutions

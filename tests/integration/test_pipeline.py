@@ -16,7 +16,7 @@ from maestro.adapters.stepfunctions import execution_input
 from maestro.domain.models import FlushTrigger, Message, Package, package_id_for
 from maestro.ingest.service import conversation_id_for
 from maestro.pipeline.steps import TransientError
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import ASL_PATH, ON_CALL_PM, LocalStack, asl_substitutions
 from maestro_dev.local.world import MARIA, seed
 
@@ -50,7 +50,7 @@ def stack() -> Iterator[LocalStack]:
 
 def text(stack: LocalStack, body: str, sender: str = MARIA.phone) -> None:
     response = stack.http(
-        signed_sms_event(stack.twilio_token, f"SMt{next(_sids):06d}", sender, body)
+        signed_sms_event(stack.twilio_token, twilio_sid("SM", f"text {next(_sids)}"), sender, body)
     )
     assert response["statusCode"] == 200
 

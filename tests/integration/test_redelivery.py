@@ -17,7 +17,12 @@ from embedded import open_wo
 
 from maestro.domain.events import EVENT_TYPES
 from maestro.domain.models import FlushTrigger
-from maestro_dev.local.events import signed_app_event, signed_sms_event, signed_transcript_event
+from maestro_dev.local.events import (
+    signed_app_event,
+    signed_sms_event,
+    signed_transcript_event,
+    twilio_sid,
+)
 from maestro_dev.local.faults import Stages, Wire
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
 from maestro_dev.local.world import MARIA, seed
@@ -54,7 +59,7 @@ def test_every_message_type_delivered_again_changes_nothing() -> None:
             assert stack.http(event())["statusCode"] == 200
 
         def text(body: str, then: float) -> None:
-            sid = f"SMre{len(posted):04d}"
+            sid = twilio_sid("SM", f"text {len(posted)}")
             post(lambda: signed_sms_event(stack.twilio_token, sid, MARIA.phone, body))
             stack.advance(then)
 
@@ -71,7 +76,8 @@ def test_every_message_type_delivered_again_changes_nothing() -> None:
         post(lambda: signed_app_event(stack.app_secret, "/assistant/kickoff", kickoff))
         stack.advance(1)
         call = "hi, the dishwasher is broken, bye"  # a call transcript: the call ended
-        post(lambda: signed_transcript_event(stack.twilio_token, "CAre0001", MARIA.phone, call))
+        call_sid = twilio_sid("TR", "the dishwasher call")
+        post(lambda: signed_transcript_event(stack.twilio_token, call_sid, MARIA.phone, call))
         stack.advance(1)
         text("I smell gas in the kitchen", 1)  # urgency: escalation.paged
         stack.advance(SWEEP_WINDOW_SECONDS + 60)

@@ -86,14 +86,27 @@ def test_send_then_step_through_both_gates(server: LocalServer) -> None:
     assert name in done
 
 
-def test_a_forged_request_to_the_server_is_refused(server: LocalServer) -> None:
+@pytest.mark.parametrize("signed_with", ["a guessed token", None], ids=["wrong token", "junk"])
+def test_a_forged_request_to_the_server_is_refused(
+    server: LocalServer, signed_with: str | None
+) -> None:
     import urllib.error
     import urllib.request
 
+    from maestro.adapters.webhook_auth import twilio_signature
+    from maestro_dev.local.events import form_body, sms_params, twilio_sid
+
+    params = sms_params(twilio_sid("SM", "forged"), "+14155550100", "hi")
+    url = server.url + "/twilio/sms"
     request = urllib.request.Request(
-        server.url + "/twilio/sms",
-        data=b"MessageSid=SMx&From=%2B14155550100&Body=hi",
-        headers={"X-Twilio-Signature": "forged"},
+        url,
+        data=form_body(params).encode(),
+        headers={
+            "X-Twilio-Signature": twilio_signature(signed_with, url, params)
+            if signed_with
+            else "forged",
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
         method="POST",
     )
     with pytest.raises(urllib.error.HTTPError) as refused:

@@ -21,7 +21,7 @@ import pytest
 from maestro.adapters.webhook_auth import twilio_signature
 from maestro.ingest.service import conversation_id_for
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
-from maestro_dev.local.events import MAESTRO_LINE, form_body, signed_app_event
+from maestro_dev.local.events import MAESTRO_LINE, form_body, signed_app_event, twilio_sid
 from maestro_dev.local.operator_access import TOKEN_HEADER
 from maestro_dev.local.server import LocalServer, start
 
@@ -66,6 +66,8 @@ def _post(path: str, body: bytes, headers: dict[str, str]) -> bytes:
 
 
 def _signed_sms(server: LocalServer, params: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    """``params``, of the embedded stack's Twilio account, signed as Twilio signs them."""
+    params = {"AccountSid": server.stack.twilio.account_sid, **params}
     body = form_body(params).encode()
     url = f"http://{urlsplit(server.url).netloc}/twilio/sms"
     signature = twilio_signature(server.stack.twilio_token, url, params)
@@ -198,7 +200,7 @@ def test_signature_headers_out_of_shape_are_refused_before_the_handler(
 
     monkeypatch.setattr(server.stack, "http", handler)
     kind = "twilio" if path.startswith("/twilio/") else "app"
-    before = server.refused[f"{kind} signature headers"]
+    before = server.stack.edge.refused[f"{kind} signature headers"]
     body = b"MessageSid=SMedge&Body=hello" if kind == "twilio" else b'{"message_id": "m-edge"}'
     content_type = "application/x-www-form-urlencoded" if kind == "twilio" else "application/json"
     request = _post(
@@ -209,7 +211,7 @@ def test_signature_headers_out_of_shape_are_refused_before_the_handler(
     answer = _exchange(server, request)
     assert _status(answer) == 403, answer
     assert handled == []
-    assert server.refused[f"{kind} signature headers"] == before + 1
+    assert server.stack.edge.refused[f"{kind} signature headers"] == before + 1
 
 
 def test_well_formed_signature_headers_reach_the_handler_which_verifies_them(
@@ -237,21 +239,23 @@ def test_a_body_shorter_than_its_content_length_gets_an_answer(server: LocalServ
 
 
 def test_hostile_senders_and_sizes_over_http(server: LocalServer) -> None:
-    base = {"MessageSid": "SMhttp0001", "From": "+14155550123", "To": MAESTRO_LINE, "Body": "hi"}
+    sids = [twilio_sid("SM", f"http {n}") for n in range(5)]
+    base = {"MessageSid": sids[0], "From": "+14155550123", "To": MAESTRO_LINE, "Body": "hi"}
     cases = [
-        ({**base, "MessageSid": "SMhttp0002", "From": "AMAZON"}, 422),
-        ({**base, "MessageSid": "SMhttp0003", "From": "whatsapp:+14155550123"}, 422),
-        ({**base, "MessageSid": "SMhttp0004", "Body": "x" * 10_000}, 413),
-        ({**base, "MessageSid": "SMhttp0005", "Body": "🚿 הברז דולף {{7*7}}"}, 200),
+        ({**base, "MessageSid": sids[1], "From": "AMAZON"}, 422),
+        ({**base, "MessageSid": sids[2], "From": "whatsapp:+14155550123"}, 422),
+        ({**base, "MessageSid": sids[3], "Body": "x" * 10_000}, 413),
+        ({**base, "MessageSid": sids[4], "Body": "🚿 הברז דולף {{7*7}}"}, 200),
+        ({**base, "MessageSid": "SMhttp0006"}, 400),  # not a Twilio SID
     ]
     for params, status in cases:
         body, headers = _signed_sms(server, params)
         answer = _exchange(server, _post("/twilio/sms", body, headers))
         assert _status(answer) == status, (params["From"], answer[-200:])
-    stored = server.stack.buffer.get_message("SMhttp0005")
+    stored = server.stack.buffer.get_message(sids[4])
     assert stored is not None
     assert stored.body == "🚿 הברז דולף {{7*7}}"
-    assert server.stack.buffer.get_message("SMhttp0002") is None
+    assert server.stack.buffer.get_message(sids[1]) is None
 
 
 def test_forty_concurrent_senders_are_all_answered_and_stored_in_order(
@@ -263,7 +267,7 @@ def test_forty_concurrent_senders_are_all_answered_and_stored_in_order(
         statuses = []
         for k in range(5):
             params = {
-                "MessageSid": f"SMcc{phone[-4:]}{k}",
+                "MessageSid": twilio_sid("SM", f"{phone} {k}"),
                 "From": phone,
                 "To": MAESTRO_LINE,
                 "Body": f"message {k}",
@@ -283,7 +287,9 @@ def test_forty_concurrent_senders_are_all_answered_and_stored_in_order(
         meta = server.stack.buffer.meta(conversation_id_for(phone))
         assert meta is not None, phone
         assert meta.seq == 5, phone
-        stored = [server.stack.buffer.get_message(f"SMcc{phone[-4:]}{k}") for k in range(5)]
+        stored = [
+            server.stack.buffer.get_message(twilio_sid("SM", f"{phone} {k}")) for k in range(5)
+        ]
         assert [m.seq for m in stored if m is not None] == [1, 2, 3, 4, 5], phone
     request = urllib.request.Request(
         server.url + "/local/executions", headers={TOKEN_HEADER: server.token}
@@ -305,7 +311,8 @@ def test_every_connection_is_counted_answered_once_it_is_closed(server: LocalSer
     ):
         _status(_exchange(server, request))
     _exchange(server, _post("/twilio/sms", b"Body=hi", {"Content-Length": "99"}), half_close=True)
-    body, headers = _signed_sms(server, {"MessageSid": "SMcount01", "From": "+14155550188"})
+    params = {"MessageSid": twilio_sid("SM", "counted"), "From": "+14155550188"}
+    body, headers = _signed_sms(server, params)
     assert _status(_exchange(server, _post("/twilio/sms", body, headers))) == 200
     _until(lambda: server.stack.priority.pending == 0)
 
@@ -339,7 +346,7 @@ def test_a_webhook_that_fails_inside_is_a_502_logged_without_the_senders_number(
     previous = handler.setStream(buffer)
     try:
         body, headers = _signed_sms(
-            server, {"MessageSid": "SMbroken1", "From": phone, "Body": "hi"}
+            server, {"MessageSid": twilio_sid("SM", "broken"), "From": phone, "Body": "hi"}
         )
         answer = _exchange(server, _post("/twilio/sms", body, headers))
     finally:

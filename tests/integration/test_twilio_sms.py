@@ -14,7 +14,8 @@ import pytest
 from embedded import completion, decisions, described, flush, outcomes, sms, work_orders
 
 from maestro.adapters.ddb import from_item
-from maestro.adapters.twilio_sms import TwilioMessenger
+from maestro.adapters.twilio_sms import TwilioMessenger, twilio_client
+from maestro_dev.local.events import LOCAL_BASE_URL
 from maestro_dev.local.stack import LINE, ON_CALL_PM, LambdaFunctionError, LocalStack
 from maestro_dev.local.twilio_loopback import Fault
 from maestro_dev.local.world import MARIA, seed
@@ -60,6 +61,38 @@ def test_a_text_goes_through_the_sdk_to_twilio_and_its_callbacks_come_back(
         TableName=stack.tables["messages"], Key={"message_id": {"S": sid}}, ConsistentRead=True
     )["Item"]
     assert from_item(item)["status"] == "delivered"
+
+
+def test_callbacks_for_a_text_maestro_has_no_record_of_are_refused_and_stored_nowhere(
+    stack: LocalStack,
+) -> None:
+    # A text in the account that maestro's messenger never recorded (a callback that beat the
+    # record, a record a crash lost, or a text someone else sent): its signed callbacks come to
+    # the webhook, which refuses them (404) and writes nothing; the stack keeps them, as
+    # Twilio's debugger does, and goes on.
+    client = twilio_client(
+        stack.twilio.account_sid, stack.twilio_token, base_url=stack.twilio_server.url
+    )
+    other = client.messages.create(
+        to=MARIA.phone,
+        from_=LINE,
+        body="a text from the account's console",
+        status_callback=f"{LOCAL_BASE_URL}/twilio/status",
+    )
+    stack.advance(5)
+    assert [form["MessageStatus"] for _, form in stack.refused_callbacks] == ["sent", "delivered"]
+    assert {form["MessageSid"] for _, form in stack.refused_callbacks} == {other.sid}
+    assert "Item" not in stack.ddb.get_item(
+        TableName=stack.tables["messages"], Key={"message_id": {"S": other.sid}}
+    )
+    # A text maestro sent has its callbacks applied, as ever.
+    sms(stack, LEAK)
+    (outcome,) = outcomes(stack, described(stack, flush(stack)))
+    stack.advance(5)
+    (sid,) = outcome.message_sids
+    item = stack.ddb.get_item(TableName=stack.tables["messages"], Key={"message_id": {"S": sid}})
+    assert from_item(item["Item"])["status"] == "delivered"
+    assert len(stack.refused_callbacks) == 2
 
 
 def test_a_crash_after_twilio_accepted_and_before_the_sid_was_recorded_texts_once(

@@ -14,6 +14,7 @@ from builders import MARIA, T0, TENANT_PHONE, act, package, wo_context
 from maestro.domain.actions import LANE_SPECS, Action, Lane, ManageExistingParams
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.models import (
+    Channel,
     OpenContext,
     Package,
     Party,
@@ -449,6 +450,81 @@ def test_a_released_cancel_appends_a_status_entry_per_wo(world: World) -> None:
     (updated,) = [e for e in released.events if e.type == "wo.updated"]
     assert (updated.claim["entry_id"], updated.claim["status"]) == (entry.entry_id, "cancelled")
     _every_effect_is_claimed(released)
+
+
+def test_a_calls_held_actions_run_only_once_released_and_exactly_as_held(world: World) -> None:
+    """What a call nothing vouches for asked (#17): the hold item runs none of its actions; a
+    release runs only an action the hold holds, the first one releasing it (once), the rest
+    only after it."""
+    create, relay = MINIMAL[Lane.CREATE_WO], MINIMAL[Lane.RELAY_TO_OPEN_WO]
+    call = package("the fridge stopped cooling, and the sink drips faster", channel=Channel.VOICE)
+    ctx = world.ctx(pkg=call)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=create,
+        idempotency_key=ctx.idempotency_key,
+        decision_id=f"{call.package_id}#dispose#2",
+        held=(create, relay),
+        by_unverified_call=True,
+    )
+    held = execute(create, ctx)
+    assert (held.lane, held.status, held.created_wo_id) == ("manage_existing", "done", None)
+    _every_effect_is_claimed(held)
+    hold = world.pending.get("confirmation", ctx.idempotency_key)
+    assert isinstance(hold, PendingConfirmation)
+    assert (hold.held, hold.asked_on, hold.wo_ids) == ((create, relay), Channel.SMS, ("WO-204",))
+    assert sorted(wo.wo_id for wo in world.work_orders.all()) == ["WO-198", "WO-204"]
+    assert world.bodies_to(VENDOR.phone) == []
+    (asked,) = world.bodies_to(TENANT_PHONE)
+    assert asked.startswith("We got a call from this number asking to open a new request")
+
+    yes = package("yes", flush=2)
+
+    def release(action: Action, index: int) -> LaneOutcome:
+        ctx = world.ctx(pkg=yes, index=index)
+        ctx.queued = QueuedAction(
+            index=index,
+            action=action,
+            idempotency_key=ctx.idempotency_key,
+            decision_id=f"{yes.package_id}#resolve#{index}",
+            pending_id=hold.confirmation_id,
+            release=True,
+        )
+        return execute(action, ctx)
+
+    other = act("relay_to_open_wo", "WO-204", note="words the hold never held")
+    assert release(other, 1).status == "skipped"
+    assert release(relay, 1).status == "skipped"  # not before the first released the hold
+    first = release(create, 0)
+    assert first.status == "done"
+    assert first.created_wo_id is not None
+    assert "confirm.released" in _types(first)
+    assert release(relay, 1).status == "done"
+    assert world.bodies_to(VENDOR.phone) == [
+        "Update on WO-204 (leak under the kitchen sink, unit 3B): it drips faster at night"
+    ]
+    again = release(create, 0)  # a re-run of the same package: nothing twice
+    assert again.created_wo_id == first.created_wo_id
+    assert len(world.work_orders.all()) == 3
+    assert world.pending.get("confirmation", hold.confirmation_id).status == "released"  # type: ignore[union-attr]
+
+
+def test_a_vendors_called_visit_is_held_in_a_vendors_words(world: World) -> None:
+    visit = MINIMAL[Lane.SCHEDULE_VISIT]
+    call = package("I can come thursday at 9", channel=Channel.VOICE, phone=VENDOR.phone)
+    ctx = world.ctx(pkg=call, sender=VENDOR)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=visit,
+        idempotency_key=ctx.idempotency_key,
+        decision_id=f"{call.package_id}#dispose#1",
+        held=(visit,),
+        by_unverified_call=True,
+    )
+    assert execute(visit, ctx).status == "done"
+    (asked,) = world.bodies_to(VENDOR.phone)
+    assert asked.startswith("We got a call from this number asking to propose a visit for WO-204")
+    assert world.bodies_to(TENANT_PHONE) == []  # nothing reaches the tenant before a YES
 
 
 def test_schedule_never_schedules_a_finished_wo(world: World) -> None:

@@ -47,7 +47,9 @@ def _seen(package_id: str, decision_id: str | None, event: EventType, subject: s
     )
 
 
-def _complete(log: InMemoryDecisionLog, package_id: str, by: str = "persist") -> None:
+def _complete(
+    log: InMemoryDecisionLog, package_id: str, by: str = "persist", *effects: tuple[EventType, str]
+) -> None:
     log.complete(
         PackageCompletion(
             record_id=f"{package_id}#completed",
@@ -56,6 +58,7 @@ def _complete(log: InMemoryDecisionLog, package_id: str, by: str = "persist") ->
             route="reasoning",
             completed_by=by,  # type: ignore[arg-type]
             decisions=1,
+            effects=tuple(Effect(event=e, subject_id=s) for e, s in effects),
             recorded_at=T0,
         )
     )
@@ -111,6 +114,55 @@ def test_a_package_persist_completed_must_announce_its_decisions() -> None:
     clock.advance(11 * 60)
     (missing,) = _sweeper(log, ledger, clock).sweep().missing
     assert (missing.event_type, missing.subject_id) == ("decision.recorded", "pkg-2")
+
+
+def test_the_texts_fail_open_names_on_its_completion_line_must_have_their_events() -> None:
+    """Fail-open completes the record before its events go: a bus down past its retries loses
+    the events, and the sweeper finds each text without its event, of fail-open's decision."""
+    log, ledger, clock = InMemoryDecisionLog(), InMemoryLedger(), VirtualClock(T0)
+    _complete(log, "pkg-4", "fail_open", ("message.sent", "SM9"), ("escalation.paged", "SM9"))
+    ledger.record(_seen("pkg-4", "pkg-4#fallback#0", "message.sent", "SM9"))
+    clock.advance(11 * 60)
+    report = _sweeper(log, ledger, clock).sweep()
+    assert report.expected == 2
+    (missing,) = report.missing
+    assert (missing.event_type, missing.subject_id, missing.decision_id) == (
+        "escalation.paged",
+        "SM9",
+        "pkg-4#fallback#0",
+    )
+
+
+class _WatcherBetween(InMemoryLedger):
+    """The watcher writes its row for the event after the sweeper looked and before it writes
+    its missing_event row (so the watcher, looking for that row, found none)."""
+
+    def __init__(self, watched: LedgerRow) -> None:
+        super().__init__()
+        self.watched: LedgerRow | None = watched
+
+    def record(self, row: LedgerRow) -> bool:
+        if row.kind == "missing_event" and self.watched is not None:
+            super().record(self.watched)
+            self.watched = None
+        return super().record(row)
+
+
+def test_an_event_read_while_the_sweeper_writes_resolves_its_row_at_once() -> None:
+    log, clock = InMemoryDecisionLog(), VirtualClock(T0)
+    log.record_outcome(_outcome("pkg-5", 0, ("wo.updated", "WO-204")))
+    _complete(log, "pkg-5", "fail_open")
+    evidence = _seen("pkg-5", "pkg-5#dispose#0", "wo.updated", "WO-204")
+    ledger = _WatcherBetween(evidence)
+    clock.advance(11 * 60)
+    report = _sweeper(log, ledger, clock).sweep()
+    (missing,) = report.missing
+    assert report.resolved == [missing.row_id]
+    stored = ledger.get("pkg-5", missing.row_id)
+    assert stored is not None
+    assert stored.resolution is not None
+    assert stored.resolution.row_id == evidence.row_id
+    assert not [r for r in ledger.rows.values() if r.standing_shame]
 
 
 def test_packages_older_than_the_lookback_are_left_alone() -> None:

@@ -11,13 +11,14 @@ import pytest
 from builders import MARIA, T0, act, package
 from fakes import InMemoryDecisionLog
 
-from maestro.domain.actions import Action
+from maestro.domain.actions import Action, Lane
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.events import DomainEvent, body_digest
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
-from maestro.domain.records import MaestroDecision, PackageCompletion
+from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.verify.sweeper import Sweeper, SweeperDeps
 from maestro.verify.watcher import Watcher, WatcherDeps
 from maestro_dev.fakes import (
     InMemoryLedger,
@@ -283,3 +284,98 @@ def test_decision_recorded_is_read_back_from_the_decision_log(world: World) -> N
     )
     assert world.watcher.check(_decision_recorded("pkg-1", 1)).verdict == "evidence"
     assert world.watcher.check(_decision_recorded("pkg-1", 3)).kind == "mismatch"
+
+
+# -- an event that comes after the sweeper gave it up ----------------------------------------
+
+
+def _record_and_sweep(world: World, outcome: LaneOutcome) -> list[str]:
+    """The lane's outcome on the record and its package completed; the sweeper, past its
+    window, before any event was read (they waited in the watcher's DLQ): its missing rows."""
+    (event, *_) = outcome.events
+    world.decisions.record_outcome(
+        ActionOutcomeRecord(
+            record_id=f"{event.package_id}#outcome#000",
+            package_id=event.package_id,
+            conversation_id="conv-1",
+            index=0,
+            decision_id=str(event.decision_id),
+            lane=Lane(outcome.lane),
+            status=outcome.status,
+            effects=outcome.effects,
+            recorded_at=T0,
+        )
+    )
+    world.decisions.complete(
+        PackageCompletion(
+            record_id=f"{event.package_id}#completed",
+            package_id=event.package_id,
+            conversation_id="conv-1",
+            route="reasoning",
+            completed_by="fail_open",  # no decision.recorded: the lane's effects alone
+            decisions=1,
+            recorded_at=T0,
+        )
+    )
+    world.clock.advance(11 * 60)
+    sweeper = Sweeper(
+        SweeperDeps(decisions=world.decisions, ledger=world.ledger, clock=world.clock)
+    )
+    return [row.row_id for row in sweeper.sweep().missing]
+
+
+def test_an_event_read_after_the_sweep_resolves_its_missing_event_row(world: World) -> None:
+    outcome = world.run(HONEST["relay_to_open_wo"])
+    missing = _record_and_sweep(world, outcome)
+    assert len(missing) == len(outcome.effects) == 3  # the note, its two texts (tenant, vendor)
+    assert all(row.standing_shame for row in world.ledger.rows.values())
+
+    world.clock.advance(30 * 60)  # the DLQ is redriven: the events are read at last
+    rows = [world.watcher.watch(event) for event in outcome.events]
+    assert [r.verdict for r in rows] == ["evidence"] * len(rows)
+    package_id = outcome.events[0].package_id
+    for row_id in missing:  # the rows stay (history), resolved by the evidence
+        stored = world.ledger.get(package_id, row_id)
+        assert stored is not None
+        assert stored.kind == "missing_event"
+        assert not stored.standing_shame
+        assert stored.resolution is not None
+        evidence = world.ledger.get(package_id, stored.resolution.row_id)
+        assert evidence is not None
+        assert evidence.verdict == "evidence"
+        assert (evidence.event_type, evidence.subject_id) == (stored.event_type, stored.subject_id)
+        assert stored.mark.startswith("missing_event resolved by")
+    assert not [r for r in world.ledger.rows.values() if r.standing_shame]
+    # Read again (a redelivery): nothing changes.
+    before = dict(world.ledger.rows)
+    for event in outcome.events:
+        world.watcher.watch(event)
+    assert world.ledger.rows == before
+
+
+def test_a_late_event_read_as_shame_resolves_the_missing_row_and_its_own_shame_stands(
+    world: World,
+) -> None:
+    outcome = world.run(HONEST["relay_to_vendor"])
+    (missing,) = _record_and_sweep(world, outcome)
+    (sent,) = outcome.events
+    forged = sent.model_copy(update={"claim": {**sent.claim, "to": "+14155550100"}})
+    row = world.watcher.watch(forged)
+    assert (row.verdict, row.kind) == ("shame", "mismatch")
+    resolved = world.ledger.get(sent.package_id, missing)
+    assert resolved is not None
+    assert resolved.resolution is not None
+    assert resolved.resolution.verdict == "shame"
+    standing = [r.kind for r in world.ledger.rows.values() if r.standing_shame]
+    assert standing == ["mismatch"]  # the claim is judged by its own row, as if in time
+
+
+def test_an_event_of_another_decision_resolves_nothing(world: World) -> None:
+    outcome = world.run(HONEST["relay_to_vendor"])
+    (missing,) = _record_and_sweep(world, outcome)
+    (sent,) = outcome.events
+    other = sent.model_copy(update={"decision_id": "pkg-other#d#0", "event_id": "other-event"})
+    assert world.watcher.watch(other).verdict == "evidence"
+    stored = world.ledger.get(sent.package_id, missing)
+    assert stored is not None
+    assert stored.standing_shame

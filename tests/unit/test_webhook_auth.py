@@ -17,6 +17,7 @@ from maestro.adapters.webhook_auth import (
     app_signature,
     app_signature_valid,
     request_url,
+    sids_read_as_signed,
     signature_headers_well_formed,
     twilio_signature,
     twilio_signature_valid,
@@ -182,3 +183,73 @@ def test_a_twilio_signature_header_out_of_shape_is_refused(headers: dict[str, st
 )
 def test_a_maestro_signature_header_out_of_shape_is_refused(headers: dict[str, str]) -> None:
     assert not signature_headers_well_formed("app", headers)
+
+
+# -- one signature, one reading: the SIDs a Twilio form's signature covers --------------------
+
+ACCOUNT = "AC" + "5e" * 16
+MESSAGE = "MM" + "0f" * 16
+INBOUND_MMS = [
+    ("ToCountry", "US"),
+    ("MediaContentType0", "image/jpeg"),
+    ("SmsMessageSid", MESSAGE),
+    ("NumMedia", "1"),
+    ("FromState", "CA"),  # ends in capitals, as a SID's kind does
+    ("SmsSid", MESSAGE),
+    ("SmsStatus", "received"),
+    ("Body", "the ceiling stain again, photo attached"),
+    ("To", "+14155550000"),
+    ("MessagingServiceSid", "MG" + "77" * 16),
+    ("NumSegments", "1"),
+    ("MessageSid", MESSAGE),
+    ("AccountSid", ACCOUNT),
+    ("From", "+14155550100"),
+    (
+        "MediaUrl0",
+        f"https://api.twilio.com/2010-04-01/Accounts/{ACCOUNT}/Messages/{MESSAGE}/Media/"
+        "ME" + "9a" * 16,
+    ),
+    ("ApiVersion", "2010-04-01"),
+]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        INBOUND_MMS,
+        list(PARAMS.items()),  # Twilio's own vector: a CallSid that is not a SID's length
+        [("CallSid", "CA" + "12" * 16), ("ParentCallSid", ""), ("RecordingSid", "RE" + "3" * 32)],
+        [("Body", "my Sid is fine, and so is SM" + "1" * 32), ("MessageSid", MESSAGE)],
+    ],
+    ids=["an inbound MMS", "Twilio's vector", "a blank Sid", "a SID-like text"],
+)
+def test_forms_as_twilio_sends_them_read_as_signed(params: list[tuple[str, str]]) -> None:
+    assert sids_read_as_signed(_form(params))
+
+
+def _recut(params: list[tuple[str, str]], name: str, into: str) -> list[tuple[str, str]]:
+    """``params`` with parameter ``name`` folded into the name of the one sorted after it
+    (``into``): name + value + next name, then the next value. The signed text is the same."""
+    value = dict(params)[name]
+    kept = [(k, v) for k, v in params if k not in (name, into)]
+    recut = [*kept, (name + value + into, dict(params)[into])]
+    url = "https://example.com/twilio/sms"
+    assert twilio_signature(TOKEN, url, recut) == twilio_signature(TOKEN, url, params)
+    return recut
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        _recut(INBOUND_MMS, "MessageSid", "MessagingServiceSid"),
+        _recut(INBOUND_MMS, "SmsSid", "SmsStatus"),
+        _recut(INBOUND_MMS, "AccountSid", "ApiVersion"),
+        [("MessageSid", MESSAGE + "NumMedia0")],  # the value takes the next parameter in
+        [("Body", f"hiMessageSid{MESSAGE}"), ("MessageSid", "SM" + "2" * 32)],
+    ],
+    ids=["MessageSid in a name", "SmsSid in a name", "AccountSid in a name", "in a value", "text"],
+)
+def test_a_sid_moved_out_of_its_parameter_does_not_read_as_signed(
+    params: list[tuple[str, str]],
+) -> None:
+    assert not sids_read_as_signed(_form(params))

@@ -33,6 +33,7 @@ from maestro_dev.local.events import (
     signed_app_event,
     signed_sms_event,
     signed_transcript_event,
+    twilio_sid,
 )
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import seed_world
@@ -287,15 +288,16 @@ class EvalExecutor:
         raise ValueError(f"step {index}: a kickoff needs a 'from' (no text before it)")
 
     def _send(self, channel: str, sender: str, text: str) -> tuple[int, str]:
-        sid = f"SMeval{next(self._sids):05d}"
+        n = next(self._sids)
         stack = self.stack
         if channel == "sms":
+            sid = twilio_sid("SM", f"eval {n}")
             request = signed_sms_event(stack.twilio_token, sid, sender, text)
         elif channel == "call":
-            sid = f"TR{sid[2:]}"
+            sid = twilio_sid("TR", f"eval {n}")
             request = signed_transcript_event(stack.twilio_token, sid, sender, text)
         else:
-            sid = f"app{sid[2:]}"
+            sid = f"app{n:05d}"
             payload = {"message_id": sid, "from_phone": sender, "body": text}
             request = signed_app_event(stack.app_secret, "/app/messages", payload)
         response = stack.http(request)

@@ -83,7 +83,7 @@ class StackSurfaces:
             seeded_versions=seeded_versions,
             messages=messages,
             evidence=tuple(_row(r) for r in rows if r.verdict == "evidence"),
-            shame=tuple(_row(r) for r in rows if r.verdict == "shame"),
+            shame=tuple(_row(r) for r in rows if r.standing_shame),
         )
 
 

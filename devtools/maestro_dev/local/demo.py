@@ -19,7 +19,7 @@ from typing import Any
 
 from maestro.domain.ledger import LedgerRow
 from maestro.ports import MessageRead
-from maestro_dev.local.events import signed_sms_event
+from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, PAULA, seed
 
@@ -66,7 +66,8 @@ class DemoReport:
 
     @property
     def shame(self) -> int:
-        return sum(row.verdict == "shame" for row in self.ledger)
+        """Shame that stands (a missing_event row its late event resolved is history)."""
+        return sum(row.standing_shame for row in self.ledger)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -90,7 +91,7 @@ class DemoReport:
             "shame_rows": [
                 {"kind": r.kind, "event_type": r.event_type, "detail": r.detail}
                 for r in self.ledger
-                if r.verdict == "shame"
+                if r.standing_shame
             ],
             "wall_seconds": round(self.wall_seconds, 3),
         }
@@ -112,7 +113,7 @@ def run_demo() -> DemoReport:
         report = DemoReport(brain=stack.pipeline.deps.models.describe())
         for title, body in STORY:
             before = {e["executionArn"] for e in stack.executions()}
-            sid = f"SMdemo{next(sids):04d}"
+            sid = twilio_sid("SM", f"demo {next(sids)}")
             response = stack.http(signed_sms_event(stack.twilio_token, sid, MARIA.phone, body))
             if response["statusCode"] != 200:
                 raise RuntimeError(f"the webhook refused the demo's own text: {response}")
@@ -193,9 +194,8 @@ def _package_report(stack: LocalStack, arn: str, title: str) -> PackageReport:
 
 def _ledger_line(row: LedgerRow) -> str:
     """One ledger row: the verdict, the claim, and what was read."""
-    mark = "evidence" if row.verdict == "evidence" else f"SHAME {row.kind}"
     read = f" [{row.provenance}]" if row.provenance else ""
-    return f"{mark}: {row.event_type} {row.subject_id}{read}: {row.detail}"
+    return f"{row.mark}: {row.event_type} {row.subject_id}{read}: {row.detail}"
 
 
 def render(report: DemoReport) -> str:

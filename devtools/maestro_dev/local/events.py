@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from maestro.adapters.webhook_auth import app_signature, twilio_signature
+from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
 LOCAL_HOST = "127.0.0.1:8787"
 LOCAL_BASE_URL = f"http://{LOCAL_HOST}"
@@ -101,6 +102,23 @@ def twilio_event(
     )
 
 
+def sms_params(
+    sid: str, sender: str, body: str, *, to: str = MAESTRO_LINE, account: str = LOCAL_ACCOUNT_SID
+) -> dict[str, str]:
+    """An inbound SMS's form as Twilio posts it: the message's SID under its three names, and
+    the account (the embedded stack's, unless another is named)."""
+    return {
+        "MessageSid": sid,
+        "SmsMessageSid": sid,
+        "SmsSid": sid,
+        "AccountSid": account,
+        "From": sender,
+        "To": to,
+        "Body": body,
+        "NumMedia": "0",
+    }
+
+
 def signed_sms_event(
     token: str,
     sid: str,
@@ -109,15 +127,10 @@ def signed_sms_event(
     *,
     to: str = MAESTRO_LINE,
     base_url: str = LOCAL_BASE_URL,
+    account: str = LOCAL_ACCOUNT_SID,
 ) -> dict[str, Any]:
-    params = {
-        "MessageSid": sid,
-        "AccountSid": "AClocal",
-        "From": sender,
-        "To": to,
-        "Body": body,
-        "NumMedia": "0",
-    }
+    """An inbound SMS (``sid``: a message SID, :func:`twilio_sid`) of ``account``."""
+    params = sms_params(sid, sender, body, to=to, account=account)
     return twilio_event("/twilio/sms", params, token=token, base_url=base_url)
 
 
@@ -129,17 +142,24 @@ def signed_transcript_event(
     *,
     to: str = MAESTRO_LINE,
     base_url: str = LOCAL_BASE_URL,
+    account: str = LOCAL_ACCOUNT_SID,
+    verstat: str | None = None,
 ) -> dict[str, Any]:
-    """A call's completed transcription (it ends the conversation: the package flushes)."""
+    """A call's completed transcription (it ends the conversation: the package flushes).
+    ``sid``: the transcription's (``TR…``); its call's is the same digits after ``CA``.
+    ``verstat``: the call's STIR/SHAKEN verdict as Twilio sends it (``StirVerstat``, e.g.
+    ``TN-Validation-Passed-A``); None sends none, as for a call nothing verified."""
     params = {
         "TranscriptionSid": sid,
         "CallSid": f"CA{sid[2:]}",
-        "AccountSid": "AClocal",
+        "AccountSid": account,
         "From": caller,
         "To": to,
         "TranscriptionStatus": "completed",
         "TranscriptionText": text,
     }
+    if verstat is not None:
+        params["StirVerstat"] = verstat
     return twilio_event("/twilio/transcript", params, token=token, base_url=base_url)
 
 

@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from itertools import count
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_memory import (
@@ -111,8 +112,14 @@ SDK_ATTEMPTS = sdk_attempts("dynamodb")
 OUTAGE_INVOCATIONS = 4
 """How long an outage lasts: the stage's first four invocations (a step's first run and the
 state machine's three retries; four receives of an SQS record, one short of the redrive)."""
-WEBHOOK_TRIES = 5
-"""How often Twilio tries an inbound message's webhook here before giving up."""
+TWILIO_CLIENT_TIMEOUT = 2.0
+"""How long the Twilio SDK waits for an answer here: far longer than any answer takes on a busy
+machine, so only an injected timeout times out (the loopback holds that answer until the client
+gives up: the cell costs this much wall time, and never depends on the machine's speed)."""
+TWILIO_HANG = 30.0
+"""How late the injected timeout's answer would come: longer than the client waits."""
+QUIET_ROUNDS = 5
+"""How many sweep periods a cell's end may take to quiet the stack (redrive, handle)."""
 
 REPAIR_TEXTS = ("the kitchen leak is back", "and now the hallway light is out")
 GAS_TEXT = "I smell gas in the kitchen"
@@ -150,6 +157,8 @@ FAULTS: dict[str, str] = {
     "bus-failed-entries": "EventBridge answers the stage's PutEvents with FailedEntryCount, once",
     "bus-down": "every PutEvents of the stage fails (500, through the SDK's retries) for its "
     f"first {OUTAGE_INVOCATIONS} invocations",
+    "bus-down-long": "every PutEvents of the stage fails (500) for the whole scenario: through "
+    "the SDK's retries and the step's own",
 }
 
 
@@ -201,6 +210,7 @@ _STAGES_OF: dict[str, tuple[str, ...]] = {
     "bus-failed": ("escalate", "act", "announce", "fail_open"),
     "bus-failed-entries": ("escalate", "act", "announce", "fail_open"),
     "bus-down": ("escalate", "act", "announce", "fail_open"),
+    "bus-down-long": ("fail_open",),  # the others fail open (bus-down): fail-open is the last
 }
 # Cells played alone: a fault whose outcome ends the package (it fails open, takes its default)
 # would hide the stages after it, so such a stage gets a run of its own. The others of a row
@@ -218,7 +228,6 @@ _ALONE_ROWS = frozenset(
 )
 _ALONE = frozenset(
     {
-        ("ddb-lost-answer", "act"),
         ("bus-down", "act"),
         ("bus-down", "announce"),
     }
@@ -256,7 +265,8 @@ class PackageRead:
     decisions: int
     fallback: bool  # a decision took its default
     completed_by: str | None
-    shame: tuple[str, ...]  # "kind:event_type" of each Shame row
+    shame: tuple[str, ...]  # "kind:event_type" of each Shame row that stands
+    resolved: tuple[str, ...]  # "kind:event_type" of each one its late event resolved (history)
     retried: tuple[str, ...]  # the states Step Functions ran more than once (its history)
     precheck_fallback: bool  # the pre-check took its default (the execution's state)
     paged: bool  # a page to the PM names this package (fail-open's page does)
@@ -300,6 +310,7 @@ class CellResult:
     fired: dict[str, int]  # stage → faults injected there (0: the cell tested nothing)
     notes: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # records a redelivery changed
+    left_busy: list[str] = field(default_factory=list)  # not quiet when the cell ended
 
     @property
     def violations(self) -> list[str]:
@@ -320,6 +331,7 @@ class CellResult:
                 found.append(f"{name}: {got}, more than {expected} without the fault")
         found += [f"{stage}: no fault was injected" for stage, n in self.fired.items() if not n]
         found += [f"a redelivery changed {record[:160]}" for record in self.changed]
+        found += [f"the stack was left busy: {what}" for what in self.left_busy]
         return found
 
 
@@ -336,7 +348,6 @@ class Matrix:
     def __init__(self) -> None:
         self._exit = ExitStack()
         self._tenants = count(1)
-        self._sids = count(1)
         self._baselines: dict[Scenario, Census] = {}
         self._described: dict[str, dict[str, Any]] = {}
         self.model_fault: Callable[[ModelRequest], Scripted | None] | None = None
@@ -347,7 +358,7 @@ class Matrix:
             self.wire = self._exit.enter_context(Wire())
             self.model = ScriptedModel(responder=self._respond, name="scripted")
             self.stack = self._exit.enter_context(
-                LocalStack(model=self.model, twilio_timeout_seconds=0.3)
+                LocalStack(model=self.model, twilio_timeout_seconds=TWILIO_CLIENT_TIMEOUT)
             )
             seed(self.stack)
             self.stages = Stages(self.stack, self.wire)
@@ -428,7 +439,9 @@ class Matrix:
         changed = (
             sorted(set(run.before.records) ^ set(census.records)) if run.before is not None else []
         )
-        return CellResult(cell, outcomes, census, census, run.fired(), notes, changed)
+        return CellResult(
+            cell, outcomes, census, census, run.fired(), notes, changed, run.left_busy
+        )
 
     # -- the census -------------------------------------------------------------------------
 
@@ -480,7 +493,10 @@ class Matrix:
                     fallback=any(d.fallback for d in recorded),
                     completed_by=completion.completed_by if completion else None,
                     shame=tuple(
-                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.verdict == "shame"
+                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.standing_shame
+                    ),
+                    resolved=tuple(
+                        f"{r.kind}:{r.event_type}" for r in ledger_rows if r.resolution is not None
                     ),
                     retried=_retried(stack.history(execution["executionArn"])),
                     precheck_fallback=bool((output.get("precheck") or {}).get("fallback")),
@@ -566,9 +582,6 @@ class Matrix:
             ConsistentRead=True,
         )["Items"]
         return tuple(i["message"]["M"]["message_id"]["S"] for i in items)
-
-    def next_sid(self) -> str:
-        return f"SMfm{next(self._sids):06d}"
 
 
 def _plan(wo_id: str) -> dict[str, Any]:
@@ -665,7 +678,7 @@ class _Run:
         self.inbound: list[str] = []
         self.texts: list[tuple[str, str]] = []  # (MessageSid, body), as Twilio posted them
         self.notes: list[str] = []
-        self.webhook_retries = 0
+        self.fallback_used = 0  # texts Twilio delivered through the number's fallback URL
         self.wire_faults: list[WireError | PartialPublish] = []
         self.crashes: list[Crash] = []
         self.twilio_faults: dict[str, TwilioError] = {}
@@ -673,6 +686,7 @@ class _Run:
         self.redelivered: Counter[str] = Counter()
         self.before: Census | None = None  # the stores before a redelivery
         self.redriven: Counter[str] = Counter()  # stage → messages redriven from its DLQ
+        self.left_busy: list[str] = []  # what was not quiet when the cell ended
         self._log_start = len(matrix.wire.injected())
 
     # -- arming -----------------------------------------------------------------------------
@@ -783,7 +797,9 @@ class _Run:
         error = {
             "twilio-5xx": TwilioError(now, on, 503, budget=2),
             "twilio-lost-answer": TwilioError(now, on, 500, accept=True, budget=1),
-            "twilio-timeout": TwilioError(now, on, 503, accept=True, hang_seconds=0.5, budget=1),
+            "twilio-timeout": TwilioError(
+                now, on, 503, accept=True, hang_seconds=TWILIO_HANG, budget=1
+            ),
             "twilio-down": TwilioError(down, on, 503),
         }[self.cell.fault]
         self.twilio_faults[stage] = self.matrix.twilio.add(error)
@@ -795,6 +811,8 @@ class _Run:
                 self._wire(WireError("InternalException", 500, bus, budget=1))
             elif self.cell.fault == "bus-failed-entries":
                 self._wire(PartialPublish(bus, budget=1))
+            elif self.cell.fault == "bus-down-long":
+                self._wire(WireError("InternalException", 500, bus, 10**6))
             elif stage == "announce":  # Step Functions' own integration: one attempt per try
                 self._wire(WireError("InternalException", 500, bus, budget=OUTAGE_INVOCATIONS))
             else:
@@ -820,15 +838,18 @@ class _Run:
 
     def after(self) -> None:
         """The fault is over. The DLQs alarm, so an operator redrives what reached them; what
-        is left in the queues is handled: the next cell starts from a quiet stack."""
+        is left in the queues is handled, until the stack is quiet: the next cell starts from a
+        quiet stack. A record received as often as its redrive policy allows is still in its
+        queue: it moves to the DLQ on the next receive, so redriving once is not enough."""
         stack = self.stack
-        for stage, dlq, source in (
-            ("flusher", stack.debounce_dlq, stack.debounce_url),
-            ("watcher", stack.events_dlq, stack.events_url),
-        ):
-            self.redriven[stage] += _redrive(stack.sqs, dlq, source)
-        for _ in range(3):
-            if self._quiet():
+        for _ in range(QUIET_ROUNDS):
+            for stage, dlq, source in (
+                ("flusher", stack.debounce_dlq, stack.debounce_url),
+                ("watcher", stack.events_dlq, stack.events_url),
+                ("fallback", stack.fallback_dlq, stack.fallback_url),
+            ):
+                self.redriven[stage] += _redrive(stack.sqs, dlq, source)
+            if not self.busy():
                 break
             stack.advance(SWEEP_EVERY_SECONDS)
             for _ in range(OUTAGE_INVOCATIONS + 1):
@@ -836,22 +857,36 @@ class _Run:
         if any(self.redriven.values()):
             stack.advance(SWEEP_WINDOW_SECONDS + 60)
             stack.sweep()
+        self.left_busy = self.busy()
 
-    def _quiet(self) -> bool:
+    def busy(self) -> list[str]:
+        """What is not quiet on the stack, in words: signals not yet due, running executions,
+        records in a queue or a DLQ."""
         stack = self.stack
-        if len(stack.debounce) or stack.running_executions():
-            return False
-        for url in (stack.debounce_url, stack.events_url):
+        found = []
+        if len(stack.debounce):
+            found.append(f"{len(stack.debounce)} debounce signal(s) not yet due")
+        if running := stack.running_executions():
+            found.append(f"{len(running)} running execution(s)")
+        for url in (
+            stack.debounce_url,
+            stack.events_url,
+            stack.fallback_url,
+            stack.debounce_dlq,
+            stack.events_dlq,
+            stack.fallback_dlq,
+        ):
             attributes = stack.sqs.get_queue_attributes(
                 QueueUrl=url,
                 AttributeNames=[
                     "ApproximateNumberOfMessages",
                     "ApproximateNumberOfMessagesNotVisible",
+                    "ApproximateNumberOfMessagesDelayed",
                 ],
             )["Attributes"]
-            if any(int(n) for n in attributes.values()):
-                return False
-        return True
+            if waiting := sum(int(n) for n in attributes.values()):
+                found.append(f"{waiting} record(s) in {url.rsplit('/', 1)[-1]}")
+        return found
 
     def settle(self) -> None:
         stack = self.stack
@@ -866,24 +901,26 @@ class _Run:
             stack.sweep()
 
     def deliver(self, body: str, sid: str | None = None) -> None:
-        """An inbound SMS through the signed webhook; a 5xx (or a crash) is tried again with
-        the same MessageSid, as Twilio does."""
-        if sid is None:
-            sid = self.matrix.next_sid()
-            self.inbound.append(sid)
-            self.texts.append((sid, body))
-        for attempt in range(WEBHOOK_TRIES):
-            try:
-                response = self.stack.http(
-                    signed_sms_event(self.stack.twilio_token, sid, self.tenant.phone, body)
-                )
-            except Exception:  # the function failed: API Gateway answers 5xx
-                response = {"statusCode": 502}
-            if response["statusCode"] == 200:
-                return
-            self.webhook_retries += 1
-            self.notes.append(f"webhook try {attempt + 1}: {response['statusCode']}")
-        self.notes.append(f"Twilio gave up on {sid}")
+        """A text from the tenant's phone as Twilio delivers it: once to the number's SMS URL,
+        and when that fails (a 5xx, a crash), once to its fallback URL (the fallback API keeps
+        it for the drain); Twilio retries nothing else. With ``sid``: the same signed request
+        posted to the SMS URL again (a redelivery)."""
+        stack = self.stack
+        if sid is not None:
+            event = signed_sms_event(stack.twilio_token, sid, self.tenant.phone, body)
+            status = int(stack.api(event)["statusCode"])
+            if status != 200:
+                self.notes.append(f"redelivery of {sid}: {status}")
+            return
+        delivery = stack.twilio.text(self.tenant.phone, body)
+        self.inbound.append(delivery.sid)
+        self.texts.append((delivery.sid, body))
+        for url, status in delivery.attempts:
+            if status != 200:
+                self.notes.append(f"webhook {urlsplit(url).path}: {status}")
+        self.fallback_used += len(delivery.attempts) > 1
+        if not delivery.accepted:
+            self.notes.append(f"Twilio gave up on {delivery.sid}")
 
     def redeliver(self) -> None:
         """Every message the stage handled, delivered again, twice (the second time in the
@@ -926,8 +963,8 @@ class _Run:
             how.append("DLQ redrive")
         if failed and stage == "sweeper":
             how.append("Lambda async retry")
-        if stage == "webhook" and self.webhook_retries:
-            how.append("Twilio retried the webhook")
+        if stage == "webhook" and self.fallback_used:
+            how.append("Twilio's fallback URL")
         if stage in self.twilio_faults and self.twilio_faults[stage].injected:
             how.append("Twilio adapter retry")
         if self.model_faults[stage]:

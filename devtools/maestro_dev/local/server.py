@@ -2,9 +2,11 @@
 
 Every path is a row of :data:`ROUTES`: its method, who may call it (its guard) and what answers.
 Webhook routes (``/twilio/sms``, ``/twilio/status``, ``/twilio/transcript``, ``/app/messages``,
-``/assistant/kickoff``) are handed to the real inbound resolver as API Gateway REST events, after
-the edge's cheap check: a request whose signature headers are out of shape is a 403 before the
-handler runs, as the WAF rule answers it in the cloud (the handler verifies the signature).
+``/assistant/kickoff``, and the fallback API's ``/fallback/twilio/sms``) go to the stack's edge
+(:mod:`maestro_dev.local.edge`) as API Gateway REST events: the WAF's cheap check (signature
+headers out of shape: a 403 before any handler), then the inbound function (a 502 when it
+raised) or, for the fallback, the fallback queue. (Serve sets no stage throttle: the embedded
+stack's tests rehearse a 429 with ``LocalStack(stage_throttle=...)``.)
 Operator routes under ``/local/`` serve `maestro executions`, `maestro step` and `maestro
 ledger`, to the operator alone: the run's token, a loopback Host and no foreign Origin
 (:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual clock with real time
@@ -33,9 +35,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from maestro.adapters.webhook_auth import SIGNATURE_HEADER_PATTERNS, signature_headers_well_formed
+from maestro.ingest.fallback import FALLBACK_ROUTE
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro.observability import logger
+from maestro_dev.local.edge import FALLBACK_PREFIX
 from maestro_dev.local.operator_access import OperatorAccess, new_token
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import Priority
@@ -50,9 +53,10 @@ MAX_DRAIN_BYTES = 64 * 1024 * 1024
 connection, and the client never sees the 413); past this much, the connection is just closed."""
 _DIGITS = re.compile(r"[0-9]+")
 
-Guard = Literal["operator", "twilio", "app"]
-"""Who may call a route: the operator (:class:`OperatorAccess`), or a caller that signs its
-requests, as Twilio or as the app (:data:`SIGNATURE_HEADER_PATTERNS` names its headers)."""
+Guard = Literal["operator", "edge"]
+"""Who may call a route: the operator (:class:`OperatorAccess`), or whoever the cloud's edge lets
+through (the stack's :class:`~maestro_dev.local.edge.Edge`: WAF, throttle; the handler then
+verifies the signature)."""
 
 
 @dataclass(frozen=True)
@@ -291,32 +295,25 @@ class LocalServer:
 
     def guard(self, guard: Guard, headers: Message) -> tuple[int, str] | None:
         """None when a route's caller may go on; else the status and message refusing it."""
-        if guard == "operator":
-            refused = self.operator.refusal(headers)
-            if refused is None:
-                return None
-            reason, status, message = refused
-            self._count(f"operator {reason}")
-            # Worth the operator's eye: a web page they visited may be trying these routes.
-            logger.warning("maestro serve: refused an operator request", extra={"refused": reason})
-            return status, message
-        if signature_headers_well_formed(guard, dict(headers.items())):
+        if guard == "edge":
+            return None  # the stack's edge decides, as the cloud's does (see answer_webhook)
+        refused = self.operator.refusal(headers)
+        if refused is None:
             return None
-        self._count(f"{guard} signature headers")
-        names = " and ".join(SIGNATURE_HEADER_PATTERNS[guard])
-        return 403, f"Forbidden: no well-formed {names}"
+        reason, status, message = refused
+        self._count(f"operator {reason}")
+        # Worth the operator's eye: a web page they visited may be trying these routes.
+        logger.warning("maestro serve: refused an operator request", extra={"refused": reason})
+        return status, message
 
     def _count(self, reason: str) -> None:
         with self._refused_lock:
             self.refused[reason] += 1
 
     def answer_webhook(self, request: Request) -> Reply:
-        try:
-            response = self.stack.http(_event_from_request(request.http, request.body))
-        except Exception:
-            # Through maestro's logger: its formatter masks numbers and words (#11).
-            logger.exception("maestro serve: a webhook failed", extra={"path": request.path})
-            return Reply(502, json.dumps({"statusCode": 502, "message": "Internal server error"}))
+        """Through the stack's edge: its WAF check, throttle, function (502 when it raised;
+        logged through maestro's masking logger) or fallback queue."""
+        response = self.stack.api(_event_from_request(request.http, request.body))
         headers = response.get("multiValueHeaders") or {}
         content_type = (headers.get("Content-Type") or ["application/json"])[0]
         return Reply(response["statusCode"], response.get("body") or "", content_type)
@@ -396,11 +393,12 @@ class LocalServer:
 
 
 ROUTES: dict[str, Route] = {
-    "/twilio/sms": Route("POST", "twilio", LocalServer.answer_webhook),
-    "/twilio/status": Route("POST", "twilio", LocalServer.answer_webhook),
-    "/twilio/transcript": Route("POST", "twilio", LocalServer.answer_webhook),
-    "/app/messages": Route("POST", "app", LocalServer.answer_webhook),
-    "/assistant/kickoff": Route("POST", "app", LocalServer.answer_webhook),
+    "/twilio/sms": Route("POST", "edge", LocalServer.answer_webhook),
+    "/twilio/status": Route("POST", "edge", LocalServer.answer_webhook),
+    "/twilio/transcript": Route("POST", "edge", LocalServer.answer_webhook),
+    "/app/messages": Route("POST", "edge", LocalServer.answer_webhook),
+    "/assistant/kickoff": Route("POST", "edge", LocalServer.answer_webhook),
+    FALLBACK_PREFIX + FALLBACK_ROUTE: Route("POST", "edge", LocalServer.answer_webhook),
     "/local/executions": Route("GET", "operator", LocalServer.answer_executions),
     "/local/ledger": Route("GET", "operator", LocalServer.answer_ledger),
     "/local/step": Route("POST", "operator", LocalServer.answer_step),
@@ -411,4 +409,6 @@ ROUTES: dict[str, Route] = {
 def start(port: int, speed: float, step: bool) -> tuple[LocalStack, LocalServer]:
     stack = LocalStack(start=datetime.now(UTC), step_mode=step, model="env").__enter__()
     seed(stack)
-    return stack, LocalServer(stack, port, speed)
+    server = LocalServer(stack, port, speed)
+    stack.wire_twilio(server.url)  # the loopback number's webhooks: this server's URLs
+    return stack, server

@@ -11,6 +11,13 @@
   the cloud's shape); a second target, the tap queue, keeps a copy for ``domain_events()``.
 - A virtual clock: debounce delays are held until virtual time reaches them, so a 5-minute idle
   window costs no wall time. Step Functions retries back off fifty times faster than in AWS.
+- The edge (``edge``): the webhook API (WAF, stage throttle, the inbound function, a 502 when
+  it raised) and the fallback API (straight to the fallback queue, drained into the buffer by
+  the drain function on the same poller as the cloud's event source). The loopback Twilio's
+  number is wired to both by the code `maestro twilio wire` runs, so a phone's text
+  (``stack.twilio.text``) meets the primary and, when it fails, the fallback, as on Twilio.
+- A stranded sweep every five virtual minutes (the cloud's schedule rule → the debounce queue):
+  a conversation whose messages waited past ``max_wait`` without a flush is flushed.
 - Twilio: a Twilio-compatible Messages API on the loopback (``twilio_loopback``), served over
   HTTP. The pipeline's messenger is the real Twilio adapter on the real SDK, pointed at it by
   its base URL alone (settings, and the auth token in moto's Secrets Manager, as in the cloud).
@@ -39,7 +46,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -57,10 +64,12 @@ from maestro.pipeline.digest import DigestReport
 from maestro.ports import Gate, SentMessage
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
+from maestro_dev.local.edge import FALLBACK_PREFIX, Edge
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
 from maestro_dev.local.moto_patches import indexed_queries, uncounted_sends, untracked_models
 from maestro_dev.local.threads import Priority, thread_safe_moto
 from maestro_dev.local.twilio_loopback import TwilioLoopback, TwilioLoopbackServer
+from maestro_dev.twilio_wire import WebhookTargets, wire_number
 
 ROOT = Path(__file__).resolve().parents[3]
 ASL_PATH = ROOT / "statemachines" / "package_pipeline.asl.json"
@@ -80,6 +89,7 @@ HISTORIES_KEPT = 100
 SWEEP_WINDOW_SECONDS = 600
 SWEEP_EVERY_SECONDS = 300  # the cloud's schedule rule
 SWEEP_LOOKBACK_SECONDS = 900  # three sweeps per package here (the cloud looks back an hour)
+STRANDED_SWEEP = '{"sweep": "stranded"}'  # the schedule rule's constant input, every 5 minutes
 TWILIO_RETRY_BASE_SECONDS = 0.02  # local retries back off fast, like Step Functions' here
 STEP_FUNCTIONS = (
     "precheck",
@@ -177,6 +187,7 @@ class LocalStack:
         messenger: Literal["twilio", "recording"] = "twilio",
         histories_kept: int = HISTORIES_KEPT,
         settings: Mapping[str, Any] | None = None,
+        stage_throttle: tuple[float, int] | None = None,
     ) -> None:
         # None: the offline brain (tests never reach a network); "env": Anthropic when
         # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
@@ -195,6 +206,9 @@ class LocalStack:
         self.max_wait = max_wait_seconds
         # Overrides of the pipeline's and the digest's settings (e.g. a daily cap), by name.
         self.settings_overrides = dict(settings or {})
+        # API Gateway's stage throttle (requests a second, burst) on the edge; None: unthrottled
+        # (the tests send many webhooks in an instant of virtual time).
+        self.stage_throttle = stage_throttle
         self._exit = ExitStack()
         self.handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
         # A test hook around every Lambda call: fault(step, event, call) -> result. It can fail
@@ -216,6 +230,8 @@ class LocalStack:
         self._running: dict[str, Any] = {}  # execution ARN → moto's Execution, while it runs
         self.histories_kept = histories_kept
         self._closed: deque[Any] = deque()  # the workers of closed executions with a history
+        # Status callbacks the webhook answered 404 (no such outbound message), as posted.
+        self.refused_callbacks: list[tuple[str, dict[str, str]]] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -292,6 +308,7 @@ class LocalStack:
             self.clock.now,
             numbers=(LINE,),
             post_callback=self._post_status_callback,
+            post_webhook=lambda url, form, signature: self.edge.post(url, form, signature),
         )
         self.twilio_server = TwilioLoopbackServer(self.twilio).start()
         self._exit.callback(self.twilio_server.stop)
@@ -374,6 +391,7 @@ class LocalStack:
         from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
         from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
+        from maestro.ingest.fallback import FallbackDrain, ReceivedClock
         from maestro.ingest.flusher import Flusher
         from maestro.ingest.service import Ingestor
         from maestro.ingest.webhooks import WebhookDeps, build_resolver
@@ -422,6 +440,7 @@ class LocalStack:
 
         self.debounce_url, self.debounce_dlq = queue_with_dlq("debounce")
         self.events_url, self.events_dlq = queue_with_dlq("events")
+        self.fallback_url, self.fallback_dlq = queue_with_dlq("inbound-fallback")
         self.bus_name = PREFIX + "bus"
         self.events.create_event_bus(Name=self.bus_name)
         events_arn = self.sqs.get_queue_attributes(
@@ -570,14 +589,73 @@ class LocalStack:
             self.clock,
         )
         self._next_digest = next_hour(self.clock.now())
-        self.resolver = build_resolver(
-            WebhookDeps(
-                ingestor=self.ingestor,
-                statuses=DynamoOutboundStatusStore(self.ddb, self.tables["messages"]),
-                twilio_auth_token=lambda: self.twilio_token,
-                app_signing_secret=lambda: self.app_secret,
-                clock=self.clock,
-            )
+        webhook_deps = WebhookDeps(
+            ingestor=self.ingestor,
+            statuses=DynamoOutboundStatusStore(self.ddb, self.tables["messages"]),
+            twilio_auth_token=lambda: self.twilio_token,
+            app_signing_secret=lambda: self.app_secret,
+            clock=self.clock,
+            # The loopback Twilio's account, whichever messenger texts.
+            twilio_account_sid=self.twilio.account_sid,
+        )
+        self.resolver = build_resolver(webhook_deps)
+        # The fallback drain: another function in the cloud, with its own ingestor (a fault
+        # aimed at the webhook's stage does not reach it), receiving each kept message at the
+        # time the edge took it.
+        self.fallback_ingestor = Ingestor(
+            buffer,
+            self.parties,
+            self.debounce,
+            idle_window_seconds=self.idle,
+            max_wait_seconds=self.max_wait,
+            severity_probe=models.triage is not None,
+        )
+        received = ReceivedClock()
+        fallback_resolver = build_resolver(
+            replace(webhook_deps, ingestor=self.fallback_ingestor, clock=received)
+        )
+
+        def drain_resolve(event: dict[str, Any]) -> dict[str, Any]:
+            context: Any = FakeLambdaContext("maestro-inbound-fallback", uuid.uuid4().hex)
+            with self.priority.request(), self._inbound_lock:
+                response: dict[str, Any] = fallback_resolver.resolve(event, context)
+            return response
+
+        self.fallback_drain = FallbackDrain(drain_resolve, received)
+        self.edge = Edge(
+            inbound=lambda event: self.http(event),  # late-bound: a test may replace http
+            send_fallback=self._keep_fallback,
+            clock=self.clock,
+            throttle=self.stage_throttle,
+        )
+        self._next_rescue = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
+        self.wire_twilio(LOCAL_BASE_URL)
+
+    def wire_twilio(self, base_url: str) -> list[Any]:
+        """Point the loopback number's webhooks at ``base_url`` (this stack's edge), with the
+        code `maestro twilio wire` runs against Twilio, through the SDK; the changes made."""
+        from maestro.adapters.twilio_sms import twilio_client
+
+        client = twilio_client(
+            self.twilio.account_sid, self.twilio_token, base_url=self.twilio_server.url
+        )
+        base = base_url.rstrip("/")
+        return wire_number(
+            client,
+            LINE,
+            WebhookTargets(
+                sms_url=f"{base}/twilio/sms",
+                sms_fallback_url=f"{base}{FALLBACK_PREFIX}/twilio/sms",
+                status_callback=f"{base}/twilio/status",
+            ),
+        )
+
+    def _keep_fallback(self, request: Any) -> None:
+        """The fallback API's integration: SendMessage of the kept request."""
+        self.sqs.send_message(
+            QueueUrl=self.fallback_url,
+            MessageBody=request.body,
+            MessageAttributes=request.attributes(),
         )
 
     # -- Lambda ---------------------------------------------------------------------------------
@@ -610,8 +688,14 @@ class LocalStack:
 
     # -- webhooks and time ----------------------------------------------------------------------
 
+    def api(self, event: dict[str, Any]) -> dict[str, Any]:
+        """A request as it reaches the cloud's edge (WAF, the stage throttle, the inbound
+        function or the fallback API): what `maestro serve` and Twilio's webhooks meet."""
+        return self.edge.route(event)
+
     def http(self, event: dict[str, Any]) -> dict[str, Any]:
-        """An API Gateway-shaped event through the real inbound resolver."""
+        """An API Gateway-shaped event through the real inbound resolver (the function itself,
+        past the edge: an exception it raises is the caller's)."""
         context: Any = FakeLambdaContext("maestro-inbound", uuid.uuid4().hex)
         with self.priority.request(), self._inbound_lock:
             response: dict[str, Any] = self.resolver.resolve(event, context)
@@ -632,7 +716,12 @@ class LocalStack:
             scheme=parts.scheme,
         )
         response = self.http(event)
-        if response["statusCode"] != 200:
+        if response["statusCode"] == 404:
+            # A message maestro has no record of (a callback that beat the messenger's record,
+            # or one whose record a crash lost): refused and stored nowhere; Twilio does not
+            # retry it, and the message's next callback, if any, applies.
+            self.refused_callbacks.append((url, dict(form)))
+        elif response["statusCode"] != 200:
             raise RuntimeError(f"the status callback was refused: {response}")
 
     def outbox(self, to: str | None = None) -> list[SentMessage]:
@@ -659,11 +748,32 @@ class LocalStack:
             self.events_url, lambda event: process_watcher_batch(event, self.watcher, None)
         )
 
+    def poll_fallback(self) -> int:
+        """One event-source-mapping poll of the fallback queue: the webhooks Twilio's fallback
+        URL kept → the drain (the inbound route), partial failures retried (and redriven to the
+        DLQ after 5 receives)."""
+        from maestro.ingest.fallback_entry import process_fallback_batch
+
+        return self._poll(
+            self.fallback_url,
+            lambda event: process_fallback_batch(event, self.fallback_drain, None),
+        )
+
+    def rescue_stranded(self) -> int:
+        """The stranded sweep now (the schedule rule's record on the debounce queue, handled by
+        the flusher); how many records were handled."""
+        self._next_rescue = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
+        self.sqs.send_message(QueueUrl=self.debounce_url, MessageBody=STRANDED_SWEEP)
+        return self.poll_debounce()
+
     def _poll(self, url: str, handle: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
         handled = 0
         while True:
             messages = self.sqs.receive_message(
-                QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["ApproximateReceiveCount"]
+                QueueUrl=url,
+                MaxNumberOfMessages=10,
+                AttributeNames=["ApproximateReceiveCount"],
+                MessageAttributeNames=["All"],
             ).get("Messages", [])
             if not messages:
                 return handled
@@ -687,9 +797,12 @@ class LocalStack:
         self.twilio.progress()
         if self.clock.now() >= self._next_digest:
             self.send_digest()
+        self.poll_fallback()
         self.poll_watcher()
         if self.clock.now() >= self._next_sweep:
             self.sweep()
+        if self.clock.now() >= self._next_rescue:
+            self.rescue_stranded()
 
     def send_digest(self) -> DigestReport:
         """One digest run now: the page of every hour that is over and not sent yet."""
@@ -708,6 +821,9 @@ class LocalStack:
         (the server's clock) delivers, settles and moves on: executions run on while time
         passes."""
         target = self.clock.now().timestamp() + seconds
+        # The fallback queue's event source drains it within a second in the cloud: before
+        # time moves, so a kept message's signals fall due on the way.
+        self.poll_fallback()
         while (due := self.debounce.next_due()) is not None and due.timestamp() <= target:
             self.clock.set(max(due, self.clock.now()))
             self.debounce.release_due()
@@ -721,6 +837,8 @@ class LocalStack:
         if wait:
             self.wait_for_executions(allow_paused=True)
         self.settle()
+        if wait:  # what the scheduled sweeps of settle started
+            self.wait_for_executions(allow_paused=True)
 
     # -- executions -----------------------------------------------------------------------------
 
@@ -934,7 +1052,11 @@ def _sqs_record(message: dict[str, Any], url: str) -> dict[str, Any]:
         "receiptHandle": message["ReceiptHandle"],
         "body": message["Body"],
         "attributes": message.get("Attributes", {}),
-        "messageAttributes": {},
+        # Lambda's shape: stringValue / dataType (ReceiveMessage answers StringValue / DataType)
+        "messageAttributes": {
+            name: {"stringValue": value.get("StringValue"), "dataType": value.get("DataType")}
+            for name, value in message.get("MessageAttributes", {}).items()
+        },
         "md5OfBody": message.get("MD5OfBody", ""),
         "eventSource": "aws:sqs",
         "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{url.rsplit('/', 1)[-1]}",

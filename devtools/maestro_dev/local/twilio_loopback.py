@@ -11,6 +11,16 @@ embedded stack, so the demo's texts go through the very adapter the cloud runs.
   to the message's ``StatusCallback``, signed with the auth token as Twilio signs it.
 - Faults on request, for the tests: an HTTP error (a 5xx, a 429, a 400 with a Twilio code) or
   a slow answer (a timeout for the client), with or without the message being created first.
+  Over HTTP, a slow answer is held until the client gives up (closes the connection) or its
+  time passes: the client's own timeout decides, never how fast this machine is.
+- The account's phone numbers (``IncomingPhoneNumbers``: list by ``PhoneNumber``, fetch,
+  update), with the webhooks Twilio calls for them: ``sms_url``, ``sms_fallback_url``,
+  ``status_callback`` (what `maestro twilio wire` sets through the SDK).
+- A phone texting a number (:meth:`TwilioLoopback.text`): an inbound message (``SM…``), its
+  signed webhook to the number's ``sms_url``; when that answers an error (a 4xx or 5xx) or
+  cannot be reached, the same request to ``sms_fallback_url`` with ``ErrorCode`` and
+  ``ErrorUrl`` added, as Twilio does; with neither answering, Twilio gives up (logged there,
+  not retried).
 
 :class:`TwilioLoopback` holds the state and answers requests; :class:`TwilioLoopbackServer`
 serves it over HTTP on 127.0.0.1 (the embedded stack), and :class:`LoopbackHttpClient` hands
@@ -23,6 +33,8 @@ import base64
 import hashlib
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -48,8 +60,29 @@ _MESSAGE = re.compile(
     rf"^/{API_VERSION}/Accounts/(?P<account>[^/]+)/Messages/(?P<sid>[^/]+)\.json$"
 )
 
+_NUMBERS = re.compile(rf"^/{API_VERSION}/Accounts/(?P<account>[^/]+)/IncomingPhoneNumbers\.json$")
+_NUMBER = re.compile(
+    rf"^/{API_VERSION}/Accounts/(?P<account>[^/]+)/IncomingPhoneNumbers/(?P<sid>PN[0-9a-f]{{32}})\.json$"
+)
+NUMBER_SETTINGS = {
+    "SmsUrl": "sms_url",
+    "SmsMethod": "sms_method",
+    "SmsFallbackUrl": "sms_fallback_url",
+    "SmsFallbackMethod": "sms_fallback_method",
+    "StatusCallback": "status_callback",
+    "StatusCallbackMethod": "status_callback_method",
+    "SmsApplicationSid": "sms_application_sid",
+    "FriendlyName": "friendly_name",
+}
+"""The update parameters the loopback keeps (the SDK's names → the resource's fields)."""
+WEBHOOK_ERROR = 11200
+"""Twilio's "HTTP retrieval failure": the ErrorCode a fallback request carries."""
+
 CallbackPoster = Callable[[str, dict[str, str], str], None]
 """(url, form parameters, X-Twilio-Signature) → deliver the callback."""
+WebhookPoster = Callable[[str, dict[str, str], str], int]
+"""(url, form parameters, X-Twilio-Signature) → the HTTP status the webhook answered (a
+connection that failed or timed out: 0)."""
 
 
 @dataclass
@@ -70,6 +103,19 @@ class Answer:
     status: int
     body: dict[str, Any]
     hang_seconds: float = 0.0
+
+
+@dataclass
+class Delivery:
+    """What Twilio did with one inbound message: each webhook it requested, and the answer."""
+
+    sid: str
+    attempts: list[tuple[str, int]] = field(default_factory=list)  # (url, status; 0: no answer)
+
+    @property
+    def accepted(self) -> bool:
+        """A webhook answered 2xx: the message reached maestro."""
+        return any(200 <= status < 300 for _, status in self.attempts)
 
 
 @dataclass
@@ -108,12 +154,17 @@ class TwilioLoopback:
         account_sid: str = LOCAL_ACCOUNT_SID,
         numbers: tuple[str, ...] = (),
         post_callback: CallbackPoster | None = None,
+        post_webhook: WebhookPoster | None = None,
     ) -> None:
         self.account_sid = account_sid
         self.auth_token = auth_token
         self.numbers = numbers  # the account's own numbers; empty: any From is accepted
         self.clock = clock
         self.post_callback = post_callback
+        self.post_webhook = post_webhook
+        self.deliveries: list[Delivery] = []  # every inbound message, in order
+        self._received: dict[str, dict[str, Any]] = {}  # inbound messages, by SID
+        self._numbers = {number: self._number_resource(number) for number in numbers}
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request, in order
         self.callbacks: list[tuple[str, dict[str, str]]] = []  # every status callback posted
         self._messages: dict[str, _Message] = {}
@@ -167,9 +218,20 @@ class TwilioLoopback:
                     return self._list(query)
             if (match := _MESSAGE.match(path)) and match["account"] == account and method == "GET":
                 found = self._messages.get(match["sid"])
-                if found is None:
+                received = self._received.get(match["sid"])
+                if found is None and received is None:
                     return _error(404, 20404, f"The requested resource {path} was not found")
-                return Answer(200, dict(found.data))
+                return Answer(200, dict(found.data if found is not None else received or {}))
+            if (match := _NUMBERS.match(path)) and match["account"] == account and method == "GET":
+                return self._list_numbers(query)
+            if (match := _NUMBER.match(path)) and match["account"] == account:
+                number = next((n for n in self._numbers.values() if n["sid"] == match["sid"]), None)
+                if number is None:
+                    return _error(404, 20404, f"The requested resource {path} was not found")
+                if method == "POST":
+                    return self._update_number(number, form)
+                if method == "GET":
+                    return Answer(200, dict(number))
             return _error(404, 20404, f"The requested resource {path} was not found")
 
     def _authenticated(self, authorization: str | None) -> str | None:
@@ -278,6 +340,147 @@ class TwilioLoopback:
             },
         )
 
+    # -- phone numbers --------------------------------------------------------------------------
+
+    def _number_resource(self, number: str) -> dict[str, Any]:
+        sid = "PN" + hashlib.md5(f"{self.account_sid}:{number}".encode()).hexdigest()
+        now = _rfc2822(self.clock())
+        return {
+            "sid": sid,
+            "account_sid": self.account_sid,
+            "phone_number": number,
+            "friendly_name": number,
+            "api_version": API_VERSION,
+            "capabilities": {"sms": True, "mms": True, "voice": True, "fax": False},
+            "date_created": now,
+            "date_updated": now,
+            "sms_url": "",
+            "sms_method": "POST",
+            "sms_fallback_url": "",
+            "sms_fallback_method": "POST",
+            "sms_application_sid": "",
+            "status_callback": "",
+            "status_callback_method": "POST",
+            "uri": f"/{API_VERSION}/Accounts/{self.account_sid}/IncomingPhoneNumbers/{sid}.json",
+        }
+
+    def number(self, phone_number: str) -> dict[str, Any]:
+        """A number's resource as the API shows it (its webhooks included)."""
+        with self._lock:
+            return dict(self._numbers[phone_number])
+
+    def _list_numbers(self, query: dict[str, str]) -> Answer:
+        wanted = query.get("PhoneNumber")
+        found = [
+            dict(n) for n in self._numbers.values() if not wanted or n["phone_number"] == wanted
+        ]
+        uri = f"/{API_VERSION}/Accounts/{self.account_sid}/IncomingPhoneNumbers.json"
+        return Answer(
+            200,
+            {
+                "incoming_phone_numbers": found,
+                "end": max(0, len(found) - 1),
+                "first_page_uri": uri,
+                "next_page_uri": None,
+                "page": 0,
+                "page_size": 50,
+                "previous_page_uri": None,
+                "start": 0,
+                "uri": uri,
+            },
+        )
+
+    def _update_number(self, number: dict[str, Any], form: dict[str, str]) -> Answer:
+        changes = {NUMBER_SETTINGS[k]: v for k, v in form.items() if k in NUMBER_SETTINGS}
+        sms_url = changes.get("sms_url", number["sms_url"])
+        if changes.get("sms_fallback_url") and not sms_url:
+            return _error(400, 21406, "Cannot set SmsFallbackUrl without setting SmsUrl")
+        for name in ("sms_method", "sms_fallback_method", "status_callback_method"):
+            if changes.get(name, "POST").upper() not in ("GET", "POST"):
+                return _error(400, 21403, f"{name} must be GET or POST")
+        number.update(changes)
+        number["date_updated"] = _rfc2822(self.clock())
+        return Answer(200, dict(number))
+
+    # -- a phone texting a number ---------------------------------------------------------------
+
+    def text(
+        self,
+        from_phone: str,
+        body: str,
+        *,
+        to: str | None = None,
+        media_urls: tuple[str, ...] = (),
+    ) -> Delivery:
+        """A phone texts one of the account's numbers (``to``, default its first): Twilio posts
+        the signed webhook to the number's ``sms_url`` and, when that fails, to its
+        ``sms_fallback_url``. Returns what happened; nothing is retried beyond that."""
+        with self._lock:
+            line = to or next(iter(self._numbers))
+            number = dict(self._numbers[line])
+            self._count += 1
+            sid = (
+                "SM"
+                + hashlib.sha256(f"in:{self._count}:{from_phone}:{body}".encode()).hexdigest()[:32]
+            )
+            now = _rfc2822(self.clock())
+            # Kept apart from what the account sent: `messages()` lists maestro's texts.
+            self._received[sid] = {
+                "account_sid": self.account_sid,
+                "api_version": API_VERSION,
+                "body": body,
+                "date_created": now,
+                "date_sent": now,
+                "date_updated": now,
+                "direction": "inbound",
+                "error_code": None,
+                "error_message": None,
+                "from": from_phone,
+                "num_media": str(len(media_urls)),
+                "sid": sid,
+                "status": "received",
+                "to": line,
+            }
+            delivery = Delivery(sid)
+            self.deliveries.append(delivery)
+        form = {
+            "MessageSid": sid,
+            "SmsMessageSid": sid,
+            "SmsSid": sid,
+            "AccountSid": self.account_sid,
+            "MessagingServiceSid": "",
+            "From": from_phone,
+            "To": line,
+            "Body": body,
+            "NumMedia": str(len(media_urls)),
+            "NumSegments": str(max(1, -(-len(body) // 153))),
+            "SmsStatus": "received",
+            "ApiVersion": API_VERSION,
+            **{f"MediaUrl{n}": url for n, url in enumerate(media_urls)},
+        }
+        form = {k: v for k, v in form.items() if v != ""}
+        primary, fallback = number["sms_url"], number["sms_fallback_url"]
+        if not primary or number["sms_application_sid"] or self.post_webhook is None:
+            return delivery  # nothing configured to call: Twilio logs it and drops it
+        status = self._request(delivery, primary, form)
+        if 200 <= status < 300 or not fallback:
+            return delivery
+        self._request(
+            delivery, fallback, {**form, "ErrorCode": str(WEBHOOK_ERROR), "ErrorUrl": primary}
+        )
+        return delivery
+
+    def _request(self, delivery: Delivery, url: str, form: dict[str, str]) -> int:
+        signature = RequestValidator(self.auth_token).compute_signature(url, form)
+        assert self.post_webhook is not None
+        try:
+            status = self.post_webhook(url, form, signature)
+        except Exception:  # the server could not be reached, or dropped the connection
+            status = 0
+        with self._lock:
+            delivery.attempts.append((url, status))
+        return status
+
     # -- time ---------------------------------------------------------------------------------
 
     def progress(self) -> int:
@@ -375,6 +578,17 @@ class LoopbackHttpClient(HttpClient):  # type: ignore[misc]  # the SDK is untype
         return Response(answer.status, json.dumps(answer.body), {})
 
 
+def _until_the_client_gives_up(connection: socket.socket, seconds: float) -> None:
+    """Hold a late answer ``seconds``, or until the client closes the connection (its timeout
+    fired) if that comes first: a timeout then happens because the client's limit is shorter
+    than the hang, whatever the machine's load, and costs no more wall time than that limit."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([connection], [], [], left)
+        if readable:
+            return  # closed (or the client sent more): nobody waits for this answer any longer
+
+
 class TwilioLoopbackServer:
     """:class:`TwilioLoopback` over HTTP on 127.0.0.1 (a free port): the SDK's own HTTP client
     reaches it by its base URL alone."""
@@ -400,7 +614,7 @@ class TwilioLoopbackServer:
                     self.headers.get("Authorization"),
                 )
                 if answer.hang_seconds:
-                    time.sleep(answer.hang_seconds)
+                    _until_the_client_gives_up(self.connection, answer.hang_seconds)
                 body = json.dumps(answer.body).encode()
                 try:
                     self.send_response(answer.status)

@@ -32,6 +32,16 @@ if TYPE_CHECKING:
 
 SERVICE = "maestro"
 NAMESPACE = "Maestro"
+DAILY_CAP_METRIC = "DailyCapReached"
+"""Count it, ``count(DAILY_CAP_METRIC)`` without dimensions of its own, each time an
+account-wide daily cap (pages, texts, model calls) turns something away or degrades it: the
+stack alarms on its first datapoint (``daily-cap`` in ``infra/observability.py``)."""
+STRANDED_METRIC = "StrandedFlushes"
+"""Packages the stranded sweep flushed (their flush never came on its own): alarmed."""
+FALLBACK_DRAINED_METRIC = "FallbackDrained"
+"""Webhooks Twilio's fallback URL kept, stored by the drain."""
+FALLBACK_REFUSED_METRIC = "FallbackRefused"
+"""Webhooks the fallback edge kept and the inbound route refused (a forgery, a bad form)."""
 
 
 class MaskingFormatter(LambdaPowertoolsFormatter):
@@ -107,4 +117,15 @@ def count(name: str, value: float = 1, **dimensions: str) -> None:
             metric.add_dimension(name=key, value=dim)
 
 
-__all__ = ["LazyTracer", "MaskingFormatter", "count", "logger", "metrics", "tracer"]
+__all__ = [
+    "DAILY_CAP_METRIC",
+    "FALLBACK_DRAINED_METRIC",
+    "FALLBACK_REFUSED_METRIC",
+    "STRANDED_METRIC",
+    "LazyTracer",
+    "MaskingFormatter",
+    "count",
+    "logger",
+    "metrics",
+    "tracer",
+]

@@ -20,6 +20,7 @@ from maestro.domain.events import DomainEvent as DomainEvent
 from maestro.domain.events import Effect as Effect
 from maestro.domain.events import EventType as EventType
 from maestro.domain.models import (
+    Attestation,
     Channel,
     FlushTrigger,
     Message,
@@ -30,9 +31,11 @@ from maestro.domain.models import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     # Named only in the Protocols' signatures: importing them here would load the memory window
     # and the decision records into every handler, the inbound webhook included.
-    from maestro.domain.ledger import LedgerRow
+    from maestro.domain.ledger import LedgerRow, Resolution
     from maestro.domain.memory import BrainRequest
     from maestro.domain.records import (
         ActionOutcomeRecord,
@@ -76,6 +79,9 @@ class InboundDraft(Frozen):
     received_at: AwareDatetime
     sender_party_id: str | None = None
     unknown_sender: bool = Field(description="No party has this number: stored, never bound")
+    attestation: Attestation | None = Field(
+        default=None, description="A call's verified STIR/SHAKEN attestation, if any"
+    )
 
 
 class ConversationMeta(Frozen):
@@ -145,6 +151,10 @@ class ConversationBuffer(Protocol):
 
     def unstarted_claims(self, conversation_id: str) -> list[FlushClaim]: ...
 
+    def stranded(self, waiting_since: datetime, days: int) -> list[str]:
+        """The conversations whose oldest unflushed message arrived before ``waiting_since``
+        (and within ``days`` days of it): a flush that should have come did not."""
+
     def messages_for(self, claim: FlushClaim) -> list[Message]: ...
 
     def claim_probe(self, message_id: str) -> bool:
@@ -189,14 +199,18 @@ DeliveryStatus = str
 (``maestro.adapters.twilio_status.message_statuses()``), never a hand-kept list."""
 
 
+StatusRecorded = Literal["applied", "stale", "unknown"]
+"""What a status callback did: changed an outbound message's status; changed nothing (the
+stored status is as new or newer); or named no message maestro sent (nothing stored)."""
+
+
 class OutboundStatusStore(Protocol):
     def record_status(
         self, message_sid: str, status: DeliveryStatus, at: AwareDatetime, error_code: str | None
-    ) -> bool:
-        """Store a delivery status unless it would regress (delivered never goes back to sent).
-
-        Returns True when the stored status changed.
-        """
+    ) -> StatusRecorded:
+        """Store a delivery status on a message maestro sent, unless it would regress (delivered
+        never goes back to sent). A SID of no outbound message is ``unknown``: nothing is
+        written (a callback is never the first record of a message)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,6 +348,14 @@ class DebounceSignal(Frozen):
         default=None, description="A message id: run the severity probe on it (expedite if so)"
     )
     sent_at: AwareDatetime
+
+
+class StrandedSweep(Frozen):
+    """The debounce queue's scheduled record (every five minutes): look for conversations whose
+    messages have waited past ``max_wait`` with no flush (a signal lost after the message was
+    stored, a flush that failed every retry) and flush them: a stored message is never left."""
+
+    sweep: Literal["stranded"] = "stranded"
 
 
 MAX_DEBOUNCE_DELAY_SECONDS = 900
@@ -518,6 +540,10 @@ class Ledger(Protocol):
 
     def record(self, row: LedgerRow) -> bool:
         """Append ``row`` unless its id is there already (a redelivery): False then."""
+
+    def resolve(self, row: LedgerRow, resolution: Resolution) -> bool:
+        """Mark the missing_event ``row`` resolved (it stays): False when it is not there or was
+        resolved already."""
 
     def get(self, package_id: str, row_id: str) -> LedgerRow | None: ...
 

@@ -12,6 +12,10 @@ from typing import Literal
 from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, PIPELINE_STEPS
+
+TWILIO_ACCOUNT_SID_PATTERN = r"^AC[0-9a-fA-F]{32}$"
+
 
 class _Base(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MAESTRO_", extra="ignore", frozen=True)
@@ -38,6 +42,12 @@ class InboundSettings(_Windows):
     parties_table: str
     debounce_queue_url: str
     twilio_auth_token_secret: str = Field(description="Secret name or ARN of the auth token")
+    twilio_account_sid: str | None = Field(
+        default=None,
+        pattern=TWILIO_ACCOUNT_SID_PATTERN,
+        description="The Twilio account whose webhooks are accepted (each names its AccountSid). "
+        "Empty: no account, and the Twilio routes answer 503 (the in-app routes still work)",
+    )
     app_signing_secret: str = Field(description="Secret name or ARN for in-app/kickoff HMAC")
     public_base_url: HttpUrl | None = Field(
         default=None,
@@ -48,6 +58,11 @@ class InboundSettings(_Windows):
     severity_probe: bool = Field(
         default=False, description="Signal the flusher to probe each new message (a model is set)"
     )
+
+    @field_validator("twilio_account_sid", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
 
 
 class ModelSettings(_Base):
@@ -96,7 +111,7 @@ class TwilioSettings(_Base):
     nothing (named as such wherever it answers). The auth token is a secret (its name or ARN)."""
 
     twilio_account_sid: str | None = Field(
-        default=None, pattern=r"^AC[0-9a-fA-F]{32}$", description="Empty: no Twilio account"
+        default=None, pattern=TWILIO_ACCOUNT_SID_PATTERN, description="Empty: no Twilio account"
     )
     twilio_auth_token_secret: str | None = Field(
         default=None, description="Secret name or ARN of the account's auth token"
@@ -160,21 +175,47 @@ class FlusherSettings(_Windows, ModelSettings):
     )
 
 
-class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
-    """functions/{lease,precheck,brain,dispose,act,persist,fail_open,step_gate}."""
+PIPELINE_TABLES = (
+    "messages",
+    "sends",
+    "conversations",
+    "parties",
+    "work_orders",
+    "timeline",
+    "pending",
+    "decisions",
+    "state",
+    "gates",
+    "idempotency",
+)
+"""The tables a pipeline step may use: each is a ``<name>_table`` setting of PipelineSettings."""
 
-    messages_table: str
-    sends_table: str
-    conversations_table: str
-    parties_table: str
-    work_orders_table: str
-    timeline_table: str
-    pending_table: str
-    decisions_table: str
-    state_table: str
-    gates_table: str
-    idempotency_table: str
-    event_bus_name: str
+
+class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
+    """functions/<step> for each of ``maestro.pipeline.entry.STEPS``.
+
+    With ``step`` set (the cloud: one function per step), the settings name exactly the tables
+    of the step's row in ``maestro.access.FUNCTION_TABLES``, and the event bus only for a step
+    that publishes: a missing one and an extra one are both refused, at synth and at the first
+    invocation. Without ``step`` (the embedded stack runs every step in one process), they name
+    every table and the bus.
+    """
+
+    step: str | None = Field(
+        default=None, description="The one step this function runs; unset: all of them"
+    )
+    messages_table: str | None = None
+    sends_table: str | None = None
+    conversations_table: str | None = None
+    parties_table: str | None = None
+    work_orders_table: str | None = None
+    timeline_table: str | None = None
+    pending_table: str | None = None
+    decisions_table: str | None = None
+    state_table: str | None = None
+    gates_table: str | None = None
+    idempotency_table: str | None = None
+    event_bus_name: str | None = None
     on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
     samples: int = Field(default=5, ge=1, le=20, description="The most reasoning samples")
     lease_ttl_seconds: int = Field(default=900, ge=30)
@@ -185,6 +226,39 @@ class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
         description="After an unknown number's emergency page, its repeats within this many "
         "minutes fold into that page: no new page, no new safety text",
     )
+
+    @field_validator("step", "event_bus_name", *(f"{t}_table" for t in PIPELINE_TABLES))
+    @classmethod
+    def _empty_is_unset_too(cls, value: str | None) -> str | None:
+        return value or None
+
+    @model_validator(mode="after")
+    def _the_steps_tables_exactly(self) -> PipelineSettings:
+        if self.step is None:
+            needed, publishes = set(PIPELINE_TABLES), True
+        else:
+            if self.step not in PIPELINE_STEPS:
+                raise ValueError(f"step {self.step!r} is not one of {list(PIPELINE_STEPS)}")
+            needed = set(FUNCTION_TABLES[self.step])
+            publishes = self.step in EVENT_PUBLISHERS
+        named = {t for t in PIPELINE_TABLES if self.table(t) is not None}
+        problems = [f"{t}_table is required" for t in sorted(needed - named)]
+        problems += [
+            f"{t}_table is not one of the step's tables (maestro.access.FUNCTION_TABLES)"
+            for t in sorted(named - needed)
+        ]
+        if publishes and self.event_bus_name is None:
+            problems.append("event_bus_name is required")
+        if not publishes and self.event_bus_name is not None:
+            problems.append("event_bus_name is set, but the step publishes no events")
+        if problems:
+            raise ValueError(f"{self.step or 'the pipeline'}: " + "; ".join(problems))
+        return self
+
+    def table(self, logical_name: str) -> str | None:
+        """The configured name of one of :data:`PIPELINE_TABLES`, or None."""
+        name: str | None = getattr(self, f"{logical_name}_table")
+        return name
 
 
 class DigestSettings(TwilioSettings, SendCapSettings):

@@ -26,6 +26,11 @@ class Index(BaseModel):
     name: str
     partition: Key
     sort: Key | None = None
+    keys_only: bool = Field(
+        default=False,
+        description="Project only the keys: the index is written only when its keys change, "
+        "not on every write of the item",
+    )
 
 
 class TableSpec(BaseModel):
@@ -76,7 +81,7 @@ class TableSpec(BaseModel):
                             else []
                         ),
                     ],
-                    "Projection": {"ProjectionType": "ALL"},
+                    "Projection": {"ProjectionType": "KEYS_ONLY" if index.keys_only else "ALL"},
                 }
                 for index in self.indexes
             ]
@@ -102,6 +107,17 @@ CONVERSATIONS = TableSpec(
     logical_name="conversations",
     partition=Key(name="conversation_id"),
     sort=Key(name="item"),
+    indexes=(
+        # Sparse: only a 'meta' with messages waiting for a flush carries these, so "which
+        # conversations have waited too long" (the stranded sweep) is a Query per day. Keys
+        # only: the index changes when a wait starts or ends, not on every message.
+        Index(
+            name="unflushed_by_day",
+            partition=Key(name="unflushed_day"),
+            sort=Key(name="unflushed_key"),
+            keys_only=True,
+        ),
+    ),
     ttl_attribute="expires_at_epoch",
     purpose="Per conversation: 'meta' (seq, first_unflushed_at, last_inbound_at, flush counter), "
     "'msg#<seq>' the buffered messages in order (read back with a consistent query), "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -17,6 +17,7 @@ else:  # the stubs are a dev dependency; at run time any client will do
 
 __all__ = [
     "DynamoDBClient",
+    "UnconfiguredTableError",
     "cancellation_codes",
     "consistent_get",
     "from_item",
@@ -24,8 +25,10 @@ __all__ = [
     "load_model",
     "model_item",
     "query_all",
+    "refuse_unconfigured_tables",
     "to_item",
     "to_value",
+    "unconfigured_table",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -77,6 +80,13 @@ def is_conditional_failure(error: ClientError) -> bool:
     return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
+def item_that_failed_the_condition(error: ClientError) -> dict[str, Any] | None:
+    """The item as it stood when a write's condition failed (the write asked for it with
+    ``ReturnValuesOnConditionCheckFailure="ALL_OLD"``), as plain values; None: there was none."""
+    item = cast("dict[str, Any]", error.response).get("Item")
+    return from_item(item) if item else None
+
+
 def cancellation_codes(error: ClientError) -> list[str]:
     """The per-item reasons of a cancelled transaction ("None", "ConditionalCheckFailed"…)."""
     if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
@@ -115,3 +125,47 @@ def consistent_get(
     response = client.get_item(TableName=table_name, Key=to_item(key), ConsistentRead=True)
     item = response.get("Item")
     return dict(item) if item else None
+
+
+_UNCONFIGURED = "unconfigured:"
+
+
+class UnconfiguredTableError(RuntimeError):
+    """A function called a table its settings do not name (its row in
+    ``maestro.access.FUNCTION_TABLES``): refused in the process, before any request, so the
+    error names the table and the function instead of surfacing as an IAM AccessDenied."""
+
+
+def unconfigured_table(logical_name: str, function: str) -> str:
+    """What an adapter is given for a table ``function``'s settings do not name: a name no
+    DynamoDB table can have, which :func:`refuse_unconfigured_tables` turns into an error."""
+    return f"{_UNCONFIGURED}{function}:{logical_name}"
+
+
+def _table_names(params: dict[str, Any]) -> Iterator[str]:
+    if isinstance(params.get("TableName"), str):
+        yield params["TableName"]
+    for transact_item in params.get("TransactItems", []):
+        for operation in transact_item.values():
+            yield str(operation.get("TableName", ""))
+    yield from (str(name) for name in params.get("RequestItems", {}))
+
+
+def _refuse(params: dict[str, Any], **_event: Any) -> None:
+    for name in _table_names(params):
+        if name.startswith(_UNCONFIGURED):
+            function, _sep, table = name.removeprefix(_UNCONFIGURED).partition(":")
+            raise UnconfiguredTableError(
+                f"{function} used the {table} table, which its settings do not name: add "
+                f"it to {function}'s row in maestro.access.FUNCTION_TABLES (the stack "
+                "configures and grants each function from its row)"
+            )
+
+
+def refuse_unconfigured_tables(client: DynamoDBClient) -> DynamoDBClient:
+    """``client``, refusing every call that names an :func:`unconfigured_table` (a botocore
+    event handler, registered once per client: harmless to every other call)."""
+    client.meta.events.register(
+        "provide-client-params.dynamodb.*", _refuse, unique_id="maestro-unconfigured-tables"
+    )
+    return client

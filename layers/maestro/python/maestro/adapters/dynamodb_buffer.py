@@ -25,6 +25,7 @@ from maestro.adapters.ddb import (
     cancellation_codes,
     from_item,
     is_conditional_failure,
+    item_that_failed_the_condition,
     to_item,
     to_value,
 )
@@ -37,6 +38,7 @@ from maestro.ports import (
     FlushClaim,
     InboundDraft,
     PageWindow,
+    StatusRecorded,
 )
 from maestro.tables import CONVERSATIONS, MESSAGES
 
@@ -60,6 +62,20 @@ def _msg_key(seq: int) -> str:
 
 def _flush_key(number: int) -> str:
     return f"flush#{number:08d}"
+
+
+_UNFLUSHED = next(i for i in CONVERSATIONS.indexes if i.name == "unflushed_by_day")
+assert _UNFLUSHED.sort is not None
+_UNFLUSHED_DAY, _UNFLUSHED_KEY = _UNFLUSHED.partition.name, _UNFLUSHED.sort.name
+
+
+def _unflushed_day(at: datetime) -> str:
+    return f"{at.astimezone(UTC):%Y-%m-%d}"
+
+
+def _unflushed_key(at: datetime, conversation_id: str = "") -> str:
+    """Sorts by time (a fixed-width UTC timestamp), then by conversation."""
+    return f"{at.astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ}#{conversation_id}"
 
 
 class BufferContentionError(RuntimeError):
@@ -129,6 +145,7 @@ class DynamoConversationBuffer:
                 media_urls=draft.media_urls,
                 received_at=draft.received_at,
                 seq=seq,
+                attestation=draft.attestation,
             )
             opened = not seen.has_unflushed
             first_unflushed = draft.received_at if opened else seen.first_unflushed_at
@@ -192,9 +209,13 @@ class DynamoConversationBuffer:
 
         Both the seq and the flush count: a message stored from counters read before a flush
         claimed must not put back the flush count it read, undoing the claim."""
-        item = to_item(
-            {**self._conv_key(meta.conversation_id, META), **meta.model_dump(mode="json")}
-        )
+        values = {**self._conv_key(meta.conversation_id, META), **meta.model_dump(mode="json")}
+        if meta.has_unflushed and meta.first_unflushed_at is not None:
+            # The stranded sweep's index: present exactly while messages wait for a flush.
+            waiting = meta.first_unflushed_at
+            values[_UNFLUSHED_DAY] = _unflushed_day(waiting)
+            values[_UNFLUSHED_KEY] = _unflushed_key(waiting, meta.conversation_id)
+        item = to_item(values)
         if expected is None:
             return {
                 "Put": {
@@ -310,6 +331,31 @@ class DynamoConversationBuffer:
             for item in self._query(conversation_id, "flush#", "flush#~", newest=RECENT_CLAIMS)
         ]
         return sorted((c for c in claims if not c.started), key=lambda c: c.flush_number)
+
+    def stranded(self, waiting_since: datetime, days: int) -> list[str]:
+        found: list[str] = []
+        for back in range(days, -1, -1):  # oldest day first
+            day = _unflushed_day(waiting_since - timedelta(days=back))
+            kwargs: dict[str, Any] = {
+                "TableName": self._conversations,
+                "IndexName": _UNFLUSHED.name,
+                "KeyConditionExpression": "#day = :day AND #key < :before",
+                "ExpressionAttributeNames": {"#day": _UNFLUSHED_DAY, "#key": _UNFLUSHED_KEY},
+                "ExpressionAttributeValues": {
+                    ":day": to_value(day),
+                    ":before": to_value(_unflushed_key(waiting_since)),
+                },
+            }
+            while True:
+                page = self._ddb.query(**kwargs)
+                found += [
+                    str(from_item(item)[CONVERSATIONS.partition.name])
+                    for item in page.get("Items", [])
+                ]
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return found
 
     def messages_for(self, claim: FlushClaim) -> list[Message]:
         items = self._query(
@@ -678,7 +724,7 @@ class DynamoOutboundStatusStore:
 
     def record_status(
         self, message_sid: str, status: DeliveryStatus, at: datetime, error_code: str | None
-    ) -> bool:
+    ) -> StatusRecorded:
         rank = status_rank(status)
         names = {"#rank": "status_rank", "#status": "status", "#dir": "direction"}
         values = {
@@ -687,7 +733,7 @@ class DynamoOutboundStatusStore:
             ":at": to_value(at.isoformat()),
             ":out": to_value("outbound"),
         }
-        update = "SET #rank = :rank, #status = :status, status_at = :at, #dir = :out"
+        update = "SET #rank = :rank, #status = :status, status_at = :at"
         if error_code:
             update += ", error_code = :err"
             values[":err"] = to_value(error_code)
@@ -696,17 +742,22 @@ class DynamoOutboundStatusStore:
                 TableName=self._messages,
                 Key={MESSAGES.partition.name: to_value(message_sid)},
                 UpdateExpression=update,
-                # Outbound only (an inbound item with this id is not ours), never backwards.
-                ConditionExpression="(attribute_not_exists(#dir) OR #dir = :out)"
+                # Only a message maestro sent (the messenger wrote it; an inbound item with this
+                # id is not one), and never backwards.
+                ConditionExpression="#dir = :out"
                 " AND (attribute_not_exists(#rank) OR #rank < :rank)",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
+                # Which condition failed, told by the item itself: no read before the write.
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if is_conditional_failure(error):
-                return False
-            raise
-        return True
+            if not is_conditional_failure(error):
+                raise
+            item = item_that_failed_the_condition(error) or {}
+            sent = item.get("direction") == "outbound"
+            return "stale" if sent else "unknown"
+        return "applied"
 
     def status_of(self, message_sid: str) -> str | None:
         response = self._ddb.get_item(

@@ -1,5 +1,7 @@
 """The honesty ledger on DynamoDB: one item per Evidence or Shame row, put only if absent,
-keyed (package id, row id), with a sparse ``by_wo`` index for a WO's rows."""
+keyed (package id, row id), with a sparse ``by_wo`` index for a WO's rows. A missing_event row
+resolved by its late event gets its resolution once (a conditional update); it is never
+deleted."""
 
 from __future__ import annotations
 
@@ -14,12 +16,13 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.domain.ledger import LedgerRow
+from maestro.domain.ledger import LedgerRow, Resolution
 from maestro.tables import LEDGER
 
 __all__ = ["DynamoLedger"]
 
 _DOC = "doc"
+_RESOLVED_BY = "resolved_by"
 
 
 class DynamoLedger:
@@ -49,6 +52,26 @@ class DynamoLedger:
                 Item=to_item(item),
                 ConditionExpression="attribute_not_exists(#pk)",
                 ExpressionAttributeNames={"#pk": self._pk},
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def resolve(self, row: LedgerRow, resolution: Resolution) -> bool:
+        resolved = LedgerRow.model_validate({**row.model_dump(), "resolution": resolution})
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={self._pk: to_value(row.package_id), self._sk: to_value(row.row_id)},
+                UpdateExpression="SET #doc = :doc, #by = :by",
+                ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#by)",
+                ExpressionAttributeNames={"#pk": self._pk, "#doc": _DOC, "#by": _RESOLVED_BY},
+                ExpressionAttributeValues={
+                    ":doc": to_value(resolved.model_dump_json()),
+                    ":by": to_value(resolution.row_id),
+                },
             )
         except ClientError as error:
             if is_conditional_failure(error):

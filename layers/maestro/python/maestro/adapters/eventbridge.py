@@ -44,3 +44,19 @@ class EventBridgeBus:
             )
             if response.get("FailedEntryCount"):
                 raise FailedPublishError(f"{response['FailedEntryCount']} event(s) not published")
+
+
+class NoBus:
+    """:class:`maestro.ports.EventBus` for a function whose settings name no bus (a step that
+    publishes nothing, ``maestro.access.EVENT_PUBLISHERS``): publishing is a wiring error,
+    said plainly; publishing nothing is fine."""
+
+    def __init__(self, function: str) -> None:
+        self._function = function
+
+    def publish(self, events: Sequence[DomainEvent]) -> None:
+        if events:
+            raise RuntimeError(
+                f"{self._function} published {len(events)} event(s) but its settings name no "
+                "event bus: add it to maestro.access.EVENT_PUBLISHERS"
+            )

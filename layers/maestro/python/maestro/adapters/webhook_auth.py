@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Literal
 from urllib.parse import quote, urlencode
@@ -33,6 +34,15 @@ SIGNATURE_HEADER_PATTERNS: dict[str, dict[str, str]] = {
     },
 }
 """Per kind of caller, the headers a request must carry and the shape each must have."""
+TWILIO_SID_PATTERNS: dict[str, str] = {
+    "account": r"^AC[0-9a-fA-F]{32}$",
+    "message": r"^(SM|MM)[0-9a-fA-F]{32}$",  # an SMS or an MMS
+    "call": r"^CA[0-9a-fA-F]{32}$",
+    "transcription": r"^TR[0-9a-fA-F]{32}$",
+}
+"""What Twilio's ids look like: two letters naming the kind of resource, then 32 hex digits."""
+_SID_AFTER_ITS_NAME = re.compile(r"Sid([A-Z]{2}[0-9a-fA-F]{32})")
+_ANY_SID = re.compile(r"[A-Z]{2}[0-9a-fA-F]{32}")
 _COMPILED = {
     auth: {name: re.compile(pattern) for name, pattern in headers.items()}
     for auth, headers in SIGNATURE_HEADER_PATTERNS.items()
@@ -118,6 +128,29 @@ def twilio_signature_valid(
         )
     except ValueError:
         return False  # a URL it cannot parse (a Host of "a:b" has no port number): not Twilio's
+
+
+def sids_read_as_signed(params: FormParams) -> bool:
+    """Whether every SID that Twilio's signature covers is read where Twilio put it: as the
+    whole value of a parameter whose name ends in ``Sid``.
+
+    Twilio signs the URL and then each parameter's name and value run together, sorted by name,
+    so one signature fits every way of cutting that text into names and values
+    (``MessageSid=SM…&NumMedia=0`` signs as ``MessageSid=SM…NumMedia0`` does). A cut that moves
+    a SID into another parameter's name or value, to drop it or to put another SID (smuggled in
+    a message's text) in its place, leaves a ``…Sid`` followed by a SID in the signed text that
+    no parameter holds."""
+    names = sorted(set(params))
+    # As twilio's RequestValidator joins them: names sorted, each name's distinct values sorted.
+    signed = "".join(name + value for name in names for value in sorted(set(params.getlist(name))))
+    held = Counter(
+        value
+        for name in names
+        if name.endswith("Sid")
+        for value in set(params.getlist(name))
+        if _ANY_SID.fullmatch(value)
+    )
+    return Counter(_SID_AFTER_ITS_NAME.findall(signed)) == held
 
 
 def app_signature(secret: str, timestamp: str, body: str) -> str:

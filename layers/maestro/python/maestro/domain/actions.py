@@ -104,6 +104,13 @@ LANE_SPECS: dict[Lane, LaneSpec] = {
 
 MUTATING_LANES: frozenset[Lane] = frozenset(s.lane for s in LANE_SPECS.values() if s.mutating)
 
+OWNER_ONLY: frozenset[Mutation] = frozenset(
+    {Mutation.WRITES, Mutation.MESSAGES, Mutation.VIA_CONFIRM}
+)
+"""What changes something in the party's name: a work-order write, words passed to someone else
+as theirs, a cancel or a reschedule. Only the number's owner may ask for it: a call whose caller
+ID nothing vouches for cannot (``needs_the_owner``)."""
+
 NEW_WO_PREFIX = "new:"
 """Targets spelled ``new:<ref>`` point at a work order a ``create_wo`` earlier in the same
 package opens; dispose orders the create first and resolves the ref when it runs."""
@@ -307,6 +314,14 @@ class ActionPlan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     actions: tuple[Action, ...] = Field(min_length=1, max_length=8)
+
+
+def needs_the_owner(action: ActionBase) -> bool:
+    """Whether ``action`` changes something in the party's name (``OWNER_ONLY``); listing one's
+    requests does not."""
+    if isinstance(action, ManageExisting):
+        return action.params.operation != "list"
+    return action.spec.mutation in OWNER_ONLY
 
 
 def parse_action(data: Any) -> Action:

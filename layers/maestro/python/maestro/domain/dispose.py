@@ -20,6 +20,12 @@ Rules, in the order they apply:
    instead of booked blindly.
 9. An answer to an open question or hold (``maestro.domain.pending``) is the queue, ahead of
    any brain; the items it closes are recorded.
+   Caller ID is not identity: a package whose words came by a call that STIR/SHAKEN attestation
+   A does not vouch for changes nothing by itself. What it asks in the party's name (a new
+   request and its visit, a note or words for the vendor, a rating, a cancel alongside them) is
+   held as one confirmation, asked by text to the number, and released exactly as held by a YES
+   there; a cancel or reschedule alone is held by its lane, asked by text too. An escalation is
+   never held (rule 2).
 10. Guards: a question about to be asked again, flipping, or a conversation going nowhere
     brings the PM in once instead (``maestro.domain.guards``).
 11. Order: creates before anything that refers to them; one clarify at most, last.
@@ -51,6 +57,7 @@ from maestro.domain.actions import (
     RecordRating,
     ScheduleVisit,
     is_new_ref,
+    needs_the_owner,
 )
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
@@ -114,6 +121,20 @@ class QueuedAction(Frozen):
     deferred: tuple[Action, ...] = Field(default=(), description="For a question: the readings")
     options: tuple[str, ...] = Field(default=(), description="For a hold: the numbered options")
     trail: tuple[str, ...] = Field(default=(), description="For a break-in: what happened")
+    held: tuple[Action, ...] = Field(
+        default=(),
+        description="For a hold of actions: the exact actions held (``action`` is the first); "
+        "the manage lane holds them, asking the party by text",
+    )
+    by_unverified_call: bool = Field(
+        default=False,
+        description="The words it acts on came by a call nothing vouches for (said in the text)",
+    )
+
+    @property
+    def lane(self) -> Lane:
+        """The lane that runs it: a hold of actions runs on the manage lane, which holds."""
+        return Lane.MANAGE_EXISTING if self.held else Lane(self.action.lane)
 
 
 class Disposal(Frozen):
@@ -127,7 +148,7 @@ class Disposal(Frozen):
 
     @property
     def lanes(self) -> tuple[Lane, ...]:
-        return tuple(Lane(q.action.lane) for q in self.actions)
+        return tuple(q.lane for q in self.actions)
 
     @property
     def abstained(self) -> bool:
@@ -167,6 +188,9 @@ class _Builder:
         self.queue: list[QueuedAction] = []
         self.decisions: list[MaestroDecision] = []
         self.transitions: tuple[PendingTransition, ...] = ()
+        # Its words (or the words a question it answers deferred) came by a call that no
+        # attestation vouches for: every queued item says so (a hold's text, a question's record).
+        self.unverified = package.by_unverified_call
 
     def _decision(
         self,
@@ -242,19 +266,34 @@ class _Builder:
         extras: ResolvedAction | None = None,
     ) -> None:
         extras = extras or ResolvedAction(action=action)
-        asks = asks_signal(action, extras.release)
+        held = extras.held
+        asks = asks_signal(action, extras.release, held)
         if asks is not None and self._break_in(action, asks, reason):
             return
         index = len(self.queue)
         key = idempotency_key(self.package.package_id, index)
+        for each in held:
+            # On the record as proposed, bound to the hold that keeps them (its id is the key).
+            self._decision(
+                stage=stage,
+                disposition=Disposition.HELD,
+                lane=Lane(each.lane),
+                target=each.target_wo_id,
+                command=each,
+                confidence=confidence,
+                reason=f"held for the party's YES by text: {reason}",
+                relation=relation,
+                threshold=threshold,
+                bound=key,
+            )
         decision = self._decision(
             stage=stage,
             disposition=Disposition.QUEUED,
-            lane=Lane(action.lane),
-            target=action.target_wo_id,
-            command=action,
+            lane=Lane.MANAGE_EXISTING if held else Lane(action.lane),
+            target=None if held else action.target_wo_id,
+            command=None if held else action,
             confidence=confidence,
-            reason=reason,
+            reason=f"holds {len(held)} action(s) until a YES by text: {reason}" if held else reason,
             relation=relation,
             threshold=threshold,
             interrupted=interrupted,
@@ -278,6 +317,8 @@ class _Builder:
                 deferred_text=extras.deferred_text,
                 deferred=extras.deferred,
                 options=extras.options,
+                held=held,
+                by_unverified_call=extras.by_unverified_call or self.unverified,
             )
         )
 
@@ -386,8 +427,15 @@ class _Builder:
         )
 
 
-def asks_signal(action: Action, release: bool = False) -> str | None:
+def asks_signal(action: Action, release: bool = False, held: Sequence[Action] = ()) -> str | None:
     """The guard signal of a question this action puts to the party, if it asks one."""
+    if held:
+        lanes = "+".join(a.lane for a in held)
+        named = (
+            a.params.wo_ids if isinstance(a, ManageExisting) else (a.target_wo_id,) for a in held
+        )
+        targets = sorted({t for ids in named for t in ids if t and not is_new_ref(t)})
+        return f"hold:{lanes}:" + ",".join(targets)
     if isinstance(action, Clarify):
         return "ask:" + ",".join(sorted(action.params.candidate_ids) or ["*"])
     if isinstance(action, ManageExisting) and action.params.operation != "list" and not release:
@@ -657,15 +705,35 @@ def _deferring(package: Package, readings: Sequence[Action]) -> ResolvedAction:
 
 def _dispose_answer(build: _Builder, resolution: Resolution) -> None:
     """The queue an answer to an open question or hold calls for (``maestro.domain.pending``):
-    recorded at the resolve stage, bound to the item it answers, re-validated where it acts."""
-    for resolved in resolution.actions:
+    recorded at the resolve stage, bound to the item it answers, re-validated where it acts.
+    What it would change in the party's name on the words of a call nothing vouches for (the
+    answer's, or the words a question deferred) is held for a YES by text instead."""
+    build.unverified = build.unverified or resolution.by_unverified_call
+    resolved = resolution.actions
+    held = _held_for_text(
+        build.unverified,
+        [r.action for r in resolved],
+        [r.release or bool(r.held) for r in resolved],
+    )
+    for index, item in enumerate(resolved):
+        if index in held[1:]:
+            continue  # held with the first
+        if held and index == held[0]:
+            item = item.model_copy(
+                update={
+                    "held": tuple(resolved[i].action for i in held),
+                    "say": truncate(
+                        " ".join(resolved[i].say for i in held if resolved[i].say), 300
+                    ),
+                }
+            )
         build.enqueue(
-            resolved.action,
+            item.action,
             stage="resolve",
             confidence=1.0,
             reason=resolution.reason,
             relation="resolves",
-            extras=resolved,
+            extras=item,
         )
     if not build.queue:
         build.enqueue(
@@ -675,6 +743,26 @@ def _dispose_answer(build: _Builder, resolution: Resolution) -> None:
             reason=resolution.reason or "nothing to do",
             relation="resolves",
         )
+
+
+def _held_for_text(
+    unverified: bool, actions: Sequence[Action], exempt: Sequence[bool] = ()
+) -> tuple[int, ...]:
+    """Which of ``actions`` are held together for a YES by text, by index: those that would
+    change something in the party's name, when the words came by a call nothing vouches for.
+    ``exempt`` ones are holds or releases already. A cancel or reschedule alone is left to the
+    manage lane, which holds it anyway (asking by text); alongside anything else it joins the one
+    hold, so one text asks about all of it and one YES releases all of it."""
+    if not unverified:
+        return ()
+    owner = tuple(
+        i
+        for i, action in enumerate(actions)
+        if needs_the_owner(action) and not (exempt[i] if i < len(exempt) else False)
+    )
+    if all(isinstance(actions[i], ManageExisting) for i in owner):
+        return ()
+    return owner
 
 
 def _owned_candidates(
@@ -763,14 +851,39 @@ def _dispose_decided(
 
     ordered = sorted(still, key=lambda v: (rank(v), v.position, v.key))
     replied = False
+    planned: list[tuple[Verdict, Action, ResolvedAction | None]] = []
     for verdict in ordered:
         if verdict.lane is Lane.CONTINUE_WITH_ASSISTANT:
             if replied:
                 continue
             replied = True
         context = by_id.get(verdict.target_wo_id or "")
-        agree = f"{verdict.support}/{build.consensus.k if build.consensus else 0} samples agree"
         action, extras = _revalidated_resume(verdict.action, context)
+        planned.append((verdict, action, extras))
+    held = _held_for_text(package.by_unverified_call, [action for _, action, _ in planned])
+    for index, (verdict, action, extras) in enumerate(planned):
+        if index in held[1:]:
+            continue  # held with the first
+        agree = f"{verdict.support}/{build.consensus.k if build.consensus else 0} samples agree"
+        context = by_id.get(verdict.target_wo_id or "")
+        if held and index == held[0]:
+            says = [e.say for _, _, e in (planned[i] for i in held) if e is not None and e.say]
+            extras = ResolvedAction(
+                action=action,
+                held=tuple(planned[i][1] for i in held),
+                say=truncate(" ".join(says), 300),
+            )
+            build.enqueue(
+                action,
+                stage="dispose",
+                confidence=min(planned[i][0].share for i in held),
+                threshold=max((planned[i][0].threshold for i in held), default=None),
+                reason=f"{agree}; the words came by a call whose caller ID nothing vouches for "
+                "(no STIR/SHAKEN attestation A)",
+                relation=_relation(verdict.action, context, contexts),
+                extras=extras,
+            )
+            continue
         build.enqueue(
             action,
             stage="dispose",

@@ -12,7 +12,12 @@ reads that surface itself and writes one row per claim:
   found by the sweeper).
 
 Rows are append-only and keyed deterministically (a claim's row by its event id), so a
-redelivered event writes nothing twice. Pure: no I/O.
+redelivered event writes nothing twice. One thing is added to a row later, never changed: a
+``missing_event`` row whose event came after all (it waited in the watcher's DLQ, say) is marked
+**resolved** by the watcher's row for that event, with what that read found; it stays in the
+ledger as history and no longer stands as Shame (:attr:`LedgerRow.standing_shame`). The claim
+is then judged by its own row, as if the event had come in time: Evidence, or Shame of its own
+(a mismatch) that stands. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -24,7 +29,15 @@ from pydantic import Field, model_validator
 from maestro.domain.common import AwareDatetime, Frozen
 from maestro.domain.events import ClaimValue, EventType
 
-__all__ = ["LedgerRow", "Provenance", "ShameKind", "Verdict", "missing_event_row_id"]
+__all__ = [
+    "LedgerRow",
+    "Provenance",
+    "Resolution",
+    "ShameKind",
+    "Verdict",
+    "missing_event_row_id",
+    "missing_row_id_of",
+]
 
 Provenance = Literal["twilio-read", "wo-read", "ddb-read"]
 ShameKind = Literal["unverified_claim", "mismatch", "missing_event"]
@@ -34,6 +47,16 @@ Verdict = Literal["evidence", "shame"]
 def missing_event_row_id(decision_id: str, event: EventType, subject_id: str) -> str:
     """The sweeper's row for an effect no event claimed: one per (decision, event, subject)."""
     return f"missing#{decision_id}#{event}#{subject_id}"
+
+
+class Resolution(Frozen):
+    """What resolved a ``missing_event`` row: the watcher's row for its event, which came late."""
+
+    row_id: str = Field(description="The watcher's row for the event (its event id)")
+    verdict: Verdict = Field(description="What that read found: evidence, or shame of its own")
+    provenance: Provenance | None = None
+    detail: str = Field(max_length=500, description="What the late read found, in words")
+    resolved_at: AwareDatetime
 
 
 class LedgerRow(Frozen):
@@ -57,6 +80,10 @@ class LedgerRow(Frozen):
     detail: str = Field(max_length=500, description="One line: what matched, or what did not")
     occurred_at: AwareDatetime | None = Field(default=None, description="When it was claimed")
     checked_at: AwareDatetime
+    resolution: Resolution | None = Field(
+        default=None,
+        description="A missing_event row only: the late Evidence that resolved it (the row stays)",
+    )
 
     @model_validator(mode="after")
     def _verdict_and_kind(self) -> LedgerRow:
@@ -64,4 +91,44 @@ class LedgerRow(Frozen):
             raise ValueError("a shame row has a kind, an evidence row has none")
         if self.verdict == "evidence" and self.provenance is None:
             raise ValueError("evidence says what was read (its provenance)")
+        if self.resolution is not None and self.kind != "missing_event":
+            raise ValueError("only a missing_event row is resolved (by its event, read late)")
         return self
+
+    @property
+    def standing_shame(self) -> bool:
+        """Shame that stands: every Shame row but a missing_event row its late event resolved.
+        What counts or shows Shame counts these."""
+        return self.verdict == "shame" and self.resolution is None
+
+    @property
+    def mark(self) -> str:
+        """The verdict in a line: ``evidence``, ``SHAME <kind>``, or for a resolved row its kind
+        and what resolved it."""
+        if self.verdict == "evidence":
+            return "evidence"
+        if self.resolution is not None:
+            return f"{self.kind} resolved by {self.resolution.row_id} ({self.resolution.verdict})"
+        return f"SHAME {self.kind}"
+
+    def resolved_by(self, watched: LedgerRow) -> Resolution | None:
+        """The resolution the watcher's row ``watched`` gives this row: when this is a standing
+        missing_event row for the effect that ``watched``'s event claims; else None."""
+        if not self.standing_shame or self.kind != "missing_event" or watched.event_id is None:
+            return None
+        if self.row_id != missing_row_id_of(watched) or self.package_id != watched.package_id:
+            return None
+        found = "confirmed" if watched.verdict == "evidence" else f"Shame ({watched.kind})"
+        return Resolution(
+            row_id=watched.row_id,
+            verdict=watched.verdict,
+            provenance=watched.provenance,
+            detail=f"its event came late; the read: {found}: {watched.detail}"[:500],
+            resolved_at=watched.checked_at,
+        )
+
+
+def missing_row_id_of(row: LedgerRow) -> str:
+    """The id of the sweeper's missing_event row for the effect ``row``'s event claims (whether
+    or not the sweeper wrote one)."""
+    return missing_event_row_id(row.decision_id or row.package_id, row.event_type, row.subject_id)

@@ -51,6 +51,24 @@ class Channel(StrEnum):
     IN_APP = "in_app"
 
 
+Attestation = Literal["A", "B", "C"]
+"""A STIR/SHAKEN attestation that passed verification: A, the carrier vouches that the caller
+may use the number; B and C vouch for less (the customer, the gateway)."""
+
+VERSTAT_ATTESTATION: dict[str, Attestation] = {
+    "TN-Validation-Passed-A": "A",
+    "TN-Validation-Passed-B": "B",
+    "TN-Validation-Passed-C": "C",
+}
+"""Twilio's ``StirVerstat`` values whose signature verified, by their attestation. Every other
+value (``TN-Validation-Failed-*``, ``No-TN-Validation``, absent, unknown) vouches for nothing."""
+
+
+def attestation_of(verstat: str | None) -> Attestation | None:
+    """The attestation a ``StirVerstat`` value proves, or None: only an exact passed verdict."""
+    return VERSTAT_ATTESTATION.get(verstat or "")
+
+
 class Message(Frozen):
     """One inbound SMS, call transcript or in-app message, keyed by the provider's id."""
 
@@ -66,6 +84,23 @@ class Message(Frozen):
     probe: PreCheckResult | None = Field(
         default=None, description="The severity probe's answer, once the cheap model read it"
     )
+    attestation: Attestation | None = Field(
+        default=None,
+        description="A call's verified STIR/SHAKEN attestation (Twilio's StirVerstat), if any",
+    )
+
+    @property
+    def unverified_call(self) -> bool:
+        """A call whose caller ID nothing vouches for: anyone can set the number a call shows,
+        so only attestation A says the number's owner is speaking."""
+        return self.channel is Channel.VOICE and self.attestation != "A"
+
+    def answers_on(self, channel: Channel) -> bool:
+        """Whether this message may answer a question asked on ``channel``: it came on that
+        channel, or it is a call whose caller ID attestation A vouches for."""
+        return self.channel is channel or (
+            self.channel is Channel.VOICE and self.attestation == "A"
+        )
 
 
 class FlushTrigger(StrEnum):
@@ -109,6 +144,16 @@ class Package(Frozen):
     def text(self) -> str:
         """The package's text, one message per line."""
         return "\n".join(m.body for m in self.messages if m.body)
+
+    @property
+    def by_unverified_call(self) -> bool:
+        """Some of its words came by a call whose caller ID nothing vouches for: what they ask
+        to change is held until the number's owner confirms it by text."""
+        return any(m.unverified_call for m in self.messages)
+
+    def answers_on(self, channel: Channel) -> bool:
+        """Whether the package may answer a question asked on ``channel``: every message did."""
+        return all(m.answers_on(channel) for m in self.messages)
 
 
 class WorkOrderStatus(StrEnum):

@@ -5,10 +5,13 @@ A package may answer something maestro left open: a held confirmation ("Reply YE
 deterministically, with the stored candidates and the exact held call, never re-parsed from the
 question's text:
 
-- a hold: YES → re-validate → release exactly the held call; a pick among the options shown →
-  hold that instead (a narrowing: "1", "the kitchen one", "all of them"); "no" → discarded; an
-  unclear answer ("ok", "sounds good") → asked again; anything else (a new topic) → discarded,
-  and the package goes on to the brain;
+- a hold: YES → re-validate → release exactly the held call (or the held actions, in order); a
+  pick among the options shown → hold that instead (a narrowing: "1", "the kitchen one", "all of
+  them"); "no" → discarded; an unclear answer ("ok", "sounds good") → asked again; anything else
+  (a new topic) → discarded, and the package goes on to the brain. A YES counts only on the
+  channel the question was asked on (maestro asks by text), or from a call whose caller ID
+  STIR/SHAKEN attestation A vouches for: a call's "yes" on caller ID alone releases nothing, and
+  the party is asked again by text;
 - a clarification: a pick (ordinal, id, words, "both" / "all of them", "something new") →
   re-validate the chosen work orders → replay the deferred reading (the original words, or the
   reading the brain proposed for that target) on each valid one; an unclear answer → asked again,
@@ -39,12 +42,16 @@ from maestro.domain.actions import (
     CreateWoParams,
     ManageExisting,
     ManageExistingParams,
+    RecordRating,
     RelayToOpenWo,
     RelayToOpenWoParams,
+    RelayToVendor,
+    ScheduleVisit,
+    is_new_ref,
 )
 from maestro.domain.answers import NEW_CANDIDATE, AnswerKind, read_answer, read_confirmation
 from maestro.domain.common import Frozen, truncate
-from maestro.domain.models import Package, Party, WorkOrder, WoSnapshot
+from maestro.domain.models import Channel, Package, Party, WorkOrder, WoSnapshot
 from maestro.domain.records import (
     PendingClarification,
     PendingConfirmation,
@@ -87,6 +94,12 @@ class ResolvedAction(Frozen):
     deferred_text: str = ""
     deferred: tuple[Action, ...] = ()
     options: tuple[str, ...] = ()
+    held: tuple[Action, ...] = Field(
+        default=(), description="For a hold of actions asked again: the actions it holds"
+    )
+    by_unverified_call: bool = Field(
+        default=False, description="What it asks about came by a call nothing vouches for"
+    )
 
 
 class PendingTransition(Frozen):
@@ -108,6 +121,11 @@ class Resolution(Frozen):
     transitions: tuple[PendingTransition, ...] = ()
     revalidation: Revalidation | None = None
     reason: str = Field(default="", max_length=500)
+    by_unverified_call: bool = Field(
+        default=False,
+        description="The words a question deferred came by a call nothing vouches for: what "
+        "they ask to change is held for a YES by text",
+    )
 
 
 def resolve_pending(
@@ -154,7 +172,7 @@ def resolve_pending(
 
     if live_holds:
         return _answer_hold(
-            live_holds[-1], text, sender, work_orders, interrupted, transitions, judge
+            live_holds[-1], text, sender, work_orders, interrupted, transitions, judge, package
         )
     if live_questions:
         return _answer_question(
@@ -182,15 +200,21 @@ def _answer_hold(
     interrupted: Mapping[str, datetime],
     transitions: list[PendingTransition],
     judge: Judge,
+    package: Package,
 ) -> Resolution:
-    call = hold.call
     answer = read_confirmation(text, hold.choices, hold.option_lines)
+    if answer.kind == "pick" and hold.call is None:
+        # Held actions are confirmed as a whole: a number picks nothing among them.
+        answer = answer.model_copy(update={"kind": "unclear", "why": "a pick, but none offered"})
     common = {"kind": "confirmation", "pending_id": hold.confirmation_id, "answer": answer.kind}
 
     if answer.kind == "no":
         transitions.append(_close("confirmation", hold.confirmation_id, "held", "discarded", "no"))
-        as_is = "it is" if len(call.wo_ids) == 1 else "they are"
-        reply = f"OK, I've left {_ids(call.wo_ids)} as {as_is}."
+        if hold.call is not None:
+            as_is = "it is" if len(hold.wo_ids) == 1 else "they are"
+            reply = f"OK, I've left {_ids(hold.wo_ids)} as {as_is}."
+        else:
+            reply = "OK, I haven't done any of it."
         return Resolution(
             route="answered",
             actions=(_reply(reply, hold.confirmation_id),),
@@ -212,26 +236,23 @@ def _answer_hold(
 
     if answer.kind == "unclear":
         # Asked again (the guard breaks in if it keeps coming back): never taken for a yes.
-        again = ResolvedAction(
-            action=_manage(call.operation, call.wo_ids, call.request, "asked again"),
-            pending_id=hold.confirmation_id,
-            say="Just to be sure:",
-            options=hold.options,
-        )
         return Resolution(
             route="answered",
-            actions=(again,),
+            actions=(_ask_again(hold, say="Just to be sure:"),),
             transitions=tuple(transitions),
             reason=f"{hold.confirmation_id}: '{truncate(text, 60)}' is not a clear yes or no",
             **common,  # type: ignore[arg-type]
         )
 
     if answer.kind == "pick":
+        call = hold.call
+        assert call is not None  # a hold of actions offers no pick (above)
         chosen = tuple(i for i in answer.ids if i in hold.choices)
         narrowed = ResolvedAction(
             action=_manage(call.operation, chosen, call.request, "narrowed"),
             pending_id=hold.confirmation_id,
-            options=hold.options or hold.call.wo_ids,
+            options=hold.options or call.wo_ids,
+            by_unverified_call=hold.by_unverified_call,
         )
         return Resolution(
             route="answered",
@@ -241,33 +262,39 @@ def _answer_hold(
             **common,  # type: ignore[arg-type]
         )
 
-    # YES: re-validate every held work order against the hold, then release exactly the call.
-    snapshots = {s.wo_id: s for s in hold.wo_snapshots}
+    if not package.answers_on(hold.asked_on):
+        # A YES counts where the question was asked, or from a call attestation A vouches for:
+        # anyone can make a call show this number. Nothing is released; the number's owner is
+        # asked again, by text, where only they read it.
+        return Resolution(
+            route="answered",
+            actions=(_ask_again(hold, say=_not_where_asked(package, hold.asked_on)),),
+            transitions=tuple(transitions),
+            reason=f"{hold.confirmation_id}: a YES, but not on the {hold.asked_on.value} "
+            "channel it was asked on (a call's caller ID alone proves nothing); asked again",
+            **common,  # type: ignore[arg-type]
+        )
+
+    # YES: re-validate every held work order against the hold, then release exactly as held.
     check = revalidate(
         [
             Target(
                 wo_id=wo_id,
-                operation=call.operation,  # type: ignore[arg-type]  # never "list": held calls mutate
+                operation=operation,
                 asked_at=hold.held_at,
-                then=snapshots.get(wo_id),
+                then=_snapshot(hold, wo_id),
                 current=work_orders.get(wo_id),
                 interrupted_at=interrupted.get(wo_id),
             )
-            for wo_id in call.wo_ids
+            for wo_id, operation in hold_targets(hold)
         ],
         sender,
         judge,
     )
     if check.outcome == "valid":
-        release = ResolvedAction(
-            action=_manage(call.operation, call.wo_ids, call.request, "released on YES"),
-            pending_id=hold.confirmation_id,
-            release=True,
-            revalidation="valid",
-        )
         return Resolution(
             route="answered",
-            actions=(release,),
+            actions=_releases(hold),
             transitions=tuple(transitions),
             revalidation=check,
             reason=f"{hold.confirmation_id}: YES, re-validated: release exactly as held",
@@ -276,36 +303,145 @@ def _answer_hold(
     # Stale or superseded: say what changed and ask again about what still holds; never act.
     # After an emergency the same work orders are asked about again; a changed one is left out.
     keep = ("valid", "superseded") if check.outcome == "superseded" else ("valid",)
-    targets = tuple(c.wo_id for c in check.checks if c.outcome in keep)
+    still = {c.wo_id for c in check.checks if c.outcome in keep}
     say = truncate(_capital(check.summary()) + ".", 300)
-    if targets:
-        actions: tuple[ResolvedAction, ...] = (
-            ResolvedAction(
-                action=_manage(call.operation, targets, call.request, "re-validated: asked again"),
-                pending_id=hold.confirmation_id,
-                revalidation=check.outcome,
-                say=say,
-            ),
-        )
-    else:
+    again = _still_held(hold, still, say, check.outcome)
+    if again is None:
         transitions.append(
             _close("confirmation", hold.confirmation_id, "held", "discarded", "nothing still holds")
         )
-        actions = (
-            _reply(
-                f"{say} So I haven't changed anything.",
-                hold.confirmation_id,
-                revalidation=check.outcome,
-            ),
+        again = _reply(
+            f"{say} So I haven't changed anything.",
+            hold.confirmation_id,
+            revalidation=check.outcome,
         )
     return Resolution(
         route="answered",
-        actions=actions,
+        actions=(again,),
         transitions=tuple(transitions),
         revalidation=check,
         reason=f"{hold.confirmation_id}: YES, but {check.outcome}: {check.summary()}",
         **common,  # type: ignore[arg-type]
     )
+
+
+HoldOperation = Literal["cancel", "reschedule", "schedule", "relay", "rate"]
+
+
+def hold_targets(hold: PendingConfirmation) -> tuple[tuple[str, HoldOperation], ...]:
+    """Each existing work order a hold would act on, with what it would do there: what a YES
+    re-validates (a work order a held create opens is new: nothing to re-check)."""
+    if hold.call is not None:
+        operation: HoldOperation = "cancel" if hold.call.operation == "cancel" else "reschedule"
+        return tuple((wo_id, operation) for wo_id in hold.call.wo_ids)
+    targets: dict[str, HoldOperation] = {}
+    for action in hold.held:
+        for wo_id, operation in action_targets(action):
+            targets.setdefault(wo_id, operation)
+    return tuple(targets.items())
+
+
+def action_targets(action: Action) -> tuple[tuple[str, HoldOperation], ...]:
+    """The existing work orders one held action would act on, and how."""
+    if isinstance(action, ManageExisting):
+        operation: HoldOperation = "cancel" if action.params.operation == "cancel" else "reschedule"
+        return tuple((wo_id, operation) for wo_id in action.params.wo_ids)
+    target = action.target_wo_id
+    if target is None or is_new_ref(target):
+        return ()
+    if isinstance(action, ScheduleVisit):
+        return ((target, "schedule"),)
+    if isinstance(action, RecordRating):
+        return ((target, "rate"),)
+    if isinstance(action, (RelayToOpenWo, RelayToVendor)):
+        return ((target, "relay"),)
+    return ()
+
+
+def _snapshot(hold: PendingConfirmation, wo_id: str) -> WoSnapshot | None:
+    return next((s for s in hold.wo_snapshots if s.wo_id == wo_id), None)
+
+
+def _releases(hold: PendingConfirmation) -> tuple[ResolvedAction, ...]:
+    """What a re-validated YES runs: exactly the held call, or each held action in order."""
+    if hold.call is not None:
+        call = hold.call
+        held: tuple[Action, ...] = (
+            _manage(call.operation, call.wo_ids, call.request, "released on YES"),
+        )
+    else:
+        held = hold.held
+    return tuple(
+        ResolvedAction(
+            action=action, pending_id=hold.confirmation_id, release=True, revalidation="valid"
+        )
+        for action in held
+    )
+
+
+def _ask_again(hold: PendingConfirmation, *, say: str) -> ResolvedAction:
+    """The same hold, asked again (held anew, superseding this one): nothing runs."""
+    if hold.call is not None:
+        call = hold.call
+        return ResolvedAction(
+            action=_manage(call.operation, call.wo_ids, call.request, "asked again"),
+            pending_id=hold.confirmation_id,
+            say=say,
+            options=hold.options,
+            by_unverified_call=hold.by_unverified_call,
+        )
+    return ResolvedAction(
+        action=hold.held[0],
+        pending_id=hold.confirmation_id,
+        say=say,
+        held=hold.held,
+        by_unverified_call=hold.by_unverified_call,
+    )
+
+
+def _still_held(
+    hold: PendingConfirmation, still: set[str], say: str, outcome: RevalidationOutcome
+) -> ResolvedAction | None:
+    """After a re-validation that found changes: the part of the hold that still stands, held
+    anew with what changed said first; None when nothing does."""
+    if hold.call is not None:
+        call = hold.call
+        targets = tuple(i for i in call.wo_ids if i in still)
+        if not targets:
+            return None
+        return ResolvedAction(
+            action=_manage(call.operation, targets, call.request, "re-validated: asked again"),
+            pending_id=hold.confirmation_id,
+            revalidation=outcome,
+            say=say,
+            by_unverified_call=hold.by_unverified_call,
+        )
+    kept: list[Action] = []
+    for action in hold.held:
+        if isinstance(action, ManageExisting):
+            ids = tuple(i for i in action.params.wo_ids if i in still)
+            if ids:
+                kept.append(_manage(action.params.operation, ids, action.params.request, "kept"))
+        elif all(wo_id in still for wo_id, _ in action_targets(action)):
+            kept.append(action)
+    if not kept:
+        return None
+    return ResolvedAction(
+        action=kept[0],
+        pending_id=hold.confirmation_id,
+        revalidation=outcome,
+        say=say,
+        held=tuple(kept),
+        by_unverified_call=hold.by_unverified_call,
+    )
+
+
+def _not_where_asked(package: Package, asked_on: Channel) -> str:
+    """Why a YES released nothing, said first when the party is asked again by text."""
+    came = next((m.channel for m in package.messages if not m.answers_on(asked_on)), None)
+    if came is Channel.IN_APP:
+        return "That yes came in the app, but I asked by text, so only a text back confirms it."
+    return "A call from this number said yes, but a call can't confirm it; only a text back can."
 
 
 # -- clarifications ------------------------------------------------------------------------------
@@ -381,6 +517,7 @@ def _answer_question(
             route="answered",
             actions=(again,),
             transitions=tuple(transitions),
+            by_unverified_call=question.by_unverified_call,
             reason=f"{question.clarification_id}: '{truncate(text, 60)}' picks none; asked again",
             **common,  # type: ignore[arg-type]
         )
@@ -440,6 +577,7 @@ def _answer_question(
         actions=tuple(replay),
         transitions=tuple(transitions),
         revalidation=check if existing else None,
+        by_unverified_call=question.by_unverified_call,
         reason=f"{question.clarification_id}: answered {_ids(chosen)} ({answer.why}); "
         f"re-validation {check.outcome if existing else 'not needed'}",
         **common,  # type: ignore[arg-type]

@@ -8,10 +8,17 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from maestro.domain.actions import Action, Lane, ManageExistingParams
+from maestro.domain.actions import (
+    Action,
+    Lane,
+    ManageExisting,
+    ManageExistingParams,
+    is_new_ref,
+    needs_the_owner,
+)
 from maestro.domain.common import AwareDatetime, Frozen
 from maestro.domain.events import Effect
-from maestro.domain.models import PreCheckResult, Route, Urgency, WoSnapshot
+from maestro.domain.models import Channel, PreCheckResult, Route, Urgency, WoSnapshot
 
 __all__ = ["PreCheckResult", "Route"]  # defined with the messages that carry a probe's answer
 
@@ -53,6 +60,7 @@ class Disposition(StrEnum):
     PREEMPTED = "preempted"  # an escalation took precedence; the context is kept
     BELOW_THRESHOLD = "below_threshold"  # not enough agreement; recorded, not executed
     CLOSED = "closed"  # a pending question or hold was closed (resolved, discarded, …)
+    HELD = "held"  # held for the party's YES by text (a call's words): runs only when released
 
 
 ContextRelation = Literal["resolves", "continues", "pivots", "ambiguous", "none"]
@@ -158,12 +166,22 @@ class PackageCompletion(Frozen):
     completed_by: Literal["persist", "fail_open"]
     decisions: int = Field(ge=0)
     outcomes: dict[str, int] = Field(default_factory=dict, description="status → count")
+    effects: tuple[Effect, ...] = Field(
+        default=(),
+        description="What fail-open wrote itself (its page, the safety advice), recorded before "
+        "its events go: the sweeper expects an event of fail-open's decision claiming each one",
+    )
     reason: str = Field(default="", max_length=500)
     recorded_at: AwareDatetime
 
 
 def completion_record_id(package_id: str) -> str:
     return f"{package_id}#completed"
+
+
+def fallback_decision_id(package_id: str) -> str:
+    """The decision fail-open records: the package's deterministic default."""
+    return f"{package_id}#fallback#0"
 
 
 class OutstandingItem(Frozen):
@@ -229,6 +247,11 @@ class PendingClarification(Frozen):
     expires_at: AwareDatetime
     status: PendingStatus = "open"
     closed_by: str | None = Field(default=None, description="The package that closed it")
+    by_unverified_call: bool = Field(
+        default=False,
+        description="The words it defers came by a call nothing vouches for: what they ask to "
+        "change is held for a YES by text, whoever picks the work order",
+    )
 
     @model_validator(mode="after")
     def _lines_match(self) -> PendingClarification:
@@ -245,20 +268,37 @@ class PendingConfirmation(Frozen):
     """A held mutation: the exact call with resolved ids, released only by YES, re-validated
     before release, and never re-derived from the "yes".
 
+    It holds one of two things, through the same rules: ``call``, a cancel or reschedule the
+    manage lane held as the party asked it; or ``held``, the exact actions dispose decided for
+    a package whose words came by a call no attestation vouches for (a new request and its visit,
+    a note for the vendor, a rating, a cancel), released in order, exactly as held, on a YES.
+
     ``options`` are the work orders the party saw numbered (the hold may be a narrowing of them:
     "1" then picks WO-204 alone); ``wo_snapshots`` are the held WOs as they were when held.
+    ``asked_on`` is where the party was asked (maestro asks by text): only an answer on that
+    channel, or a call whose caller ID attestation A vouches for, releases it.
     """
 
     confirmation_id: str
     package_id: str
     conversation_id: str = ""
     party_id: str
-    call: ManageExistingParams
+    call: ManageExistingParams | None = None
+    held: tuple[Action, ...] = Field(
+        default=(), max_length=8, description="The exact actions held, in the order they run"
+    )
     proposal: str = Field(min_length=1, max_length=500, description="What the party was asked")
     options: tuple[str, ...] = ()
     option_lines: tuple[str, ...] = ()
     wo_snapshots: tuple[WoSnapshot, ...] = Field(
         default=(), description="Each held work order as it was when held"
+    )
+    asked_on: Channel = Field(
+        default=Channel.SMS, description="The channel the question went out on"
+    )
+    by_unverified_call: bool = Field(
+        default=False,
+        description="Asked for by a call whose caller ID nothing vouches for (the text says so)",
     )
     held_at: AwareDatetime
     expires_at: AwareDatetime
@@ -267,10 +307,14 @@ class PendingConfirmation(Frozen):
 
     @model_validator(mode="after")
     def _mutating_call(self) -> PendingConfirmation:
-        if self.call.operation == "list":
+        if (self.call is None) == (not self.held):
+            raise ValueError("a hold holds either a manage call or actions")
+        if self.call is not None and self.call.operation == "list":
             raise ValueError("only mutating calls are held for confirmation")
-        if not self.call.wo_ids:
+        if self.call is not None and not self.call.wo_ids:
             raise ValueError("a held call names the resolved work-order ids")
+        if any(not needs_the_owner(action) for action in self.held):
+            raise ValueError("only actions that change something are held for confirmation")
         if self.option_lines and len(self.option_lines) != len(self.options):
             raise ValueError("one line per option, or none")
         return self
@@ -280,6 +324,31 @@ class PendingConfirmation(Frozen):
         return self.status == "held"
 
     @property
+    def operation(self) -> str:
+        """What it holds, in a word: the call's operation, else the held lanes in order."""
+        if self.call is not None:
+            return self.call.operation
+        return "+".join(
+            a.params.operation if isinstance(a, ManageExisting) else a.lane for a in self.held
+        )
+
+    @property
+    def wo_ids(self) -> tuple[str, ...]:
+        """The existing work orders it would change, in order (a new one has no id yet)."""
+        if self.call is not None:
+            return self.call.wo_ids
+        ids: list[str] = []
+        for action in self.held:
+            named = (
+                action.params.wo_ids
+                if isinstance(action, ManageExisting)
+                else (action.target_wo_id,)
+            )
+            ids.extend(i for i in named if i is not None and not is_new_ref(i))
+        return tuple(dict.fromkeys(ids))
+
+    @property
     def choices(self) -> tuple[str, ...]:
-        """What a number in the answer counts through: the options shown, else the held ids."""
-        return self.options or self.call.wo_ids
+        """What a number in the answer counts through: the options shown, else the held call's
+        ids (held actions are confirmed or not as a whole: a number picks nothing among them)."""
+        return self.options or (self.call.wo_ids if self.call is not None else ())

@@ -23,12 +23,18 @@ from maestro.clock import SystemClock
 from maestro.ingest.service import Ingestor
 from maestro.ingest.webhooks import WebhookDeps, build_resolver
 from maestro.observability import logger, metrics, tracer
+from maestro.ports import Clock
 from maestro.settings import InboundSettings
 
 
 @cache
 def _inbound() -> APIGatewayRestResolver:
-    settings = InboundSettings()  # read from the environment
+    return build_inbound(InboundSettings(), SystemClock())  # settings from the environment
+
+
+def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestResolver:
+    """The inbound resolver on the real adapters (the webhook function's, and the fallback
+    drain's, which receives each kept message at the time the edge took it)."""
     ddb = client("dynamodb", settings.region)
     secrets = SecretsManagerSecrets()
     ingestor = Ingestor(
@@ -45,7 +51,8 @@ def _inbound() -> APIGatewayRestResolver:
             statuses=DynamoOutboundStatusStore(ddb, settings.messages_table),
             twilio_auth_token=lambda: secrets.get(settings.twilio_auth_token_secret),
             app_signing_secret=lambda: secrets.get(settings.app_signing_secret),
-            clock=SystemClock(),
+            clock=clock,
+            twilio_account_sid=settings.twilio_account_sid,
             public_base_url=str(settings.public_base_url) if settings.public_base_url else None,
             app_signature_tolerance_seconds=settings.app_signature_tolerance_seconds,
         )

@@ -38,6 +38,12 @@ MAX_PACKAGE_MESSAGES = 50
 MAX_PACKAGE_BYTES = 64 * 1024
 MAX_PACKAGES_PER_SIGNAL = 200
 """A backlog larger than this is left for the next signal (the max-wait check sends one)."""
+STRANDED_GRACE = timedelta(seconds=60)
+"""How long past ``max_wait`` a wait must be before the stranded sweep takes it: the max-wait
+signal itself comes at ``max_wait``."""
+STRANDED_DAYS = 3
+"""How far back the stranded sweep looks (days before the grace): further back, the debounce
+queue's dead-letter alarm has long since fired."""
 
 
 def package_size(messages: list[Message]) -> int:
@@ -120,6 +126,24 @@ class Flusher:
                 return started
             # The rest did not fit: it is the next package, at once and in order.
             signal = signal.model_copy(update={"trigger": trigger, "seq": meta.seq})
+        return started
+
+    def rescue(self) -> list[Package]:
+        """The stranded sweep: flush every conversation whose oldest unflushed message has
+        waited past ``max_wait`` (and the grace): its flush signal was lost, or every try of it
+        failed. Each goes through :meth:`handle` (the max-wait trigger), which also starts a
+        claim that was made and never started."""
+        now = self._clock.now()
+        started: list[Package] = []
+        for conversation_id in self._buffer.stranded(
+            now - self._max_wait - STRANDED_GRACE, STRANDED_DAYS
+        ):
+            meta = self._buffer.meta(conversation_id)
+            if meta is None or not meta.has_unflushed:
+                continue  # flushed since the index was read
+            started += self.handle(
+                DebounceSignal(conversation_id=conversation_id, seq=meta.seq, sent_at=now)
+            )
         return started
 
     def _start(self, claim: FlushClaim) -> Package:

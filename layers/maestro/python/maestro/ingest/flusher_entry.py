@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import TypeAdapter
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
@@ -26,8 +27,8 @@ from maestro.adapters.language_model import language_model
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.clock import SystemClock
 from maestro.ingest.flusher import Flusher
-from maestro.observability import count, logger, metrics, tracer
-from maestro.ports import DebounceSignal
+from maestro.observability import STRANDED_METRIC, count, logger, metrics, tracer
+from maestro.ports import DebounceSignal, StrandedSweep
 from maestro.settings import FlusherSettings
 
 
@@ -64,9 +65,21 @@ def _flusher() -> Flusher:
     )
 
 
+_RECORD: TypeAdapter[DebounceSignal | StrandedSweep] = TypeAdapter(DebounceSignal | StrandedSweep)
+
+
 def flush_record(record: SQSRecord, flusher: Flusher) -> None:
-    signal = DebounceSignal.model_validate_json(record.body)
-    packages = flusher.handle(signal)
+    kind = _RECORD.validate_json(record.body)
+    if isinstance(kind, StrandedSweep):
+        packages = flusher.rescue()
+        if packages:
+            # Each is a flush that should have come on its own: worth an operator's look.
+            count(STRANDED_METRIC, len(packages))
+            logger.warning(
+                "the stranded sweep flushed waiting messages", extra={"packages": len(packages)}
+            )
+    else:
+        packages = flusher.handle(kind)
     for package in packages:
         count("PackagesFlushed", trigger=package.trigger.value)
         logger.info(

@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from maestro.domain.models import Channel, FlushTrigger
+from maestro.domain.models import Attestation, Channel, FlushTrigger
 from maestro.domain.safety import safety_floor
 from maestro.ports import (
     MAX_DEBOUNCE_DELAY_SECONDS,
@@ -30,6 +30,12 @@ def conversation_id_for(party_phone: str) -> str:
     return "conv-" + hashlib.sha256(party_phone.encode()).hexdigest()[:24]
 
 
+def app_message_id(party_phone: str, message_id: str) -> str:
+    """The stored id of an in-app message: the app's own id within its sender's conversation,
+    so one sender's id never swallows another's message and a redelivery is the same one."""
+    return f"app:{conversation_id_for(party_phone)}:{message_id}"
+
+
 @dataclass(frozen=True)
 class Inbound:
     """A message as a webhook received it, before the sender is resolved."""
@@ -42,6 +48,7 @@ class Inbound:
     media_urls: tuple[str, ...]
     received_at: datetime
     trigger: FlushTrigger | None = None  # e.g. a call transcript ends the conversation
+    attestation: Attestation | None = None  # a call's verified STIR/SHAKEN attestation
 
 
 class Ingestor:
@@ -76,21 +83,28 @@ class Ingestor:
             # Never guess a person: only an exact directory match binds the sender.
             sender_party_id=party.party_id if party else None,
             unknown_sender=party is None,
+            attestation=inbound.attestation,
         )
         result = self._buffer.append(draft)
         at = inbound.received_at
         if result.duplicate:
-            # A retry of a message already stored. If a crash lost its debounce signal, this
-            # re-sends one for the conversation's latest seq; claims are atomic, so at worst it
-            # finds nothing to do.
-            if result.meta.has_unflushed:
-                self._signal(result.meta.conversation_id, result.meta.seq, None, at, self._idle)
+            # A retry of a message already stored (Twilio's fallback after the primary stored it
+            # and then failed, a redelivery). If its debounce signal was lost, this re-sends one
+            # for the conversation's latest seq, as urgent as the message itself: a gas report
+            # whose expedite signal was lost is not left to the idle window. Claims are atomic,
+            # so at worst the flusher finds nothing to do.
+            meta = result.meta
+            if meta.has_unflushed:
+                stored = result.message
+                trigger = None
+                if stored.seq > meta.flushed_through:  # the kept message itself still waits
+                    trigger = self._trigger(inbound.trigger, stored.body)
+                delay = 0 if trigger is not None else self._idle
+                self._signal(meta.conversation_id, meta.seq, trigger, at, delay)
             return result
 
         seq = result.message.seq
-        trigger = inbound.trigger
-        if trigger is None and safety_floor(inbound.body) is not None:
-            trigger = FlushTrigger.URGENCY_EXPEDITE
+        trigger = self._trigger(inbound.trigger, inbound.body)
         if trigger is not None:
             self._signal(draft.conversation_id, seq, trigger, at, 0)
         else:
@@ -113,6 +127,14 @@ class Ingestor:
             delay = min(self._max_wait, MAX_DEBOUNCE_DELAY_SECONDS)
             self._signal(draft.conversation_id, seq, None, at, delay)
         return result
+
+    @staticmethod
+    def _trigger(given: FlushTrigger | None, body: str) -> FlushTrigger | None:
+        """Flush at once for the channel's own reason (a call ended), or when the safety floor
+        fires on the words."""
+        if given is not None:
+            return given
+        return FlushTrigger.URGENCY_EXPEDITE if safety_floor(body) is not None else None
 
     def request_flush(self, conversation_id: str, trigger: FlushTrigger, at: datetime) -> bool:
         """Flush now (the assistant's kickoff, a sign-off). False when nothing is buffered."""

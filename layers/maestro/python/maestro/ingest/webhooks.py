@@ -12,10 +12,15 @@ three global middlewares run for every request, in order, so no route can skip t
 without a declaration answers 404):
 
 1. **read**: the body's size (413), content type (415) and encoding (base64, UTF-8: 400);
-2. **authenticate**: Twilio's signature or maestro's HMAC, whose 5-minute window is on the real
-   clock (403); nothing is stored for a request that fails;
+2. **authenticate**: signature headers out of shape are refused before any secret is read;
+   then Twilio's signature or maestro's HMAC, whose 5-minute window is on the real clock (403);
+   nothing is stored for a request that fails. With no Twilio account configured, the Twilio
+   routes answer 503: they cannot tell this deployment's account from another's;
 3. **parse**: the body into the route's model, JSON through ``model_validate_json`` (400; a
-   message text over its length is 413).
+   message text over its length is 413). A Twilio form is read once, canonically: its SIDs in
+   Twilio's formats, every name Twilio gives one SID naming the same one, every SID the
+   signature covers held by its own parameter (a form cut another way than Twilio sent it is a
+   400), and its ``AccountSid`` this deployment's (403). Messages are deduplicated on that SID.
 
 The handlers then only act. A signed, well-formed Twilio message whose ``From`` or ``To`` is not
 an E.164 phone number (a short code, an alphanumeric sender id, a ``whatsapp:`` address) is a
@@ -50,18 +55,22 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from maestro.adapters.twilio_status import message_statuses
 from maestro.adapters.webhook_auth import (
+    TWILIO_SID_PATTERNS,
     FormParams,
     app_signature_valid,
     request_url,
+    sids_read_as_signed,
+    signature_headers_well_formed,
     twilio_signature_valid,
 )
 from maestro.clock import SystemClock
 from maestro.domain.common import E164, E164_PATTERN
-from maestro.domain.models import Channel, FlushTrigger
-from maestro.ingest.service import Inbound, Ingestor, conversation_id_for
+from maestro.domain.models import Channel, FlushTrigger, attestation_of
+from maestro.ingest.service import Inbound, Ingestor, app_message_id, conversation_id_for
 from maestro.observability import count, logger
 from maestro.ports import Clock, DeliveryStatus, OutboundStatusStore
 
@@ -96,6 +105,8 @@ class WebhookDeps:
     app_signing_secret: Callable[[], str]
     clock: Clock
     """The clock messages are received by (virtual in scenarios and on the embedded stack)."""
+    twilio_account_sid: str | None = None
+    """The Twilio account whose webhooks are accepted; None: none are (the Twilio routes 503)."""
     public_base_url: str | None = None
     app_signature_tolerance_seconds: int = 300
     wall_clock: Clock = field(default_factory=SystemClock)
@@ -104,8 +115,10 @@ class WebhookDeps:
 
 # -- request models -------------------------------------------------------------------------------
 
-ProviderId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
-"""A Twilio SID (34 characters) or a test's stand-in: letters, digits, - and _."""
+AccountSid = Annotated[str, StringConstraints(pattern=TWILIO_SID_PATTERNS["account"])]
+MessageSid = Annotated[str, StringConstraints(pattern=TWILIO_SID_PATTERNS["message"])]
+CallSid = Annotated[str, StringConstraints(pattern=TWILIO_SID_PATTERNS["call"])]
+TranscriptionSid = Annotated[str, StringConstraints(pattern=TWILIO_SID_PATTERNS["transcription"])]
 AppId = Annotated[str, StringConstraints(pattern=r"^[\x21-\x7e]{1,128}$")]
 """The app's own message id: printable ASCII, no spaces."""
 Address = Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -115,13 +128,18 @@ MediaUrl = Annotated[str, StringConstraints(max_length=MAX_URL_CHARS, pattern=r"
 
 class TwilioForm(BaseModel):
     """Twilio's form parameters (a blank one counts as absent). Twilio adds parameters over
-    time: unknown ones are ignored."""
+    time: unknown ones are ignored. Every request names its account."""
 
     # Built on a route's first request, not at import: a cold start pays for its route alone.
     model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     FALLBACKS: ClassVar[dict[str, str]] = {}
     """A parameter read when the first is absent (older names Twilio still sends)."""
+    SAME_SID: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """The other names Twilio sends one SID under: each one given must be that SID (a form
+    whose names disagree on which message it is was not sent as Twilio sent it)."""
+
+    account_sid: AccountSid = Field(validation_alias="AccountSid")
 
     @model_validator(mode="before")
     @classmethod
@@ -129,13 +147,23 @@ class TwilioForm(BaseModel):
         if not isinstance(data, dict):
             return data
         missing = {k: data[v] for k, v in cls.FALLBACKS.items() if k not in data and v in data}
+        for name, others in cls.SAME_SID.items():
+            given = {n: data[n] for n in (name, *others) if n in data}
+            if len(set(given.values())) > 1:
+                raise PydanticCustomError(
+                    "sid_mismatch",
+                    "{names} name different SIDs: Twilio gives a message one SID",
+                    {"names": ", ".join(given)},
+                )
+            if name not in data and given:
+                missing[name] = next(iter(given.values()))
         return {**data, **missing}
 
 
 class TwilioSms(TwilioForm):
-    FALLBACKS = {"MessageSid": "SmsMessageSid"}
+    SAME_SID = {"MessageSid": ("SmsMessageSid", "SmsSid")}
 
-    message_sid: ProviderId = Field(validation_alias="MessageSid")
+    message_sid: MessageSid = Field(validation_alias="MessageSid")
     sender: Address = Field(validation_alias="From")
     to: Address | None = Field(default=None, validation_alias="To")
     body: str | None = Field(default=None, validation_alias="Body", max_length=MAX_SMS_CHARS)
@@ -156,22 +184,43 @@ class TwilioSms(TwilioForm):
 
 class TwilioStatus(TwilioForm):
     FALLBACKS = {"MessageStatus": "SmsStatus"}
+    SAME_SID = {"MessageSid": ("SmsSid",)}
 
-    message_sid: ProviderId = Field(validation_alias="MessageSid")
+    message_sid: MessageSid = Field(validation_alias="MessageSid")
     status: str = Field(validation_alias="MessageStatus", min_length=1, max_length=32)
     error_code: str | None = Field(default=None, validation_alias="ErrorCode", max_length=16)
 
 
 class TwilioTranscript(TwilioForm):
-    FALLBACKS = {"TranscriptionSid": "CallSid"}
+    """A transcription callback, deduplicated on its ``TranscriptionSid``, else its call's
+    ``CallSid`` (each in its own format)."""
 
-    sid: ProviderId = Field(validation_alias="TranscriptionSid")
+    transcription_sid: TranscriptionSid | None = Field(
+        default=None, validation_alias="TranscriptionSid"
+    )
+    call_sid: CallSid | None = Field(default=None, validation_alias="CallSid")
     sender: Address = Field(validation_alias="From")
     to: Address | None = Field(default=None, validation_alias="To")
     status: str = Field(default="completed", validation_alias="TranscriptionStatus", max_length=32)
     text: str | None = Field(
         default=None, validation_alias="TranscriptionText", max_length=MAX_TRANSCRIPT_CHARS
     )
+    verstat: str | None = Field(default=None, validation_alias="StirVerstat", max_length=64)
+    """The call's STIR/SHAKEN verification as Twilio saw it: only ``TN-Validation-Passed-A``
+    says the number's owner placed the call (``maestro.domain.models.attestation_of``)."""
+
+    @model_validator(mode="after")
+    def _names_its_transcription_or_call(self) -> TwilioTranscript:
+        if self.transcription_sid is None and self.call_sid is None:
+            raise PydanticCustomError("missing", "a TranscriptionSid or a CallSid is required")
+        return self
+
+    @property
+    def sid(self) -> str:
+        """The id the transcript is deduplicated on."""
+        sid = self.transcription_sid or self.call_sid
+        assert sid is not None  # the validator above
+        return sid
 
 
 class AppMessage(BaseModel):
@@ -249,7 +298,24 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
         spec: RouteSpec = resolver.context["maestro_spec"]
         body: str = resolver.context["maestro_body"]
         headers = resolver.current_event.headers
+        who = "Twilio" if spec.auth == "twilio" else "maestro"
+        if not signature_headers_well_formed(spec.auth, headers):
+            # Junk is refused before a secret is fetched or a signature computed.
+            logger.warning(
+                "refused a request whose signature headers are out of shape",
+                extra={"path": resolver.current_event.path, "auth": spec.auth},
+            )
+            raise ForbiddenError(f"no well-formed {who} signature")
         if spec.auth == "twilio":
+            if deps.twilio_account_sid is None:
+                # The deployment's fault, not the caller's: a 5xx (the API's 5XX alarm sees it,
+                # and a 5xx is what sends Twilio to the number's fallback URL).
+                logger.error("a Twilio webhook came, and no Twilio account is configured")
+                raise ServiceError(
+                    503,
+                    "no Twilio account is configured (MAESTRO_TWILIO_ACCOUNT_SID): maestro "
+                    "accepts the webhooks of its own account only",
+                )
             form = _form(body)
             url = request_url(resolver.current_event.raw_event, deps.public_base_url)
             valid = twilio_signature_valid(
@@ -274,9 +340,7 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
                 "refused a request with a bad signature",
                 extra={"path": resolver.current_event.path, "auth": spec.auth},
             )
-            raise ForbiddenError(
-                f"invalid {'Twilio' if spec.auth == 'twilio' else 'maestro'} signature"
-            )
+            raise ForbiddenError(f"invalid {who} signature")
         return next_middleware(resolver)
 
     def parse(resolver: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
@@ -285,6 +349,9 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             if spec.auth == "twilio":
                 form: FormParams = resolver.context["maestro_form"]
                 request = spec.model.model_validate(_single_values(form, spec.model))
+                _read_as_signed(form)
+                assert isinstance(request, TwilioForm)  # every Twilio route's model is one
+                _our_account(request, deps.twilio_account_sid)
             else:
                 body: str = resolver.context["maestro_body"]
                 request = spec.model.model_validate_json(body)
@@ -324,8 +391,13 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             typed: DeliveryStatus = _delivery_status(status)
         except ValueError as exc:
             raise BadRequestError(str(exc)) from exc
-        changed = deps.statuses.record_status(sid, typed, deps.clock.now(), callback.error_code)
-        return {"message_sid": sid, "status": status, "applied": changed}
+        # Conditional on an outbound message of that SID: one write, no read before it.
+        recorded = deps.statuses.record_status(sid, typed, deps.clock.now(), callback.error_code)
+        if recorded == "unknown":
+            count("WebhookRefused", reason="unknown_message")
+            logger.warning("refused a status callback for a message maestro did not send")
+            raise NotFoundError(f"MessageSid {sid} is not a message maestro sent: nothing stored")
+        return {"message_sid": sid, "status": status, "applied": recorded == "applied"}
 
     @route("/twilio/transcript", "twilio", TwilioTranscript)
     def twilio_transcript() -> dict[str, Any]:
@@ -342,6 +414,7 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             media_urls=(),
             received_at=deps.clock.now(),
             trigger=FlushTrigger.CONVERSATION_ENDED,
+            attestation=attestation_of(call.verstat),
         )
         result = _receive(deps, inbound)
         return {"stored": not result, "duplicate": result}
@@ -350,7 +423,7 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
     def app_message() -> dict[str, Any]:
         message = parsed(AppMessage)
         inbound = Inbound(
-            message_id=f"app:{message.message_id}",
+            message_id=app_message_id(message.from_phone, message.message_id),
             channel=Channel.IN_APP,
             from_phone=message.from_phone,
             to_phone=None,
@@ -447,9 +520,30 @@ def _form_names(model: type[BaseModel]) -> frozenset[str]:
     names = {f"MediaUrl{n}" for n in range(MAX_MEDIA)}
     if issubclass(model, TwilioForm):
         names.update(model.FALLBACKS.values())
+        names.update(name for others in model.SAME_SID.values() for name in others)
     for name, info in model.model_fields.items():
         names.add(info.validation_alias if isinstance(info.validation_alias, str) else name)
     return frozenset(names)
+
+
+def _read_as_signed(form: FormParams) -> None:
+    """A 400 for a form whose signed text holds a SID no parameter does: Twilio's signature
+    fits any cut of that text into names and values, and this one is not Twilio's."""
+    if not sids_read_as_signed(form):
+        count("WebhookRefused", reason="recut_form")
+        logger.warning("refused a signed form cut another way than Twilio sent it")
+        raise BadRequestError(
+            "the form is not as Twilio sent it: the signed text holds a SID that no parameter "
+            "does (the same signature fits the form cut another way)"
+        )
+
+
+def _our_account(request: TwilioForm, account_sid: str | None) -> None:
+    """A 403 for another Twilio account's webhook (authenticate refused it with none set)."""
+    if request.account_sid != account_sid:
+        count("WebhookRefused", reason="foreign_account")
+        logger.warning("refused a webhook naming another Twilio account")
+        raise ForbiddenError("AccountSid is not the Twilio account this deployment serves")
 
 
 def _refuse_repeated_keys(body: str) -> None:

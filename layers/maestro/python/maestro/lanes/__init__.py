@@ -47,5 +47,17 @@ if set(LANES) != set(Lane):  # pragma: no cover - holds by construction
 
 
 def execute(action: Action, ctx: LaneContext) -> LaneOutcome:
-    """Run ``action``'s lane. Safe to repeat with the same ``ctx.idempotency_key``."""
-    return LANES[Lane(action.lane)](action, ctx)
+    """Run ``action``'s lane. Safe to repeat with the same ``ctx.idempotency_key``.
+
+    Two items dispose makes run elsewhere first: a hold of actions (``QueuedAction.held``) runs
+    on the manage lane, which holds them and runs none; an action released from such a hold runs
+    on its own lane only once the hold says it was released, exactly as held."""
+    queued = ctx.queued
+    if queued is not None and queued.held:
+        return manage_existing.hold_actions(ctx)
+    lane = Lane(action.lane)
+    if queued is not None and queued.release and lane is not Lane.MANAGE_EXISTING:
+        refused = manage_existing.released_as_held(action, ctx)
+        if refused is not None:
+            return refused
+    return LANES[lane](action, ctx)

@@ -93,8 +93,8 @@ class LaneContext:
     @property
     def target_wo_id(self) -> str | None:
         """The WO the action names, resolved (a ``new:`` ref to the WO this package made)."""
-        if self.queued is None:
-            return None
+        if self.queued is None or self.queued.held:
+            return None  # a hold of actions has no one target: it names each
         return self.resolve_target(self.queued.action.target_wo_id)
 
     def event(

@@ -73,6 +73,7 @@ def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
             candidate_snapshots=snapshots,
             deferred_text=deferred_text,
             deferred=queued.deferred if queued else (),
+            by_unverified_call=queued is not None and queued.by_unverified_call,
             asked_at=ctx.now,
             expires_at=ctx.now + DEFAULT_PENDING_TTL,
         )

@@ -10,15 +10,41 @@ A release comes only from dispose, for a YES that re-validated the hold (``Queue
 the lane re-checks once more against the WOs as stored now, moves the hold from held to released
 (conditionally: it is released once), and runs exactly the held call, never one re-derived from
 the "yes".
+
+It is also the lane that holds what a call asked for (``hold_actions``): when the words came by a
+call whose caller ID nothing vouches for, dispose holds the actions they would take in the
+party's name (a new request and its visit, a note for the vendor, a rating, a cancel) as one
+PendingConfirmation of those exact actions, and this lane texts the number: "We got a call from
+this number asking to … Reply YES to confirm; if it wasn't you, ignore this text." A YES by text
+releases them in order, each through its own lane, once (``released_as_held``).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
-from maestro.domain.actions import Lane, ManageExisting, ManageExistingParams
+from maestro.domain.actions import (
+    Action,
+    CreateWo,
+    Lane,
+    ManageExisting,
+    ManageExistingParams,
+    RecordRating,
+    RelayToOpenWo,
+    RelayToVendor,
+    ScheduleVisit,
+)
 from maestro.domain.common import truncate
-from maestro.domain.models import InvalidTransitionError, WorkOrder, WorkOrderStatus, WoSnapshot
+from maestro.domain.models import (
+    Channel,
+    InvalidTransitionError,
+    PartyRole,
+    WorkOrder,
+    WorkOrderStatus,
+    WoSnapshot,
+)
+from maestro.domain.pending import action_targets, hold_targets
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingConfirmation
 from maestro.domain.revalidate import Target, revalidate
 from maestro.domain.roles import allowed, part_in
@@ -26,6 +52,7 @@ from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     Change,
     finish,
+    may_act_on,
     phone_of,
     short,
     supersede_open,
@@ -35,7 +62,7 @@ from maestro.lanes.common import (
 )
 from maestro.ports import AlreadyExistsError, StaleVersionError
 
-__all__ = ["run"]
+__all__ = ["hold_actions", "released_as_held", "run"]
 
 _MAX_PROPOSAL = 500
 
@@ -125,8 +152,9 @@ def _hold(
     sender = ctx.sender
     assert sender is not None  # checked by run()
     queued = ctx.queued
+    by_call = queued is not None and queued.by_unverified_call
     options = tuple(i for i in (queued.options if queued else ()) if i in by_id) or chosen
-    proposal = _proposal(params, chosen, options, by_id, queued.say if queued else "")
+    proposal = _proposal(params, chosen, options, by_id, queued.say if queued else "", by_call)
     confirmation_id = ctx.idempotency_key
     superseded = supersede_open(ctx, keep=confirmation_id)
     # Keyed by the idempotency key and created once: a re-run finds the hold already there
@@ -145,6 +173,8 @@ def _hold(
                 options=options,
                 option_lines=tuple(_line(by_id[i], 40) for i in options),
                 wo_snapshots=tuple(WoSnapshot.of(by_id[i]) for i in chosen),
+                asked_on=Channel.SMS,  # ctx.send texts the party: only a text back releases it
+                by_unverified_call=by_call,
                 held_at=ctx.now,
                 expires_at=ctx.now + DEFAULT_PENDING_TTL,
             )
@@ -173,8 +203,10 @@ def _proposal(
     options: tuple[str, ...],
     by_id: dict[str, WorkOrder],
     say: str,
+    by_call: bool = False,
 ) -> str:
-    """ "Reply YES to …", naming each WO; numbered when "1" could mean one of several."""
+    """ "Reply YES to …", naming each WO; numbered when "1" could mean one of several. Asked
+    for by a call nothing vouches for, it says so, and that the owner may ignore it."""
     verb = "cancel" if params.operation == "cancel" else "move the visit for"
     when = (
         f" to {short(params.request, 80)}"
@@ -190,9 +222,22 @@ def _proposal(
             if set(chosen) == set(options)
             else " and ".join(f"{options.index(i) + 1}" for i in chosen)
         )
+        if by_call:
+            text = (
+                f"{lead}We got a call from this number asking to {verb} {which}{when}: "
+                f"{numbered}. Reply YES to confirm, or a number for just that one; if it wasn't "
+                "you, ignore this text."
+            )
+        else:
+            text = (
+                f"{lead}Reply YES to {verb} {which}{when}: {numbered}. Or reply with a number "
+                "for just that one. Anything else keeps them as they are."
+            )
+    elif by_call:
         text = (
-            f"{lead}Reply YES to {verb} {which}{when}: {numbered}. Or reply with a number for "
-            "just that one. Anything else keeps them as they are."
+            f"{lead}We got a call from this number asking to {verb} "
+            f"{_line(by_id[chosen[0]], 120)}{when}. Reply YES to confirm; if it wasn't you, "
+            "ignore this text."
         )
     else:
         text = (
@@ -214,6 +259,19 @@ def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
     if not isinstance(hold, PendingConfirmation):
         return finish(ctx, lane, status="skipped", note=f"no hold {pending_id}")
     call = hold.call
+    if call is None:
+        # One of a call's held actions: released once, exactly as held, by the shared rule.
+        refused = released_as_held(action, ctx)
+        if refused is not None:
+            return refused
+        done = _apply(ctx, action.params)
+        _tell(ctx, action.params, done)
+        return finish(
+            ctx,
+            lane,
+            note=f"released from {hold.confirmation_id}: {action.params.operation} of "
+            f"{', '.join(wo.wo_id for wo in done) or 'nothing'} exactly as held",
+        )
     if (action.params.operation, set(action.params.wo_ids)) != (call.operation, set(call.wo_ids)):
         return finish(
             ctx, lane, status="skipped", note="not released: the call differs from the hold"
@@ -257,6 +315,26 @@ def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
         except StaleVersionError:
             return finish(ctx, lane, status="skipped", note=f"{hold.confirmation_id} moved on")
 
+    done = _apply(ctx, call)
+    ctx.effect("confirm.released", hold.confirmation_id)
+    ctx.event(
+        "confirm.released",
+        hold.confirmation_id,
+        operation=call.operation,
+        wo_ids=",".join(call.wo_ids),
+        status="released",
+    )
+    _tell(ctx, call, done)
+    return finish(
+        ctx,
+        lane,
+        note=f"released {hold.confirmation_id}: {call.operation} of "
+        f"{', '.join(wo.wo_id for wo in done) or 'nothing'} exactly as held",
+    )
+
+
+def _apply(ctx: LaneContext, call: ManageExistingParams) -> list[WorkOrder]:
+    """The held cancel or reschedule, on each of its work orders; the ones it changed."""
     done: list[WorkOrder] = []
     for wo_id in call.wo_ids:
         before = ctx.work_orders.get(wo_id)
@@ -300,21 +378,7 @@ def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
             status=updated.status.value,
             operation=call.operation,
         )
-    ctx.effect("confirm.released", hold.confirmation_id)
-    ctx.event(
-        "confirm.released",
-        hold.confirmation_id,
-        operation=call.operation,
-        wo_ids=",".join(call.wo_ids),
-        status="released",
-    )
-    _tell(ctx, call, done)
-    return finish(
-        ctx,
-        lane,
-        note=f"released {hold.confirmation_id}: {call.operation} of "
-        f"{', '.join(wo.wo_id for wo in done) or 'nothing'} exactly as held",
-    )
+    return done
 
 
 def _cancel(ctx: LaneContext) -> Change:
@@ -353,3 +417,187 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
             + " Please confirm a time."
         )
         ctx.send(vendor, truncate(body, 500), suffix=f"vendor#{wo.wo_id}")
+
+
+# -- what a call asked for, held until the number's owner confirms by text ---------------------
+
+
+def hold_actions(ctx: LaneContext) -> LaneOutcome:
+    """Hold the actions dispose held (``QueuedAction.held``) as one PendingConfirmation of those
+    exact actions, each work order they name pinned as it is now, and text the party what was
+    asked. Nothing they would do is done here. A new hold supersedes whatever else was open."""
+    lane = Lane.MANAGE_EXISTING
+    sender, queued = ctx.sender, ctx.queued
+    if sender is None or queued is None or not queued.held:  # pragma: no cover - dispose's
+        return finish(ctx, lane, status="skipped", note="nothing to hold")
+    named = {wo_id for action in queued.held for wo_id, _ in action_targets(action)}
+    mine = {
+        wo_id: wo
+        for wo_id in sorted(named)
+        if (wo := ctx.work_orders.get(wo_id)) is not None and may_act_on(ctx, wo)
+    }
+    # What names a work order that is gone or no longer the sender's is not held (dispose
+    # checked it against their open contexts; this is the check against the store, now).
+    kept = tuple(a for a in queued.held if all(i in mine for i, _ in action_targets(a)))
+    dropped = [a.lane for a in queued.held if a not in kept]
+    if not kept:
+        return finish(
+            ctx, lane, status="skipped", note="nothing held: no work order it names is theirs"
+        )
+    by_call = queued.by_unverified_call
+    proposal = _held_proposal(kept, mine, queued.say, by_call, sender.role is PartyRole.TENANT)
+    confirmation_id = ctx.idempotency_key
+    superseded = supersede_open(ctx, keep=confirmation_id)
+    hold = PendingConfirmation(
+        confirmation_id=confirmation_id,
+        package_id=ctx.package.package_id,
+        conversation_id=ctx.package.conversation_id,
+        party_id=sender.party_id,
+        held=kept,
+        proposal=proposal,
+        wo_snapshots=tuple(WoSnapshot.of(mine[i]) for i in dict.fromkeys(_ids_of(kept))),
+        asked_on=Channel.SMS,  # ctx.send texts the number: only a text back releases it
+        by_unverified_call=by_call,
+        held_at=ctx.now,
+        expires_at=ctx.now + DEFAULT_PENDING_TTL,
+    )
+    # Keyed by the idempotency key and created once: a re-run leaves the first run's hold.
+    with contextlib.suppress(AlreadyExistsError):
+        ctx.pending.put_confirmation(hold)
+    ctx.effect("confirm.held", confirmation_id)
+    ctx.event(
+        "confirm.held",
+        confirmation_id,
+        operation=hold.operation,
+        wo_ids=",".join(hold.wo_ids),
+        status="held",
+    )
+    ctx.send(sender.phone, proposal, suffix="confirm")
+    notes = [f"held {hold.operation} ({', '.join(hold.wo_ids) or 'a new request'}) until YES"]
+    if dropped:
+        notes.append(f"not held, not the sender's: {', '.join(dropped)}")
+    if superseded:
+        notes.append(f"superseded {', '.join(superseded)}")
+    return finish(ctx, lane, note="; ".join(notes))
+
+
+def released_as_held(action: Action, ctx: LaneContext) -> LaneOutcome | None:
+    """Whether one action of a hold of actions may run now: None to go on, else the skip.
+
+    It runs only if it is one of the actions its hold holds, exactly. The first of them, once,
+    re-validates the whole hold against the work orders as stored now and moves it from held to
+    released (conditionally); the rest run only if this package released it. A re-run of the
+    same package finds it released by itself and goes on."""
+    lane = Lane(action.lane)
+    queued = ctx.queued
+    pending_id = queued.pending_id if queued is not None else None
+    hold = ctx.pending.get("confirmation", pending_id) if pending_id else None
+    if not isinstance(hold, PendingConfirmation) or action not in hold.held:
+        return finish(ctx, lane, status="skipped", note="not released: not what a hold holds")
+    rerun = hold.status == "released" and hold.closed_by == ctx.package.package_id
+    if action != hold.held[0]:
+        if rerun:
+            return None  # the first of them released it, in this package
+        return finish(ctx, lane, status="skipped", note=f"{hold.confirmation_id} is {hold.status}")
+    if not rerun:
+        refused = _release_once(ctx, lane, hold)
+        if refused is not None:
+            return refused
+    ctx.effect("confirm.released", hold.confirmation_id)
+    ctx.event(
+        "confirm.released",
+        hold.confirmation_id,
+        operation=hold.operation,
+        wo_ids=",".join(hold.wo_ids),
+        status="released",
+    )
+    return None
+
+
+def _release_once(ctx: LaneContext, lane: Lane, hold: PendingConfirmation) -> LaneOutcome | None:
+    """Re-validate a hold of actions at the effect and move it from held to released, once:
+    None when it is released now, else the skip (a changed work order discards it)."""
+    if hold.status != "held":
+        return finish(ctx, lane, status="skipped", note=f"{hold.confirmation_id} is {hold.status}")
+    check = revalidate(
+        [
+            Target(
+                wo_id=wo_id,
+                operation=operation,
+                asked_at=hold.held_at,
+                then=next((s for s in hold.wo_snapshots if s.wo_id == wo_id), None),
+                current=ctx.work_orders.get(wo_id),
+            )
+            for wo_id, operation in hold_targets(hold)
+        ],
+        ctx.sender,
+    )
+    sender = ctx.sender
+    if check.outcome != "valid" or sender is None:
+        with contextlib.suppress(StaleVersionError):
+            ctx.pending.set_status(
+                "confirmation", hold.confirmation_id, "held", "discarded", ctx.package.package_id
+            )
+        if sender is not None:
+            ctx.send(
+                sender.phone,
+                truncate(f"{check.summary()} just now, so I haven't done any of it.", 500),
+                suffix="changed",
+            )
+        return finish(
+            ctx, lane, status="skipped", note=f"not released: {check.outcome}: {check.summary()}"
+        )
+    try:
+        ctx.pending.set_status(
+            "confirmation", hold.confirmation_id, "held", "released", ctx.package.package_id
+        )
+    except StaleVersionError:
+        return finish(ctx, lane, status="skipped", note=f"{hold.confirmation_id} moved on")
+    return None
+
+
+def _ids_of(actions: Sequence[Action]) -> list[str]:
+    return [wo_id for action in actions for wo_id, _ in action_targets(action)]
+
+
+def _held_proposal(
+    actions: Sequence[Action], wos: dict[str, WorkOrder], say: str, by_call: bool, tenant: bool
+) -> str:
+    """One text naming everything held, in the order it would run, and how to confirm it."""
+    parts = [_what(action, wos, tenant) for action in actions]
+    asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
+    lead = (f"{say} " if say else "") + (
+        "We got a call from this number asking to " if by_call else "You asked me to "
+    )
+    tail = ". Reply YES to confirm" + ("; if it wasn't you, ignore this text." if by_call else ".")
+    room = _MAX_PROPOSAL - len(lead) - len(tail)
+    return truncate(lead + short(asked, max(room, 20)) + tail, _MAX_PROPOSAL)
+
+
+def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
+    """What one held action would do, in words (its quoted part cut short), as the party who
+    asked would say it: a tenant says when they are home, a vendor or PM proposes a visit."""
+
+    def label(wo_id: str | None) -> str:
+        wo = wos.get(wo_id or "")
+        return _line(wo, 40) if wo is not None else "the new request"
+
+    if isinstance(action, CreateWo):
+        return f"open a new request: {short(action.params.summary, 80)}"
+    if isinstance(action, ScheduleVisit):
+        what = "pass on when you're home for" if tenant else "propose a visit for"
+        return f"{what} {label(action.target_wo_id)}: {short(action.params.availability, 60)}"
+    if isinstance(action, RelayToOpenWo):
+        return f'add this to {label(action.target_wo_id)}: "{short(action.params.note, 100)}"'
+    if isinstance(action, RelayToVendor):
+        said = short(action.params.message, 100)
+        return f'tell the vendor of {label(action.target_wo_id)}: "{said}"'
+    if isinstance(action, RecordRating):
+        return f"rate {label(action.target_wo_id)} {action.params.stars}/5"
+    if isinstance(action, ManageExisting):
+        names = ", ".join(label(i) for i in action.params.wo_ids)
+        if action.params.operation == "cancel":
+            return f"cancel {names}"
+        when = f" to {short(action.params.request, 60)}" if action.params.request else ""
+        return f"move the visit for {names}{when}"
+    return action.lane  # pragma: no cover - only what needs the owner is held

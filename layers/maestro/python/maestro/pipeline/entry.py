@@ -12,18 +12,16 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
 
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyPersistenceLayerError,
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
+from maestro.access import PIPELINE_STEPS
 from maestro.adapters.aws import client
+from maestro.adapters.ddb import refuse_unconfigured_tables, unconfigured_table
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
 from maestro.adapters.dynamodb_digest import DynamoDigest
@@ -36,7 +34,8 @@ from maestro.adapters.dynamodb_memory import (
     DynamoTimeline,
     DynamoWorkOrderStore,
 )
-from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError
+from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError, NoBus
+from maestro.adapters.idempotency import OwnedDynamoDBPersistenceLayer
 from maestro.adapters.language_model import language_model
 from maestro.adapters.messaging import messenger_for
 from maestro.brain.model import LanguageModel
@@ -50,18 +49,7 @@ from maestro.ports import Clock
 from maestro.settings import PipelineSettings
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
-STEPS = (
-    "precheck",
-    "escalate",
-    "lease",
-    "resolve",
-    "brain",
-    "dispose",
-    "act",
-    "persist",
-    "fail_open",
-    "step_gate",
-)
+STEPS = PIPELINE_STEPS  # defined with each step's tables (maestro.access)
 _TRANSIENT_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -89,53 +77,70 @@ def build_pipeline(
     *,
     key_from_env: bool = True,
 ) -> tuple[Pipeline, Any]:
-    """The pipeline on real adapters, plus the idempotency store for the act step."""
+    """The pipeline on real adapters, plus the idempotency store for the act step.
+
+    For one step (``settings.step``), only the tables of its row are configured: an adapter
+    over any other is built on a name the DynamoDB client refuses with an error naming the
+    table and the step (the same call would be an AccessDenied in the cloud). The bus, too,
+    is there only for a step that publishes.
+    """
     ddb = client("dynamodb", settings.region)
+    owner = settings.step or "the pipeline"
+    if settings.step is not None:
+        refuse_unconfigured_tables(ddb)
+
+    def table(logical_name: str) -> str:
+        return settings.table(logical_name) or unconfigured_table(logical_name, owner)
+
     deps = PipelineDeps(
-        buffer=DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table),
-        parties=DynamoPartyDirectory(ddb, settings.parties_table),
-        work_orders=DynamoWorkOrderStore(ddb, settings.work_orders_table),
-        timeline=DynamoTimeline(ddb, settings.timeline_table),
-        pending=DynamoPendingStore(ddb, settings.pending_table),
-        decisions=DynamoDecisionLog(ddb, settings.decisions_table),
-        state=DynamoStateStore(ddb, settings.state_table),
+        buffer=DynamoConversationBuffer(ddb, table("messages"), table("conversations")),
+        parties=DynamoPartyDirectory(ddb, table("parties")),
+        work_orders=DynamoWorkOrderStore(ddb, table("work_orders")),
+        timeline=DynamoTimeline(ddb, table("timeline")),
+        pending=DynamoPendingStore(ddb, table("pending")),
+        decisions=DynamoDecisionLog(ddb, table("decisions")),
+        state=DynamoStateStore(ddb, table("state")),
         messenger=messenger_for(
             settings,
             ddb,
             clock,
-            messages_table=settings.messages_table,
-            sends_table=settings.sends_table,
+            messages_table=table("messages"),
+            sends_table=table("sends"),
         ),
-        bus=EventBridgeBus(client("events", settings.region), settings.event_bus_name),
+        bus=EventBridgeBus(client("events", settings.region), settings.event_bus_name)
+        if settings.event_bus_name
+        else NoBus(owner),
         models=models_for(
             language_model(
                 settings,
                 clock,
                 ddb,
-                settings.conversations_table,
+                table("conversations"),
                 model,
                 key_from_env=key_from_env,
             )
         ),
-        gates=DynamoGateStore(ddb, settings.gates_table),
+        gates=DynamoGateStore(ddb, table("gates")),
         clock=clock,
         on_call_pm_phone=settings.on_call_pm_phone,
         policy=ConsensusPolicy(k=settings.samples, first_samples=min(2, settings.samples)),
         lease_ttl_seconds=settings.lease_ttl_seconds,
-        throttle=DynamoPageThrottle(ddb, settings.conversations_table),
+        throttle=DynamoPageThrottle(ddb, table("conversations")),
         caps=DynamoDailyCaps(
             ddb,
-            settings.conversations_table,
+            table("conversations"),
             DailyCapLimits(
                 pages=settings.account_daily_pages,
                 texts=settings.account_daily_texts,
                 model_calls=settings.account_daily_model_calls,
             ),
         ),
-        digest=DynamoDigest(ddb, settings.conversations_table),
+        digest=DynamoDigest(ddb, table("conversations")),
         unknown_emergency_fold_seconds=settings.unknown_emergency_fold_minutes * 60,
     )
-    persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=ddb)
+    # Its in-progress records know their own write: a retried put whose answer was lost is not
+    # taken for another run (maestro.adapters.idempotency).
+    persistence = OwnedDynamoDBPersistenceLayer(table("idempotency"), ddb)
     return Pipeline(deps), persistence
 
 
@@ -202,14 +207,17 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
 
 
 @cache
-def _cloud_handlers() -> dict[str, Handler]:
-    pipeline, persistence = build_pipeline(PipelineSettings(), SystemClock())
+def _cloud_handlers(step: str) -> dict[str, Handler]:
+    settings = PipelineSettings()  # read from the environment
+    if settings.step not in (None, step):
+        raise ValueError(f"functions/{step} runs {step}, but MAESTRO_STEP says {settings.step}")
+    pipeline, persistence = build_pipeline(settings, SystemClock())
     return make_handlers(pipeline, persistence)
 
 
 def _entry(name: str) -> Handler:
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        return _cloud_handlers()[name](event, context)
+        return _cloud_handlers(name)[name](event, context)
 
     handler.__name__ = name
     return handler

@@ -35,7 +35,7 @@ from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
-from maestro.domain.events import BODY_PREVIEW, body_digest, claim_dict
+from maestro.domain.events import BODY_PREVIEW, Effect, body_digest, claim_dict
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -68,6 +68,7 @@ from maestro.domain.records import (
     RevalidationOutcome,
     Route,
     completion_record_id,
+    fallback_decision_id,
     outcome_record_id,
 )
 from maestro.domain.revalidate import Target, revalidate
@@ -359,7 +360,7 @@ class Pipeline:
         lease = _lease(s)
         named = {
             *(i for q in lease.pending.clarifications for i in q.candidate_ids),
-            *(i for h in lease.pending.confirmations for i in h.call.wo_ids),
+            *(i for h in lease.pending.confirmations for i in h.wo_ids),
         }
         work_orders = {i: wo for i in sorted(named) if (wo := self.deps.work_orders.get(i))}
         interrupted = {
@@ -509,7 +510,7 @@ class Pipeline:
                     queued,
                     LaneOutcome(
                         idempotency_key=queued.idempotency_key,
-                        lane=str(queued.action.lane),
+                        lane=queued.lane.value,
                         target_wo_id=ctx.target_wo_id,
                         message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
                         effects=tuple(ctx.effects),
@@ -528,7 +529,7 @@ class Pipeline:
         # each event claims.
         self.deps.decisions.record_outcome(_outcome_record(package, queued, outcome, now))
         self.deps.bus.publish(outcome.events)
-        count("ActionsByLane", lane=str(queued.action.lane))
+        count("ActionsByLane", lane=queued.lane.value)
         if queued.action.lane == Lane.ESCALATE:
             count("Escalations")
         return dump(outcome)
@@ -589,8 +590,9 @@ class Pipeline:
 
     def fail_open(self, state: Mapping[str, Any]) -> JSON:
         """Record a fallback decision, close every unfinished action, page the on-call PM with a
-        short reason, and release the lease (or forfeit the turn), using the execution's own
-        ids: this is the last line, so it works even when the rest of the state is unreadable."""
+        short reason, complete the record and release the lease (or forfeit the turn), and only
+        then publish its events, using the execution's own ids: this is the last line, so it
+        works even when the rest of the state is unreadable or the bus is down."""
         now = self.deps.clock.now()
         raw = dict(state)
         package_id = str(raw.get("package_id") or "unknown")
@@ -604,7 +606,7 @@ class Pipeline:
         disposal = s.final_disposal if s else None
         lease = s.lease if s else None
         decision = MaestroDecision(
-            decision_id=f"{package_id}#fallback#0",
+            decision_id=fallback_decision_id(package_id),
             package_id=package_id,
             conversation_id=conversation_id,
             stage="fallback",
@@ -668,13 +670,14 @@ class Pipeline:
                     occurred_at=now,
                 )
             )
-        # Always emit: the watcher reads each of these messages back from the messenger's surface.
-        self.deps.bus.publish(events)
         if unsent:
             # The texts could not go either (the provider is down): the completion line and the
             # SendFailures alarm (not an SMS) are how the PM learns of it.
             why = truncate(f"{why}; not sent: {'; '.join(unsent)}", 500)
-        self.deps.decisions.complete(
+        # The record is complete and the lease free before any event goes: a bus that stays
+        # down through this step's retries costs the events (the sweeper finds each effect
+        # without its event: missing_event), never the package's last line or its turn.
+        completed = self.deps.decisions.complete(
             PackageCompletion(
                 record_id=completion_record_id(package_id),
                 package_id=package_id,
@@ -683,6 +686,7 @@ class Pipeline:
                 completed_by="fail_open",
                 decisions=(len(disposal.decisions) if disposal else 0) + 1,
                 outcomes=_tally(self.deps.decisions.outcomes_for(package_id)),
+                effects=tuple(Effect(event=e.type, subject_id=e.subject_id) for e in events),
                 reason=why,
                 recorded_at=now,
             )
@@ -695,11 +699,14 @@ class Pipeline:
                 # package of the conversation would wait for it forever.
                 self.deps.buffer.forfeit_turn(conversation_id, flush_number)
                 forfeited = True
-        count("Fallbacks")
-        logger.error(
-            "package failed open",
-            extra={"package_id": package_id, "error": failure.Error, "reason": why},
-        )
+        if completed:  # once per package, however often the step runs
+            count("Fallbacks")
+            logger.error(
+                "package failed open",
+                extra={"package_id": package_id, "error": failure.Error, "reason": why},
+            )
+        # Always emit: the watcher reads each of these messages back from the messenger's surface.
+        self.deps.bus.publish(events)
         return dump(
             FailOpenResult(
                 decision_id=decision.decision_id,
@@ -809,7 +816,7 @@ class Pipeline:
                     conversation_id=conversation_id,
                     index=queued.index,
                     decision_id=queued.decision_id,
-                    lane=Lane(queued.action.lane),
+                    lane=queued.lane,
                     status=status,
                     target_wo_id=queued.action.target_wo_id,
                     note=note,
@@ -948,7 +955,7 @@ def _outcome_record(
         conversation_id=package.conversation_id,
         index=queued.index,
         decision_id=queued.decision_id,
-        lane=Lane(queued.action.lane),
+        lane=queued.lane,
         status=status or outcome.status,
         target_wo_id=outcome.target_wo_id,
         created_wo_id=outcome.created_wo_id,

@@ -7,12 +7,16 @@ says was written with what the watcher saw:
 - every effect an action's outcome record names (a message sent, a WO created, a timeline entry
   appended, a hold made or released, a question asked, a page) must have had its event, of
   that decision, for that subject: the watcher's rows are the ``events_seen`` record;
-- a package that persist completed must have announced ``decision.recorded``.
+- a package that persist completed must have announced ``decision.recorded``;
+- a package that failed open must have had an event for each text fail-open sent itself (the
+  completion line names them: fail-open completes the record before its events go).
 
 What is missing becomes a Shame row, once (its id is deterministic), so sweeping the same
 package again writes nothing new. The effects come from the record the writing code made, apart
 from the events that claim them: a lane that forgets its event, or a publish that drops one, is
-found here.
+found here. An event that comes late resolves its row (the watcher does; the row stays, marked):
+and as the watcher looks for a missing_event row after writing its own, the sweeper looks for
+the watcher's rows again after writing, so an event read meanwhile resolves it at once.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from datetime import datetime, timedelta
 
 from maestro.domain.events import EventType
 from maestro.domain.ledger import LedgerRow, missing_event_row_id
-from maestro.domain.records import PackageCompletion
+from maestro.domain.records import PackageCompletion, fallback_decision_id
 from maestro.observability import count
 from maestro.ports import Clock, DecisionLog, Ledger
 
@@ -45,12 +49,14 @@ class SweepReport:
     packages: int = 0
     expected: int = 0
     missing: list[LedgerRow] = field(default_factory=list)
+    resolved: list[str] = field(default_factory=list)  # missing rows their event resolved at once
 
     def as_dict(self) -> dict[str, object]:
         return {
             "packages": self.packages,
             "expected": self.expected,
             "missing": [row.row_id for row in self.missing],
+            "resolved": self.resolved,
         }
 
 
@@ -88,6 +94,10 @@ class Sweeper:
             expected.append(
                 (None, "decision.recorded", package_id, None, "persist completed the package")
             )
+        fallback = fallback_decision_id(package_id)
+        for effect in completion.effects:  # fail-open's own texts
+            expected.append((fallback, effect.event, effect.subject_id, None, "fail-open wrote it"))
+        written: list[LedgerRow] = []
         for decision_id, event, subject_id, wo_id, what in expected:
             report.expected += 1
             if (decision_id, event, subject_id) in seen:
@@ -111,4 +121,13 @@ class Sweeper:
             )
             if self.deps.ledger.record(row):
                 count("ShameRows")
-                report.missing.append(row)
+                written.append(row)
+        report.missing += written
+        if written:  # the watcher may have written an event's row since we looked
+            watched = [r for r in self.deps.ledger.for_package(package_id) if r.event_id]
+            for row in written:
+                for seen_late in watched:
+                    resolution = row.resolved_by(seen_late)
+                    if resolution is not None and self.deps.ledger.resolve(row, resolution):
+                        count("ShameResolved")
+                        report.resolved.append(row.row_id)

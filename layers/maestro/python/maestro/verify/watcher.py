@@ -9,7 +9,9 @@ a field counts as confirmed only when the read returned it. One row per event:
 - Shame: ``unverified_claim`` when the surface has nothing the claim names, ``mismatch`` when
   it has it with other values.
 
-A redelivered event finds its row and writes nothing (rows are create-once by event id). A read
+A redelivered event finds its row and writes nothing (rows are create-once by event id). An
+event that comes after the sweeper gave it up (it waited in the DLQ) resolves the sweeper's
+``missing_event`` row: the row stays, marked with what resolved it, and no longer stands. A read
 that fails (Twilio down, a throttled table) raises: the SQS record is retried, then dead-lettered
 (and alarmed); a surface that cannot be read now is never taken for a lie.
 
@@ -37,7 +39,7 @@ from maestro.domain.events import (
     WoUpdated,
     body_digest,
 )
-from maestro.domain.ledger import LedgerRow, Provenance, ShameKind
+from maestro.domain.ledger import LedgerRow, Provenance, ShameKind, missing_row_id_of
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import PendingClarification, PendingConfirmation
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, TimelineEntry, VisitEntry
@@ -104,12 +106,20 @@ class Watcher:
 
     def watch(self, event: DomainEvent) -> LedgerRow:
         """The event's row: a fresh read's, written once; a redelivery's read is discarded and
-        the row already written stands (the put is conditional on the event id)."""
+        the row already written stands (the put is conditional on the event id). An event that
+        comes late (after the sweeper wrote its missing_event row) resolves that row."""
         row = self.check(event)
         if self.deps.ledger.record(row):
             count("ShameRows" if row.verdict == "shame" else "EvidenceRows")
-            return row
-        return self.deps.ledger.get(event.package_id, event.event_id) or row
+        else:
+            row = self.deps.ledger.get(event.package_id, event.event_id) or row
+        # Written first, then looked for (the sweeper writes, then looks): whichever of the two
+        # comes second sees the other's row, so no missing_event stands beside its event's row.
+        missing = self.deps.ledger.get(row.package_id, missing_row_id_of(row))
+        resolution = missing.resolved_by(row) if missing is not None else None
+        if missing and resolution and self.deps.ledger.resolve(missing, resolution):
+            count("ShameResolved")
+        return row
 
     def check(self, event: DomainEvent) -> LedgerRow:
         """Read the claimed surface and compare; writes nothing."""
@@ -306,8 +316,8 @@ class Watcher:
             missing = f"no held confirmation {event.subject_id}"
             return None, _Read("ddb-read", surface, {}, [], missing=missing)
         values: dict[str, ClaimValue] = {
-            "operation": item.call.operation,
-            "wo_ids": ",".join(item.call.wo_ids),
+            "operation": item.operation,
+            "wo_ids": ",".join(item.wo_ids),
             "status": item.status,
         }
         return item, _Read("ddb-read", surface, values, [])
@@ -318,10 +328,10 @@ class Watcher:
         item, read = self._confirmation(event)
         if item is None:
             return read
-        _differs(read.diffs, "operation", claim.operation, item.call.operation)
-        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.call.wo_ids))
+        _differs(read.diffs, "operation", claim.operation, item.operation)
+        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.wo_ids))
         # Held, or moved on since (released, discarded, expired, superseded): it was held.
-        read.note = f"{item.confirmation_id}: {item.call.operation}, now {item.status}"
+        read.note = f"{item.confirmation_id}: {item.operation}, now {item.status}"
         return read
 
     def _released(self, event: DomainEvent) -> _Read:
@@ -330,8 +340,8 @@ class Watcher:
         item, read = self._confirmation(event)
         if item is None:
             return read
-        _differs(read.diffs, "operation", claim.operation, item.call.operation)
-        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.call.wo_ids))
+        _differs(read.diffs, "operation", claim.operation, item.operation)
+        _differs(read.diffs, "wo_ids", claim.wo_ids, ",".join(item.wo_ids))
         _differs(read.diffs, "status", claim.status, item.status)
         read.note = f"{item.confirmation_id}: released"
         return read

@@ -1,0 +1,184 @@
+"""What each function may touch: its tables (read, or read and write) and the event bus.
+
+One table, read by three parties, so they cannot drift apart:
+
+- the runtime: a pipeline step's settings (``MAESTRO_STEP``) must name exactly the tables of its
+  row, and a call to a table it does not name fails before it leaves the process
+  (:func:`maestro.adapters.ddb.refuse_unconfigured_tables`);
+- the CDK stack (``infra/stack.py``): each function's table settings and IAM grants are made
+  from its row, nothing else;
+- the tests: ``tests/infra`` compares every role's policy with the rows (an extra grant
+  fails), and ``tests/integration/test_least_privilege.py`` plays scenarios on the embedded
+  stack and checks every DynamoDB call each stage made against its row.
+
+``read`` grants :data:`READ_ACTIONS`; ``write`` grants those and :data:`WRITE_ACTIONS` (a
+conditional put is a write, and a transaction's items need their own actions). A function
+that is not a pipeline step has its own settings model; its row lists exactly the table
+settings that model has. Adding a function (or a table to a step): add its row here, then its
+handler and its ``FunctionSpec`` in the stack; the tests say what is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = [
+    "EVENT_PUBLISHERS",
+    "FUNCTION_TABLES",
+    "PIPELINE_STEPS",
+    "READ_ACTIONS",
+    "WRITE_ACTIONS",
+    "Access",
+    "tables_of",
+]
+
+Access = Literal["read", "write"]
+READ_ACTIONS = frozenset(
+    {
+        "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:GetRecords",
+        "dynamodb:GetShardIterator",
+        "dynamodb:Query",
+        "dynamodb:Scan",
+    }
+)
+"""What ``read`` grants on a table and its indexes (the CDK's ``grant_read_data``)."""
+WRITE_ACTIONS = frozenset(
+    {"dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+)
+"""What ``write`` grants besides (the CDK's ``grant_read_write_data``)."""
+
+PIPELINE_STEPS = (
+    "precheck",
+    "escalate",
+    "lease",
+    "resolve",
+    "brain",
+    "dispose",
+    "act",
+    "persist",
+    "fail_open",
+    "step_gate",
+)
+"""The package pipeline's steps, one function each (``maestro.pipeline.entry.STEPS``)."""
+
+FUNCTION_TABLES: dict[str, dict[str, Access]] = {
+    # -- the package pipeline's steps ---------------------------------------------------------
+    # Every step reads its package back from the buffer when it travels by reference, and
+    # every step after the lease renews it: conversations is written by all of them.
+    # The package; the cheap model's budget (and the account's daily count); whether the sender
+    # is in the directory (a number nobody knows costs no model call: the floor alone).
+    "precheck": {"conversations": "write", "parties": "read"},
+    "escalate": {
+        # The early escalation: the sender and their open contexts, the decisions written
+        # ahead, then act's lanes in-process (the page, the safety advice, an unknown number's
+        # fold window, digest line and the daily caps in conversations), behind act's
+        # idempotency records.
+        "conversations": "write",
+        "parties": "read",
+        "work_orders": "read",
+        "pending": "read",
+        "state": "read",
+        "decisions": "write",
+        "messages": "write",
+        "sends": "write",
+        "idempotency": "write",
+    },
+    "lease": {
+        # Takes the lease; snapshots the sender, their open WOs (with state), open items and
+        # the conversation's recent decisions (the guard trail).
+        "conversations": "write",
+        "parties": "read",
+        "work_orders": "read",
+        "pending": "read",
+        "state": "read",
+        "decisions": "read",
+    },
+    # The WOs a question or hold names, and whether an emergency interrupted them.
+    "resolve": {"conversations": "write", "work_orders": "read", "state": "read"},
+    # The memory window: recent messages (conversations) and recent decisions.
+    "brain": {"conversations": "write", "decisions": "read"},
+    # Writes every decision ahead; moves the pending items the package closes.
+    "dispose": {"conversations": "write", "decisions": "write", "pending": "write"},
+    "act": {
+        # One lane: WOs and their timelines, questions and holds, the vendor's and the PM's
+        # numbers (read only: the directory is imported, never written by a step), the texts
+        # (sends claims them, messages records them), the outcome in the decision log, the
+        # idempotency record, and in conversations an unknown number's fold window and digest
+        # line, the daily caps' counts and the agent's budget.
+        "conversations": "write",
+        "parties": "read",
+        "work_orders": "write",
+        "timeline": "write",
+        "pending": "write",
+        "decisions": "write",
+        "messages": "write",
+        "sends": "write",
+        "idempotency": "write",
+    },
+    # The completion line; WO-keyed state snapshots (a created WO read once); the lease freed.
+    "persist": {
+        "conversations": "write",
+        "decisions": "write",
+        "state": "write",
+        "work_orders": "read",
+    },
+    # The fallback decision and completion line, the PM's page (and an emergency's safety
+    # advice), the lease released or the turn forfeited.
+    "fail_open": {
+        "conversations": "write",
+        "decisions": "write",
+        "messages": "write",
+        "sends": "write",
+    },
+    # Renews the lease for the gate's wait; stores the task token.
+    "step_gate": {"conversations": "write", "gates": "write"},
+    # -- the functions around it -------------------------------------------------------------
+    # Webhooks: dedupe and buffer (messages, conversations), bind the sender (parties), record
+    # Twilio's delivery statuses (messages).
+    "inbound_sms": {"messages": "write", "conversations": "write", "parties": "read"},
+    # The fallback drain: the same route for the webhooks Twilio's fallback URL kept.
+    "inbound_fallback": {"messages": "write", "conversations": "write", "parties": "read"},
+    # Flushes packages (conversations); the severity probe claims and stores its result on the
+    # message (messages) with the sender's open WOs as context.
+    "flusher": {
+        "messages": "write",
+        "conversations": "write",
+        "parties": "read",
+        "work_orders": "read",
+    },
+    # Read-verify: reads every claimed surface, writes only the ledger.
+    "watcher": {
+        "ledger": "write",
+        "messages": "read",
+        "work_orders": "read",
+        "timeline": "read",
+        "pending": "read",
+        "decisions": "read",
+    },
+    "sweeper": {"decisions": "read", "ledger": "write"},
+    # The hourly digest: the hour's lines and its closing (conversations), its one page to the
+    # PM (sends claims it, messages records it), the account's daily page count (conversations).
+    "digest": {"conversations": "write", "messages": "write", "sends": "write"},
+}
+"""Function (``functions/<name>``) → logical table name (``maestro.tables``) → its access."""
+
+EVENT_PUBLISHERS: frozenset[str] = frozenset({"escalate", "act", "fail_open", "digest"})
+"""The functions that put domain events on the bus themselves (persist's ``decision.recorded``
+is put by the state machine's own EventBridge integration, not by a function): three pipeline
+steps, and the digest (its page's ``message.sent`` and ``escalation.paged``)."""
+
+
+_unlisted = sorted(set(PIPELINE_STEPS) - set(FUNCTION_TABLES))
+if _unlisted:  # a step without a row would be granted nothing and fail on its first call
+    raise ValueError(f"maestro.access.FUNCTION_TABLES has no row for the steps {_unlisted}")
+
+
+def tables_of(function: str) -> dict[str, Access]:
+    """The row of ``function``; a name without one is an error, never an empty grant."""
+    if function not in FUNCTION_TABLES:
+        raise KeyError(f"maestro.access.FUNCTION_TABLES has no row for {function!r}")
+    return FUNCTION_TABLES[function]
