@@ -546,6 +546,10 @@ class LocalStack:
             if models.triage is not None
             else None,
         )
+        # Each function below gets SDK clients of its own, as each Lambda does: botocore's retry
+        # quota (standard mode) is per client, so one function's throttled retries never spend
+        # another's (the pipeline's steps share theirs; the webhook and flusher use the stack's).
+        aws_clients.client.cache_clear()  # its own SDK clients, as each function has
         self.watcher = build_watcher(
             WatcherSettings(
                 **twilio,
@@ -560,6 +564,7 @@ class LocalStack:
             self.clock,
         )
         self.ledger = DynamoLedger(self.ddb, self.tables["ledger"])
+        aws_clients.client.cache_clear()  # its own SDK clients, as each function has
         self.sweeper = build_sweeper(
             SweeperSettings(
                 decisions_table=self.tables["decisions"],
@@ -571,6 +576,7 @@ class LocalStack:
             self.clock,
         )
         self._next_sweep = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
+        aws_clients.client.cache_clear()  # its own SDK clients, as each function has
         self.digest = build_digest(
             DigestSettings(
                 **twilio,
