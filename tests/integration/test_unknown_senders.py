@@ -59,7 +59,7 @@ def test_ten_unknown_numbers_texting_gas_three_times_cost_one_page_and_one_text_
         stack.advance(60)  # each expedites its own flush at once: 30 packages in all
     executions = stack.executions()
     assert len(executions) == 30
-    assert {e["status"] for e in executions} == {"SUCCEEDED"}
+    assert {e["status"] for e in executions} == {"SUCCEEDED"}, _failures(stack)
 
     emergency = [p for p in pages(stack) if p.startswith("[EMERGENCY]")]
     assert len(emergency) == 10
@@ -154,6 +154,19 @@ def test_the_digest_page_is_read_verified(stack: LocalStack) -> None:
     ]
     stack.advance(3600)  # nothing new: no second page for the same hour, none for an empty one
     assert len(pages(stack)) == 1
+
+
+def _failures(stack: LocalStack) -> list[str]:
+    """What went wrong, for a failing assertion: each step that did not return, each fallback."""
+    failed = [f"{step} {package}: {outcome}" for step, package, outcome in stack.invocations
+              if outcome != "ok"]  # fmt: skip
+    for execution in stack.executions():
+        if execution["status"] != "SUCCEEDED":
+            package = json.loads(stack.sfn.describe_execution(**_arn(execution))["input"])
+            failed += [
+                d.reason for d in log(stack).for_package(package["package_id"]) if d.fallback
+            ]
+    return failed
 
 
 def _arn(execution: dict[str, Any]) -> dict[str, str]:
