@@ -391,7 +391,7 @@ def run_unknown_senders_load(
     numbers: int = 50,
     messages: int = 200,
     senders: int = 10,
-    speed: float = 300.0,
+    speed: float = 150.0,
     seed_value: int = 5,
     drain_timeout: float = 300.0,
 ) -> UnknownSendersReport:
