@@ -16,7 +16,8 @@ from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
 from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.brain.scripted import ScriptedModel
 from maestro.domain.digest import DigestEntry
-from maestro.ports import CAP_REACHED_METRIC, BudgetScope
+from maestro.observability import DAILY_CAP_METRIC
+from maestro.ports import BudgetScope
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed
@@ -37,6 +38,11 @@ def reached(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, str]]]
     return seen
 
 
+def _reached(cap: str) -> list[tuple[str, dict[str, str]]]:
+    """What one cap reached counts: the metric the daily-cap alarm watches, then which cap."""
+    return [(DAILY_CAP_METRIC, {}), (DAILY_CAP_METRIC, {"cap": cap})]
+
+
 def test_a_daily_cap_refuses_past_its_limit_once_per_send_and_a_forced_send_still_counts(
     aws: Any, reached: list[tuple[str, dict[str, str]]]
 ) -> None:
@@ -50,10 +56,10 @@ def test_a_daily_cap_refuses_past_its_limit_once_per_send_and_a_forced_send_stil
     assert reached == []
     assert not caps.charge("pages", "pkg-c#0#page", T0)
     assert caps.used("pages", T0) == 2  # refused: nothing counted
-    assert reached == [(CAP_REACHED_METRIC, {"cap": "pages"})]
+    assert reached == _reached("pages")
     assert caps.charge("pages", "pkg-d#0#page", T0, force=True)  # an emergency page
     assert caps.used("pages", T0) == 3
-    assert reached == [(CAP_REACHED_METRIC, {"cap": "pages"})] * 2
+    assert reached == _reached("pages") * 2
     assert caps.charge("texts", "pkg-c#0#reply", T0)  # the caps count apart
     assert caps.charge("pages", "pkg-e#0#page", T0 + timedelta(days=1))  # a new UTC day
 
@@ -66,7 +72,7 @@ def test_the_model_budget_has_an_account_wide_daily_cap(
     )
     scopes = [BudgetScope(conversation_id=f"conv-{n}", package_id=f"p{n}") for n in range(4)]
     assert [budget.reserve(scope, T0) for scope in scopes] == [True, True, True, False]
-    assert reached == [(CAP_REACHED_METRIC, {"cap": "model_calls"})]
+    assert reached == _reached("model_calls")
     # Refused everywhere at once: conv-3's own counts were not charged either.
     item = aws.dynamodb.get_item(
         TableName=aws.table_names["conversations"],
@@ -155,7 +161,7 @@ def test_past_the_account_model_cap_the_stage_takes_its_default_recorded_as_fall
         assert [c.purpose for c in model.calls] == ["probe"]  # the one call the cap allowed
         made = decisions(stack, execution)
         assert any(d.fallback and d.stage == "fallback" for d in made)
-        assert (CAP_REACHED_METRIC, {"cap": "model_calls"}) in reached
+        assert reached[:2] == _reached("model_calls")
 
 
 def test_past_the_text_cap_a_reply_is_recorded_as_not_sent_and_nothing_claims_it(
@@ -176,4 +182,4 @@ def test_past_the_text_cap_a_reply_is_recorded_as_not_sent_and_nothing_claims_it
         rows = stack.ledger.for_package(package_id(held))
         assert [r.event_type for r in rows] == ["decision.recorded"]  # no message.sent claim
         assert all(r.verdict == "evidence" for r in stack.ledger_rows())
-        assert (CAP_REACHED_METRIC, {"cap": "texts"}) in reached
+        assert reached == _reached("texts")

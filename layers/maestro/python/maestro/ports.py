@@ -424,8 +424,6 @@ class PageThrottle(Protocol):
 
 CapName = Literal["pages", "texts", "model_calls"]
 """The account-wide daily caps (per UTC day)."""
-CAP_REACHED_METRIC = "DailyCapReached"
-"""Counted (dimension ``cap``) each time a daily cap refuses something or is exceeded."""
 
 
 class DailyCaps(Protocol):

@@ -6,8 +6,9 @@ is charged with a transaction of two writes: a marker ``charge#<day>#<cap>#<key>
 so a re-run of the same send counts nothing more) and the counter's ``ADD``, conditional on the
 count being under the cap (unless forced). Both expire by the table's TTL.
 
-Reaching a cap counts :data:`maestro.ports.CAP_REACHED_METRIC` (dimension ``cap``): each refusal,
-and each forced send past the cap, so the alarm sees it either way.
+Reaching a cap counts :data:`maestro.observability.DAILY_CAP_METRIC`, the metric the
+``daily-cap`` alarm watches, for each refusal and each forced send past the cap (so the alarm
+sees it either way), and the same metric with a ``cap`` dimension, saying which.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from pydantic import Field
 
 from maestro.adapters.ddb import DynamoDBClient, cancellation_codes, from_item, to_value
 from maestro.domain.common import Frozen
-from maestro.observability import count
-from maestro.ports import CAP_REACHED_METRIC, CapName
+from maestro.observability import DAILY_CAP_METRIC, count
+from maestro.ports import CapName
 from maestro.tables import CONVERSATIONS
 
 __all__ = [
@@ -62,8 +63,10 @@ def account_day_item(at: datetime) -> dict[str, Any]:
 
 
 def cap_reached(cap: CapName) -> None:
-    """Count one :data:`CAP_REACHED_METRIC` for ``cap`` (the alarm watches it)."""
-    count(CAP_REACHED_METRIC, 1, cap=cap)
+    """Count one :data:`DAILY_CAP_METRIC`: the alarm's (no dimension of its own), and which
+    cap (its ``cap`` dimension: another metric to CloudWatch, so the alarm's sum is exact)."""
+    count(DAILY_CAP_METRIC)
+    count(DAILY_CAP_METRIC, 1, cap=cap)
 
 
 def _day(at: datetime) -> str:
