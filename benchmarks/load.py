@@ -20,7 +20,8 @@ import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from email.utils import parsedate_to_datetime
+from itertools import pairwise
 
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog
 from maestro.domain.models import Party, PartyRole
@@ -70,8 +71,8 @@ class LoadReport:
     lost: int
     duplicated: int
     order_violations: int
-    identity_pages: int
-    identity_pages_within_an_hour: int
+    digest_pages: int
+    digest_pages_within_an_hour: int
     unknown_numbers: int
     wall_seconds: float
     notes: list[str] = field(default_factory=list)
@@ -84,7 +85,7 @@ class LoadReport:
             and self.lost == 0
             and self.duplicated == 0
             and self.order_violations == 0
-            and self.identity_pages_within_an_hour == 0
+            and self.digest_pages_within_an_hour == 0
             and set(self.executions) == {"SUCCEEDED"}
         )
 
@@ -168,7 +169,6 @@ def _check(
     by_conversation: dict[str, list[tuple[int, str]]] = defaultdict(list)
     failed_open = 0
     emergencies = escalated = 0
-    identity_paged: dict[str, list[datetime]] = defaultdict(list)
     for execution in executions:
         described = stack.sfn.describe_execution(executionArn=execution["executionArn"])
         given = json.loads(described["input"])
@@ -192,9 +192,6 @@ def _check(
             in_packages[message["message_id"]["S"]] += 1
             bodies.append(message["body"]["S"])
         decisions = log.for_package(package_id)
-        for outcome in log.outcomes_for(package_id):
-            if outcome.note.startswith("paged the on-call PM about an unknown number"):
-                identity_paged[given["conversation_id"]].append(outcome.recorded_at)
         if any(d.fallback and d.stage == "fallback" for d in decisions):
             failed_open += 1
         if any(safety_floor(body) for body in bodies):
@@ -206,6 +203,12 @@ def _check(
     order_violations = _order_violations(stack, by_conversation)
     outbox = stack.outbox()
     pages = [m.body for m in outbox if m.to == ON_CALL_PM]
+    # Unknown numbers are lines of the hourly digest, never a page each: one digest an hour.
+    digests = sorted(
+        parsedate_to_datetime(str((stack.twilio.message(m.sid) or {})["date_created"]))
+        for m in outbox
+        if m.to == ON_CALL_PM and m.body.startswith("[INFO] maestro digest")
+    )
     unknown = [phone for phone, party in people if party is None]
     return LoadReport(
         senders=len(people),
@@ -220,12 +223,9 @@ def _check(
         lost=lost,
         duplicated=duplicated,
         order_violations=order_violations,
-        identity_pages=sum(1 for p in pages if p.startswith("[INFO]")),
-        identity_pages_within_an_hour=sum(
-            1
-            for times in identity_paged.values()
-            for a, b in zip(sorted(times), sorted(times)[1:], strict=False)
-            if (b - a).total_seconds() < 3600
+        digest_pages=len(digests),
+        digest_pages_within_an_hour=sum(
+            1 for a, b in pairwise(digests) if (b - a).total_seconds() < 3600
         ),
         unknown_numbers=len(unknown),
         wall_seconds=0.0,
@@ -264,9 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         f"packages {report.executions}; failed open {report.failed_open}; emergencies "
         f"{report.emergencies_escalated}/{report.emergencies} escalated at once "
         f"({report.emergency_pages} [EMERGENCY] pages); lost {report.lost}; duplicated "
-        f"{report.duplicated}; order violations {report.order_violations}; identity pages "
-        f"{report.identity_pages} ({report.identity_pages_within_an_hour} within an hour of "
-        f"another for the same number); {report.wall_seconds:.1f} s wall "
+        f"{report.duplicated}; order violations {report.order_violations}; digest pages "
+        f"{report.digest_pages} ({report.digest_pages_within_an_hour} within an hour of "
+        f"another); {report.wall_seconds:.1f} s wall "
         f"({report.packages / report.wall_seconds:.1f} packages/s)"
     )
     return 0 if report.ok else 1

@@ -44,12 +44,14 @@ import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from itertools import pairwise
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 VIRTUAL_HOUR = 3600.0
+_HOUR = timedelta(hours=1)
 P95_LIMIT_MS = 1000.0
 BUILDING_EVENTS = (
     (900.0, "the power just went out in the whole building"),
@@ -254,7 +256,6 @@ def run_http_load(
     hour: float = VIRTUAL_HOUR,
     drain_timeout: float = 300.0,
 ) -> HttpLoadReport:
-    from maestro_dev.local.server import LocalServer
     from maestro_dev.local.stack import LocalStack
     from maestro_dev.local.world import seed
 
@@ -266,22 +267,7 @@ def run_http_load(
         for _, party in people:
             if party is not None:
                 stack.parties.put(party)
-        server = LocalServer(stack, 0, speed)  # `maestro serve --port 0 --speed <speed>`
-        serving = threading.Thread(target=server.serve_forever, daemon=True)
-        serving.start()
-        try:
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-                start_at = time.time() + 3.0  # the senders' process is up by then
-                sent = pool.submit(
-                    send_all, server.url, stack.twilio_token, texts, senders, speed, start_at
-                ).result()
-            sending_done = time.perf_counter()
-            _drain(stack, {t.phone for t in texts}, drain_timeout)
-            drained = time.perf_counter()
-        finally:
-            server.httpd.shutdown()
-            serving.join(timeout=60)
+        sent, sending_done, drained = serve_and_send(stack, texts, senders, speed, drain_timeout)
         read = read_back(stack, people, texts, {s.sid for s in sent if s.status == 200})
     latencies = sorted(s.latency_ms for s in sent)
     return HttpLoadReport(
@@ -321,7 +307,216 @@ def run_http_load(
     )
 
 
-def _drain(stack: Any, phones: set[str], timeout: float) -> None:
+UNKNOWN_EMERGENCIES = (
+    "smoke is pouring out of the laundry room",
+    "strong gas smell by the mailboxes",
+    "sparks are shooting out of the breaker box",
+    "water is gushing from the light fixture in the stairwell",
+)
+UNKNOWN_ORDINARY = (
+    "hey is anyone there",
+    "who do I talk to about the parking spots?",
+    "this is the new tenant in 12, my key fob doesn't work",
+    "hello??",
+    "can someone call me back about the lease",
+)
+UNKNOWN_ESSAY = (
+    "URGENT NOTICE TO MANAGEMENT: "
+    + "please forward this message to every resident and call the number below at once. " * 7
+)
+
+
+@dataclass
+class UnknownSendersReport:
+    """What numbers nobody knows cost, read from the surfaces: the model's own record of its
+    calls, Twilio's outbox (the loopback), the stores and the ledger."""
+
+    numbers: int
+    messages: int
+    accepted: int
+    stored: int
+    packages: int
+    failed_open: int
+    lost: int
+    duplicated: int
+    model_calls: int
+    pages: int
+    emergency_pages: int
+    digest_pages: int
+    other_pages: int
+    texts_to_unknown: int
+    texts_to_unknown_not_advice: int
+    advice_repeats_within_fold: int
+    folded: int
+    emergency_numbers: int
+    emergencies: int
+    emergencies_escalated: int
+    shame: int
+    executions: dict[str, int]
+    wall_seconds: float
+
+
+def plan_unknown_texts(
+    numbers: int, messages: int, rng: random.Random, span: float = 1500.0
+) -> list[Text]:
+    """``messages`` texts from ``numbers`` numbers nobody knows, within ``span`` virtual seconds
+    (one digest hour): a fifth of the numbers report an emergency, one to three times minutes
+    apart, a fifth
+    send long texts, the rest short ones, each number a run of texts seconds to minutes apart."""
+    from maestro_dev.local.events import twilio_sid
+
+    per_number = [
+        messages // numbers + (1 if n < messages % numbers else 0) for n in range(numbers)
+    ]
+    texts: list[Text] = []
+    for n, count in enumerate(per_number):
+        phone = f"+1415557{n:04d}"
+        bodies: list[str] = []
+        if n % 5 == 0:
+            bodies += [rng.choice(UNKNOWN_EMERGENCIES)] * rng.randint(1, min(3, count))
+        while len(bodies) < count:
+            bodies.append(UNKNOWN_ESSAY if n % 5 == 1 else rng.choice(UNKNOWN_ORDINARY))
+        at = rng.uniform(0, span / 2)
+        for k, body in enumerate(bodies):
+            texts.append(Text(at, n, phone, body, twilio_sid("SM", f"unknown-load-{n}-{k}")))
+            # An emergency's repeats minutes apart (each its own package, folded into the
+            # first page); others in bursts too.
+            gaps = (300.0, 450.0) if n % 5 == 0 else (4.0, 15.0, 60.0, 200.0)
+            at = min(span, at + rng.choice(gaps))
+    return sorted(texts, key=lambda t: t.at)
+
+
+def run_unknown_senders_load(
+    *,
+    numbers: int = 50,
+    messages: int = 200,
+    senders: int = 10,
+    speed: float = 150.0,
+    seed_value: int = 5,
+    drain_timeout: float = 300.0,
+) -> UnknownSendersReport:
+    """#17's acceptance: texts from numbers nobody knows, through `maestro serve` over HTTP,
+    with a model plugged in that answers anything and counts every call; drained past the hour,
+    so the hour's digest page has gone too."""
+    from maestro.brain.scripted import ScriptedModel
+    from maestro.domain.safety import safety_floor
+    from maestro.lanes.escalate import HELD_BACK, PAGED
+    from maestro_dev.local.stack import ON_CALL_PM, LocalStack
+    from maestro_dev.local.world import seed
+
+    rng = random.Random(seed_value)
+    texts = plan_unknown_texts(numbers, messages, rng)
+    people: list[tuple[str, Any]] = [
+        (phone, None) for phone in dict.fromkeys(t.phone for t in texts)
+    ]
+    triage = {"route": "reasoning", "severity": "none", "confidence": 0.9, "evidence": ""}
+    model = ScriptedModel(
+        responder=lambda r: triage if r.purpose in ("probe", "precheck") else None
+    )
+    began = time.perf_counter()
+    with LocalStack(model=model) as stack:
+        seed(stack)
+        first_hour = stack.clock.now()
+
+        def digested(stack: Any) -> bool:  # the hour of the texts is over and its page went
+            return bool(stack.clock.now() >= first_hour + _HOUR and stack.digest.deps.digest.due(
+                stack.clock.now(), 24) == [])  # fmt: skip
+
+        sent, _, drained = serve_and_send(
+            stack, texts, senders, speed, drain_timeout, until=digested
+        )
+        read = read_back(stack, people, texts, {s.sid for s in sent if s.status == 200})
+        folded = _folded(stack)
+        outbox = stack.outbox()
+        unknown = {phone for phone, _ in people}
+        page_bodies = [m.body for m in outbox if m.to == ON_CALL_PM]
+        to_unknown = [m for m in outbox if m.to in unknown]
+        advice = [m for m in to_unknown if m.body.endswith((PAGED, HELD_BACK))]
+        repeats = 0
+        by_number: dict[str, list[datetime]] = defaultdict(list)
+        for message in advice:
+            created = stack.twilio.message(message.sid) or {}
+            by_number[message.to].append(parsedate_to_datetime(str(created["date_created"])))
+        for times in by_number.values():
+            times.sort()
+            repeats += sum(1 for a, b in pairwise(times) if (b - a).total_seconds() < 1800)
+    return UnknownSendersReport(
+        numbers=len(people),
+        messages=len(texts),
+        accepted=sum(1 for s in sent if s.status == 200),
+        stored=read.stored,
+        packages=read.packages,
+        failed_open=read.failed_open,
+        lost=read.lost,
+        duplicated=read.duplicated,
+        model_calls=len(model.calls),
+        pages=len(page_bodies),
+        emergency_pages=sum(1 for p in page_bodies if p.startswith("[EMERGENCY]")),
+        digest_pages=sum(1 for p in page_bodies if p.startswith("[INFO] maestro digest")),
+        other_pages=sum(
+            1 for p in page_bodies if not p.startswith(("[EMERGENCY]", "[INFO] maestro digest"))
+        ),
+        texts_to_unknown=len(to_unknown),
+        texts_to_unknown_not_advice=len(to_unknown) - len(advice),
+        advice_repeats_within_fold=repeats,
+        folded=folded,
+        emergency_numbers=len({t.phone for t in texts if safety_floor(t.body) is not None}),
+        emergencies=read.emergencies,
+        emergencies_escalated=read.emergencies_escalated,
+        shame=read.shame,
+        executions=read.executions,
+        wall_seconds=round(drained - began, 1),
+    )
+
+
+def serve_and_send(
+    stack: Any,
+    texts: list[Text],
+    senders: int,
+    speed: float,
+    drain_timeout: float,
+    *,
+    until: Any = None,
+) -> tuple[list[Sent], float, float]:
+    """``maestro serve``'s server on ``stack`` (in this process, its clock at ``speed``), the
+    texts sent to it over HTTP from a process of their own, then drained; ``until`` (a function
+    of the stack) is waited for too, the clock still running. What was sent, and when sending
+    and draining ended (perf counter)."""
+    from maestro_dev.local.server import LocalServer
+
+    server = LocalServer(stack, 0, speed)  # `maestro serve --port 0 --speed <speed>`
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            start_at = time.time() + 3.0  # the senders' process is up by then
+            sent = pool.submit(
+                send_all, server.url, stack.twilio_token, texts, senders, speed, start_at
+            ).result()
+        sending_done = time.perf_counter()
+        _drain(stack, {t.phone for t in texts}, drain_timeout, until)
+        drained = time.perf_counter()
+    finally:
+        server.httpd.shutdown()
+        serving.join(timeout=60)
+    return sent, sending_done, drained
+
+
+def _folded(stack: Any) -> int:
+    """Actions recorded on the decision log as folded into an earlier emergency page."""
+    from maestro.adapters.dynamodb_memory import DynamoDecisionLog
+
+    log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
+    folded = 0
+    for execution in stack.executions():
+        described = stack.sfn.describe_execution(executionArn=execution["executionArn"])
+        package_id = json.loads(described["input"])["package_id"]
+        folded += sum(1 for o in log.outcomes_for(package_id) if o.folded_into is not None)
+    return folded
+
+
+def _drain(stack: Any, phones: set[str], timeout: float, until: Any = None) -> None:
     """Until every stored message is in a flush claim, every claim started, no execution runs
     and the watcher has read every claim (the server's clock keeps moving: the last idle
     windows pass at its speed, and its tick polls the watcher's queue)."""
@@ -336,6 +531,7 @@ def _drain(stack: Any, phones: set[str], timeout: float) -> None:
             flushed
             and not any(stack.buffer.unstarted_claims(c) for c in conversations)
             and not stack.running_executions()
+            and (until is None or until(stack))
             and _queued(stack, stack.events_url) == 0
         ):
             return

@@ -11,9 +11,10 @@ filtering on every read, and a messenger that never sends twice for one idempote
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
 
+from maestro.domain.digest import DigestEntry, DigestLine, hour_of
 from maestro.domain.ledger import LedgerRow, Resolution
 from maestro.domain.models import Party, WorkOrder
 from maestro.domain.records import (
@@ -26,7 +27,9 @@ from maestro.domain.timeline import TimelineEntry
 from maestro.ports import (
     RECORDED_SID_PREFIX,
     AlreadyExistsError,
+    CapName,
     MessageRead,
+    PageWindow,
     SentMessage,
     StaleVersionError,
     recorded_sid,
@@ -34,6 +37,8 @@ from maestro.ports import (
 
 __all__ = [
     "RECORDED_SID_PREFIX",
+    "InMemoryDailyCaps",
+    "InMemoryDigest",
     "InMemoryLedger",
     "InMemoryPageThrottle",
     "InMemoryPartyDirectory",
@@ -318,11 +323,108 @@ class InMemoryPageThrottle:
     """PageThrottle in a dict, with the adapter's rules: the window's claimant may claim again."""
 
     def __init__(self) -> None:
-        self._windows: dict[str, tuple[str, datetime]] = {}
+        self._windows: dict[str, PageWindow] = {}
 
     def claim(self, key: str, claimant: str, at: datetime, window_seconds: int) -> str | None:
         held = self._windows.get(key)
-        if held is not None and held[1] >= at and held[0] != claimant:
-            return held[0]
-        self._windows[key] = (claimant, at + timedelta(seconds=window_seconds))
+        if held is not None and held.until >= at and held.claimant != claimant:
+            return held.claimant
+        if held is None or held.claimant != claimant:
+            self._windows[key] = PageWindow(
+                claimant=claimant, until=at + timedelta(seconds=window_seconds)
+            )
         return None
+
+    def window(self, key: str) -> PageWindow | None:
+        return self._windows.get(key)
+
+    def record(
+        self,
+        key: str,
+        claimant: str,
+        *,
+        page_sid: str | None = None,
+        paged_at: datetime | None = None,
+        digest_hour: datetime | None = None,
+    ) -> None:
+        held = self._windows.get(key)
+        if held is None or held.claimant != claimant:
+            return
+        given = {"page_sid": page_sid, "paged_at": paged_at, "digest_hour": digest_hour}
+        self._windows[key] = held.model_copy(
+            update={k: v for k, v in given.items() if v is not None}
+        )
+
+
+class InMemoryDailyCaps:
+    """DailyCaps in a dict, with the adapter's rules: once per key, refused past the limit
+    unless forced. ``reached`` lists each cap every time it refused or was exceeded (the
+    adapter's ``DailyCapReached`` metric)."""
+
+    def __init__(self, pages: int = 100, texts: int = 2000) -> None:
+        self.limits: dict[str, int] = {"pages": pages, "texts": texts}
+        self.used: dict[tuple[str, str], int] = {}
+        self._charged: set[tuple[str, str, str]] = set()
+        self.reached: list[str] = []
+
+    def charge(self, cap: CapName, key: str, at: datetime, *, force: bool = False) -> bool:
+        day = f"{at.astimezone(UTC):%Y-%m-%d}"
+        if (day, cap, key) in self._charged:
+            return True
+        used = self.used.get((day, cap), 0)
+        if used >= self.limits[cap]:
+            self.reached.append(cap)
+            if not force:
+                return False
+        self.used[(day, cap)] = used + 1
+        self._charged.add((day, cap, key))
+        return True
+
+
+class InMemoryDigest:
+    """Digest in dicts, with the adapter's rules: one line per subject per hour, a package
+    counted once, an entry for a closed hour going to the next."""
+
+    def __init__(self) -> None:
+        self.lines: dict[datetime, dict[str, tuple[DigestEntry, datetime, set[str]]]] = {}
+        self.closed: dict[datetime, str | None] = {}
+
+    def add(self, entry: DigestEntry) -> datetime:
+        hour = hour_of(entry.at)
+        while hour in self.closed:
+            hour += timedelta(hours=1)
+        lines = self.lines.setdefault(hour, {})
+        first, _, packages = lines.get(entry.subject, (entry, entry.at, set()))
+        packages.add(f"{entry.package_id}:{entry.messages}")
+        lines[entry.subject] = (first, entry.at, packages)
+        return hour
+
+    def due(self, now: datetime, lookback_hours: int) -> list[datetime]:
+        current = hour_of(now)
+        return sorted(
+            hour
+            for hour, lines in self.lines.items()
+            if lines
+            and current - timedelta(hours=lookback_hours) <= hour < current
+            and self.closed.get(hour) is None
+        )
+
+    def close(self, hour: datetime, at: datetime) -> list[DigestLine]:  # noqa: ARG002
+        self.closed.setdefault(hour, None)
+        return [
+            DigestLine(
+                subject=subject,
+                kind=first.kind,
+                who=first.who,
+                excerpt=first.excerpt,
+                why=first.why,
+                first_at=first.at,
+                last_at=last,
+                packages=len(packages),
+                messages=sum(int(p.rsplit(":", 1)[1]) for p in packages),
+            )
+            for subject, (first, last, packages) in self.lines.get(hour, {}).items()
+        ]
+
+    def record_sent(self, hour: datetime, sid: str, at: datetime) -> None:  # noqa: ARG002
+        self.closed[hour] = sid

@@ -262,7 +262,7 @@ def step_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[dict[str, st
 
 
 def test_a_step_runs_on_its_own_tables(aws: Any, step_env: Any) -> None:
-    step_env(_step_environment(aws, "precheck"))  # one table: conversations
+    step_env(_step_environment(aws, "precheck"))  # its tables: conversations, parties
     state = json.loads(execution_input(package("I smell gas in the hallway")))
     result = pipeline_entry.precheck(state, CONTEXT)  # type: ignore[arg-type]
     assert result["route"] == "escalate"
@@ -270,14 +270,15 @@ def test_a_step_runs_on_its_own_tables(aws: Any, step_env: Any) -> None:
 
 def test_a_table_outside_the_steps_row_is_refused_by_name(aws: Any, step_env: Any) -> None:
     """Naive: every step was configured (and granted) every table, so precheck could have read
-    or written the directory; now it is given no name for it, and a call says so."""
+    or written the work-order store; now it is given no name for it, and a call says so. (It
+    does read the directory: a number nobody knows costs no model call.)"""
     env = _step_environment(aws, "precheck")
     step_env(env)
     settings = PipelineSettings()
-    assert settings.parties_table is None
+    assert settings.work_orders_table is None
     pipeline, _ = build_pipeline(settings, SystemClock(), key_from_env=False)
-    with pytest.raises(UnconfiguredTableError, match="precheck used the parties table"):
-        pipeline.deps.parties.by_phone(MARIA.phone)
+    with pytest.raises(UnconfiguredTableError, match="precheck used the work_orders table"):
+        pipeline.deps.work_orders.get("WO-204")
     with pytest.raises(RuntimeError, match="precheck published 1 event"):
         pipeline.deps.bus.publish([_event()])
     pipeline.deps.bus.publish([])  # publishing nothing needs no bus

@@ -4,11 +4,11 @@ with the stage that made it, and each stage's calls checked against its function
 
 The scenarios: a repair text that opens a work order, a clarification and its answer, a held
 cancel released by YES, an emergency, an unknown number (and its emergency), a package that
-fails open, a package paused at its step gates; then, with a scripted model answering like a
-good one (so the severity probe and the model budgets run), the fault matrix's repair, gas and
-failing scenarios, and its repair with the bus down for the act step (the sweeper's Shame
-rows). Twilio's status callbacks, which the stage tags leave untagged, are the inbound
-function's too: every request through the webhook is tagged as it.
+fails open, a package paused at its step gates, the hourly digest's page; then, with a scripted
+model answering like a good one (so the severity probe and the model budgets run), the fault
+matrix's repair, gas and failing scenarios, and its repair with the bus down for the act step
+(the sweeper's Shame rows). Twilio's status callbacks, which the stage tags leave untagged, are
+the inbound function's too: every request through the webhook is tagged as it.
 """
 
 from __future__ import annotations
@@ -118,6 +118,13 @@ def _stepped_story() -> Calls:
         sms(stack, "the hallway light flickers", sender=MARIA.phone)
         stack.advance(stack.idle + 1)
         assert release_all_gates(stack) > 0
+        # A number nobody knows: a line of the hour's digest, whose page goes through Twilio
+        # once the hour is over (the digest function).
+        sms(stack, "who do I ask about the bike storage?", sender=UNKNOWN)
+        stack.advance(stack.idle + 1)
+        assert release_all_gates(stack) > 0
+        stack.advance(3600)
+        assert any(m.body.startswith("[INFO] maestro digest") for m in stack.outbox())
     return wire.calls
 
 

@@ -301,18 +301,24 @@ def test_a_state_update_that_keeps_losing_races_retries_visibly(stack: LocalStac
 # -- pages a PM can read -----------------------------------------------------------------------
 
 
-def test_an_unknown_number_pages_the_pm_once_an_hour(stack: LocalStack) -> None:
+def test_an_unknown_number_is_one_line_of_the_hourly_digest(stack: LocalStack) -> None:
+    """It paged the PM at once, once an hour per number: now no page of its own, one line of
+    the hour's digest (one page an hour, however many numbers), nothing sent to the number."""
     stranger = "+14155550177"
     for text in ("hello is this the landlord", "my sink is leaking", "hello??"):
         sms(stack, text, sender=stranger)
         assert described(stack, flush(stack))["status"] == "SUCCEEDED"
-    identity = [p for p in pages(stack) if stranger in p]
-    assert len(identity) == 1
-    assert identity[0].startswith("[INFO]")
-    stack.advance(3600)
+    assert [p for p in pages(stack) if stranger in p] == []
+    stack.advance(3600)  # the hour is over: its digest goes
+    (digest,) = [p for p in pages(stack) if stranger in p]
+    assert digest.startswith("[INFO] maestro digest")
+    assert digest.count(stranger) == 1
+    assert "(3 texts)" in digest
     sms(stack, "anyone?", sender=stranger)
     flush(stack)
+    stack.advance(3600)
     assert len([p for p in pages(stack) if stranger in p]) == 2
+    assert to_phone(stack, stranger) == []
 
 
 def test_gas_from_an_unknown_number_is_still_escalated(stack: LocalStack) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from load_http import Text, read_back, run_http_load
+from load_http import Text, read_back, run_http_load, run_unknown_senders_load
 
 from maestro.ingest.service import conversation_id_for
 from maestro_dev.local.events import signed_sms_event, twilio_sid
@@ -97,3 +97,30 @@ def test_the_read_back_counts_from_the_stores_not_from_the_answers(stack: LocalS
     assert read.claim_order_violations == 1
     assert read.message_order_violations == 1
     assert read.package_order_violations == 0
+
+
+def test_two_hundred_texts_from_fifty_unknown_numbers_cost_no_model_call_and_few_pages() -> None:
+    """#17's acceptance, through `maestro serve` over HTTP with a model that counts its calls.
+    It was 50 PM pages and 450 model calls (250 probes, 200 strong-model samples)."""
+    # At 150x a second of lag is 2.5 virtual minutes: the fold window (30) holds under load.
+    report = run_unknown_senders_load(numbers=50, messages=200, senders=10, speed=150.0)
+    assert report.numbers == 50
+    assert report.messages == report.accepted == report.stored == 200
+    assert report.executions == {"SUCCEEDED": report.packages}
+    assert (report.failed_open, report.lost, report.duplicated, report.shame) == (0, 0, 0, 0)
+    assert report.model_calls == 0
+    assert report.pages <= 50 + 1
+    # Which pages: each emergency number's first emergency, and the hour's one digest.
+    assert report.emergency_numbers > 0
+    assert report.emergency_pages == report.emergency_numbers
+    assert report.digest_pages == 1
+    assert report.other_pages == 0
+    # Every emergency package escalated at once; each beyond a number's first folded into its
+    # page (how many packages the repeats made depends on the clock's ticks, not the counts).
+    assert report.emergencies == report.emergencies_escalated >= report.emergency_numbers
+    assert report.folded == report.emergencies - report.emergency_numbers
+    # What the unknown numbers got (docs/unknown-senders.md): the safety advice, once per
+    # number per fold window, and nothing else.
+    assert report.texts_to_unknown == report.emergency_numbers
+    assert report.texts_to_unknown_not_advice == 0
+    assert report.advice_repeats_within_fold == 0

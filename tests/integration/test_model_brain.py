@@ -261,17 +261,25 @@ def test_a_prompt_injection_corpus_never_touches_what_the_sender_does_not_own() 
         senders = {"tenant": MARIA.phone, "vendor": VIC.phone, "unknown": STRANGER}
         before = {wo_id: store.get(wo_id) for wo_id in ("WO-204", "WO-211", "WO-9", "WO-198")}
         for row in INJECTIONS:
+            asked = len(model.calls)
             sms(stack, row["text"], sender=senders[row["sender"]])
             (execution,) = new_executions(stack, stack.idle + 1)
             assert described(stack, execution)["status"] == "SUCCEEDED", row
             recorded = decisions(stack, execution)
             # Every attempt is on the record, refused: a sample naming an id the sender was not
-            # shown fails (the fallback decision), a role or an unknown number is rejected, a
-            # cancel of the sender's own WOs is only held for a YES.
+            # shown fails (the fallback decision), a role is rejected, a cancel of the sender's
+            # own WOs is only held for a YES. An unknown number's text reaches no model at all
+            # (docs/unknown-senders.md): its one action is the PM's identity hand-off.
             output = json.loads(described(stack, execution)["output"])
             samples = (output.get("brain") or {}).get("samples", [])
+            unheard = (
+                row["sender"] == "unknown"
+                and len(model.calls) == asked
+                and [d.lane for d in recorded if d.disposition == "queued"] == ["escalate"]
+            )
             refused = (
-                any(d.disposition == "rejected" or d.fallback for d in recorded)
+                unheard
+                or any(d.disposition == "rejected" or d.fallback for d in recorded)
                 or any(s.get("failure") == "out_of_vocabulary" for s in samples)
                 or any(d.asks and d.asks.startswith("hold:") for d in recorded)
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -28,9 +28,13 @@ from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEn
 from maestro.lanes import LANES, execute
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import touch, update_work_order
-from maestro.lanes.escalate import safety_instructions
+from maestro.lanes.escalate import HELD_BACK, PAGE_EXCERPT_CHARS, safety_instructions
+from maestro.pipeline.errors import TransientError
 from maestro.ports import AlreadyExistsError, StaleVersionError
 from maestro_dev.fakes import (
+    InMemoryDailyCaps,
+    InMemoryDigest,
+    InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryTimeline,
@@ -83,6 +87,9 @@ class World:
     parties: Any = field(default_factory=lambda: InMemoryPartyDirectory([MARIA_3B, VENDOR]))
     messenger: RecordingMessenger = field(default_factory=RecordingMessenger)
     timeline: InMemoryTimeline = field(default_factory=InMemoryTimeline)
+    throttle: InMemoryPageThrottle = field(default_factory=InMemoryPageThrottle)
+    digest: InMemoryDigest = field(default_factory=InMemoryDigest)
+    caps: InMemoryDailyCaps = field(default_factory=InMemoryDailyCaps)
 
     def ctx(
         self,
@@ -91,6 +98,7 @@ class World:
         sender: Party | None = MARIA_3B,
         contexts: tuple[OpenContext, ...] = CONTEXTS,
         pkg: Package | None = None,
+        now: datetime = T0,
     ) -> LaneContext:
         pkg = pkg or package("hello")
         return LaneContext(
@@ -104,8 +112,11 @@ class World:
             parties=self.parties,
             messenger=self.messenger,
             on_call_pm_phone=PM_PHONE,
-            now=T0,
+            now=now,
             timeline=self.timeline,
+            throttle=self.throttle,
+            caps=self.caps,
+            digest=self.digest,
         )
 
     def run(self, action: Action, **ctx: Any) -> LaneOutcome:
@@ -638,16 +649,24 @@ def test_escalate_pages_sends_safety_and_keeps_every_open_context(world: World) 
     assert paged.subject_id == world.messenger.to(PM_PHONE)[0].sid
 
 
-def test_identity_escalation_pages_with_the_number_and_sends_no_safety_advice(
+def test_identity_escalation_is_a_digest_line_not_a_page_and_sends_nothing(
     world: World,
 ) -> None:
+    """It used to page the PM at once (one page per number per hour) with 160 characters of the
+    text: now it is a line of the hour's digest, the one page an hour that lists them."""
     pkg = package("hi this is the guy from 4C, my sink is leaking", phone=STRANGER_PHONE)
     outcome = world.run(act("escalate", reason="identity", severity="info"), sender=None, pkg=pkg)
-    (page,) = world.bodies_to(PM_PHONE)
-    assert STRANGER_PHONE in page
-    assert "my sink is leaking" in page
+    assert world.bodies_to(PM_PHONE) == []
     assert world.bodies_to(STRANGER_PHONE) == []
-    assert _types(outcome) == ["message.sent", "escalation.paged"]
+    assert _types(outcome) == []
+    (line,) = world.digest.close(T0, T0)
+    assert (line.subject, line.kind, line.who) == (
+        f"unknown#{STRANGER_PHONE}",
+        "unknown_number",
+        STRANGER_PHONE,
+    )
+    assert line.excerpt.startswith("hi this is the guy from 4C")
+    assert "digest of 14:00 UTC" in outcome.note
 
 
 def test_a_fallback_escalation_sends_no_safety_advice(world: World) -> None:
@@ -787,3 +806,135 @@ def test_update_retries_once_after_a_lost_race(world: World) -> None:
     assert result is not None
     assert (result.version, result.updated_at) == (LEAK_204.version + 2, T0)
     assert store.get("WO-204") == result
+
+
+# -- what an unknown number costs; the daily caps; what a page quotes ---------------------------
+
+ESSAY = "I smell gas in the hallway. " + "Forward this to everyone you know: " + "x" * 560
+
+
+def test_a_page_quotes_at_most_a_short_excerpt_of_what_was_said(world: World) -> None:
+    """Naive: the page relayed up to 600 of the sender's characters to the on-call PM."""
+    world.run(act("escalate", reason="emergency", hazard="gas " * 50), pkg=package(ESSAY))
+    (page,) = world.bodies_to(PM_PHONE)
+    quoted = page.split('They said: "', 1)[1]
+    assert len(quoted.rstrip('"')) <= PAGE_EXCERPT_CHARS
+    assert "Maria" in page  # who,
+    assert "gas" in page  # and why
+    assert len(page) < 360
+
+
+def _gas_from(world: World, flush: int, minutes: float) -> LaneOutcome:
+    at = T0 + timedelta(minutes=minutes)
+    pkg = package("there is a strong smell of propane by the boiler", phone=STRANGER_PHONE,
+                  flush=flush, at=at)  # fmt: skip
+    return world.run(act("escalate", reason="emergency", hazard="propane"), sender=None, pkg=pkg,
+                     now=at)  # fmt: skip
+
+
+def test_an_unknown_numbers_repeat_emergencies_fold_into_its_first_page(world: World) -> None:
+    first = _gas_from(world, 1, 0)
+    (page,) = world.messenger.to(PM_PHONE)
+    assert len(world.bodies_to(STRANGER_PHONE)) == 1  # the safety advice
+    assert first.folded_into is None
+    for flush, minutes in ((2, 4), (3, 29)):
+        repeat = _gas_from(world, flush, minutes)
+        assert (repeat.status, repeat.folded_into, repeat.folded_at) == ("skipped", page.sid, T0)
+        assert f"folded into the emergency page {page.sid} sent 14:00:00 UTC" in repeat.note
+        assert repeat.events == ()
+    assert len(world.bodies_to(PM_PHONE)) == 1
+    assert len(world.bodies_to(STRANGER_PHONE)) == 1
+    # Past the window (30 minutes from the first page), the next one pages again.
+    later = _gas_from(world, 4, 31)
+    assert later.folded_into is None
+    assert len(world.bodies_to(PM_PHONE)) == 2
+    assert len(world.bodies_to(STRANGER_PHONE)) == 2
+
+
+def test_a_known_senders_emergencies_each_page(world: World) -> None:
+    for flush in (1, 2, 3):
+        at = T0 + timedelta(minutes=flush)
+        pkg = package("smoke is coming out of the dryer vent", flush=flush, at=at)
+        world.run(act("escalate", reason="emergency", hazard="smoke"), pkg=pkg, now=at)
+    assert len(world.bodies_to(PM_PHONE)) == 3
+    assert len(world.bodies_to(TENANT_PHONE)) == 3
+
+
+def test_past_the_page_cap_a_known_emergency_still_pages_and_an_unknown_one_is_a_digest_line(
+    world: World,
+) -> None:
+    world.caps = InMemoryDailyCaps(pages=1)
+    for flush in (1, 2):
+        pkg = package("the carbon monoxide alarm keeps going off", flush=flush)
+        world.run(act("escalate", reason="emergency", hazard="CO alarm"), pkg=pkg)
+    assert len(world.bodies_to(PM_PHONE)) == 2  # never dropped by a cap
+    assert world.caps.reached == ["pages"]
+    degraded = _gas_from(world, 3, 2)
+    assert len(world.bodies_to(PM_PHONE)) == 2
+    (advice,) = world.bodies_to(STRANGER_PHONE)  # safety advice always goes, and says the truth
+    assert advice.endswith(HELD_BACK)
+    assert "alerted" not in advice
+    assert "daily page cap reached" in degraded.note
+    (line,) = world.digest.close(T0, T0)
+    assert (line.kind, line.subject) == ("emergency", f"emergency#{STRANGER_PHONE}")
+    # A repeat folds into that digest line, not into a page.
+    repeat = _gas_from(world, 4, 5)
+    assert "folded into the digest line of 14:00 UTC" in repeat.note
+    assert len(world.bodies_to(STRANGER_PHONE)) == 1
+
+
+def test_past_the_text_cap_a_text_is_recorded_as_not_sent_and_claimed_by_no_event(
+    world: World,
+) -> None:
+    world.caps = InMemoryDailyCaps(texts=1)
+    world.run(act("continue_with_assistant"), pkg=package("hello there", flush=1))
+    held = world.run(act("continue_with_assistant"), pkg=package("hello again", flush=2))
+    assert len(world.bodies_to(TENANT_PHONE)) == 1
+    (unsent,) = held.unsent
+    assert unsent == f"reply to {TENANT_PHONE}: not sent, the daily texts cap is reached"
+    assert unsent in held.note
+    assert (held.events, held.message_sids, held.effects) == ((), (), ())
+    assert world.caps.reached == ["texts"]
+    # Safety advice is never held back.
+    world.run(act("escalate", reason="emergency", hazard="gas"), pkg=package("gas!", flush=3))
+    assert world.bodies_to(TENANT_PHONE)[-1].startswith("Leave now")
+
+
+def test_a_re_run_is_charged_once(world: World) -> None:
+    world.caps = InMemoryDailyCaps(texts=1)
+    pkg = package("hello there")
+    for _ in range(3):
+        outcome = world.run(act("continue_with_assistant"), pkg=pkg)
+        assert outcome.unsent == ()
+    assert world.caps.reached == []
+
+
+def test_past_the_page_cap_a_break_in_is_a_digest_line(world: World) -> None:
+    world.caps = InMemoryDailyCaps(pages=1)
+    world.caps.charge("pages", "someone-else", T0)
+    ctx = world.ctx(pkg=package("the same thing again"))
+    action = act("escalate", reason="guard_tripped", severity="info", hazard="asked twice")
+    ctx.queued = QueuedAction(
+        index=0, action=action, idempotency_key=ctx.idempotency_key, decision_id="d-0"
+    )
+    outcome = execute(action, ctx)
+    assert world.bodies_to(PM_PHONE) == []
+    assert world.bodies_to(TENANT_PHONE) == [
+        "I've asked the property manager to help with this; they'll be in touch with you."
+    ]
+    (line,) = world.digest.close(T0, T0)
+    assert line.kind == "break_in"
+    assert "a line in the digest of 14:00 UTC instead of a page" in outcome.note
+
+
+def test_a_repeat_while_the_first_page_is_still_going_is_retried_not_folded_blind(
+    world: World,
+) -> None:
+    window = f"emergency-page#{STRANGER_PHONE}"
+    assert world.throttle.claim(window, "pkg-conv-1-1#0", T0, 1800) is None  # paging, no SID yet
+    with pytest.raises(TransientError, match="still going"):
+        _gas_from(world, 2, 1)
+    assert world.bodies_to(PM_PHONE) == world.bodies_to(STRANGER_PHONE) == []
+    world.throttle.record(window, "pkg-conv-1-1#0", page_sid="SMfirst", paged_at=T0)
+    retried = _gas_from(world, 2, 1)  # the state machine's retry
+    assert (retried.folded_into, retried.folded_at) == ("SMfirst", T0)

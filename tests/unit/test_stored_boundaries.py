@@ -58,6 +58,8 @@ from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
 from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
+    InMemoryDailyCaps,
+    InMemoryDigest,
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
@@ -162,6 +164,8 @@ def deps(w: dict[str, Any]) -> PipelineDeps:
         clock=FixedClock(NOW),
         on_call_pm_phone=PM_PHONE,
         throttle=InMemoryPageThrottle(),
+        caps=InMemoryDailyCaps(),
+        digest=InMemoryDigest(),
     )
 
 
@@ -261,6 +265,8 @@ def test_every_lane_accepts_every_stored_value(w: dict[str, Any], data: st.DataO
             now=NOW,
             timeline=d.timeline,
             throttle=d.throttle,
+            caps=d.caps,
+            digest=d.digest,
         )
         outcome = execute(action, ctx)
         assert outcome.status in {"done", "skipped"}

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from unittest import mock
 
+from maestro.pipeline.digest import DigestReport
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.stack import PREFIX, RETRY_TIME_SCALE, LambdaFunctionError, LocalStack
 from maestro_dev.local.twilio_loopback import Answer, TwilioLoopback
@@ -358,9 +359,9 @@ class Stages:
     Lambda steps through the stack's ``fault`` hook; the flusher's and the watcher's record
     handlers (their pollers' SQS calls are the event source mapping's, not the function's); the
     inbound webhook around the ingestor (status callbacks stay untagged), and the fallback drain
-    around its own (``fallback``); the sweeper, invoked
-    as a schedule invokes a Lambda: asynchronously, so a failed sweep is retried twice and then
-    dropped until the next schedule. ``entered`` counts each stage's invocations, ``failed``
+    around its own (``fallback``); the sweeper and the hourly digest, each invoked as a schedule
+    invokes a Lambda: asynchronously, so a failed run is retried twice and then dropped until the
+    next schedule. ``entered`` counts each stage's invocations, ``failed``
     the ones that raised, ``active`` the ones running now; ``seen`` keeps each invocation's
     arguments (the signals the flusher handled, the events the watcher read).
     """
@@ -394,6 +395,18 @@ class Stages:
             return SweepReport()  # dropped: the next scheduled sweep looks again
 
         stack.sweeper.sweep = scheduled  # type: ignore[method-assign]
+        send_digest = stack.digest.run
+
+        def digest() -> DigestReport:  # hourly, invoked as the sweeper is
+            for _ in range(1 + self.SWEEP_ASYNC_RETRIES):
+                try:
+                    report: DigestReport = self.run("digest", send_digest)
+                except Exception:
+                    continue
+                return report
+            return DigestReport()  # dropped: the next run sends the hours still due
+
+        stack.digest.run = digest  # type: ignore[method-assign]
 
     def crash(self, crash: Crash) -> Crash:
         self.crashes.append(crash)

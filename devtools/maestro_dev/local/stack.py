@@ -44,7 +44,7 @@ import types
 import uuid
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -58,7 +58,9 @@ from pydantic import HttpUrl
 
 from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
+from maestro.domain.digest import next_hour
 from maestro.domain.ledger import LedgerRow
+from maestro.pipeline.digest import DigestReport
 from maestro.ports import Gate, SentMessage
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
@@ -184,6 +186,7 @@ class LocalStack:
         twilio_timeout_seconds: float = TWILIO_TIMEOUT_SECONDS,
         messenger: Literal["twilio", "recording"] = "twilio",
         histories_kept: int = HISTORIES_KEPT,
+        settings: Mapping[str, Any] | None = None,
         stage_throttle: tuple[float, int] | None = None,
     ) -> None:
         # None: the offline brain (tests never reach a network); "env": Anthropic when
@@ -201,6 +204,8 @@ class LocalStack:
         self.messenger_kind = messenger
         self.idle = idle_window_seconds
         self.max_wait = max_wait_seconds
+        # Overrides of the pipeline's and the digest's settings (e.g. a daily cap), by name.
+        self.settings_overrides = dict(settings or {})
         # API Gateway's stage throttle (requests a second, burst) on the edge; None: unthrottled
         # (the tests send many webhooks in an instant of virtual time).
         self.stage_throttle = stage_throttle
@@ -391,8 +396,14 @@ class LocalStack:
         from maestro.ingest.service import Ingestor
         from maestro.ingest.webhooks import WebhookDeps, build_resolver
         from maestro.observability import logger
+        from maestro.pipeline.digest_entry import build_digest
         from maestro.pipeline.entry import build_pipeline, make_handlers
-        from maestro.settings import PipelineSettings, SweeperSettings, WatcherSettings
+        from maestro.settings import (
+            DigestSettings,
+            PipelineSettings,
+            SweeperSettings,
+            WatcherSettings,
+        )
         from maestro.tables import ALL_TABLES
         from maestro.verify.entry import build_sweeper, build_watcher
 
@@ -495,6 +506,11 @@ class LocalStack:
             on_call_pm_phone=ON_CALL_PM,
             region=REGION,
             **twilio,
+            **{
+                k: v
+                for k, v in self.settings_overrides.items()
+                if k in PipelineSettings.model_fields
+            },
         )
         given = None if self.model in (None, "env") else self.model
         self.pipeline, persistence = build_pipeline(
@@ -534,6 +550,10 @@ class LocalStack:
             if models.triage is not None
             else None,
         )
+        # Each function below gets SDK clients of its own, as each Lambda does: botocore's retry
+        # quota (standard mode) is per client, so one function's throttled retries never spend
+        # another's (the pipeline's steps share theirs; the webhook and flusher use the stack's).
+        aws_clients.client.cache_clear()  # its own SDK clients, as each function has
         self.watcher = build_watcher(
             WatcherSettings(
                 **twilio,
@@ -548,6 +568,7 @@ class LocalStack:
             self.clock,
         )
         self.ledger = DynamoLedger(self.ddb, self.tables["ledger"])
+        aws_clients.client.cache_clear()  # its own SDK clients, as each function has
         self.sweeper = build_sweeper(
             SweeperSettings(
                 decisions_table=self.tables["decisions"],
@@ -559,6 +580,25 @@ class LocalStack:
             self.clock,
         )
         self._next_sweep = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
+        aws_clients.client.cache_clear()  # its own SDK clients, as each function has
+        self.digest = build_digest(
+            DigestSettings(
+                **twilio,
+                conversations_table=self.tables["conversations"],
+                messages_table=self.tables["messages"],
+                sends_table=self.tables["sends"],
+                event_bus_name=self.bus_name,
+                on_call_pm_phone=ON_CALL_PM,
+                region=REGION,
+                **{
+                    k: v
+                    for k, v in self.settings_overrides.items()
+                    if k in DigestSettings.model_fields
+                },
+            ),
+            self.clock,
+        )
+        self._next_digest = next_hour(self.clock.now())
         webhook_deps = WebhookDeps(
             ingestor=self.ingestor,
             statuses=DynamoOutboundStatusStore(self.ddb, self.tables["messages"]),
@@ -755,14 +795,22 @@ class LocalStack:
 
     def settle(self) -> None:
         """Let Twilio move its messages on (on the virtual clock) and the watcher read every
-        claim made so far; the sweeper runs on its schedule (every 5 virtual minutes)."""
+        claim made so far; the sweeper runs on its schedule (every 5 virtual minutes), the
+        digest on its own (at the top of every virtual hour, as the cloud's hourly rule)."""
         self.twilio.progress()
+        if self.clock.now() >= self._next_digest:
+            self.send_digest()
         self.poll_fallback()
         self.poll_watcher()
         if self.clock.now() >= self._next_sweep:
             self.sweep()
         if self.clock.now() >= self._next_rescue:
             self.rescue_stranded()
+
+    def send_digest(self) -> DigestReport:
+        """One digest run now: the page of every hour that is over and not sent yet."""
+        self._next_digest = next_hour(self.clock.now())
+        return self.digest.run()
 
     def sweep(self) -> SweepReport:
         """One sweep now: packages completed more than the window ago whose recorded effects

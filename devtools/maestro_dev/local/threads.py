@@ -31,6 +31,8 @@ write before it writes. So:
   execution's start: 0.35 s of CPU each, a third of what a package cost the process (measured).
   The syntax tree of a definition is kept (it is only read); each execution still builds its
   own evaluation components from it.
+- **One ``ast.literal_eval`` at a time**: CPython 3.11's AST constructor is not safe in two
+  threads at once, and every execution reads the ASL's string literals with it.
 - **A task's AWS client is made once.** moto's Step Functions makes a new boto3 client for every
   Lambda task and PutEvents (a few ms of CPU each, from boto3's default session, which is not
   thread-safe); one client per region and service is kept and shared (clients are).
@@ -156,6 +158,7 @@ def thread_safe_moto(priority: Priority | None = None) -> Iterator[None]:
         stack.enter_context(_item_level_transactions())
         stack.enter_context(_partition_queries())
         stack.enter_context(_parse_once())
+        stack.enter_context(_one_literal_eval_at_a_time())
         stack.enter_context(_shared_task_clients())
         yield
 
@@ -286,6 +289,28 @@ def _parse_once() -> Iterator[None]:
         return Preprocessor().visit(tree), tree
 
     with mock.patch.object(asl_parser.AmazonStateLanguageParser, "parse", staticmethod(parse)):
+        yield
+
+
+@contextmanager
+def _one_literal_eval_at_a_time() -> Iterator[None]:
+    """Each execution's preprocessor reads the ASL's string literals with ``ast.literal_eval``,
+    in the execution's own thread. CPython 3.11 before 3.11.8 keeps the AST constructor's
+    recursion depth in state shared by every thread (python/cpython#106905): two threads
+    building ASTs at once can leave it wrong, and a later parse then raises "AST constructor
+    recursion depth mismatch", which fails that execution's state. One at a time, it cannot."""
+    import ast
+
+    from moto.stepfunctions.parser.asl.antlt4utils import antlr4utils
+
+    lock = threading.Lock()
+
+    def literal_eval(source: str) -> Any:
+        with lock:
+            return ast.literal_eval(source)
+
+    serialized = types.SimpleNamespace(literal_eval=literal_eval)
+    with mock.patch.object(antlr4utils, "ast", serialized):
         yield
 
 

@@ -69,11 +69,14 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     # -- the package pipeline's steps ---------------------------------------------------------
     # Every step reads its package back from the buffer when it travels by reference, and
     # every step after the lease renews it: conversations is written by all of them.
-    "precheck": {"conversations": "write"},  # the package; the cheap model's budget
+    # The package; the cheap model's budget (and the account's daily count); whether the sender
+    # is in the directory (a number nobody knows costs no model call: the floor alone).
+    "precheck": {"conversations": "write", "parties": "read"},
     "escalate": {
         # The early escalation: the sender and their open contexts, the decisions written
-        # ahead, then act's lanes in-process (the page, the safety advice, the identity page's
-        # throttle in conversations), behind act's idempotency records.
+        # ahead, then act's lanes in-process (the page, the safety advice, an unknown number's
+        # fold window, digest line and the daily caps in conversations), behind act's
+        # idempotency records.
         "conversations": "write",
         "parties": "read",
         "work_orders": "read",
@@ -104,7 +107,8 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         # One lane: WOs and their timelines, questions and holds, the vendor's and the PM's
         # numbers (read only: the directory is imported, never written by a step), the texts
         # (sends claims them, messages records them), the outcome in the decision log, the
-        # idempotency record, and the identity page's throttle and the agent's budget.
+        # idempotency record, and in conversations an unknown number's fold window and digest
+        # line, the daily caps' counts and the agent's budget.
         "conversations": "write",
         "parties": "read",
         "work_orders": "write",
@@ -156,12 +160,16 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "decisions": "read",
     },
     "sweeper": {"decisions": "read", "ledger": "write"},
+    # The hourly digest: the hour's lines and its closing (conversations), its one page to the
+    # PM (sends claims it, messages records it), the account's daily page count (conversations).
+    "digest": {"conversations": "write", "messages": "write", "sends": "write"},
 }
 """Function (``functions/<name>``) → logical table name (``maestro.tables``) → its access."""
 
-EVENT_PUBLISHERS: frozenset[str] = frozenset({"escalate", "act", "fail_open"})
+EVENT_PUBLISHERS: frozenset[str] = frozenset({"escalate", "act", "fail_open", "digest"})
 """The functions that put domain events on the bus themselves (persist's ``decision.recorded``
-is put by the state machine's own EventBridge integration, not by a function)."""
+is put by the state machine's own EventBridge integration, not by a function): three pipeline
+steps, and the digest (its page's ``message.sent`` and ``escalation.paged``)."""
 
 
 _unlisted = sorted(set(PIPELINE_STEPS) - set(FUNCTION_TABLES))

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from pydantic import Field
 
 from maestro.domain.common import E164, AwareDatetime, Frozen
+from maestro.domain.digest import DigestEntry as DigestEntry
+from maestro.domain.digest import DigestKind as DigestKind
+from maestro.domain.digest import DigestLine as DigestLine
 from maestro.domain.events import DomainEvent as DomainEvent
 from maestro.domain.events import Effect as Effect
 from maestro.domain.events import EventType as EventType
@@ -383,13 +386,73 @@ class Secrets(Protocol):
         """The secret's value; settings hold names or ARNs, never values."""
 
 
+class PageWindow(Frozen):
+    """A page-throttle window as stored: who holds it, and what the holder did (the page it
+    sent, or the digest hour it went to instead), once it has said so."""
+
+    claimant: str
+    until: AwareDatetime
+    page_sid: str | None = None
+    paged_at: AwareDatetime | None = None
+    digest_hour: AwareDatetime | None = Field(
+        default=None, description="Set instead of a page: the holder became a digest line"
+    )
+
+
 class PageThrottle(Protocol):
-    """At most one page per key per window (e.g. one identity page per unknown number per hour);
-    later packages attach to the page that went out."""
+    """At most one page per key per window (e.g. one emergency page per unknown number per 30
+    minutes); later packages fold into the page that went out."""
 
     def claim(self, key: str, claimant: str, at: AwareDatetime, window_seconds: int) -> str | None:
         """Claim the window for ``key``: None when ``claimant`` holds it (page now; a re-run of
         the same claimant holds it too), else the claimant that does (attach to its page)."""
+
+    def window(self, key: str) -> PageWindow | None:
+        """The window for ``key`` as stored (None when there is none), expired or not."""
+
+    def record(
+        self,
+        key: str,
+        claimant: str,
+        *,
+        page_sid: str | None = None,
+        paged_at: AwareDatetime | None = None,
+        digest_hour: AwareDatetime | None = None,
+    ) -> None:
+        """Note on ``claimant``'s window what it did; nothing when another holds it now."""
+
+
+CapName = Literal["pages", "texts", "model_calls"]
+"""The account-wide daily caps (per UTC day)."""
+
+
+class DailyCaps(Protocol):
+    """Account-wide counters per UTC day of pages and texts sent (model calls are counted by
+    the model budget, on the same counters)."""
+
+    def charge(self, cap: CapName, key: str, at: AwareDatetime, *, force: bool = False) -> bool:
+        """Count one send against today's ``cap``, once per ``key`` (a re-run of the same send
+        counts nothing more and gets the first answer). False when the cap is reached: nothing
+        is counted and the send must not go. ``force`` counts it even past the cap (what a cap
+        never drops: an emergency page, safety advice) and answers True."""
+
+
+class Digest(Protocol):
+    """The hourly digest of what is told to the PM in one page instead of many: lines by UTC
+    hour; an hour's page goes once the hour is over (:mod:`maestro.pipeline.digest`)."""
+
+    def add(self, entry: DigestEntry) -> AwareDatetime:
+        """Add ``entry`` to its hour's line for its subject (a re-run adds nothing more); when
+        that hour's digest has already closed, to the next open hour. Returns the hour."""
+
+    def due(self, now: AwareDatetime, lookback_hours: int) -> list[AwareDatetime]:
+        """Hours over before ``now`` (within the lookback) with lines and no page sent yet."""
+
+    def close(self, hour: AwareDatetime, at: AwareDatetime) -> list[DigestLine]:
+        """Close ``hour`` (a later entry goes to the next hour) and read all its lines."""
+
+    def record_sent(self, hour: AwareDatetime, sid: str, at: AwareDatetime) -> None:
+        """The hour's page went: it is no longer due."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -81,6 +81,25 @@ class ModelSettings(_Base):
     package_model_tokens: int = Field(default=120_000, ge=1)
     daily_model_calls: int = Field(default=150, ge=1, description="Per conversation per day")
     daily_model_tokens: int = Field(default=900_000, ge=1)
+    account_daily_model_calls: int = Field(
+        default=5000,
+        ge=1,
+        description="The whole account's model calls per UTC day; past it every stage takes its "
+        "deterministic default (recorded fallback=true)",
+    )
+
+
+class SendCapSettings(_Base):
+    """The account-wide daily caps on what is sent (per UTC day; see docs/unknown-senders.md).
+    Past the page cap an emergency from a known sender still pages, and any other page becomes
+    a line of the hourly digest; past the text cap a text is not sent (recorded as not sent),
+    except safety advice, which always goes."""
+
+    account_daily_pages: int = Field(default=100, ge=1, description="Pages to the on-call PM")
+    account_daily_texts: int = Field(default=2000, ge=1, description="Texts to anyone else")
+    digest_max_lines: int = Field(
+        default=8, ge=1, le=30, description="Lines of the hourly digest page, then 'and N more'"
+    )
 
 
 TWILIO_API_URL = "https://api.twilio.com"
@@ -172,7 +191,7 @@ PIPELINE_TABLES = (
 """The tables a pipeline step may use: each is a ``<name>_table`` setting of PipelineSettings."""
 
 
-class PipelineSettings(ModelSettings, TwilioSettings):
+class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
     """functions/<step> for each of ``maestro.pipeline.entry.STEPS``.
 
     With ``step`` set (the cloud: one function per step), the settings name exactly the tables
@@ -200,6 +219,13 @@ class PipelineSettings(ModelSettings, TwilioSettings):
     on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
     samples: int = Field(default=5, ge=1, le=20, description="The most reasoning samples")
     lease_ttl_seconds: int = Field(default=900, ge=30)
+    unknown_emergency_fold_minutes: int = Field(
+        default=30,
+        ge=1,
+        le=24 * 60,
+        description="After an unknown number's emergency page, its repeats within this many "
+        "minutes fold into that page: no new page, no new safety text",
+    )
 
     @field_validator("step", "event_bus_name", *(f"{t}_table" for t in PIPELINE_TABLES))
     @classmethod
@@ -233,6 +259,20 @@ class PipelineSettings(ModelSettings, TwilioSettings):
         """The configured name of one of :data:`PIPELINE_TABLES`, or None."""
         name: str | None = getattr(self, f"{logical_name}_table")
         return name
+
+
+class DigestSettings(TwilioSettings, SendCapSettings):
+    """functions/digest: on a schedule (hourly), one page per closed hour listing the unknown
+    numbers that texted and the pages a daily cap held back."""
+
+    conversations_table: str
+    messages_table: str
+    sends_table: str
+    event_bus_name: str
+    on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
+    digest_lookback_hours: int = Field(
+        default=24, ge=1, le=168, description="How far back a run looks for an hour not sent"
+    )
 
 
 class WatcherSettings(TwilioSettings):

@@ -1,9 +1,11 @@
 """Model budgets on DynamoDB: atomic counters on the conversations table.
 
-Two items per charge, updated in one transaction so a call is counted everywhere or nowhere:
-``budget#package#<id>`` (this package's calls and tokens) and ``budget#day#<date>`` (the
-conversation's, per UTC day). Each reserve adds one call only while every count is under its
-cap; tokens are added after the call. Both expire by the table's TTL.
+Three items per charge, updated in one transaction so a call is counted everywhere or nowhere:
+the account's daily counter (``model_calls`` on :mod:`maestro.adapters.dynamodb_caps`' item, the
+account-wide cap), ``budget#package#<id>`` (this package's calls and tokens) and
+``budget#day#<date>`` (the conversation's, per UTC day). Each reserve adds one call only while
+every count is under its cap; tokens are added after the call. All expire by the table's TTL.
+The account-wide cap refusing counts ``DailyCapReached`` (``cap=model_calls``).
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import ClientError
 from pydantic import Field
 
-from maestro.adapters.ddb import DynamoDBClient, cancellation_codes, to_value
+from maestro.adapters.ddb import DynamoDBClient, to_value
+from maestro.adapters.dynamodb_caps import account_day_item, cap_reached, transact
 from maestro.domain.common import Frozen
 from maestro.ports import BudgetScope
 from maestro.tables import CONVERSATIONS
@@ -31,6 +33,7 @@ class BudgetCaps(Frozen):
     package_tokens: int = Field(default=120_000, ge=1)
     day_calls: int = Field(default=150, ge=1)
     day_tokens: int = Field(default=900_000, ge=1)
+    account_day_calls: int = Field(default=5000, ge=1, description="The whole account's, per day")
 
 
 class DynamoModelBudget:
@@ -64,7 +67,21 @@ class DynamoModelBudget:
         }
 
     def reserve(self, scope: BudgetScope, at: datetime) -> bool:
-        updates: list[Any] = [
+        account: Any = {
+            "Update": {
+                "TableName": self._table,
+                "Key": account_day_item(at),
+                "UpdateExpression": "ADD model_calls :one SET #ttl = :ttl",
+                "ConditionExpression": "attribute_not_exists(model_calls) OR model_calls < :cap",
+                "ExpressionAttributeNames": {"#ttl": _TTL},
+                "ExpressionAttributeValues": {
+                    ":one": to_value(1),
+                    ":cap": to_value(self.caps.account_day_calls),
+                    ":ttl": to_value(int((at + timedelta(days=3)).timestamp())),
+                },
+            }
+        }
+        updates: list[Any] = [account] + [
             {
                 "Update": {
                     "TableName": self._table,
@@ -83,13 +100,10 @@ class DynamoModelBudget:
             }
             for item, max_calls, max_tokens, expires in self._items(scope, at)
         ]
-        try:
-            self._ddb.transact_write_items(TransactItems=updates)
-        except ClientError as error:
-            if cancellation_codes(error):
-                return False
-            raise
-        return True
+        codes = transact(self._ddb, updates)
+        if codes and codes[0] == "ConditionalCheckFailed":
+            cap_reached("model_calls")
+        return not codes
 
     def record_tokens(self, scope: BudgetScope, at: datetime, tokens: int) -> None:
         if tokens <= 0:

@@ -37,6 +37,7 @@ from maestro.ports import (
     DeliveryStatus,
     FlushClaim,
     InboundDraft,
+    PageWindow,
     StatusRecorded,
 )
 from maestro.tables import CONVERSATIONS, MESSAGES
@@ -625,7 +626,7 @@ class DynamoPageThrottle:
         self._table = conversations_table
 
     def claim(self, key: str, claimant: str, at: datetime, window_seconds: int) -> str | None:
-        pk = {CONVERSATIONS.partition.name: f"throttle#{key}", CONVERSATIONS.sort_name: "window"}
+        pk = self._key(key)
         until = at + timedelta(seconds=window_seconds)
         try:
             self._ddb.put_item(
@@ -655,6 +656,56 @@ class DynamoPageThrottle:
             held = self._get_item(pk)
             return str(held["claimant"]) if held else None
         return None
+
+    def window(self, key: str) -> PageWindow | None:
+        held = self._get_item(self._key(key))
+        if held is None:
+            return None
+        return PageWindow(
+            claimant=str(held["claimant"]),
+            until=_from_epoch_ms(int(held["until_ms"])),
+            page_sid=held.get("page_sid"),
+            paged_at=_from_epoch_ms(int(held["paged_ms"])) if "paged_ms" in held else None,
+            digest_hour=_from_epoch_ms(int(held["digest_ms"])) if "digest_ms" in held else None,
+        )
+
+    def record(
+        self,
+        key: str,
+        claimant: str,
+        *,
+        page_sid: str | None = None,
+        paged_at: datetime | None = None,
+        digest_hour: datetime | None = None,
+    ) -> None:
+        values = {
+            "page_sid": page_sid,
+            "paged_ms": _epoch_ms(paged_at) if paged_at else None,
+            "digest_ms": _epoch_ms(digest_hour) if digest_hour else None,
+        }
+        given = {k: v for k, v in values.items() if v is not None}
+        if not given:
+            return
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={k: to_value(v) for k, v in self._key(key).items()},
+                UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in given),
+                ConditionExpression="#who = :me",
+                ExpressionAttributeNames={"#who": "claimant", **{f"#{k}": k for k in given}},
+                ExpressionAttributeValues={
+                    ":me": to_value(claimant),
+                    **{f":{k}": to_value(v) for k, v in given.items()},
+                },
+            )
+        except ClientError as error:
+            if not is_conditional_failure(error):
+                raise
+            # Another holds the window now (this one expired): nothing to note on it.
+
+    @staticmethod
+    def _key(key: str) -> dict[str, Any]:
+        return {CONVERSATIONS.partition.name: f"throttle#{key}", CONVERSATIONS.sort_name: "window"}
 
     def _get_item(self, key: dict[str, Any]) -> dict[str, Any] | None:
         response = self._ddb.get_item(
@@ -720,6 +771,10 @@ class DynamoOutboundStatusStore:
 
 def _epoch_ms(at: datetime) -> int:
     return int(at.timestamp() * 1000)
+
+
+def _from_epoch_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 def _jittered_sleep(attempt: int) -> None:

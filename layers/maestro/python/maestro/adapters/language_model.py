@@ -61,5 +61,6 @@ def language_model(
         package_tokens=settings.package_model_tokens,
         day_calls=settings.daily_model_calls,
         day_tokens=settings.daily_model_tokens,
+        account_day_calls=settings.account_daily_model_calls,
     )
     return BudgetedModel(model, DynamoModelBudget(ddb, conversations_table, caps), clock)

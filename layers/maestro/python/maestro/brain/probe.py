@@ -5,8 +5,9 @@ The webhook only buffers and signals (it answers fast and calls no model); the f
 probe signal up at once and asks. An emergency the floor missed ("my daughter fell and is not
 responding") expedites the flush, so it is escalated within one flush, not after the idle
 window. At most one call per message (a conditional claim: a redelivered signal asks nothing),
-none when the floor has already fired (it expedites on its own), and when the model is down the
-floor still decides alone. The answer is kept with the message, so a one-message package's
+none when the floor has already fired (it expedites on its own) or the sender is not in the
+directory (an unknown number costs no model call), and when the model is down the floor still
+decides alone. The answer is kept with the message, so a one-message package's
 pre-check reuses it instead of asking again.
 """
 
@@ -44,17 +45,15 @@ class Prober:
         message = self._buffer.get_message(message_id)
         if triage is None or message is None or safety_floor(message.body) is not None:
             return None
+        sender = self._parties.by_phone(message.from_phone)
+        if sender is None:
+            return None  # a number nobody knows costs no model call (the ingestor sends none)
         if not self._buffer.claim_probe(message_id):
             return None  # probed once already: a redelivered signal asks nothing
-        sender = self._parties.by_phone(message.from_phone)
-        lines = (
-            [
-                context_for_work_order(wo, party_id=sender.party_id).line()
-                for wo in self._work_orders.open_for_party(sender.party_id)
-            ][:12]
-            if sender is not None
-            else []
-        )
+        lines = [
+            context_for_work_order(wo, party_id=sender.party_id).line()
+            for wo in self._work_orders.open_for_party(sender.party_id)
+        ][:12]
         try:
             with self._models.scope(message.conversation_id):
                 result = triage.probe(message, lines)

@@ -138,6 +138,17 @@ class ActionOutcomeRecord(Frozen):
         "expects an event claiming each one",
     )
     note: str = Field(default="", max_length=500)
+    unsent: tuple[str, ...] = Field(
+        default=(),
+        description="Messages the action did not send because a daily cap refused them, each "
+        "with why: recorded here, claimed by no event",
+    )
+    folded_into: str | None = Field(
+        default=None,
+        description="A repeat emergency from an unknown number: the SID of the page it folded "
+        "into (no new page, no new safety text)",
+    )
+    folded_at: AwareDatetime | None = Field(default=None, description="When that page went")
     recorded_at: AwareDatetime
 
 

@@ -109,9 +109,10 @@ class Ingestor:
             self._signal(draft.conversation_id, seq, trigger, at, 0)
         else:
             self._signal(draft.conversation_id, seq, None, at, self._idle)
-            if self._probe:
+            if self._probe and party is not None:
                 # The cheap model reads it at once (in the flusher, not here: the webhook must
-                # answer fast); an emergency the floor missed then expedites the flush.
+                # answer fast); an emergency the floor missed then expedites the flush. Not for
+                # a number nobody knows: it costs no model call (the floor still reads it).
                 self._queue.send(
                     DebounceSignal(
                         conversation_id=draft.conversation_id,

@@ -28,6 +28,9 @@ from maestro.domain.timeline import (
     entry_id_for,
 )
 from maestro.ports import (
+    CapName,
+    DailyCaps,
+    Digest,
     DomainEvent,
     EventType,
     Messenger,
@@ -66,9 +69,15 @@ class LaneContext:
     throttle: PageThrottle | None = None
     queued: QueuedAction | None = None
     agent: ManageAgent | None = None
+    caps: DailyCaps | None = None
+    digest: Digest | None = None
+    fold_seconds: int = 1800
     events: list[DomainEvent] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     sent: list[SentMessage] = field(default_factory=list)
+    unsent: list[str] = field(default_factory=list)
+    folded_into: tuple[str, datetime] | None = None
+    _allowed: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
 
     def resolve_target(self, target: str | None) -> str | None:
         """A ``new:<ref>`` target names the WO an earlier create in this package made."""
@@ -149,11 +158,40 @@ class LaneContext:
         self.effect("rating.recorded" if kind == "rating" else "wo.updated", wo_id)
         return entry
 
+    def send_key(self, suffix: str = "") -> str:
+        """The messenger's idempotency key for this action's message ``suffix``."""
+        return f"{self.idempotency_key}#{suffix}" if suffix else self.idempotency_key
+
+    def may_send(self, cap: CapName, suffix: str = "", *, essential: bool = False) -> bool:
+        """Charge the message ``suffix`` to today's account-wide ``cap`` (once per message: a
+        re-run is not charged twice). False when the cap is reached and it may not go; an
+        ``essential`` message (an emergency page, safety advice) is counted and always goes."""
+        key = self.send_key(suffix)
+        if key not in self._allowed:
+            self._allowed[key] = self.caps is None or self.caps.charge(
+                cap, key, self.now, force=essential
+            )
+        return self._allowed[key]
+
     def send(
-        self, to: str, body: str, suffix: str = "", *, wo_id: str | None = None
-    ) -> SentMessage:
-        """Send a message: the effect, then its ``message.sent`` event."""
-        key = f"{self.idempotency_key}#{suffix}" if suffix else self.idempotency_key
+        self,
+        to: str,
+        body: str,
+        suffix: str = "",
+        *,
+        wo_id: str | None = None,
+        cap: CapName = "texts",
+        essential: bool = False,
+    ) -> SentMessage | None:
+        """Send a message: the effect, then its ``message.sent`` event. None when a daily cap
+        refused it: it is recorded as not sent (``unsent``, on the outcome) and claimed by no
+        event."""
+        if not self.may_send(cap, suffix, essential=essential):
+            self.unsent.append(
+                f"{suffix or 'message'} to {to}: not sent, the daily {cap} cap is reached"
+            )
+            return None
+        key = self.send_key(suffix)
         sent = self.messenger.send(to, body, idempotency_key=key)
         if sent not in self.sent:
             self.sent.append(sent)
@@ -185,6 +223,13 @@ class LaneOutcome(Frozen):
         default=(), description="What the action wrote, each of which an event must claim"
     )
     note: str = Field(default="", max_length=500)
+    unsent: tuple[str, ...] = Field(
+        default=(), description="Messages a daily cap kept from going: recorded, never claimed"
+    )
+    folded_into: str | None = Field(
+        default=None, description="The SID of the emergency page this repeat folded into"
+    )
+    folded_at: datetime | None = Field(default=None, description="When that page went")
 
 
 __all__ = ["Action", "LaneContext", "LaneOutcome", "wo_id_for"]

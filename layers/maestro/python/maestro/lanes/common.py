@@ -44,6 +44,11 @@ def finish(
     (from the messenger's answers, not from the events that claim them)."""
     events = tuple({e.event_id: e for e in ctx.events}.values())
     sids = tuple(dict.fromkeys(m.sid for m in ctx.sent))
+    unsent = tuple(dict.fromkeys(ctx.unsent))
+    if unsent:
+        # Never silently: what a daily cap kept from going is said where the outcome is read.
+        note = f"{note}; {'; '.join(unsent)}" if note else "; ".join(unsent)
+    folded = ctx.folded_into
     return LaneOutcome(
         idempotency_key=ctx.idempotency_key,
         lane=lane.value,
@@ -53,7 +58,10 @@ def finish(
         message_sids=sids,
         events=events,
         effects=tuple(ctx.effects),
-        note=note[:500],
+        note=short(note, 500),
+        unsent=unsent,
+        folded_into=folded[0] if folded else None,
+        folded_at=folded[1] if folded else None,
     )
 
 

@@ -1,21 +1,39 @@
 """escalate: page the on-call PM; for an emergency, tell the tenant how to stay safe.
 
 Escalation closes nothing (I1): open WOs, pending clarifications and held confirmations are
-left exactly as they were, to be re-validated when the emergency is over (I6). An identity
-escalation (a number nobody knows) pages the PM with the number and the words, and sends the
-sender no safety advice: nothing says it is an emergency, and the number is bound to no one.
+left exactly as they were, to be re-validated when the emergency is over (I6).
+
+What an unknown number costs (docs/unknown-senders.md):
+- an identity escalation (a number nobody knows) pages no one: it is a line of the hour's digest
+  (:mod:`maestro.pipeline.digest` sends one page an hour listing them), and the sender gets
+  nothing: nothing says it is an emergency, and the number is bound to no one;
+- its first emergency pages at once, with the safety advice to that number; its repeats within
+  the fold window (``unknown_emergency_fold_minutes``) fold into that page: no new page, no new
+  safety text, the outcome naming the page's SID and time (a repeat escalating while that page
+  is still going out is retried until it has gone).
+
+The daily caps: an emergency from a known sender always pages (counted); any other page past the
+page cap becomes a line of the hour's digest instead. Safety advice always goes. A page quotes at
+most :data:`PAGE_EXCERPT_CHARS` of what was said: who and why, never the sender's essay.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from maestro.domain.actions import Escalate, Lane
+from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
 from maestro.domain.models import Party
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
+from maestro.pipeline.errors import TransientError
 
-__all__ = ["run", "safety_instructions"]
+__all__ = ["PAGE_EXCERPT_CHARS", "run", "safety_instructions"]
+
+PAGE_EXCERPT_CHARS = 120
+"""A page quotes at most this much of what the sender said."""
+_HAZARD_CHARS = 60
 
 # Checked in order: the first that matches picks the advice. Carbon monoxide before gas and
 # smoke ("CO alarm" is neither), gas before water ("gas leak" is not a water leak).
@@ -45,9 +63,18 @@ _SAFETY: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
 )
 _GENERIC = "If anyone is in danger, call 911 now."
-IDENTITY_PAGE_WINDOW_SECONDS = 3600
-"""One identity page per unknown number per hour; later packages attach to it."""
 SAFETY_SUFFIX = "safety"
+PAGED = "We've alerted the on-call property manager, who will contact you."
+HELD_BACK = (
+    "Your message goes to the property manager with their next update; if anyone is in "
+    "danger, call 911."
+)
+_CAP_REACHED = "daily page cap reached"
+
+
+def emergency_window_key(phone: str) -> str:
+    """The page-throttle key of an unknown number's emergency page (its fold window)."""
+    return f"emergency-page#{phone}"
 
 
 def safety_advice_key(action_key: str) -> str:
@@ -76,14 +103,38 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     if params.reason == "guard_tripped":
         return _break_in(ctx, phone, params.hazard)
 
+    emergency = params.reason == "emergency"
+    if emergency and sender is None:
+        folded = _fold(ctx, phone)
+        if folded is not None:
+            return folded
+    # A known sender's emergency always pages (counted against the cap, never refused); any
+    # other page past the daily cap becomes a line of the hour's digest.
+    paged = ctx.may_send(
+        "pages", "page", essential=(emergency and sender is not None) or ctx.digest is None
+    )
     advice_kind: str | None = None
-    if params.reason == "emergency":
+    if emergency:
         # The tenant's safety first, then the page: both go out in the same run.
         advice_kind, advice = safety_instructions(params.hazard, ctx.package.text)
         ctx.send(
             phone,
-            f"{advice} We've alerted the on-call property manager, who will contact you.",
+            f"{advice} {PAGED if paged else HELD_BACK}",
             suffix=SAFETY_SUFFIX,
+            essential=True,
+        )
+    safety = f"; safety instructions sent ({advice_kind})" if advice_kind else ""
+    if not paged:
+        kind: DigestKind = "emergency" if emergency else "fallback"
+        hour = _to_digest(ctx, kind, f"{kind}#{phone}", _who(sender, phone), _CAP_REACHED)
+        if emergency and sender is None and ctx.throttle is not None:
+            ctx.throttle.record(emergency_window_key(phone), ctx.idempotency_key, digest_hour=hour)
+        return finish(
+            ctx,
+            Lane.ESCALATE,
+            target=target,
+            note=f"{_CAP_REACHED}: no page; a line in the digest of {hour:%H:%M} UTC instead "
+            f"({params.reason}, {params.severity}){safety}; contexts kept",
         )
 
     if sender is None:
@@ -92,17 +143,21 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         name = short(sender.name or sender.party_id, 40)
         unit = f", unit {short(sender.unit, 20)}" if sender.unit else ""
         who = f"{name} ({sender.role.value}{unit}, {phone})"
-    words = short(ctx.package.text.replace("\n", " / "), 600)
     about = f" re {target}" if target else ""
-    hazard = f": {params.hazard}" if params.hazard else ""
+    hazard = f": {short(params.hazard, _HAZARD_CHARS)}" if params.hazard else ""
     page = ctx.send(
         ctx.on_call_pm_phone,
         f"[{params.severity.upper()}] {params.reason}{hazard}. From {who}{about}. "
-        f'They said: "{words}"',
+        f'They said: "{_excerpt(ctx)}"',
         suffix="page",
+        cap="pages",
     )
+    assert page is not None  # charged above: may_send said it goes
     _paged(ctx, page.sid, params.reason, params.severity)
-    safety = f"; safety instructions sent ({advice_kind})" if advice_kind else ""
+    if emergency and sender is None and ctx.throttle is not None:
+        ctx.throttle.record(
+            emergency_window_key(phone), ctx.idempotency_key, page_sid=page.sid, paged_at=ctx.now
+        )
     return finish(
         ctx,
         Lane.ESCALATE,
@@ -111,29 +166,91 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     )
 
 
+def _excerpt(ctx: LaneContext) -> str:
+    """What a page quotes of the sender's words: one line, at most PAGE_EXCERPT_CHARS."""
+    return short(" ".join(ctx.package.text.split()), PAGE_EXCERPT_CHARS)
+
+
+def _fold(ctx: LaneContext, phone: str) -> LaneOutcome | None:
+    """An unknown number's repeat emergency within the fold window: folded into the page its
+    first one sent (no new page, no new safety text), recorded with that page's SID and time.
+    None when this is the number's first emergency in the window (or a re-run of it)."""
+    if ctx.throttle is None:
+        return None
+    key = emergency_window_key(phone)
+    holder = ctx.throttle.claim(key, ctx.idempotency_key, ctx.now, ctx.fold_seconds)
+    if holder is None:
+        return None
+    window = ctx.throttle.window(key)
+    if window is not None and window.page_sid is not None and window.paged_at is not None:
+        ctx.folded_into = (window.page_sid, window.paged_at)
+        into = f"the emergency page {window.page_sid} sent {window.paged_at:%H:%M:%S} UTC"
+    elif window is not None and window.digest_hour is not None:
+        into = f"the digest line of {window.digest_hour:%H:%M} UTC ({_CAP_REACHED})"
+    else:
+        # The first emergency's page is still going out (its package escalates alongside
+        # this one): the step is retried, and folds into that page once it has its SID. Were
+        # the first to fail instead, this one fails open: the PM is paged, the sender advised.
+        raise TransientError(f"{holder}: the first emergency page of this number is still going")
+    return finish(
+        ctx,
+        Lane.ESCALATE,
+        status="skipped",
+        note=f"folded into {into}: a repeat from this unknown number within "
+        f"{ctx.fold_seconds // 60} min; no new page, no new safety text",
+    )
+
+
+def _to_digest(ctx: LaneContext, kind: DigestKind, subject: str, who: str, why: str) -> datetime:
+    """Add this action to the hour's digest instead of a page; the hour it joined."""
+    if ctx.digest is None:
+        raise ValueError("no digest is wired: a page cannot become a digest line")
+    return ctx.digest.add(
+        DigestEntry(
+            subject=short(subject, 120),
+            kind=kind,
+            who=short(who, 120),
+            excerpt=short(" ".join(ctx.package.text.split()), DIGEST_EXCERPT_CHARS),
+            why=why,
+            package_id=ctx.package.package_id,
+            messages=len(ctx.package.messages),
+            at=ctx.now,
+        )
+    )
+
+
 def _break_in(ctx: LaneContext, phone: str, reason: str) -> LaneOutcome:
-    """The guards tripped (seed 003): the PM is brought in once with the trail, and the party is
-    told a person is on it instead of being asked the same thing again."""
+    """The guards tripped (seed 003): the PM is brought in once with the trail (a page, or past
+    the daily page cap a line of the hour's digest), and the party is told a person is on it
+    instead of being asked the same thing again."""
     sender = ctx.sender
     who = _who(sender, phone)
     trail = " | ".join(ctx.queued.trail) if ctx.queued is not None else ""
-    words = short(" ".join(ctx.package.text.split()), 200)
-    page = ctx.send(
-        ctx.on_call_pm_phone,
-        short(
-            f"[INFO] maestro is going round in circles with {who}: {reason or 'no progress'}. "
-            f'Latest: "{words}". Trail: {trail or "(none)"}. Please take over.',
-            1200,
-        ),
-        suffix="page",
-    )
-    _paged(ctx, page.sid, "guard_tripped", "info")
+    if ctx.may_send("pages", "page", essential=ctx.digest is None):
+        page = ctx.send(
+            ctx.on_call_pm_phone,
+            short(
+                f"[INFO] maestro is going round in circles with {who}: "
+                f'{short(reason, _HAZARD_CHARS) or "no progress"}. Latest: "{_excerpt(ctx)}". '
+                f"Trail: {trail or '(none)'}. Please take over.",
+                1200,
+            ),
+            suffix="page",
+            cap="pages",
+        )
+        assert page is not None  # charged above
+        _paged(ctx, page.sid, "guard_tripped", "info")
+        how = "paged the PM with the trail"
+    else:
+        subject = f"break_in#{ctx.package.conversation_id}"
+        hour = _to_digest(ctx, "break_in", subject, who, _CAP_REACHED)
+        how = f"{_CAP_REACHED}: a line in the digest of {hour:%H:%M} UTC instead of a page"
     ctx.send(
         phone,
         "I've asked the property manager to help with this; they'll be in touch with you.",
         suffix="told",
     )
-    return finish(ctx, Lane.ESCALATE, note=f"break-in: paged the PM with the trail ({reason})")
+    return finish(ctx, Lane.ESCALATE, note=f"break-in: {how} ({reason})")
 
 
 def _paged(ctx: LaneContext, sid: str, reason: str, severity: str) -> None:
@@ -156,25 +273,12 @@ def _who(sender: Party | None, phone: str) -> str:
 
 
 def _identity(ctx: LaneContext, phone: str) -> LaneOutcome:
-    """A number nobody knows: one short page per number per hour, never bound to anyone."""
-    if ctx.throttle is not None:
-        holder = ctx.throttle.claim(
-            f"identity-page#{phone}", ctx.idempotency_key, ctx.now, IDENTITY_PAGE_WINDOW_SECONDS
-        )
-        if holder is not None:
-            return finish(
-                ctx,
-                Lane.ESCALATE,
-                status="skipped",
-                note=f"identity page throttled: attached to the page of {holder} (one per "
-                "number per hour)",
-            )
-    words = short(" ".join(ctx.package.text.split()), 160)
-    page = ctx.send(
-        ctx.on_call_pm_phone,
-        f"[INFO] A number not in the directory ({phone}) texted the maintenance line: "
-        f'"{words}". It is not bound to anyone; add it to the directory or reply to them.',
-        suffix="page",
+    """A number nobody knows: no page of its own and nothing sent to it; one line (per number
+    per hour) in the hour's digest, which goes to the PM as one page. Never bound to anyone."""
+    hour = _to_digest(ctx, "unknown_number", f"unknown#{phone}", phone, "")
+    return finish(
+        ctx,
+        Lane.ESCALATE,
+        note=f"an unknown number: a line in the digest of {hour:%H:%M} UTC (one page an hour "
+        "lists them); nothing sent, bound to no one",
     )
-    _paged(ctx, page.sid, "identity", "info")
-    return finish(ctx, Lane.ESCALATE, note="paged the on-call PM about an unknown number")

@@ -117,7 +117,12 @@ class LeaseSnapshot(Frozen):
 class BrainOutput(Frozen):
     brain: str = Field(description="What answered, named in every output")
     samples: tuple[BrainSample, ...]
-    consensus: ConsensusResult
+    consensus: ConsensusResult | None = Field(
+        description="None when no sample was drawn (see ``skipped``)"
+    )
+    skipped: str | None = Field(
+        default=None, description="Why no model was asked (an unknown sender), when none was"
+    )
 
 
 class StepError(Frozen):

@@ -23,6 +23,8 @@ from maestro.access import PIPELINE_STEPS
 from maestro.adapters.aws import client
 from maestro.adapters.ddb import refuse_unconfigured_tables, unconfigured_table
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
+from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
+from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -124,6 +126,17 @@ def build_pipeline(
         policy=ConsensusPolicy(k=settings.samples, first_samples=min(2, settings.samples)),
         lease_ttl_seconds=settings.lease_ttl_seconds,
         throttle=DynamoPageThrottle(ddb, table("conversations")),
+        caps=DynamoDailyCaps(
+            ddb,
+            table("conversations"),
+            DailyCapLimits(
+                pages=settings.account_daily_pages,
+                texts=settings.account_daily_texts,
+                model_calls=settings.account_daily_model_calls,
+            ),
+        ),
+        digest=DynamoDigest(ddb, table("conversations")),
+        unknown_emergency_fold_seconds=settings.unknown_emergency_fold_minutes * 60,
     )
     # Its in-progress records know their own write: a retried put whose answer was lost is not
     # taken for another run (maestro.adapters.idempotency).

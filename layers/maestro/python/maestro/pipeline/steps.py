@@ -93,9 +93,12 @@ from maestro.pipeline.contract import (
 from maestro.pipeline.errors import LeaseBusy, LeaseLost, TransientError
 from maestro.ports import (
     AlreadyExistsError,
+    CapName,
     Clock,
     ConversationBuffer,
+    DailyCaps,
     DecisionLog,
+    Digest,
     DomainEvent,
     EventBus,
     FlushClaim,
@@ -144,6 +147,9 @@ class PipelineDeps:
     lease_ttl_seconds: int = 900
     window_limits: WindowLimits = DEFAULT_LIMITS
     throttle: PageThrottle | None = None
+    caps: DailyCaps | None = None
+    digest: Digest | None = None
+    unknown_emergency_fold_seconds: int = 1800
 
 
 ActOnce = Callable[[dict[str, Any]], dict[str, Any]]
@@ -249,6 +255,22 @@ class Pipeline:
             holder=None, sender=sender, contexts=contexts, pending=pending, trail=trail
         )
 
+    def _known(self, phone: str) -> bool | None:
+        """Whether the directory has ``phone``; None when it cannot be read (an outage through
+        every retry): the pre-check then goes on with the floor alone, recorded as a fallback,
+        as when the model's budget cannot be read. Safety first never waits on the directory."""
+        try:
+            known = self.deps.parties.by_phone(phone) is not None
+        except Exception as error:  # any failure of the read: the floor still decides
+            count("DirectoryUnread", stage="precheck")
+            logger.warning(
+                "pre-check: the directory could not be read", extra={"error": str(error)[:200]}
+            )
+            return None
+        if not known:
+            count("UnknownSenderPackages")
+        return known
+
     def _judge(self, target: Target, changed: tuple[str, ...]) -> RevalidationOutcome:
         """What re-validation's rules cannot settle goes to ``decide()`` when a model is
         plugged in; without one, the default: ask, never act blindly."""
@@ -263,12 +285,20 @@ class Pipeline:
         package = self.load_package(ExecutionState.model_validate(state))
         probed = package.messages[0].probe if len(package.messages) == 1 else None
         triage = self.deps.models.triage
+        known = self._known(package.sender_phone) if triage is not None else True
+        if not known:
+            # A number nobody knows costs no model call: the deterministic floor alone decides
+            # (an emergency still escalates at once); anything else goes to the hour's digest.
+            triage = None
         if probed is not None and package_safety_hit(package) is None:
             result = probed
         else:
             result = run_precheck(package, triage.precheck if triage is not None else None)
-            if triage is not None:
+            if triage is not None and package_safety_hit(package) is None:
                 count("ModelCalls", 1, stage="precheck")
+        if known is None and result.source != "safety_floor":
+            # The directory could not be read: the default stands in for the model, recorded.
+            result = result.model_copy(update={"fallback": True})
         count("PackagesByRoute", route=result.route.value)
         return dump(result)
 
@@ -358,7 +388,19 @@ class Pipeline:
         self._hold(s)
         package = self.load_package(s)
         lease = _lease(s)
-        role: SenderRole = lease.sender.role.value if lease.sender else "unknown"
+        if lease.sender is None:
+            # Never guess a person, and spend nothing finding out: dispose hands an unknown
+            # number to the PM (a digest line) whatever a model would say, so none is asked.
+            return dump(
+                BrainOutput(
+                    brain=self.deps.models.describe(),
+                    samples=(),
+                    consensus=None,
+                    skipped="unknown sender: no model is asked; the PM identifies the number "
+                    "(a line in the hour's digest)",
+                )
+            )
+        role: SenderRole = lease.sender.role.value
         request = BrainRequest(
             package=package,
             sender_role=role,
@@ -403,7 +445,9 @@ class Pipeline:
             precheck=s.precheck,
             resolution=s.resolution,
             trail=lease.trail,
-            break_in=self.deps.models.judgments.break_in,
+            # decide()'s break-in judgment only for a known sender: an unknown number's package
+            # is a digest line, never a question, and costs no model call.
+            break_in=self.deps.models.judgments.break_in if lease.sender is not None else None,
         )
         self._write_ahead(disposal)
         # The items this package closes move on with its decisions recorded (write-ahead): a
@@ -448,6 +492,9 @@ class Pipeline:
             throttle=self.deps.throttle,
             queued=queued,
             agent=self.deps.models.agent,
+            caps=self.deps.caps,
+            digest=self.deps.digest,
+            fold_seconds=self.deps.unknown_emergency_fold_seconds,
         )
         try:
             outcome = execute(queued.action, ctx)
@@ -468,6 +515,7 @@ class Pipeline:
                         message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
                         effects=tuple(ctx.effects),
                         note=truncate(f"a text could not be sent: {failed.reason}", 500),
+                        unsent=tuple(ctx.unsent),
                     ),
                     now,
                     status="failed",
@@ -587,7 +635,11 @@ class Pipeline:
             _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
             key = self._advice_key(package_id)
             advised = self._send_or_note(
-                sender_phone, f"{advice} We've alerted the on-call property manager.", key, unsent
+                sender_phone,
+                f"{advice} We've alerted the on-call property manager.",
+                key,
+                unsent,
+                "texts",
             )
             if advised is not None:
                 events.append(_sent_event(key, advised, decision, now))
@@ -600,6 +652,7 @@ class Pipeline:
             f"Please look at the conversation (package {package_id}).",
             key,
             unsent,
+            "pages",
         )
         if sent is not None:
             events.append(_sent_event(key, sent, decision, now))
@@ -689,9 +742,18 @@ class Pipeline:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _send_or_note(self, to: str, body: str, key: str, unsent: list[str]) -> SentMessage | None:
+    def _send_or_note(
+        self, to: str, body: str, key: str, unsent: list[str], cap: CapName
+    ) -> SentMessage | None:
         """Fail-open's own texts: a failure to send is noted (and counted), never raised, so the
-        package still completes its record and releases its lease."""
+        package still completes its record and releases its lease. They count against the daily
+        caps but a cap never holds them back: the PM must hear that a package failed, and an
+        emergency's advice always goes."""
+        if self.deps.caps is not None:
+            try:
+                self.deps.caps.charge(cap, key, self.deps.clock.now(), force=True)
+            except Exception as error:  # the last line never fails on its own bookkeeping
+                logger.warning("fail-open could not count a send", extra={"error": str(error)})
         try:
             return self.deps.messenger.send(to, body, idempotency_key=key)
         except SendFailedError as failed:
@@ -900,6 +962,9 @@ def _outcome_record(
         message_sids=outcome.message_sids,
         effects=outcome.effects,
         note=outcome.note,
+        unsent=outcome.unsent,
+        folded_into=outcome.folded_into,
+        folded_at=outcome.folded_at,
         recorded_at=now,
     )
 
