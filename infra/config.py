@@ -118,6 +118,25 @@ class EnvConfig(BaseModel):
     removal_policy: Literal["destroy", "retain"] = Field(
         description="Tables, secrets, key and log groups on `cdk destroy`: kept or deleted"
     )
+    daily_page_cap: int | None = Field(
+        default=None,
+        ge=1,
+        description="Account-wide pages to the on-call PM per UTC day (MAESTRO_ACCOUNT_DAILY_"
+        "PAGES; none: its default, 100). Past it a known sender's emergency still pages; any "
+        "other page becomes a line of the hourly digest (docs/unknown-senders.md).",
+    )
+    daily_text_cap: int | None = Field(
+        default=None,
+        ge=1,
+        description="Account-wide texts (other than pages and safety advice) per UTC day "
+        "(MAESTRO_ACCOUNT_DAILY_TEXTS; none: 2,000). Past it a text is recorded as not sent.",
+    )
+    daily_model_call_cap: int | None = Field(
+        default=None,
+        ge=1,
+        description="Account-wide model calls per UTC day (MAESTRO_ACCOUNT_DAILY_MODEL_CALLS; "
+        "none: 5,000). Past it every stage takes its deterministic default, recorded.",
+    )
     api_rate_limit: float = Field(gt=0, description="Stage throttling: steady requests/s")
     api_burst_limit: int = Field(gt=0, description="Stage throttling: burst")
     webhook_rate_limit_per_ip: int = Field(

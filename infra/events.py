@@ -3,7 +3,8 @@
 - a rule sends every domain event to the watcher queue (SQS, with its DLQ); EventBridge's own
   delivery failures go to a delivery DLQ;
 - an archive keeps the events, so the truth feed can be replayed (`aws events start-replay`);
-- a schedule rule runs the sweeper every five minutes (effects whose event never came).
+- schedule rules run the sweeper every five minutes (effects whose event never came) and the
+  digest every hour (one page listing the unknown numbers of each closed hour).
 
 The watcher function (``functions/watcher``) consumes the watcher queue: the stack makes it with
 the factory and hands it to ``Events.add_watcher``.
@@ -27,6 +28,8 @@ from maestro.adapters.eventbridge import EVENT_SOURCE
 WATCHER_TIMEOUT = cdk.Duration.seconds(60)  # the watcher's timeout; the queue is sized for it
 SWEEPER_TIMEOUT = cdk.Duration.seconds(120)
 SWEEP_EVERY = cdk.Duration.minutes(5)
+DIGEST_TIMEOUT = cdk.Duration.seconds(60)
+DIGEST_EVERY = cdk.Duration.hours(1)
 
 
 class Events(Construct):
@@ -81,32 +84,54 @@ class Events(Construct):
         )
 
     def add_sweeper(self, sweeper: lambda_.Function) -> None:
-        """Run the sweeper on a schedule (a rate rule on the default bus, as schedules are).
-        An invocation EventBridge cannot deliver goes to the rule's DLQ (alarmed); a sweep
-        that is missed is covered by the next one (each looks back an hour)."""
-        self.sweep_dlq = dead_letter_queue(self, "SweepDeliveryDlq")
+        """Run the sweeper every five minutes (a missed sweep is covered by the next one: each
+        looks back an hour)."""
+        self.sweep_rule, self.sweep_dlq = self._schedule(
+            sweeper,
+            "Sweep",
+            every=SWEEP_EVERY,
+            description="Every five minutes: the sweeper (effects whose event never came)",
+        )
+
+    def add_digest(self, digest: lambda_.Function) -> None:
+        """Run the digest every hour (a run sends every closed hour not yet sent, so a missed
+        run is covered by the next)."""
+        self.digest_rule, self.digest_dlq = self._schedule(
+            digest,
+            "Digest",
+            every=DIGEST_EVERY,
+            description="Every hour: one page listing the unknown numbers of each closed hour",
+        )
+
+    def _schedule(
+        self, function: lambda_.Function, name: str, *, every: cdk.Duration, description: str
+    ) -> tuple[events.Rule, sqs.Queue]:
+        """A rate rule on the default bus (as schedules are) invoking ``function``; an
+        invocation EventBridge cannot deliver goes to the rule's DLQ (alarmed)."""
+        dlq = dead_letter_queue(self, f"{name}DeliveryDlq")
         NagSuppressions.add_resource_suppressions(
-            self.sweep_dlq,
+            dlq,
             [
                 NagPackSuppression(
                     id="AwsSolutions-SQS3",
-                    reason="This queue is a dead-letter queue: the sweep schedule's target "
-                    "DeadLetterConfig (invocations EventBridge could not deliver). cdk-nag "
-                    "recognizes only SQS redrive DLQs. Its depth raises an alarm.",
+                    reason=f"This queue is a dead-letter queue: the {name.lower()} schedule's "
+                    "target DeadLetterConfig (invocations EventBridge could not deliver). "
+                    "cdk-nag recognizes only SQS redrive DLQs. Its depth raises an alarm.",
                 )
             ],
         )
-        self.sweep_rule = events.Rule(
+        rule = events.Rule(
             self,
-            "SweepSchedule",
-            description="Every five minutes: the sweeper (effects whose event never came)",
-            schedule=events.Schedule.rate(SWEEP_EVERY),
+            f"{name}Schedule",
+            description=description,
+            schedule=events.Schedule.rate(every),
             targets=[
                 targets.LambdaFunction(
-                    sweeper,
-                    dead_letter_queue=self.sweep_dlq,
+                    function,
+                    dead_letter_queue=dlq,
                     max_event_age=cdk.Duration.minutes(15),
                     retry_attempts=2,
                 )
             ],
         )
+        return rule, dlq

@@ -67,6 +67,8 @@ FUNCTION_ERRORS = {
     "the watcher DLQ.",
     "sweeper": "A sweep failed: EventBridge retries it twice, then drops it to the "
     "sweep-delivery DLQ; the next sweep looks again.",
+    "digest": "The hourly digest raised: EventBridge retries it twice, then drops it to the "
+    "digest-delivery DLQ; the next run sends every closed hour not yet sent.",
     "inbound_fallback": "The fallback drain raised: the webhooks Twilio's fallback URL kept "
     "wait on the fallback queue (retried, then its DLQ). They are stored once it recovers.",
 }

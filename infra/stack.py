@@ -12,7 +12,7 @@ from constructs import Construct
 
 from infra.api import WebhookApi
 from infra.config import EnvConfig
-from infra.events import SWEEPER_TIMEOUT, WATCHER_TIMEOUT, Events
+from infra.events import DIGEST_TIMEOUT, SWEEPER_TIMEOUT, WATCHER_TIMEOUT, Events
 from infra.fallback import FallbackApi
 from infra.functions import Bound, FunctionFactory, FunctionSpec, Setting
 from infra.layers import Layers
@@ -25,6 +25,7 @@ from maestro.access import EVENT_PUBLISHERS
 from maestro.pipeline.entry import STEPS
 from maestro.ports import StrandedSweep
 from maestro.settings import (
+    DigestSettings,
     FlusherSettings,
     InboundSettings,
     PipelineSettings,
@@ -63,6 +64,11 @@ STEP_DESCRIPTIONS = {
     "fail_open": "Fail open: record the default, page the PM, release",
     "step_gate": "Step gate: store the task token and wait (step mode)",
 }
+
+
+def _given(**settings: int | None) -> dict[str, Setting]:
+    """The settings an environment sets (the rest keep their defaults in maestro.settings)."""
+    return {name: str(value) for name, value in settings.items() if value is not None}
 
 
 def table_output(logical_name: str) -> str:
@@ -114,7 +120,12 @@ class MaestroStack(cdk.Stack):
             ),
             "cheap_model_id": config.cheap_model_id,
             "strong_model_id": config.strong_model_id,
+            **_given(account_daily_model_calls=config.daily_model_call_cap),
         }
+        # The account-wide daily caps on what is sent: for whatever pages or texts.
+        send_caps: dict[str, Setting] = _given(
+            account_daily_pages=config.daily_page_cap, account_daily_texts=config.daily_text_cap
+        )
         windows: dict[str, Setting] = {
             "idle_window_seconds": str(config.idle_window_seconds),
             "max_wait_seconds": str(config.max_wait_seconds),
@@ -203,7 +214,7 @@ class MaestroStack(cdk.Stack):
             if step in MODEL_STEPS:
                 settings |= model_settings
             if step in TEXTING_STEPS:
-                settings |= twilio
+                settings |= twilio | send_caps
             return settings
 
         steps = {
@@ -295,6 +306,24 @@ class MaestroStack(cdk.Stack):
             )
         )
         self.events.add_sweeper(self.sweeper)
+        # Every hour: one page listing the unknown numbers that texted in each closed hour (and
+        # the pages a daily cap held back), read-verified like any page.
+        self.digest = self.factory.make(
+            FunctionSpec(
+                name="digest",
+                description="Every hour: one page listing the unknown numbers of the hour",
+                settings_model=DigestSettings,
+                settings={
+                    **tables("digest"),
+                    "event_bus_name": bus,
+                    "on_call_pm_phone": config.on_call_pm_phone,
+                    **twilio,
+                    **send_caps,
+                },
+                timeout=DIGEST_TIMEOUT,
+            )
+        )
+        self.events.add_digest(self.digest)
 
         self.observability = Observability(
             self,
@@ -306,6 +335,7 @@ class MaestroStack(cdk.Stack):
                 **self.queues.dead_letter_queues,
                 "event-delivery": self.events.delivery_dlq,
                 "sweep-delivery": self.events.sweep_dlq,
+                "digest-delivery": self.events.digest_dlq,
             },
             functions=self.factory.functions,
             webhooks=self.webhooks,

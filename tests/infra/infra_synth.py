@@ -39,6 +39,10 @@ REACHABLE = {
         "alarm_email": "oncall@maestro-ops.net",
         "alarm_sms": "+16175550343",
         "on_call_pm_phone": "+16175550344",
+        # An environment that sets its account-wide daily caps (the others keep the defaults).
+        "daily_page_cap": 40,
+        "daily_text_cap": 1500,
+        "daily_model_call_cap": 3000,
     },
 }
 

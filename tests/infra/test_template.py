@@ -258,6 +258,7 @@ def test_every_function_is_arm64_traced_layered_and_logged(synth: Synth, env: st
         "flusher",
         "watcher",
         "sweeper",
+        "digest",
     }
     for lid, fn in functions.items():
         props = fn["Properties"]
@@ -295,7 +296,7 @@ def test_secrets_reach_functions_by_arn_only(synth: Synth, env: str) -> None:
     assert app == {"inbound_sms", "inbound_fallback"}  # the drain runs the same route
     # Twilio's token: the webhook and the fallback drain check signatures with it; the steps
     # that text and the watcher (which reads texts back) call Twilio with it.
-    assert twilio == {"inbound_sms", "inbound_fallback", *TEXTING_STEPS, "watcher"}
+    assert twilio == {"inbound_sms", "inbound_fallback", *TEXTING_STEPS, "watcher", "digest"}
     assert anthropic == set(MODEL_STEPS) | {"flusher"}  # the flusher runs the severity probe
     # ... and only those functions' roles may read them.
     for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
@@ -458,7 +459,7 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
             has_model = "MAESTRO_STRONG_MODEL_ID" in variables
             assert has_model == (functions[lid] in MODEL_STEPS)
             texts = "MAESTRO_TWILIO_STATUS_CALLBACK_URL" in variables
-            assert texts == (functions[lid] in TEXTING_STEPS)
+            assert texts == (functions[lid] in {*TEXTING_STEPS, "digest"})
             if texts:
                 assert variables["MAESTRO_TWILIO_ACCOUNT_SID"] == CONFIG[env]["twilio_account_sid"]
                 assert variables["MAESTRO_TWILIO_FROM_NUMBER"] == CONFIG[env]["twilio_from_number"]
@@ -717,6 +718,40 @@ def test_the_sweeper_runs_every_five_minutes_with_a_dlq(synth: Synth, env: str) 
     assert target["RetryPolicy"]["MaximumRetryAttempts"] == 2
 
 
+def test_the_digest_runs_every_hour_with_a_dlq(synth: Synth, env: str) -> None:
+    functions = _function_steps(synth, env)
+    (digest,) = [lid for lid, name in functions.items() if name == "digest"]
+    (rule,) = [
+        r["Properties"]
+        for r in synth.resources(env, "AWS::Events::Rule").values()
+        if "ScheduleExpression" in r["Properties"]
+        and r["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [digest, "Arn"]}
+    ]
+    assert rule["ScheduleExpression"] == "rate(1 hour)"
+    (target,) = rule["Targets"]
+    assert "DeadLetterConfig" in target
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 2
+
+
+def test_the_daily_caps_reach_what_they_cap(synth: Synth, env: str) -> None:
+    """An environment's caps reach the functions that send (pages, texts) and the ones that call
+    a model; without them, the settings' defaults stand (nothing is set)."""
+    config = CONFIG[env]
+    functions = _function_steps(synth, env)
+    for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
+        variables = fn["Properties"]["Environment"]["Variables"]
+        name = functions[lid]
+        sends = name in {*TEXTING_STEPS, "digest"}
+        models = name in {*MODEL_STEPS, "flusher"}
+        for key, setting, applies in (
+            ("daily_page_cap", "MAESTRO_ACCOUNT_DAILY_PAGES", sends),
+            ("daily_text_cap", "MAESTRO_ACCOUNT_DAILY_TEXTS", sends),
+            ("daily_model_call_cap", "MAESTRO_ACCOUNT_DAILY_MODEL_CALLS", models),
+        ):
+            expected = str(config[key]) if applies and config.get(key) else None
+            assert variables.get(setting) == expected, (name, setting)
+
+
 def _alarms(synth: Synth, env: str) -> dict[str, dict[str, Any]]:
     return {
         a["Properties"]["AlarmName"].removeprefix(f"maestro-{env}-"): a["Properties"]
@@ -744,6 +779,7 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "errors-flusher",
         "errors-watcher",
         "errors-sweeper",
+        "errors-digest",
         "daily-cap",
         "dlq-debounce",
         "dlq-watcher",
@@ -753,6 +789,7 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "stranded-flushes",
         "dlq-event-delivery",
         "dlq-sweep-delivery",
+        "dlq-digest-delivery",
         "send-failures",
         "failed-executions",
         "fail-open",
