@@ -18,7 +18,11 @@ TWILIO_ACCOUNT_SID_PATTERN = r"^AC[0-9a-fA-F]{32}$"
 
 
 class _Base(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MAESTRO_", extra="ignore", frozen=True)
+    # Built at the first instantiation, not at import: a function builds its own settings model
+    # on its first invocation and never the others (about 20 ms of every cold start).
+    model_config = SettingsConfigDict(
+        env_prefix="MAESTRO_", extra="ignore", frozen=True, defer_build=True
+    )
 
     region: str | None = Field(default=None, description="Defaults to the Lambda's own region")
 
