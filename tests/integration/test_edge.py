@@ -8,7 +8,10 @@ from Twilio: the message stored once, the PM's page and the tenant's advice at T
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from twilio.request_validator import RequestValidator
@@ -212,3 +215,33 @@ def test_a_message_left_without_a_flush_is_flushed_by_the_stranded_sweep() -> No
         flushed = stack.buffer.meta(stack.buffer.get_message(delivery.sid).conversation_id)
         assert flushed is not None
         assert not flushed.has_unflushed
+
+
+def test_a_webhook_slower_than_twilio_waits_goes_to_the_fallback_too(
+    faulty: tuple[LocalStack, Wire, Stages],
+) -> None:
+    """Twilio stops waiting (15 s; here a tenth of a second) and requests the fallback URL
+    whatever the slow webhook did meanwhile: stored by the primary, the kept copy is a duplicate
+    and stores nothing twice."""
+    stack, _, _ = faulty
+    http = stack.http
+
+    def slow(event: dict[str, Any]) -> dict[str, Any]:
+        answer = http(event)
+        time.sleep(0.3)
+        return answer
+
+    stack.http = slow  # type: ignore[method-assign]
+    stack.twilio.webhook_timeout_seconds = 0.1
+    delivery = stack.twilio.text(MARIA.phone, "the heating is off again in 3B")
+    assert [status for _, status in delivery.attempts] == [0, 200]
+    stack.advance(stack.idle + 1)
+    assert _stored(stack, delivery.sid) == 1
+    packaged = [m for e in stack.executions() for m in _package_messages(stack, e)]
+    assert packaged.count(delivery.sid) == 1
+
+
+def _package_messages(stack: LocalStack, execution: dict[str, Any]) -> list[str]:
+    described = stack.sfn.describe_execution(executionArn=execution["executionArn"])
+    package = json.loads(described["input"]).get("package") or {}
+    return [m["message_id"] for m in package.get("messages", [])]

@@ -17,10 +17,10 @@ embedded stack, so the demo's texts go through the very adapter the cloud runs.
   update), with the webhooks Twilio calls for them: ``sms_url``, ``sms_fallback_url``,
   ``status_callback`` (what `maestro twilio wire` sets through the SDK).
 - A phone texting a number (:meth:`TwilioLoopback.text`): an inbound message (``SM…``), its
-  signed webhook to the number's ``sms_url``; when that answers an error (a 4xx or 5xx) or
-  cannot be reached, the same request to ``sms_fallback_url`` with ``ErrorCode`` and
-  ``ErrorUrl`` added, as Twilio does; with neither answering, Twilio gives up (logged there,
-  not retried).
+  signed webhook to the number's ``sms_url``; when that answers an error (a 4xx or 5xx), cannot
+  be reached or answers later than Twilio waits (15 s), the same request to
+  ``sms_fallback_url`` with ``ErrorCode`` and ``ErrorUrl`` added, as Twilio does; with neither
+  answering, Twilio gives up (logged there, not retried).
 
 :class:`TwilioLoopback` holds the state and answers requests; :class:`TwilioLoopbackServer`
 serves it over HTTP on 127.0.0.1 (the embedded stack), and :class:`LoopbackHttpClient` hands
@@ -75,6 +75,9 @@ NUMBER_SETTINGS = {
     "FriendlyName": "friendly_name",
 }
 """The update parameters the loopback keeps (the SDK's names → the resource's fields)."""
+WEBHOOK_TIMEOUT_SECONDS = 15.0
+"""How long Twilio waits for a webhook's answer (its read timeout): a slower answer is a failure,
+and the fallback URL is requested, whatever the first one did meanwhile."""
 WEBHOOK_ERROR = 11200
 """Twilio's "HTTP retrieval failure": the ErrorCode a fallback request carries."""
 
@@ -155,8 +158,10 @@ class TwilioLoopback:
         numbers: tuple[str, ...] = (),
         post_callback: CallbackPoster | None = None,
         post_webhook: WebhookPoster | None = None,
+        webhook_timeout_seconds: float = WEBHOOK_TIMEOUT_SECONDS,
     ) -> None:
         self.account_sid = account_sid
+        self.webhook_timeout_seconds = webhook_timeout_seconds
         self.auth_token = auth_token
         self.numbers = numbers  # the account's own numbers; empty: any From is accepted
         self.clock = clock
@@ -473,10 +478,13 @@ class TwilioLoopback:
     def _request(self, delivery: Delivery, url: str, form: dict[str, str]) -> int:
         signature = RequestValidator(self.auth_token).compute_signature(url, form)
         assert self.post_webhook is not None
+        started = time.monotonic()
         try:
             status = self.post_webhook(url, form, signature)
         except Exception:  # the server could not be reached, or dropped the connection
             status = 0
+        if time.monotonic() - started > self.webhook_timeout_seconds:
+            status = 0  # Twilio stopped waiting: whatever the answer, it counts as a failure
         with self._lock:
             delivery.attempts.append((url, status))
         return status
