@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     # Named only in the Protocols' signatures: importing them here would load the memory window
     # and the decision records into every handler, the inbound webhook included.
+    from maestro.domain.directory import OnCall, Person, Property, Trade, Unit, Vendor
     from maestro.domain.ledger import LedgerRow, Resolution
     from maestro.domain.memory import BrainRequest
     from maestro.domain.records import (
@@ -329,6 +330,24 @@ class PartyDirectory(Protocol):
     def by_party_id(self, party_id: str) -> Party | None: ...
 
     def put(self, party: Party) -> None: ...
+
+
+class DirectoryReader(Protocol):
+    """What the pipeline reads of the directory (docs/directory.md)."""
+
+    def person(self, person_id: str) -> Person | None: ...
+
+    def vendor(self, vendor_id: str) -> Vendor | None: ...
+
+    def property(self, property_id: str) -> Property | None: ...
+
+    def unit(self, unit_id: str) -> Unit | None: ...
+
+    def on_call_at(self, property_id: str | None, at: datetime) -> OnCall | None: ...
+
+    def vendors_for(
+        self, property_id: str | None, trade: Trade, *, after_hours: bool = False
+    ) -> list[Vendor]: ...
 
 
 # ---------------------------------------------------------------------------------------------

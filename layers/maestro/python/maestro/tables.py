@@ -188,6 +188,15 @@ PARTIES = TableSpec(
     purpose="The party directory: phone (E.164) → party.",
 )
 
+DIRECTORY = TableSpec(
+    logical_name="directory",
+    partition=Key(name="pk"),
+    sort=Key(name="sk"),
+    purpose="The directory (docs/directory.md): properties and their units, people, vendors, "
+    "on-call shifts by property (sorted by start) and vendor coverage by property and trade "
+    "(sorted by rank). Phone → party is the parties table, written from it by the importer.",
+)
+
 GATES = TableSpec(
     logical_name="gates",
     partition=Key(name="execution_id"),
@@ -222,6 +231,7 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     TIMELINE,
     PENDING,
     PARTIES,
+    DIRECTORY,
     GATES,
     IDEMPOTENCY,
     LEDGER,

@@ -26,6 +26,12 @@ class Party(Frozen):
     phone: E164
     name: str = ""
     unit: str | None = None
+    # From the directory (docs/directory.md): the properties this party belongs to (a tenant's
+    # unit's property, a PM's managed properties, a vendor's served ones or ``*``), the language
+    # they read (None: taken from their message), and whether they agreed to texts at all.
+    property_ids: tuple[str, ...] = ()
+    language: str | None = None
+    sms_consent: bool = True
 
 
 class Route(StrEnum):
@@ -207,6 +213,9 @@ class WorkOrder(Frozen):
     tenant_id: str = Field(min_length=1)
     vendor_id: str | None = None
     unit: str | None = None
+    property_id: str | None = Field(
+        default=None, description="The property of the tenant's unit, from the directory"
+    )
     summary: str = Field(min_length=1)
     category: str = "general"
     urgency: Urgency = Urgency.ROUTINE
