@@ -39,8 +39,10 @@ def test_entities_round_trip_and_the_pipelines_reads_answer(aws: AwsEnv) -> None
     for entity in (elm, unit, pm, plumber, shift, everywhere):
         store.put(entity)
 
-    assert store.property("elm") == elm and store.unit("elm-2a") == unit
-    assert store.person("pm-lee") == pm and store.person("nobody") is None
+    assert store.property("elm") == elm
+    assert store.unit("elm-2a") == unit
+    assert store.person("pm-lee") == pm
+    assert store.person("nobody") is None
     assert store.on_call_at("elm", T0 + timedelta(hours=1)) == shift
     assert store.on_call_at("elm", T0 - timedelta(hours=1)) == everywhere
     assert store.vendors_for("elm", Trade.PLUMBING) == [plumber]
@@ -59,4 +61,5 @@ def test_entities_round_trip_and_the_pipelines_reads_answer(aws: AwsEnv) -> None
         on_call=(everywhere, shift),
     )
     store.delete(narrowed)
-    assert store.vendors_for("elm", Trade.HVAC) == [] and store.vendor("v-p") is None
+    assert store.vendors_for("elm", Trade.HVAC) == []
+    assert store.vendor("v-p") is None

@@ -64,7 +64,7 @@ def test_vendors_by_trade_property_rank_and_after_hours() -> None:
 def test_models_refuse_what_a_directory_cannot_hold() -> None:
     with pytest.raises(ValidationError, match="tenant needs a unit"):
         Person(person_id="t1", role=PersonRole.TENANT, phones=("+15550001001",))
-    with pytest.raises(ValidationError, match="E.164"):
+    with pytest.raises(ValidationError, match=r"E\.164"):
         Person(person_id="t1", role=PersonRole.PM, phones=("555-0100",))
     with pytest.raises(ValidationError, match="time zone"):
         Property(property_id="elm", name="Elm", timezone="Mars/Olympus")
