@@ -388,6 +388,7 @@ class LocalStack:
             DynamoOutboundStatusStore,
         )
         from maestro.adapters.dynamodb_ledger import DynamoLedger
+        from maestro.adapters.dynamodb_directory import DynamoDirectory
         from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
         from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
@@ -526,6 +527,7 @@ class LocalStack:
         )
         self.buffer = buffer
         self.parties = DynamoPartyDirectory(self.ddb, self.tables["parties"])
+        self.directory = DynamoDirectory(self.ddb, self.tables["directory"])
         self.debounce = SqsReleasingQueue(self.clock, self.sqs, self.debounce_url)
         models = self.pipeline.deps.models
 
