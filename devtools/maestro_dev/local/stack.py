@@ -387,8 +387,8 @@ class LocalStack:
             DynamoConversationBuffer,
             DynamoOutboundStatusStore,
         )
-        from maestro.adapters.dynamodb_ledger import DynamoLedger
         from maestro.adapters.dynamodb_directory import DynamoDirectory
+        from maestro.adapters.dynamodb_ledger import DynamoLedger
         from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
         from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
