@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +18,7 @@ from embedded import new_executions, pages
 
 from maestro.domain.directory import Directory, PersonRole
 from maestro.domain.models import PartyRole
+from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro_dev.cli import main
 from maestro_dev.cloud import (
     OUTPUT_DIRECTORY_TABLE,
@@ -27,7 +30,7 @@ from maestro_dev.directory.apply import apply_directory
 from maestro_dev.directory.files import read_folder, write_folder
 from maestro_dev.directory.synthetic import synthetic_directory
 from maestro_dev.local.events import signed_sms_event, twilio_sid
-from maestro_dev.local.operator_access import TOKEN_ENV, write_token
+from maestro_dev.local.operator_access import TOKEN_ENV, TOKEN_HEADER, write_token
 from maestro_dev.local.server import LocalServer, start
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed
@@ -224,9 +227,17 @@ def test_absent_rows_are_kept_unless_pruned_and_a_dropped_phone_is_unbound(
     assert f"people.csv {leaving.person_id}" in said
     assert server.stack.parties.by_phone(leaving.phones[0]) is not None
 
+    # The same prune with a change in it: what goes is still listed before what changes.
+    renamed = directory.vendors[0].model_copy(update={"name": "Renamed Vendor"})
+    vendors = (renamed, *directory.vendors[1:])
+    write_folder(directory.model_copy(update={"people": people, "vendors": vendors}), folder)
     code, said = _cli("directory", "import", str(folder), "--prune", "--url", server.url)
+    assert f"change vendors.csv {renamed.vendor_id}" in said.replace("  ", " ")
     assert code == 0, said
-    assert "--prune: removed" in said
+    lines = said.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("--prune: removed"))
+    assert lines[header + 1].startswith("absent ")  # what goes is listed first
+    assert any(leaving.person_id in line for line in lines[header + 1 :] if "absent" in line)
     assert server.stack.parties.by_phone(leaving.phones[0]) is None
     assert server.stack.directory.person(leaving.person_id) is None
     assert server.stack.parties.by_phone(MARIA.phone) is None  # not in the files: pruned too
@@ -298,3 +309,22 @@ def test_import_and_export_on_a_deployed_stack(aws: AwsEnv, tmp_path: Path) -> N
     assert isinstance(read_back, Directory)
     assert set(read_back.people) == set(directory.people)
     assert set(read_back.on_call) == set(directory.on_call)
+
+
+def test_only_the_operator_may_send_a_directory_larger_than_a_webhook(
+    server: LocalServer,
+) -> None:
+    """The import route reads a whole directory, past the webhook limit, for the run's token
+    alone: without it, a body that large is refused as too large before it is held."""
+    body = b"{" + b" " * MAX_REQUEST_BYTES + b"}"
+    request = urllib.request.Request(
+        server.url + "/local/directory/import", data=body, method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 413
+    request.add_header(TOKEN_HEADER, server.token)
+    with pytest.raises(urllib.error.HTTPError) as unread:
+        urllib.request.urlopen(request, timeout=30)
+    assert unread.value.code == 400  # read whole, then refused as no directory
+    assert "directory" in unread.value.read().decode()

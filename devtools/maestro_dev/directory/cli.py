@@ -108,11 +108,15 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
         _print_problems(problems, out)
         print(f"refused ({refusal or f'{len(problems)} errors'}): nothing was written", file=out)
         return 1
-    if args.prune and plan.absent:
+    absent = [change.line() for change in plan.absent]
+    if args.prune and absent:  # what goes is listed first
         verb = "would remove" if args.dry_run else "removed"
-        print(f"--prune: {verb} {len(plan.absent)} entries absent from the files:", file=out)
-    for line in plan.lines():
-        print(line, file=out)
+        print(f"--prune: {verb} {len(absent)} entries absent from the files:", file=out)
+        print("\n".join(absent), file=out)
+    for change in (*plan.added, *plan.changed):
+        print(change.line(), file=out)
+    if absent and not args.prune:
+        print("\n".join(absent), file=out)
     if plan.changes == 0:
         print("0 changes: the directory already holds these files", file=out)
     prefix = "dry run, nothing written: would make " if args.dry_run else ""

@@ -268,7 +268,16 @@ class LocalServer:
 
             def do_POST(self) -> None:
                 route = ROUTES.get(urlsplit(self.path).path)
-                body = self._read_body(route.max_body if route else MAX_REQUEST_BYTES)
+                limit = MAX_REQUEST_BYTES
+                # A larger body is held in memory for the operator alone: anyone else gets the
+                # webhook limit (and then the guard's refusal).
+                if (
+                    route
+                    and route.max_body > limit
+                    and server.operator.refusal(self.headers) is None
+                ):
+                    limit = route.max_body
+                body = self._read_body(limit)
                 if body is not None:
                     self._answer(body)
 
