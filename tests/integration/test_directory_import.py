@@ -328,3 +328,27 @@ def test_only_the_operator_may_send_a_directory_larger_than_a_webhook(
         urllib.request.urlopen(request, timeout=30)
     assert unread.value.code == 400  # read whole, then refused as no directory
     assert "directory" in unread.value.read().decode()
+
+
+def test_a_clash_with_a_kept_entry_writes_nothing(server: LocalServer, tmp_path: Path) -> None:
+    """The world's Maria is stored and absent from the files; a new tenant with her phone would
+    bind one phone to two people: refused, nothing written; with --prune (Maria goes) applied."""
+    directory = _small()
+    newcomer = next(p for p in directory.people if p.role is PersonRole.TENANT)
+    newcomer = newcomer.model_copy(update={"phones": (MARIA.phone,)})
+    people = (newcomer, *(p for p in directory.people if p.person_id != newcomer.person_id))
+    folder = tmp_path / "pms-export"
+    write_folder(directory.model_copy(update={"people": people}), folder)
+    before = _export(server, tmp_path / "before")
+
+    code, said = _cli("directory", "import", str(folder), "--url", server.url)
+    assert code == 1
+    assert f"phone {MARIA.phone} is also person {MARIA.party_id}'s" in said
+    assert "nothing was written" in said
+    assert _export(server, tmp_path / "after") == before
+
+    code, said = _cli("directory", "import", str(folder), "--prune", "--url", server.url)
+    assert code == 0, said
+    bound = server.stack.parties.by_phone(MARIA.phone)
+    assert bound is not None
+    assert bound.party_id == newcomer.person_id

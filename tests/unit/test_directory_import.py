@@ -273,3 +273,29 @@ def test_a_world_is_a_directory_of_one_property() -> None:
     parties = {p.party_id: p for p in world.domain_parties()}
     assert parties["tenant-ro"].unit == "Apt 4"
     assert parties["pm-flo"].property_ids == (WORLD_PROPERTY.property_id,)
+
+
+def test_a_phone_kept_from_an_absent_person_is_a_conflict_unless_pruned() -> None:
+    """Bo is absent from the new files (kept: no --prune) and the new tenant Eve has his phone:
+    applying would bind one phone to two people, so the plan names the clash."""
+    before = _good()
+    after = validate_tables(
+        _with(
+            people="""person_id,role,name,phones,unit_id,property_ids,language,sms_consent
+t-ines,tenant,Ines,+13035550111;+13035550112,oak-101,,es,yes
+t-eve,tenant,Eve,+13035550113,pine-7,,,
+pm-kai,pm,Kai,+13035550190,,oak;pine,,no
+""",
+            on_call="""property_id,person_id,starts_at,ends_at
+oak,pm-kai,2026-12-01T09:00:00-07:00,2026-12-01T21:00:00-07:00
+""",
+        )
+    ).directory
+    assert after is not None
+    stored = {p.phone: p for p in before.parties()}
+    kept = plan_import(after, before, stored)
+    found = {(p.file, p.row, p.column): p.message for p in kept.conflicts}
+    assert "person t-bo's" in found[("people.csv", 3, "phones")]
+    assert "overlaps the oak shift of pm-kai" in found[("on_call.csv", 2, "starts_at")]
+    assert len(found) == 2
+    assert plan_import(after, before, stored, prune=True).conflicts == ()

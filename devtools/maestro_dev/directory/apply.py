@@ -20,7 +20,8 @@ def apply_directory(
     dry_run: bool = False,
 ) -> ImportPlan:
     """Make the stored directory ``desired`` (entities absent from it kept unless ``prune``) and
-    its phone → party rows follow; with ``dry_run``, only say what would change.
+    its phone → party rows follow; with ``dry_run``, or when the files clash with entries they
+    do not list but the store keeps (``plan.conflicts``), only say what would change.
 
     The phone rows are written first: if the directory write then fails, the next import finds
     the directory still as it was and plans it again (a phone row already right is left alone),
@@ -28,7 +29,7 @@ def apply_directory(
     removal from.
     """
     plan = plan_import(desired, store.snapshot(), parties.all_by_phone(), prune=prune)
-    if dry_run:
+    if dry_run or plan.conflicts:  # a clash with what is kept: nothing is written
         return plan
     parties.write(plan.party_puts, plan.party_deletes)
     puts: list[DirectoryEntity] = [c.after for c in (*plan.added, *plan.changed) if c.after]

@@ -108,6 +108,13 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
         _print_problems(problems, out)
         print(f"refused ({refusal or f'{len(problems)} errors'}): nothing was written", file=out)
         return 1
+    if plan.conflicts:
+        _print_problems(plan.conflicts, out)
+        print(
+            f"{len(plan.conflicts)} errors against the stored directory: nothing was written",
+            file=out,
+        )
+        return 1
     absent = [change.line() for change in plan.absent]
     if args.prune and absent:  # what goes is listed first
         verb = "would remove" if args.dry_run else "removed"

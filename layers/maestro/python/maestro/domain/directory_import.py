@@ -14,7 +14,7 @@ from datetime import datetime
 from itertools import pairwise
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from maestro.domain.common import Frozen
 from maestro.domain.directory import (
@@ -601,6 +601,10 @@ class ImportPlan(Frozen):
     prune: bool = False
     party_puts: tuple[Party, ...] = ()
     party_deletes: tuple[str, ...] = ()
+    conflicts: tuple[Problem, ...] = Field(
+        default=(),
+        description="What the files clash with among the kept entries: an apply is refused",
+    )
 
     @property
     def changes(self) -> int:
@@ -678,6 +682,7 @@ def plan_import(
             absent.append(EntityChange(kind=key[0], id=key[1], before=entity))
     kept = [] if prune else [change.before for change in absent if change.before is not None]
     result = _rebuild([*want.values(), *kept])
+    conflicts = _conflicts_with_kept(desired, kept)
     projected = {party.phone: party for party in result.parties()}
     party_puts = tuple(
         party for phone, party in projected.items() if stored_parties.get(phone) != party
@@ -697,7 +702,63 @@ def plan_import(
         prune=prune,
         party_puts=party_puts,
         party_deletes=party_deletes,
+        conflicts=conflicts,
     )
+
+
+def _conflicts_with_kept(desired: Directory, kept: Sequence[Entity]) -> tuple[Problem, ...]:
+    """The files' phones and shifts that clash with entries they do not list but the store
+    keeps (no --prune): a phone bound to two parties, two shifts of one scope at once."""
+    problems: list[Problem] = []
+    hint = "stored and absent from the files (--prune removes it)"
+    kept_phones: dict[str, str] = {}
+    for entity in kept:
+        if isinstance(entity, Person):
+            kept_phones |= dict.fromkeys(entity.phones, f"person {entity.person_id}")
+        elif isinstance(entity, Vendor):
+            kept_phones[entity.phone] = f"vendor {entity.vendor_id}"
+    for row, person in enumerate(desired.people, start=2):
+        for phone in person.phones:
+            if phone in kept_phones:
+                problems.append(
+                    Problem(
+                        severity="error",
+                        file="people.csv",
+                        row=row,
+                        column="phones",
+                        message=f"phone {phone} is also {kept_phones[phone]}'s, {hint}",
+                    )
+                )
+    for row, vendor in enumerate(desired.vendors, start=2):
+        if vendor.phone in kept_phones:
+            problems.append(
+                Problem(
+                    severity="error",
+                    file="vendors.csv",
+                    row=row,
+                    column="phone",
+                    message=f"phone {vendor.phone} is also {kept_phones[vendor.phone]}'s, {hint}",
+                )
+            )
+    kept_shifts = [entity for entity in kept if isinstance(entity, OnCall)]
+    for row, shift in enumerate(desired.on_call, start=2):
+        for other in kept_shifts:
+            if (
+                other.property_id == shift.property_id
+                and shift.starts_at < other.ends_at
+                and other.starts_at < shift.ends_at
+            ):
+                problems.append(
+                    Problem(
+                        severity="error",
+                        file="on_call.csv",
+                        row=row,
+                        column="starts_at",
+                        message=f"overlaps the {other.property_id} shift of {other.person_id} "
+                        f"from {other.starts_at.isoformat()}, {hint}",
+                    )
+                )
+    return tuple(problems)
 
 
 def find(directory: Directory, key: str) -> list[Entity]:
