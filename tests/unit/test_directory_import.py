@@ -299,3 +299,13 @@ oak,pm-kai,2026-12-01T09:00:00-07:00,2026-12-01T21:00:00-07:00
     assert "overlaps the oak shift of pm-kai" in found[("on_call.csv", 2, "starts_at")]
     assert len(found) == 2
     assert plan_import(after, before, stored, prune=True).conflicts == ()
+
+
+def test_a_world_vendor_keeps_the_trades_it_states() -> None:
+    world = World(
+        parties=(
+            PartySpec(id="vendor-al", role="vendor", phone="+15125550104", trades=(Trade.PEST,)),
+        )
+    )
+    (vendor,) = world.directory().vendors
+    assert vendor.trades == (Trade.PEST,)

@@ -88,6 +88,9 @@ class PartySpec(_Spec):
     phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
     name: str = ""
     unit: str | None = None
+    trades: tuple[Trade, ...] = Field(
+        default=(), description="A vendor's trades (general when none are given)"
+    )
 
 
 class WorkOrderSpec(_Spec):
@@ -157,8 +160,8 @@ class World(_Spec):
 
     def directory(self) -> Directory:
         """The world as a directory, the one form the importer applies (``seed_world``): each
-        tenant in a unit (its label as given) of :data:`WORLD_PROPERTY`, each vendor a general
-        one serving every property, each PM managing that property."""
+        tenant in a unit (its label as given) of :data:`WORLD_PROPERTY`, each vendor of its
+        ``trades`` (general when none) serving every property, each PM managing that property."""
         labels = sorted({p.unit for p in self.parties if p.unit})
         units = {label: _NOT_IN_ID.sub("-", label).strip("-") or "unit" for label in labels}
         people: list[Person] = []
@@ -170,7 +173,7 @@ class World(_Spec):
                         vendor_id=party.id,
                         name=party.name or party.id,
                         phone=party.phone,
-                        trades=(Trade.GENERAL,),
+                        trades=party.trades or (Trade.GENERAL,),
                     )
                 )
                 continue
