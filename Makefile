@@ -57,12 +57,14 @@ synth: $(STAMP)
 	$(BIN)/python app.py --env $(ENV)
 
 # Each benchmark merges its figures into bench/results.json and rewrites bench/results.md.
+# bench_directory (about 25 s): `maestro directory import` of 2,000 tenants into `maestro serve`
+# (directory_import_s, budget 60 s) and the no-op re-import.
 # bench_orchestration (about 2.5 minutes): a package's time and the memory it leaves after 50 and
 # after 500 packages through one embedded stack. The last, the `load` key (about 3 minutes):
 # 1,000 signed webhooks from 100 parties, 25 concurrent senders, over HTTP to `maestro serve`
 # (benchmarks/load_http.py). Every benchmark runs and writes its figures even when one before it
 # misses its acceptance; then make fails, naming them.
-BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_orchestration fault_matrix load_http
+BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix load_http
 bench: $(STAMP)
 	@missed=""; \
 	for name in $(BENCHMARKS); do \

@@ -250,12 +250,39 @@ _ORCHESTRATION_KEYS = (
     "orchestration_limits",
 )
 
+
+def _directory_section(r: dict[str, Any]) -> list[str]:
+    size = r["directory_import_size"]
+    return [
+        "## Directory import into `maestro serve`",
+        "",
+        "Written by benchmarks/bench_directory.py: `maestro directory import` as a fresh process "
+        "against a running `maestro serve`.",
+        "",
+        f"- {size['properties']} properties, {size['tenants']} tenants, {size['vendors']} "
+        f"vendors, {size['pms']} PMs, {size['on_call_shifts']} on-call shifts: "
+        f"**{r['directory_import_s']} s** (budget {r['directory_import_budget_s']:.0f} s)",
+        f"- the same folder again: {r['directory_reimport_s']} s, "
+        f"{r['directory_reimport_changes']} changes",
+        "",
+    ]
+
+
+_DIRECTORY_KEYS = (
+    "directory_import_s",
+    "directory_reimport_s",
+    "directory_reimport_changes",
+    "directory_import_size",
+    "directory_import_budget_s",
+)
+
 _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (_MODEL_KEYS, _model_section),
     (_IMPORT_KEYS, _imports_section),
     (("load",), _load_section),
     (("fault_matrix",), _faults_section),
     (_ORCHESTRATION_KEYS, _orchestration_section),
+    (_DIRECTORY_KEYS, _directory_section),
 )
 
 

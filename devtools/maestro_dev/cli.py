@@ -11,6 +11,8 @@
   Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
   through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
+- ``maestro directory import DIR [--dry-run] [--prune] | export DIR | show PHONE|ID``: the
+  directory from CSV files, on ``maestro serve`` or a deployed stack (docs/directory.md).
 - ``maestro twilio wire --env ENV [--dry-run]``: point the environment's Twilio number at its
   deployed stack (SMS URL, SMS fallback URL, status callback) and print what changed
   (``maestro_dev.twilio_wire``).
@@ -43,6 +45,7 @@ from maestro.domain.ledger import LedgerRow
 from maestro_dev import twilio_wire
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
+from maestro_dev.directory import cli as directory_cli
 from maestro_dev.evals import labeled as eval_labeled
 from maestro_dev.evals.cli import add_eval_parsers
 from maestro_dev.local.operator_access import (
@@ -240,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parsers(eval_commands)
     eval_labeled.add_parser(eval_commands)
     twilio_wire.add_parser(sub)
+    directory_cli.add_parser(sub, _target)
     return parser
 
 

@@ -14,8 +14,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_ledger import DynamoLedger
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.domain.ledger import LedgerRow
 from maestro.ports import Gate
 
@@ -24,6 +26,8 @@ STACK_PREFIX = "maestro-"
 OUTPUT_STATE_MACHINE = "StateMachineArn"
 OUTPUT_GATES_TABLE = "GatesTableName"
 OUTPUT_LEDGER_TABLE = "LedgerTableName"
+OUTPUT_DIRECTORY_TABLE = "DirectoryTableName"
+OUTPUT_PARTIES_TABLE = "PartiesTableName"
 OUTPUT_SMS_URL = "TwilioSmsWebhookUrl"
 OUTPUT_SMS_FALLBACK_URL = "TwilioSmsFallbackUrl"
 OUTPUT_WEBHOOK_BASE_URL = "WebhookBaseUrl"
@@ -81,6 +85,16 @@ class CloudStack:
         if wo_id:
             return ledger.for_wo(wo_id)
         return ledger.scan()
+
+    def directory_stores(self) -> tuple[DynamoDirectory, DynamoPartyDirectory]:
+        """The directory table and the phone → party table the importer writes."""
+        missing = {OUTPUT_DIRECTORY_TABLE, OUTPUT_PARTIES_TABLE} - set(self.outputs)
+        if missing:
+            raise LookupError(f"stack {self.stack_name} has no output {sorted(missing)}")
+        return (
+            DynamoDirectory(self._ddb, self.outputs[OUTPUT_DIRECTORY_TABLE]),
+            DynamoPartyDirectory(self._ddb, self.outputs[OUTPUT_PARTIES_TABLE]),
+        )
 
     def executions(self, limit: int = 20) -> list[CloudExecution]:
         """Every running execution and the latest ``limit`` of any status, oldest first."""

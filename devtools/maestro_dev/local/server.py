@@ -7,8 +7,9 @@ Webhook routes (``/twilio/sms``, ``/twilio/status``, ``/twilio/transcript``, ``/
 headers out of shape: a 403 before any handler), then the inbound function (a 502 when it
 raised) or, for the fallback, the fallback queue. (Serve sets no stage throttle: the embedded
 stack's tests rehearse a 429 with ``LocalStack(stage_throttle=...)``.)
-Operator routes under ``/local/`` serve `maestro executions`, `maestro step` and `maestro
-ledger`, to the operator alone: the run's token, a loopback Host and no foreign Origin
+Operator routes under ``/local/`` serve `maestro executions`, `maestro step`, `maestro
+ledger` and `maestro directory` (the one route whose body may be large: a whole directory), to
+the operator alone: the run's token, a loopback Host and no foreign Origin
 (:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual clock with real time
 (scaled by ``--speed``), so idle windows pass as they would.
 
@@ -35,9 +36,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from maestro.domain.directory import Directory
+from maestro.domain.directory_import import Problem, check_directory
 from maestro.ingest.fallback import FALLBACK_ROUTE
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro.observability import logger
+from maestro_dev.directory.apply import apply_directory
 from maestro_dev.local.edge import FALLBACK_PREFIX
 from maestro_dev.local.operator_access import OperatorAccess, new_token
 from maestro_dev.local.stack import LocalStack
@@ -81,6 +87,12 @@ class Route:
     method: Literal["GET", "POST"]
     guard: Guard
     answer: Callable[[LocalServer, Request], Reply]
+    max_body: int = MAX_REQUEST_BYTES
+    """The largest body it reads: a webhook's limit, unless the route carries more (a whole
+    directory to import)."""
+
+
+DIRECTORY_IMPORT_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _event_from_request(handler: BaseHTTPRequestHandler, body: bytes) -> dict[str, Any]:
@@ -165,6 +177,7 @@ class LocalServer:
         self._stop = threading.Event()
         self.refused: Counter[str] = Counter()
         self._refused_lock = threading.Lock()
+        self._import_lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -196,7 +209,7 @@ class LocalServer:
                 self.close_connection = self.close_connection or close
                 self._reply(status, json.dumps({"statusCode": status, "message": message}))
 
-            def _read_body(self) -> bytes | None:
+            def _read_body(self, limit: int) -> bytes | None:
                 """The request body, or None when a 4xx has been answered instead."""
                 if self.headers.get("Transfer-Encoding"):
                     self._refuse(411, "a Content-Length is required", close=True)
@@ -211,12 +224,12 @@ class LocalServer:
                     return None
                 length = int(raw)
                 try:
-                    if length > MAX_REQUEST_BYTES:
+                    if length > limit:
                         # The edge refuses it in the cloud (a WAF rule on this same limit).
                         self._drain(length)
                         self._refuse(
                             413,
-                            f"request body too large ({length} bytes, at most {MAX_REQUEST_BYTES})",
+                            f"request body too large ({length} bytes, at most {limit})",
                             close=True,
                         )
                         return None
@@ -254,7 +267,17 @@ class LocalServer:
                 self._answer(b"")
 
             def do_POST(self) -> None:
-                body = self._read_body()
+                route = ROUTES.get(urlsplit(self.path).path)
+                limit = MAX_REQUEST_BYTES
+                # A larger body is held in memory for the operator alone: anyone else gets the
+                # webhook limit (and then the guard's refusal).
+                if (
+                    route
+                    and route.max_body > limit
+                    and server.operator.refusal(self.headers) is None
+                ):
+                    limit = route.max_body
+                body = self._read_body(limit)
                 if body is not None:
                     self._answer(body)
 
@@ -334,6 +357,38 @@ class LocalServer:
         status, payload = self.step(execution)
         return Reply(status, json.dumps(payload))
 
+    def answer_directory(self, _request: Request) -> Reply:
+        return Reply(200, self.stack.directory.snapshot().model_dump_json())
+
+    def answer_directory_import(self, request: Request) -> Reply:
+        """A directory the CLI validated (re-checked here: the route trusts no caller's
+        validation), applied as one: every error refuses all of it."""
+        try:
+            asked = _DirectoryImport.model_validate_json(request.body or b"{}")
+        except ValidationError as error:
+            problems = [
+                Problem(
+                    severity="error",
+                    file="request",
+                    column=".".join(map(str, detail["loc"])),
+                    message=detail["msg"],
+                )
+                for detail in error.errors(include_url=False)
+            ]
+            return _refused_import(problems)
+        problems = check_directory(asked.directory)
+        if problems:
+            return _refused_import(problems)
+        with self._import_lock:  # two imports at once would each plan against a stale read
+            plan = apply_directory(
+                asked.directory,
+                self.stack.directory,
+                self.stack.parties,
+                prune=asked.prune,
+                dry_run=asked.dry_run,
+            )
+        return Reply(200, plan.model_dump_json())
+
     def executions(self) -> list[dict[str, Any]]:
         gates = {g.execution_id: g for g in self.stack.pipeline.deps.gates.open_gates()}
         out = []
@@ -402,8 +457,30 @@ ROUTES: dict[str, Route] = {
     "/local/executions": Route("GET", "operator", LocalServer.answer_executions),
     "/local/ledger": Route("GET", "operator", LocalServer.answer_ledger),
     "/local/step": Route("POST", "operator", LocalServer.answer_step),
+    "/local/directory": Route("GET", "operator", LocalServer.answer_directory),
+    "/local/directory/import": Route(
+        "POST",
+        "operator",
+        LocalServer.answer_directory_import,
+        max_body=DIRECTORY_IMPORT_MAX_BYTES,
+    ),
 }
 """Path → route. A new route is one row here: its method, its guard, its answer."""
+
+
+class _DirectoryImport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    directory: Directory
+    prune: bool = False
+    dry_run: bool = False
+
+
+def _refused_import(problems: list[Problem]) -> Reply:
+    errors = [p.model_dump(mode="json") for p in problems]
+    return Reply(
+        400, json.dumps({"statusCode": 400, "message": "nothing written", "errors": errors})
+    )
 
 
 def start(port: int, speed: float, step: bool) -> tuple[LocalStack, LocalServer]:

@@ -27,11 +27,12 @@ PAULA = _party("pm-paula")
 
 
 def seed_world(stack: Any, world: World, now: datetime | None = None) -> dict[str, int]:
-    """Put ``world``'s parties and work orders in the stack's stores; each WO's version."""
+    """Put ``world``'s parties (through the directory importer, as ``maestro directory import``
+    would) and work orders in the stack's stores; each WO's version."""
     from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+    from maestro_dev.directory.apply import apply_directory
 
-    for party in world.domain_parties():
-        stack.parties.put(party)
+    apply_directory(world.directory(), stack.directory, stack.parties)
     store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
     versions: dict[str, int] = {}
     at = now or stack.clock.now()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -18,6 +19,7 @@ else:  # the stubs are a dev dependency; at run time any client will do
 __all__ = [
     "DynamoDBClient",
     "UnconfiguredTableError",
+    "batch_write",
     "cancellation_codes",
     "consistent_get",
     "from_item",
@@ -125,6 +127,40 @@ def consistent_get(
     response = client.get_item(TableName=table_name, Key=to_item(key), ConsistentRead=True)
     item = response.get("Item")
     return dict(item) if item else None
+
+
+BATCH_WRITE_LIMIT = 25
+"""DynamoDB's cap on the requests of one BatchWriteItem."""
+
+
+def batch_write(
+    client: DynamoDBClient,
+    table_name: str,
+    puts: Iterable[dict[str, Any]] = (),
+    deletes: Iterable[dict[str, Any]] = (),
+    *,
+    max_attempts: int = 8,
+) -> int:
+    """Put ``puts`` (items) and delete ``deletes`` (keys, in wire form), 25 a request, resending
+    what DynamoDB leaves unprocessed (with a growing pause) until none is left; the requests
+    sent. A key must not be both put and deleted in one call (DynamoDB refuses such a batch)."""
+    requests: list[Any] = [{"PutRequest": {"Item": item}} for item in puts]
+    requests += [{"DeleteRequest": {"Key": key}} for key in deletes]
+    sent = 0
+    for start in range(0, len(requests), BATCH_WRITE_LIMIT):
+        pending = requests[start : start + BATCH_WRITE_LIMIT]
+        for attempt in range(max_attempts):
+            response = client.batch_write_item(RequestItems={table_name: pending})
+            sent += 1
+            pending = list[Any](response.get("UnprocessedItems", {}).get(table_name, []))
+            if not pending:
+                break
+            time.sleep(min(0.05 * 2**attempt, 2.0))
+        else:
+            raise RuntimeError(
+                f"{table_name}: {len(pending)} writes still unprocessed after {max_attempts} tries"
+            )
+    return sent
 
 
 _UNCONFIGURED = "unconfigured:"

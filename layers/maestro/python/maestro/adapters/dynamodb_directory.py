@@ -14,6 +14,7 @@ same directory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel
 
 from maestro.adapters.ddb import (
     DynamoDBClient,
+    batch_write,
     consistent_get,
     load_model,
     model_item,
@@ -167,6 +169,24 @@ class DynamoDirectory(DirectoryReader):
             stored = self.vendor(entity.vendor_id) or entity
         for key in entity_keys(stored):
             self._client.delete_item(TableName=self._table, Key=model_key(key))
+
+    def write(
+        self, puts: Iterable[DirectoryEntity], removes: Iterable[DirectoryEntity] = ()
+    ) -> int:
+        """Batched: store ``puts`` and remove every row of ``removes`` (entities as stored: a
+        deleted one, or the previous version of a changed one, whose derived rows, e.g. a
+        vendor's old coverage, go unless a put writes them again); the requests sent."""
+        items: dict[tuple[str, str], dict[str, Any]] = {}
+        for entity in puts:
+            for key in entity_keys(entity):
+                items[(key[_PK], key[_SK])] = model_item(entity, kind=_kind_of(entity), **key)
+        gone = {
+            (key[_PK], key[_SK]): model_key(key)
+            for entity in removes
+            for key in entity_keys(entity)
+            if (key[_PK], key[_SK]) not in items
+        }
+        return batch_write(self._client, self._table, items.values(), gone.values())
 
     def snapshot(self) -> Directory:
         """The whole directory as stored (a scan: the importer's and export's read, not the

@@ -6,8 +6,12 @@ loads the party model alone, not the decision records and actions those adapters
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from maestro.adapters.ddb import (
     DynamoDBClient,
+    batch_write,
     consistent_get,
     from_item,
     load_model,
@@ -50,3 +54,27 @@ class DynamoPartyDirectory(PartyDirectory):
 
     def put(self, party: Party) -> None:
         self._client.put_item(TableName=self._table, Item=model_item(party))
+
+    def write(self, puts: Iterable[Party], delete_phones: Iterable[str] = ()) -> int:
+        """Batched: put ``puts`` (overwriting by phone) and delete the rows of ``delete_phones``;
+        the requests sent."""
+        return batch_write(
+            self._client,
+            self._table,
+            (model_item(party) for party in puts),
+            ({PARTIES.partition.name: to_value(phone)} for phone in delete_phones),
+        )
+
+    def all_by_phone(self) -> dict[str, Party]:
+        """Every row, by phone (a paged scan: the importer's read, not the webhook's)."""
+        found: dict[str, Party] = {}
+        kwargs: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True}
+        while True:
+            page = self._client.scan(**kwargs)
+            for item in page.get("Items", []):
+                party = load_model(Party, item)
+                found[party.phone] = party
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return found
+            kwargs["ExclusiveStartKey"] = last

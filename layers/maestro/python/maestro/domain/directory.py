@@ -90,7 +90,9 @@ class Person(Frozen):
     phones: tuple[E164, ...] = Field(min_length=1)
     unit_id: str | None = None
     property_ids: tuple[str, ...] = ()
-    language: str = Field(default="en", pattern=_LANGUAGE)
+    language: str | None = Field(
+        default=None, pattern=_LANGUAGE, description="None: taken from their message"
+    )
     sms_consent: bool = True
 
     @model_validator(mode="after")

@@ -30,7 +30,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from maestro.domain.common import Frozen
-from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus, WoSnapshot
+from maestro.domain.directory import Directory, Person, PersonRole, Property, Trade, Unit, Vendor
+from maestro.domain.models import Party, WorkOrder, WorkOrderStatus, WoSnapshot
 from maestro.domain.records import MaestroState, OutstandingItem
 
 __all__ = [
@@ -56,6 +57,9 @@ __all__ = [
 _OFFSET = re.compile(r"^([+-])?(\d+(?:\.\d+)?)(s|m|h|d)$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DEFAULT_START = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
+WORLD_PROPERTY = Property(property_id="world", name="The world's property")
+"""Where a world's units are: a scenario names units, not properties."""
+_NOT_IN_ID = re.compile(r"[^A-Za-z0-9._:@-]+")
 
 
 def is_relative(text: str) -> bool:
@@ -84,6 +88,9 @@ class PartySpec(_Spec):
     phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
     name: str = ""
     unit: str | None = None
+    trades: tuple[Trade, ...] = Field(
+        default=(), description="A vendor's trades (general when none are given)"
+    )
 
 
 class WorkOrderSpec(_Spec):
@@ -151,11 +158,49 @@ class World(_Spec):
     def party(self, id_or_phone: str) -> PartySpec | None:
         return next((p for p in self.parties if id_or_phone in (p.id, p.phone)), None)
 
+    def directory(self) -> Directory:
+        """The world as a directory, the one form the importer applies (``seed_world``): each
+        tenant in a unit (its label as given) of :data:`WORLD_PROPERTY`, each vendor of its
+        ``trades`` (general when none) serving every property, each PM managing that property."""
+        labels = sorted({p.unit for p in self.parties if p.unit})
+        units = {label: _NOT_IN_ID.sub("-", label).strip("-") or "unit" for label in labels}
+        people: list[Person] = []
+        vendors: list[Vendor] = []
+        for party in self.parties:
+            if party.role == "vendor":
+                vendors.append(
+                    Vendor(
+                        vendor_id=party.id,
+                        name=party.name or party.id,
+                        phone=party.phone,
+                        trades=party.trades or (Trade.GENERAL,),
+                    )
+                )
+                continue
+            tenant = party.role == "tenant"
+            people.append(
+                Person(
+                    person_id=party.id,
+                    role=PersonRole.TENANT if tenant else PersonRole.PM,
+                    name=party.name,
+                    phones=(party.phone,),
+                    unit_id=units[party.unit] if tenant and party.unit else None,
+                    property_ids=() if tenant else (WORLD_PROPERTY.property_id,),
+                )
+            )
+        return Directory(
+            properties=(WORLD_PROPERTY,),
+            units=tuple(
+                Unit(unit_id=unit_id, property_id=WORLD_PROPERTY.property_id, label=label)
+                for label, unit_id in units.items()
+            ),
+            people=tuple(people),
+            vendors=tuple(vendors),
+        )
+
     def domain_parties(self) -> list[Party]:
-        return [
-            Party(party_id=p.id, role=PartyRole(p.role), phone=p.phone, name=p.name, unit=p.unit)
-            for p in self.parties
-        ]
+        """The phone → party rows the world's directory projects."""
+        return list(self.directory().parties())
 
     def domain_states(self, now: datetime) -> list[MaestroState]:
         """The questions the seeded work orders have out (the WO-keyed routing snapshot)."""
