@@ -973,8 +973,10 @@ def _check(
     if isinstance(action, ManageExisting):
         parts = {w: _part(sender, by_id.get(w)) for w in action.params.wo_ids}
         refused = [
-            w for w, part in parts.items() if part and not allowed(Lane.MANAGE_EXISTING, part)
+            w for w, part in parts.items() if w in by_id and not allowed(Lane.MANAGE_EXISTING, part)
         ]
+        if action.params.operation != "list" and refused and sender.role is PartyRole.PM:
+            return _refused(verdict, sender, tuple(refused))
         if action.params.operation != "list" and refused:
             return _Rejection(
                 verdict=verdict,
@@ -1021,6 +1023,8 @@ def _check(
             clarify_reason="stale_context",
             candidates=(target,),
         )
+    if not allowed(verdict.lane, _part(sender, context)) and sender.role is PartyRole.PM:
+        return _refused(verdict, sender, (target,))
     if not allowed(verdict.lane, _part(sender, context)):
         # Roles: a vendor never rates, cancels or relays for the tenant, whatever it says.
         return _Rejection(
