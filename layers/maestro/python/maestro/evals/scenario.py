@@ -84,6 +84,9 @@ class PartySpec(_Spec):
     phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
     name: str = ""
     unit: str | None = None
+    properties: tuple[str, ...] = Field(
+        default=(), description="A tenant's property, a PM's managed ones (Party.property_ids)"
+    )
 
 
 class WorkOrderSpec(_Spec):
@@ -94,6 +97,9 @@ class WorkOrderSpec(_Spec):
     description: str = Field(min_length=1)
     category: str = "general"
     unit: str | None = None
+    property: str | None = Field(
+        default=None, description="Its property; else the tenant's, when they have exactly one"
+    )
     rating_requested: bool = False
     awaiting: Literal["nothing", "availability"] = Field(
         default="nothing",
@@ -153,7 +159,14 @@ class World(_Spec):
 
     def domain_parties(self) -> list[Party]:
         return [
-            Party(party_id=p.id, role=PartyRole(p.role), phone=p.phone, name=p.name, unit=p.unit)
+            Party(
+                party_id=p.id,
+                role=PartyRole(p.role),
+                phone=p.phone,
+                name=p.name,
+                unit=p.unit,
+                property_ids=p.properties,
+            )
             for p in self.parties
         ]
 
@@ -180,12 +193,14 @@ class World(_Spec):
     def domain_work_orders(self, now: datetime) -> list[WorkOrder]:
         """The seeded work orders, their times as offsets from ``now`` (the scenario's start)."""
         units = {p.id: p.unit for p in self.parties}
+        homes = {p.id: p.properties[0] for p in self.parties if len(p.properties) == 1}
         return [
             WorkOrder(
                 wo_id=wo.id,
                 tenant_id=wo.tenant,
                 vendor_id=wo.vendor,
                 unit=wo.unit or units.get(wo.tenant),
+                property_id=wo.property or homes.get(wo.tenant),
                 summary=wo.description,
                 category=wo.category,
                 status=WorkOrderStatus(wo.status),
