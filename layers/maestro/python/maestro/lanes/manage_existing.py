@@ -134,7 +134,9 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
     else:
         wos = ctx.work_orders.open_for_party(sender.party_id)
     fallback = ""
-    if ctx.agent is not None and (queued is None or queued.pending_id is None):
+    # A PM's "open" is the bounded listing with its count, never a model's summary of a page.
+    pm_listing = manager and params.operation == "list"
+    if ctx.agent is not None and not pm_listing and (queued is None or queued.pending_id is None):
         # The manage agent resolves the party's words against their real work orders; what it
         # decides is held exactly as any call (a gated tool never executes).
         mine = [wo for wo in wos if allowed(lane, part_of(sender, wo))]
