@@ -18,6 +18,7 @@ from embedded import flush, outcomes, pages, sent_by, sms, to_phone
 
 from maestro.adapters.dynamodb_memory import (
     DynamoPendingStore,
+    DynamoStateStore,
     DynamoTimeline,
     DynamoWorkOrderStore,
 )
@@ -220,3 +221,18 @@ def test_a_tenants_new_work_order_carries_their_property(stack: LocalStack) -> N
 def store_items(stack: LocalStack) -> list[WorkOrder]:
     items = stack.ddb.scan(TableName=stack.tables["work_orders"], ConsistentRead=True)["Items"]
     return [wo(stack, item["wo_id"]["S"]) for item in items]
+
+
+def test_a_pms_emergency_pages_and_puts_no_job_of_their_property_on_hold(
+    stack: LocalStack,
+) -> None:
+    """A PM's contexts are their properties' WOs, not ones they are a party to: an emergency
+    they report keeps the tenants' WOs as they were (nothing marked interrupted, so no tenant's
+    next answer is held for re-confirmation)."""
+    put_wo(stack, "WO-204", "leak under the kitchen sink", ELM)
+    sms(stack, "strong gas smell in the basement at elm, sending people out", PAT.phone)
+    stack.advance(stack.idle + 1)
+    stack.wait_for_executions()
+    assert any("gas" in page.lower() for page in pages(stack))
+    state = DynamoStateStore(stack.ddb, stack.tables["state"]).get("WO-204")
+    assert state is None or state.interrupted_at is None

@@ -579,7 +579,9 @@ class Pipeline:
             # I1: the emergency keeps every open context, marked interrupted, so whatever
             # resumes one later is re-validated first (I6).
             for context in s.lease.contexts:
-                if context.kind is ContextKind.WORK_ORDER:
+                # A PM's contexts are their properties' WOs, not ones they are a party to: their
+                # emergency does not put every job at the property on hold.
+                if context.kind is ContextKind.WORK_ORDER and context.relation != "pm":
                     self._interrupt(context.context_id, package, now)
         outcomes = self.deps.decisions.outcomes_for(s.package_id)
         self.deps.decisions.complete(
