@@ -29,7 +29,8 @@ candidates first.)
    ("any open jobs?", "open") → manage_existing list. An id a PM names that is not one of their
    open work orders (the lease step gives them every one they name that they manage) is
    refused in words, naming it; an answer to a visit question or a rating is read as rules 2
-   and 3; anything else gets what a PM can text. A PM opens no work order: a tenant does.
+   and 3; words about exactly one of their open work orders are a note on it; anything else
+   gets what a PM can text. A PM opens no work order: a tenant does.
 
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
@@ -1267,6 +1268,14 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
                     params=ManageExistingParams(operation="list", request=truncate(text, 300)),
                 ),
             ),
+        )
+    about = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, _work_orders(wos))
+    if len(about) == 1 and _availability(text) is None and _rating(text) is None:
+        # "please prioritise the ceiling one": words about exactly one of their open work orders
+        # go on its record as the PM's note (never relayed); several or none → not a note.
+        return _Reading(
+            "8-pm-note",
+            (_relay(about[0], text, f"a PM's words about {about[0].context_id}"),),
         )
     return None
 
