@@ -8,7 +8,16 @@ from datetime import timedelta
 
 import pytest
 from builders import T0, consensus, package, wo_context
+from fakes import (
+    FixedClock,
+    InMemoryBus,
+    InMemoryDecisionLog,
+    InMemoryGates,
+    InMemoryLeases,
+    InMemoryStateStore,
+)
 
+from maestro.brain.models import models_for
 from maestro.brain.offline import OfflineBrain
 from maestro.domain.actions import (
     ContinueWithAssistant,
@@ -18,9 +27,20 @@ from maestro.domain.actions import (
 )
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import dispose
-from maestro.domain.models import OpenContext, Party, PartyRole, WorkOrder
-from maestro.domain.roles import allowed, manages, part_in, part_of
+from maestro.domain.models import OpenContext, Party, PartyRole, WorkOrder, WorkOrderStatus
+from maestro.domain.roles import PM_CONTEXTS, allowed, manages, part_in, part_of
 from maestro.domain.wo_refs import wo_refs
+from maestro.pipeline.steps import Pipeline, PipelineDeps
+from maestro_dev.fakes import (
+    InMemoryDailyCaps,
+    InMemoryDigest,
+    InMemoryPageThrottle,
+    InMemoryPartyDirectory,
+    InMemoryPendingStore,
+    InMemoryTimeline,
+    InMemoryWorkOrderStore,
+    RecordingMessenger,
+)
 
 ELM, OAK = "prop-elm", "prop-oak"
 PM = Party(
@@ -234,3 +254,66 @@ def test_work_order_references_in_a_persons_words(text: str, refs: tuple[str, ..
 
 def test_a_bare_number_is_a_weaker_reference() -> None:
     assert wo_refs("cancel #204 and 205", bare=False) == ("WO-204",)
+
+
+# -- a PM's contexts (the lease step) -----------------------------------------------------------
+
+
+def _pipeline(wos: list[WorkOrder]) -> Pipeline:
+    return Pipeline(
+        PipelineDeps(
+            buffer=InMemoryLeases(),  # type: ignore[arg-type]
+            parties=InMemoryPartyDirectory([PM, TENANT, VENDOR]),
+            work_orders=InMemoryWorkOrderStore(wos),
+            timeline=InMemoryTimeline(),
+            pending=InMemoryPendingStore(),
+            decisions=InMemoryDecisionLog(),
+            state=InMemoryStateStore(),
+            messenger=RecordingMessenger(),
+            bus=InMemoryBus(),
+            models=models_for(None),
+            gates=InMemoryGates(),
+            clock=FixedClock(T0),
+            on_call_pm_phone="+14155550199",
+            throttle=InMemoryPageThrottle(),
+            caps=InMemoryDailyCaps(),
+            digest=InMemoryDigest(),
+        )
+    )
+
+
+def _at(wo_id: str, property_id: str, **changes: object) -> WorkOrder:
+    return _wo(property_id).model_copy(update={"wo_id": wo_id, **changes})
+
+
+def test_a_pms_contexts_are_their_properties_open_wos_bounded_named_ones_first() -> None:
+    """Naive: a PM's contexts are the WOs they are a party to, i.e. none; or every WO of
+    every property they manage, however many (the brain's input grows with the portfolio)."""
+    wos = [_at(f"WO-{n:03d}", ELM) for n in range(20)]
+    wos += [
+        _at("WO-500", ELM, status=WorkOrderStatus.COMPLETED),  # done: only when named
+        _at("WO-900", OAK),  # another property's: never
+        _at("WO-950", "prop-ash"),
+    ]
+    pipeline = _pipeline(wos)
+
+    plain = pipeline.open_contexts(PM, T0, "anything open?")
+    assert len(plain) == PM_CONTEXTS
+    assert {c.relation for c in plain} == {"pm"}
+    assert [c.context_id for c in plain] == [f"WO-{n:03d}" for n in range(PM_CONTEXTS)]
+
+    named = pipeline.open_contexts(PM, T0, "status of wo 019 and WO-500, and WO-900?")
+    ids = [c.context_id for c in named]
+    assert ids[:2] == ["WO-019", "WO-500"]  # what the text names, first (a done one too)
+    assert "WO-900" not in ids
+    assert len(ids) == PM_CONTEXTS
+
+
+def test_a_tenants_contexts_are_unchanged_by_properties() -> None:
+    tenant = TENANT.model_copy(update={"property_ids": (ELM,)})
+    pipeline = _pipeline([_at("WO-1", ELM), _at("WO-2", OAK)])
+    contexts = pipeline.open_contexts(tenant, T0, "WO-2?")
+    assert [(c.context_id, c.relation) for c in contexts] == [
+        ("WO-1", "tenant"),
+        ("WO-2", "tenant"),
+    ]

@@ -215,18 +215,21 @@ class Pipeline:
     def _managed(self, sender: Party, text: str) -> list[WorkOrder]:
         """A PM's work orders as contexts: those the text names (read by id, kept only if of a
         property they manage, whatever their status, so "status of WO-204" works once it is
-        done) first, then their properties' open ones by id, to a fixed bound in all."""
+        done) first, then their properties' open ones (each property's by id), to a fixed
+        bound in all, with as many reads."""
         named: dict[str, WorkOrder] = {}
         for wo_id in wo_refs(text):
             wo = self.deps.work_orders.get(wo_id)
             if wo is not None and manages(sender, wo.property_id):
                 named[wo_id] = wo
-        room = PM_CONTEXTS - len(named)
         pooled: dict[str, WorkOrder] = {}
-        for property_id in sender.property_ids[:PM_CONTEXTS]:
+        for property_id in sender.property_ids:
+            room = PM_CONTEXTS - len(named) - len(pooled)
+            if room <= 0:
+                break  # bounded reads too: the properties in the directory's order
             wos, _ = self.deps.work_orders.open_for_property(property_id, room)
             pooled.update((wo.wo_id, wo) for wo in wos if wo.wo_id not in named)
-        return [*named.values(), *(pooled[i] for i in sorted(pooled)[: max(room, 0)])]
+        return [*named.values(), *pooled.values()][:PM_CONTEXTS]
 
     def _wo_context(self, wo: WorkOrder, sender: Party) -> OpenContext:
         snapshot = self.deps.state.get(wo.wo_id)
