@@ -98,6 +98,16 @@ class InMemoryWorkOrderStore:
             if wo.in_conversation and party_id in (wo.tenant_id, wo.vendor_id)
         ]
 
+    def open_for_property(self, property_id: str, limit: int) -> tuple[list[WorkOrder], int]:
+        """Up to ``limit`` of the property's open WOs by id, and how many in all (as the
+        adapter)."""
+        found = [
+            wo
+            for _, wo in sorted(self._items.items())
+            if wo.is_open and wo.property_id == property_id
+        ]
+        return found[:limit], len(found)
+
     def all(self) -> list[WorkOrder]:
         return [wo for _, wo in sorted(self._items.items())]
 

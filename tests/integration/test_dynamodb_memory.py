@@ -416,6 +416,34 @@ def test_open_for_party_uses_both_indexes_sorted_and_deduplicated(
     assert wos.get("WO-5") == closed
 
 
+def test_open_for_property_reads_a_bounded_page_and_counts_the_rest(
+    aws: AwsEnv, wos: DynamoWorkOrderStore
+) -> None:
+    """A PM's contexts and "open" listing: the property's open WOs by id, only ``limit`` of
+    them read, with how many are open in all; a closed WO, another property's, or one with no
+    property is not on the index."""
+    for n in range(1, 6):
+        wos.create(work_order(f"WO-{n}", property_id="prop-elm"))
+    wos.create(work_order("WO-6", property_id="prop-oak"))
+    wos.create(work_order("WO-7"))  # no property recorded
+    wos.create(work_order("WO-8", property_id="prop-elm", status=WorkOrderStatus.CANCELLED))
+
+    page, total = wos.open_for_property("prop-elm", 2)
+    assert ([w.wo_id for w in page], total) == (["WO-1", "WO-2"], 5)
+    assert wos.open_for_property("prop-oak", 10) == ([wos.get("WO-6")], 1)
+    assert wos.open_for_property("prop-none", 10) == ([], 0)
+
+    # Closing one takes it off the index (a whole-item put drops the attribute).
+    first = wos.get("WO-1")
+    assert first is not None
+    wos.update(first.transition(WorkOrderStatus.CANCELLED, T0 + timedelta(hours=1)), 1)
+    page, total = wos.open_for_property("prop-elm", 2)
+    assert ([w.wo_id for w in page], total) == (["WO-2", "WO-3"], 4)
+    item = raw_item(aws, WORK_ORDERS.logical_name, {"wo_id": "WO-7"})
+    assert item is not None
+    assert "open_property_id" not in item
+
+
 # --------------------------------------------------------------------------------- pending
 
 

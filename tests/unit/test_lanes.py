@@ -938,3 +938,91 @@ def test_a_repeat_while_the_first_page_is_still_going_is_retried_not_folded_blin
     world.throttle.record(window, "pkg-conv-1-1#0", page_sid="SMfirst", paged_at=T0)
     retried = _gas_from(world, 2, 1)  # the state machine's retry
     assert (retried.folded_into, retried.folded_at) == ("SMfirst", T0)
+
+
+# ---------------------------------------------------------------------------------------------
+# A PM of the WO's property (issue #18): their words reach a tenant only as the lane says.
+# ---------------------------------------------------------------------------------------------
+
+PM_ELM = Party(
+    party_id="pm-pat", role=PartyRole.PM, phone="+14155550171", property_ids=("prop-elm",)
+)
+PM_OAK = Party(
+    party_id="pm-olive", role=PartyRole.PM, phone="+14155550172", property_ids=("prop-oak",)
+)
+
+
+@pytest.fixture
+def elm() -> World:
+    """The world with WO-204 at Elm, Pat's property."""
+    return World(
+        work_orders=InMemoryWorkOrderStore(
+            [LEAK_204.model_copy(update={"property_id": "prop-elm"}), TAP_198]
+        )
+    )
+
+
+def test_a_pms_note_is_on_the_record_and_sent_to_nobody_else(elm: World) -> None:
+    outcome = elm.run(MINIMAL[Lane.RELAY_TO_OPEN_WO], sender=PM_ELM)
+    assert outcome.status == "done"
+    (entry,) = elm.timeline.for_wo("WO-204")
+    assert isinstance(entry, NoteEntry)
+    assert (entry.note, entry.who) == ("it drips faster at night", PM_ELM.party_id)
+    assert elm.bodies_to(TENANT_PHONE) == []
+    assert elm.bodies_to(VENDOR.phone) == []
+    (ack,) = elm.bodies_to(PM_ELM.phone)
+    assert "the tenant and the vendor were not sent it" in ack
+
+
+def test_a_pms_proposed_visit_goes_to_the_vendor_not_the_tenant(elm: World) -> None:
+    """Naive: the tenant is thanked for "your availability", in the PM's words."""
+    elm.run(MINIMAL[Lane.SCHEDULE_VISIT], sender=PM_ELM)
+    assert elm.bodies_to(TENANT_PHONE) == []
+    (to_vendor,) = elm.bodies_to(VENDOR.phone)
+    assert to_vendor.startswith("The property manager suggests a visit for WO-204")
+    (ack,) = elm.bodies_to(PM_ELM.phone)
+    assert ack.startswith("Passed to the vendor for WO-204")
+
+
+def test_a_pms_confirmed_visit_tells_everyone_in_maestros_words(elm: World) -> None:
+    elm.run(RERUNS["schedule_visit:confirm"], sender=PM_ELM)
+    (to_tenant,) = elm.bodies_to(TENANT_PHONE)
+    assert to_tenant.startswith("Visit confirmed for WO-204")
+    (ack,) = elm.bodies_to(PM_ELM.phone)
+    assert ack.endswith("told the tenant and the vendor.")
+
+
+def test_a_pm_asking_after_a_wo_is_answered_from_the_store_not_the_written_reply(
+    elm: World,
+) -> None:
+    written = act("continue_with_assistant", "WO-204", reply_hint="All done, fixed yesterday!")
+    elm.run(written, sender=PM_ELM)
+    (reply,) = elm.bodies_to(PM_ELM.phone)
+    assert reply.startswith("WO-204 (leak under the kitchen sink) is open; no visit is booked")
+    assert "vendor Joe" in reply
+    assert "fixed yesterday" not in reply
+
+
+def test_another_propertys_pm_is_refused_at_the_effect(elm: World) -> None:
+    """Dispose would not queue these; the lanes re-check against the WO as stored anyway."""
+    for action in (MINIMAL[Lane.RELAY_TO_OPEN_WO], MINIMAL[Lane.SCHEDULE_VISIT]):
+        outcome = elm.run(action, sender=PM_OAK)
+        assert outcome.status == "skipped"
+    elm.run(act("continue_with_assistant", "WO-204"), sender=PM_OAK)
+    assert all("kitchen" not in body for body in elm.bodies_to(PM_OAK.phone))
+    assert elm.timeline.for_wo("WO-204") == []
+    assert elm.bodies_to(TENANT_PHONE) == []
+
+
+def test_a_pms_open_lists_a_few_and_says_how_many_more() -> None:
+    wos = [
+        _wo(f"WO-3{n:02d}", f"job {n}", property_id="prop-elm", vendor_id=VENDOR.party_id)
+        for n in range(8)
+    ]
+    world = World(work_orders=InMemoryWorkOrderStore(wos))
+    world.run(RERUNS["manage_existing:list"], sender=PM_ELM)
+    (listing,) = world.bodies_to(PM_ELM.phone)
+    assert listing.startswith("Open work orders at your properties (8): WO-300")
+    assert "WO-304" in listing
+    assert "WO-305" not in listing
+    assert "and 3 more not listed here" in listing

@@ -154,8 +154,15 @@ def test_only_a_tenant_rates() -> None:
 
 
 def test_a_pm_may_record_the_rating_for_the_tenant() -> None:
-    disposal = _disposed(package("5 stars"), [TAP_198], role="pm")
+    # A WO of a property the PM manages, as the lease step gives it to them.
+    managed = TAP_198.model_copy(update={"relation": "pm"})
+    disposal = _disposed(package("5 stars"), [managed], role="pm")
     assert _queued(disposal) == [(Lane.RECORD_RATING, "WO-198")]
+
+
+def test_a_pm_may_not_rate_a_work_order_of_a_property_they_do_not_manage() -> None:
+    disposal = _disposed(package("5 stars"), [TAP_198], role="pm")
+    assert all(q.action.lane != Lane.RECORD_RATING for q in disposal.actions)
 
 
 @pytest.mark.parametrize("text", ["4/5 tomorrow", "4/5 monday"])
@@ -177,7 +184,10 @@ def test_a_vendors_availability_schedules_and_is_never_a_rating(text: str) -> No
 def test_a_rating_and_availability_in_one_text_rate_only_for_a_tenant_or_pm(
     role: SenderRole, expected: list[tuple[Lane, str | None]]
 ) -> None:
-    disposal = _disposed(package("5 stars! tuesday works"), [LEAK_204, TAP_198], role=role)
+    ctxs = [LEAK_204, TAP_198]
+    if role == "pm":  # a PM acts on the WOs of their properties: the lease step marks them
+        ctxs = [c.model_copy(update={"relation": "pm"}) for c in ctxs]
+    disposal = _disposed(package("5 stars! tuesday works"), ctxs, role=role)
     assert _queued(disposal) == expected
 
 

@@ -238,9 +238,9 @@ def _package(text: str, phone: str, number: int) -> Package:
 
 
 def _contexts(item: RoutingItem) -> tuple[OpenContext, ...]:
-    relation: Literal["tenant", "vendor"] | None = None
-    if item.sender != "pm":
-        relation = item.sender
+    # A PM's contexts are the work orders of the properties they manage, as the lease step
+    # marks them (``relation="pm"``); a tenant's or vendor's are their own.
+    relation: Literal["tenant", "vendor", "pm"] = item.sender
     return tuple(
         OpenContext(
             context_id=c.id,

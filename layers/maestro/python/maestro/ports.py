@@ -271,6 +271,9 @@ class WorkOrderStore(Protocol):
     def open_for_party(self, party_id: str) -> list[WorkOrder]:
         """The party's WOs still in conversation: open, or completed awaiting a rating."""
 
+    def open_for_property(self, property_id: str, limit: int) -> tuple[list[WorkOrder], int]:
+        """Up to ``limit`` of the property's open WOs (by id), and how many it has open in all."""
+
 
 class Timeline(Protocol):
     """Each WO's timeline: typed entries, create-once, read back by WO or by entry id."""

@@ -159,8 +159,16 @@ WORK_ORDERS = TableSpec(
         # Sparse: the attributes exist only while the WO is open: "party → open WOs".
         Index(name="open_by_tenant", partition=Key(name="open_tenant_id"), sort=Key(name="wo_id")),
         Index(name="open_by_vendor", partition=Key(name="open_vendor_id"), sort=Key(name="wo_id")),
+        # Keys only: a PM's contexts are read back consistently from the table by id anyway.
+        Index(
+            name="open_by_property",
+            partition=Key(name="open_property_id"),
+            sort=Key(name="wo_id"),
+            keys_only=True,
+        ),
     ),
-    purpose="Work orders (the default WO store), versioned, with party → open WOs indexes.",
+    purpose="Work orders (the default WO store), versioned, with party → open WOs and "
+    "property → open WOs indexes.",
 )
 
 TIMELINE = TableSpec(

@@ -361,6 +361,7 @@ class DynamoWorkOrderStore(WorkOrderStore):
         self._table = table_name
         self._by_tenant = _index(WORK_ORDERS, "open_by_tenant")
         self._by_vendor = _index(WORK_ORDERS, "open_by_vendor")
+        self._by_property = _index(WORK_ORDERS, "open_by_property")
 
     def get(self, wo_id: str) -> WorkOrder | None:
         item = _get(self._client, self._table, {WORK_ORDERS.partition.name: wo_id})
@@ -405,12 +406,41 @@ class DynamoWorkOrderStore(WorkOrderStore):
                 found.append(wo)
         return found
 
+    def open_for_property(self, property_id: str, limit: int) -> tuple[list[WorkOrder], int]:
+        """Up to ``limit`` of the property's open WOs, by id, each re-read consistently (the
+        index lags the table), and how many the index holds in all (the rest are not read)."""
+        ids = [
+            from_item(item)[WORK_ORDERS.partition.name]
+            for item in _query(
+                self._client,
+                TableName=self._table,
+                IndexName=self._by_property.name,
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": self._by_property.partition.name},
+                ExpressionAttributeValues={":pk": to_value(property_id)},
+            )
+        ]
+        found: list[WorkOrder] = []
+        gone = 0
+        for wo_id in sorted(ids):
+            if len(found) >= limit:
+                break
+            wo = self.get(wo_id)
+            if wo is not None and wo.is_open and wo.property_id == property_id:
+                found.append(wo)
+            else:
+                gone += 1
+        return found, len(ids) - gone
+
     def _item(self, wo: WorkOrder) -> dict[str, Any]:
         extra: dict[str, Any] = {}
         if wo.in_conversation:
             extra[self._by_tenant.partition.name] = wo.tenant_id
             # None (no vendor yet) is dropped by to_item: the vendor index stays sparse.
             extra[self._by_vendor.partition.name] = wo.vendor_id
+        if wo.is_open:
+            # A PM manages open work (a finished WO awaiting its rating is the tenant's to rate).
+            extra[self._by_property.partition.name] = wo.property_id
         return _model_item(wo, **extra)
 
 

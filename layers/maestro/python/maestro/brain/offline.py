@@ -2,8 +2,9 @@
 
 It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
 "offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
-first match wins, in this order: 1, 7, 2, 3, 5, 6. (Rule 4, answers to an open question, is not
-the brain's: the pipeline's resolve step matches them against the stored candidates first.)
+first match wins, in this order: 1, 7, 2, 3, 5, 6; for a PM, 1 then 8. (Rule 4, answers to an
+open question, is not the brain's: the pipeline's resolve step matches them against the stored
+candidates first.)
 
 1. a safety-floor hit in the package → escalate;
 7. a command: "cancel the kitchen one" / "cancel WO-204" / "cancel both" → manage_existing
@@ -20,6 +21,16 @@ the brain's: the pipeline's resolve step matches them against the stored candida
    the assistant, targeted at it); of several equally → clarify naming them (I4: never the most
    recent); of none, and the text describes a maintenance problem → create_wo;
 6. nothing matched → continue_with_assistant.
+8. a PM's command, about the open work orders of the properties they manage (their contexts):
+   a note ("note WO-204: vendor has the key", "add a note to 204 - key under mat") →
+   relay_to_open_wo, which keeps a PM's note on the record only; a cancel or reschedule →
+   manage_existing, held until YES; where a named one stands ("whats up with wo 204", "WO-204?")
+   → continue_with_assistant targeted at it (the lane answers from the store); what is open
+   ("any open jobs?", "open") → manage_existing list. An id a PM names that is not one of their
+   open work orders (the lease step gives them every one they name that they manage) is
+   refused in words, naming it; an answer to a visit question or a rating is read as rules 2
+   and 3; words about exactly one of their open work orders are a note on it; anything else
+   gets what a PM can text. A PM opens no work order: a tenant does.
 
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
@@ -65,6 +76,7 @@ from maestro.domain.actions import (
     ScheduleVisit,
     ScheduleVisitParams,
 )
+from maestro.domain.dispose import refusal_for_pm
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
 from maestro.domain.models import (
     TERMINAL_STATUSES,
@@ -74,6 +86,7 @@ from maestro.domain.models import (
     PartyRole,
 )
 from maestro.domain.records import BrainSample
+from maestro.domain.wo_refs import WoRef, wo_ref_spans
 
 if TYPE_CHECKING:
     from maestro.domain.memory import BrainRequest
@@ -687,6 +700,13 @@ class OfflineBrain:
         can_rate = str(sender_role) in _RATERS
         # The same words, one line per message: a new message starts a new clause.
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
+        if str(sender_role) == "pm":
+            return (
+                _pm_command(text, contexts)
+                or _availability_answer(text, parts, contexts, True)
+                or _rating_answer(text, parts, contexts, True)
+                or _pm_reply("no PM command matched", PM_HELP, text)
+            )
         found = (
             _command(text, parts, contexts)
             or _availability_answer(text, parts, contexts, can_rate)
@@ -1111,3 +1131,179 @@ def _create(text: str, problem: _Problem, number: int = 1) -> CreateWo | None:
             location=room.group(0).lower() if room else None,
         ),
     )
+
+
+# --- a PM's commands (rule 8) ------------------------------------------------------------------
+
+_PM_NOTE = re.compile(
+    r"^\W*(?:(?:pls|please|can\s+you|could\s+you)\s+)?"
+    r"(?:add\s+(?:a\s+|this\s+)?note|make\s+a\s+note|note(?:\s+down)?|jot(?:\s+down)?|log|fyi)"
+    r"(?:\s+(?:to|on|for|in))?\b|\bnote\s*:|\b(?:add\s+(?:a\s+)?)?note\s+(?:on|to|for|in)\b",
+    re.IGNORECASE,
+)
+_PM_STATUS = re.compile(
+    r"\b(?:status|update|updates|news|progress|eta|any\s+word|check\s+on|how'?s|how\s+is"
+    r"|where\s+(?:are\s+we|is|do\s+we\s+stand)|what'?s\s+(?:up|happening|going\s+on)"
+    r"|whats\s+(?:up|happening|going\s+on))\b",
+    re.IGNORECASE,
+)
+_PM_LIST = re.compile(
+    r"\b(?:open|outstanding|pending|list|jobs?|work\s*orders?|wos|tickets?|requests?)\b",
+    re.IGNORECASE,
+)
+_NOTE_LEAD = re.compile(r"^[\s:;,.\-–—]+|^(?:note|fyi)\s*[:\-–—]?\s*", re.IGNORECASE)
+PM_HELP = (
+    'I can help with the work orders of your properties: text "open" to list them, '
+    '"status of WO-204", "cancel WO-204" or "note WO-204: the vendor has the key".'
+)
+
+
+def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """Rule 8: a PM's note, cancel or reschedule, status or listing (module docstring); None
+    when it is none of them (a rating is read next, as for a tenant)."""
+    wos = [c for c in contexts if c.kind is ContextKind.WORK_ORDER]
+    ids = {c.context_id.upper(): c.context_id for c in wos}
+    refs = wo_ref_spans(text)
+    commanding = any(r.search(text) for r in (_CANCEL, _RESCHEDULE, _PM_NOTE, _PM_STATUS))
+    # A bare number is an id when it is one of theirs or a command names it ("pls cancel 204");
+    # else it may be a unit or a count ("the tenant in 305"). "WO-9" and "#9" always are.
+    named = [r for r in refs if r.wo_id in ids or not r.bare or commanding]
+    # A note is on the first work order named; any number after it is the note's own words.
+    note = _note_body(text, named) if named and _PM_NOTE.search(text) else ""
+    if note:
+        named = named[:1]
+    # Only an open one is acted on; one they don't manage, or a closed one, is refused in words
+    # (never proposed as a target: a brain names only the ids it was given).
+    open_ids = {c.context_id.upper() for c in _work_orders(wos) if not c.rating_requested}
+    foreign = tuple(dict.fromkeys(r.wo_id for r in named if r.wo_id not in ids))
+    evidence = truncate(text, 400)
+    if foreign or (
+        named
+        and (_CANCEL.search(text) or _RESCHEDULE.search(text) or _PM_NOTE.search(text))
+        and any(r.wo_id not in open_ids for r in named)
+    ):
+        refused = foreign or tuple(r.wo_id for r in named if r.wo_id not in open_ids)
+        return _pm_reply(
+            f"a PM named {', '.join(refused)}: not an open work order of theirs",
+            refusal_for_pm(refused),
+            text,
+        )
+    targets = tuple(dict.fromkeys(ids[r.wo_id] for r in named))[:20]
+    if note:
+        return _Reading(
+            "8-pm-note",
+            (
+                RelayToOpenWo(
+                    target_wo_id=targets[0],
+                    confidence=_SURE,
+                    why=_why(f"a PM's note on {targets[0]}"),
+                    evidence=evidence,
+                    params=RelayToOpenWoParams(note=truncate(note, 1000)),
+                ),
+            ),
+        )
+    cancel = _CANCEL.search(text) is not None and not _NEGATED_COMMAND.search(text)
+    reschedule = _RESCHEDULE.search(text) is not None and not _NEGATED_COMMAND.search(text)
+    if cancel or reschedule:
+        operation: Literal["cancel", "reschedule"] = "reschedule" if reschedule else "cancel"
+        open_wos = [c for c in _work_orders(wos) if not c.rating_requested]
+        wo_ids = targets
+        if not targets:
+            chosen = _commanded(text, open_wos) if open_wos else []
+            if isinstance(chosen, Clarify):
+                return _Reading("8-pm-manage", (chosen,))
+            wo_ids = tuple(c.context_id for c in chosen)
+        if not wo_ids:
+            return _pm_reply(f"asked to {operation}; no work order named", PM_HELP, text)
+        return _Reading(
+            "8-pm-manage",
+            (
+                ManageExisting(
+                    confidence=_SURE,
+                    why=_why(f"a PM asked to {operation} {', '.join(wo_ids)}"),
+                    evidence=evidence,
+                    params=ManageExistingParams(
+                        operation=operation, wo_ids=wo_ids, request=truncate(text, 300)
+                    ),
+                ),
+            ),
+        )
+    if targets:
+        # "status of WO-204", "whats up with wo 204", a bare "WO-204?": where it stands, from
+        # the store (the lane writes it), one reply for the first named.
+        return _Reading(
+            "8-pm-status",
+            (
+                ContinueWithAssistant(
+                    target_wo_id=targets[0],
+                    confidence=_SURE,
+                    why=_why(f"a PM asked where {targets[0]} stands"),
+                    evidence=evidence,
+                ),
+            ),
+        )
+    status = _PM_STATUS.search(text) is not None
+    best = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, wos) if status else []
+    if len(best) == 1:
+        # "how's the heater going?": the one of their work orders its words name.
+        return _Reading(
+            "8-pm-status",
+            (
+                ContinueWithAssistant(
+                    target_wo_id=best[0].context_id,
+                    confidence=_FAIRLY_SURE,
+                    why=_why(f"a PM asked where {best[0].context_id} stands, by its words"),
+                    evidence=evidence,
+                ),
+            ),
+        )
+    if _PM_LIST.search(text) or status:
+        return _Reading(
+            "8-pm-list",
+            (
+                ManageExisting(
+                    confidence=_SURE,
+                    why=_why("a PM asked what is open"),
+                    evidence=evidence,
+                    params=ManageExistingParams(operation="list", request=truncate(text, 300)),
+                ),
+            ),
+        )
+    about = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, _work_orders(wos))
+    if len(about) == 1 and _availability(text) is None and _rating(text) is None:
+        # "please prioritise the ceiling one": words about exactly one of their open work orders
+        # go on its record as the PM's note (never relayed); several or none → not a note.
+        return _Reading(
+            "8-pm-note",
+            (_relay(about[0], text, f"a PM's words about {about[0].context_id}"),),
+        )
+    return None
+
+
+def _pm_reply(why: str, reply: str, text: str) -> _Reading:
+    return _Reading(
+        "8-pm-help",
+        (
+            ContinueWithAssistant(
+                confidence=_FAIRLY_SURE,
+                why=_why(why),
+                evidence=truncate(text, 400),
+                params=ContinueWithAssistantParams(reply_hint=reply),
+            ),
+        ),
+    )
+
+
+def _note_body(text: str, named: Sequence[WoRef]) -> str:
+    """The note's words: what follows the id ("note WO-204: vendor has the key"), else what
+    precedes it without the command ("vendor has the key, note on 204")."""
+    after = text[named[0].end :]
+    while True:
+        stripped = _NOTE_LEAD.sub("", after, count=1)
+        if stripped == after:
+            break
+        after = stripped
+    if after.strip():
+        return after.strip()
+    before = _PM_NOTE.sub("", text[: named[0].start], count=1)
+    return re.sub(r"\s*\b(?:on|to|for|in)\s*$", "", before, flags=re.IGNORECASE).strip(" :,-–—")

@@ -61,6 +61,10 @@ Rules:
   ref of a create_wo earlier in your plan. Never another id, never "the most recent" by guess:
   when two could fit, clarify naming both.
 - A number inside an answer to a question ("fine to come in, 2 onward") is not a rating.
+- A property manager (role pm) acts on the work orders of the properties they manage, listed
+  in open_contexts: where one stands → continue_with_assistant targeting it, no reply (it is
+  answered from the record); "open" → manage_existing list; a note → relay_to_open_wo (kept
+  on the record only). An id they name that is not listed is not theirs: say so in a reply.
 - Several problems in one package are several actions, in order; creates first.
 - confidence is how sure you are of each action (0 to 1); why is one short sentence; evidence
   quotes the words it rests on.

@@ -13,8 +13,10 @@ Rules, in the order they apply:
    ``create_wo`` earlier in the same package opens.
 5. Fresh-shortcut TTL (I2): a context past its TTL is not resumed; the sender is asked.
 6. Precise detection (I7): a rating is recorded only while its WO has a rating request out.
-7. Roles: a rating only from the WO's tenant (or a PM), a new WO only from a tenant, a cancel or
-   reschedule only from the tenant or a PM (``maestro.domain.roles``).
+7. Roles: a rating only from the WO's tenant (or its PM), a new WO only from a tenant, a cancel or
+   reschedule only from the tenant or a PM of the WO's property (``maestro.domain.roles``). A PM
+   naming a work order that is not one of their properties' open ones is told so, plainly: no
+   question among the others, nothing done.
 8. Re-validate on resume (I6): answering what a context awaits (the visit's availability)
    re-checks it first; after an emergency, or when it changed, the visit is held for a YES
    instead of booked blindly.
@@ -164,6 +166,9 @@ class _Rejection(Frozen):
     why: str
     clarify_reason: ClarifyReason | None
     candidates: tuple[str, ...] = ()
+    refused: tuple[str, ...] = Field(
+        default=(), description="Work orders a PM named that are not their properties' open ones"
+    )
 
 
 class _Builder:
@@ -800,9 +805,11 @@ def _dispose_decided(
     sender: Party,
 ) -> None:
     by_id = {c.context_id: c for c in contexts}
+    manager = sender.role is PartyRole.PM
     passed = [
+        # A PM's reply about a work order stays bound to it, so one not theirs is refused below.
         v.model_copy(update={"action": _unbind_foreign(v.action, set(by_id))})
-        if not v.mutating
+        if not v.mutating and not manager
         else v
         for v in verdicts
         if v.passed
@@ -896,6 +903,18 @@ def _dispose_decided(
 
     for rejection in rejections:
         build.record(rejection.verdict, Disposition.REJECTED, rejection.why)
+    refused = tuple(dict.fromkeys(w for r in rejections for w in r.refused))
+    if refused:
+        build.enqueue(
+            ContinueWithAssistant(
+                confidence=1.0,
+                why=f"a PM named work orders not of their properties: {', '.join(refused)}"[:400],
+                params=ContinueWithAssistantParams(reply_hint=refusal_for_pm(refused)),
+            ),
+            stage="dispose",
+            confidence=1.0,
+            reason="refused: not an open work order of a property the PM manages",
+        )
     asking = [r for r in rejections if r.clarify_reason is not None]
     if asking:
         candidates = _owned_candidates(
@@ -954,8 +973,10 @@ def _check(
     if isinstance(action, ManageExisting):
         parts = {w: _part(sender, by_id.get(w)) for w in action.params.wo_ids}
         refused = [
-            w for w, part in parts.items() if part and not allowed(Lane.MANAGE_EXISTING, part)
+            w for w, part in parts.items() if w in by_id and not allowed(Lane.MANAGE_EXISTING, part)
         ]
+        if action.params.operation != "list" and refused and sender.role is PartyRole.PM:
+            return _refused(verdict, sender, tuple(refused))
         if action.params.operation != "list" and refused:
             return _Rejection(
                 verdict=verdict,
@@ -963,6 +984,8 @@ def _check(
                 clarify_reason=None,
             )
         foreign = [w for w in action.params.wo_ids if w not in by_id]
+        if foreign and sender.role is PartyRole.PM:
+            return _refused(verdict, sender, tuple(foreign))
         if foreign:
             return _Rejection(
                 verdict=verdict,
@@ -982,6 +1005,8 @@ def _check(
             clarify_reason="unresolved_reference",
         )
     context = by_id.get(target)
+    if context is None and sender.role is PartyRole.PM:
+        return _refused(verdict, sender, (target,))
     if context is None:
         # Never fall back to "the most recent" one: ask among the sender's own (I4).
         return _Rejection(
@@ -998,6 +1023,8 @@ def _check(
             clarify_reason="stale_context",
             candidates=(target,),
         )
+    if not allowed(verdict.lane, _part(sender, context)) and sender.role is PartyRole.PM:
+        return _refused(verdict, sender, (target,))
     if not allowed(verdict.lane, _part(sender, context)):
         # Roles: a vendor never rates, cancels or relays for the tenant, whatever it says.
         return _Rejection(
@@ -1013,6 +1040,29 @@ def _check(
     return None
 
 
+def refusal_for_pm(wo_ids: Sequence[str]) -> str:
+    """What a PM is told about work orders they may not act on: true whether such a WO exists
+    elsewhere, is closed, or does not exist at all (it says nothing about other properties)."""
+    names = ", ".join(wo_ids[:5]) + (f" and {len(wo_ids) - 5} more" if len(wo_ids) > 5 else "")
+    what = (
+        "is not an open work order of a property you manage, so I haven't done anything with it"
+        if len(wo_ids) == 1
+        else "are not open work orders of a property you manage, so I haven't done anything "
+        "with them"
+    )
+    return truncate(f'{names} {what}. Text "open" for yours.', 500)
+
+
+def _refused(verdict: Verdict, sender: Party, wo_ids: tuple[str, ...]) -> _Rejection:
+    return _Rejection(
+        verdict=verdict,
+        why=f"{', '.join(wo_ids)}: not an open work order of the properties {sender.party_id} "
+        "manages",
+        clarify_reason=None,
+        refused=wo_ids,
+    )
+
+
 def _own_part(sender: Party) -> Part:
     return "pm" if sender.role is PartyRole.PM else sender.role.value  # type: ignore[return-value]
 
@@ -1020,10 +1070,11 @@ def _own_part(sender: Party) -> Part:
 def _part(sender: Party, context: OpenContext | None) -> Part | None:
     """The sender's part in a context's work order: as the lease step found it, else their
     role (a party's open contexts are theirs, as tenant or as vendor)."""
-    if sender.role is PartyRole.PM:
-        return "pm"
     if context is None:
         return None
+    if sender.role is PartyRole.PM:
+        # Only a context the lease step found to be of a property they manage.
+        return "pm" if context.relation == "pm" else None
     return context.relation or _own_part(sender)
 
 

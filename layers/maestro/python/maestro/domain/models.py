@@ -349,8 +349,9 @@ class OpenContext(Frozen):
     wo_id: str | None = Field(
         default=None, description="The work order this context concerns, if any"
     )
-    relation: Literal["tenant", "vendor"] | None = Field(
-        default=None, description="The sender's part in the work order"
+    relation: Literal["tenant", "vendor", "pm"] | None = Field(
+        default=None,
+        description="The sender's part in the work order (pm: a PM of its property)",
     )
     version: int | None = Field(default=None, description="The work order's version, if any")
     wo_status: WorkOrderStatus | None = Field(
@@ -392,8 +393,10 @@ def context_for_work_order(
     party_id: str | None = None,
     asked_at: AwareDatetime | None = None,
     interrupted_at: AwareDatetime | None = None,
+    manager: bool = False,
 ) -> OpenContext:
-    """The open context a work order gives the parties on it.
+    """The open context a work order gives the parties on it (``manager``: the sender is a PM
+    of its property, who has it as a context of theirs).
 
     The line is cut where it is built: a WO stores a summary and unit of any length, and a line
     too long for the context must never stop the conversation (the status is always kept).
@@ -414,6 +417,8 @@ def context_for_work_order(
             if party_id == wo.tenant_id
             else "vendor"
             if party_id is not None and party_id == wo.vendor_id
+            else "pm"
+            if manager
             else None
         ),
         version=wo.version,

@@ -18,8 +18,9 @@ from typing import Literal
 from pydantic import Field
 
 from maestro.domain.common import Frozen
-from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus, WoSnapshot
+from maestro.domain.models import Party, WorkOrder, WorkOrderStatus, WoSnapshot
 from maestro.domain.records import RevalidationOutcome
+from maestro.domain.roles import part_of
 
 __all__ = [
     "Check",
@@ -106,9 +107,7 @@ def _check(target: Target, sender: Party | None, judge: Judge) -> Check:
     wo = target.current
     if wo is None:
         return Check(wo_id=target.wo_id, outcome="stale", why="no longer exists")
-    if sender is None or (
-        sender.role is not PartyRole.PM and sender.party_id not in (wo.tenant_id, wo.vendor_id)
-    ):
+    if part_of(sender, wo) is None:
         return Check(wo_id=wo.wo_id, outcome="stale", why="is no longer yours")
     if target.interrupted_at is not None and target.interrupted_at > target.asked_at:
         return Check(

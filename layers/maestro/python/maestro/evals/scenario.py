@@ -30,8 +30,17 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from maestro.domain.common import Frozen
-from maestro.domain.directory import Directory, Person, PersonRole, Property, Trade, Unit, Vendor
-from maestro.domain.models import Party, WorkOrder, WorkOrderStatus, WoSnapshot
+from maestro.domain.directory import (
+    ALL_PROPERTIES,
+    Directory,
+    Person,
+    PersonRole,
+    Property,
+    Trade,
+    Unit,
+    Vendor,
+)
+from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus, WoSnapshot
 from maestro.domain.records import MaestroState, OutstandingItem
 
 __all__ = [
@@ -91,6 +100,11 @@ class PartySpec(_Spec):
     trades: tuple[Trade, ...] = Field(
         default=(), description="A vendor's trades (general when none are given)"
     )
+    properties: tuple[str, ...] = Field(
+        default=(),
+        description="A tenant's property (one), a PM's managed ones, a vendor's served ones "
+        "(Party.property_ids); none: the world's one property (every property, for a vendor)",
+    )
 
 
 class WorkOrderSpec(_Spec):
@@ -101,6 +115,9 @@ class WorkOrderSpec(_Spec):
     description: str = Field(min_length=1)
     category: str = "general"
     unit: str | None = None
+    property: str | None = Field(
+        default=None, description="Its property; else the tenant's, when they have exactly one"
+    )
     rating_requested: bool = False
     awaiting: Literal["nothing", "availability"] = Field(
         default="nothing",
@@ -160,10 +177,22 @@ class World(_Spec):
 
     def directory(self) -> Directory:
         """The world as a directory, the one form the importer applies (``seed_world``): each
-        tenant in a unit (its label as given) of :data:`WORLD_PROPERTY`, each vendor of its
-        ``trades`` (general when none) serving every property, each PM managing that property."""
-        labels = sorted({p.unit for p in self.parties if p.unit})
-        units = {label: _NOT_IN_ID.sub("-", label).strip("-") or "unit" for label in labels}
+        tenant in a unit (its label as given) of its property (:data:`WORLD_PROPERTY` unless
+        it names one), each vendor of its ``trades`` (general when none) serving its
+        properties (every one unless named), each PM managing theirs (the world's unless
+        named)."""
+        world = WORLD_PROPERTY.property_id
+
+        def home(party: PartySpec) -> str:
+            if len(party.properties) > 1:
+                raise ValueError(f"tenant {party.id} names {len(party.properties)} properties")
+            return party.properties[0] if party.properties else world
+
+        tenants = [p for p in self.parties if p.role == "tenant" and p.unit]
+        units = {
+            (home(p), p.unit): _NOT_IN_ID.sub("-", f"{home(p)}-{p.unit}").strip("-")
+            for p in sorted(tenants, key=lambda p: (home(p), p.unit or ""))
+        }
         people: list[Person] = []
         vendors: list[Vendor] = []
         for party in self.parties:
@@ -174,6 +203,7 @@ class World(_Spec):
                         name=party.name or party.id,
                         phone=party.phone,
                         trades=party.trades or (Trade.GENERAL,),
+                        property_ids=party.properties or (ALL_PROPERTIES,),
                     )
                 )
                 continue
@@ -184,15 +214,21 @@ class World(_Spec):
                     role=PersonRole.TENANT if tenant else PersonRole.PM,
                     name=party.name,
                     phones=(party.phone,),
-                    unit_id=units[party.unit] if tenant and party.unit else None,
-                    property_ids=() if tenant else (WORLD_PROPERTY.property_id,),
+                    unit_id=units[(home(party), party.unit)] if tenant and party.unit else None,
+                    property_ids=() if tenant else (party.properties or (world,)),
                 )
             )
+        named = {prop for p in self.parties for prop in p.properties} | {prop for prop, _ in units}
+        if any(p.role == "pm" and not p.properties for p in self.parties):
+            named.add(world)
         return Directory(
-            properties=(WORLD_PROPERTY,),
+            properties=tuple(
+                WORLD_PROPERTY if prop == world else Property(property_id=prop, name=prop)
+                for prop in sorted(named)
+            ),
             units=tuple(
-                Unit(unit_id=unit_id, property_id=WORLD_PROPERTY.property_id, label=label)
-                for label, unit_id in units.items()
+                Unit(unit_id=unit_id, property_id=prop, label=label or unit_id)
+                for (prop, label), unit_id in units.items()
             ),
             people=tuple(people),
             vendors=tuple(vendors),
@@ -225,12 +261,19 @@ class World(_Spec):
     def domain_work_orders(self, now: datetime) -> list[WorkOrder]:
         """The seeded work orders, their times as offsets from ``now`` (the scenario's start)."""
         units = {p.id: p.unit for p in self.parties}
+        # A WO is at its tenant's property, as the directory places them.
+        homes = {
+            p.party_id: p.property_ids[0]
+            for p in self.directory().parties()
+            if p.role is PartyRole.TENANT and len(p.property_ids) == 1
+        }
         return [
             WorkOrder(
                 wo_id=wo.id,
                 tenant_id=wo.tenant,
                 vendor_id=wo.vendor,
                 unit=wo.unit or units.get(wo.tenant),
+                property_id=wo.property or homes.get(wo.tenant),
                 summary=wo.description,
                 category=wo.category,
                 status=WorkOrderStatus(wo.status),

@@ -9,7 +9,7 @@ from typing import Literal
 
 from maestro.domain.actions import Lane
 from maestro.domain.models import WorkOrder
-from maestro.domain.roles import allowed, part_in
+from maestro.domain.roles import allowed, part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.ports import StaleVersionError, WorkOrderStore
 
@@ -98,7 +98,7 @@ def may_act_on(ctx: LaneContext, wo: WorkOrder, lane: Lane | None = None) -> boo
     """Ownership and role, re-checked at the effect against the WO as stored (dispose checked
     first): a party affects only WOs it is on, a PM any; and only as its part allows (a vendor
     never rates, cancels or relays for the tenant)."""
-    part = part_in(ctx.sender, wo.tenant_id, wo.vendor_id)
+    part = part_of(ctx.sender, wo)
     if part is None:
         return False
     return lane is None or allowed(lane, part)

@@ -2,19 +2,21 @@
 
 A reply the brain wrote is sent as written. A question about one of the sender's work orders
 with no reply written ("any news on the heater?") is answered from the stored WO itself: its
-status and visit as the store has them, never a promise the store does not back.
+status and visit as the store has them, never a promise the store does not back. A PM asking
+about a work order of a property they manage always gets it from the store (with its vendor and
+unit), whatever reply was written: what a PM is told about a job is the record.
 """
 
 from __future__ import annotations
 
 from maestro.domain.actions import ContinueWithAssistant, Lane
-from maestro.domain.models import WorkOrder, WorkOrderStatus
-from maestro.domain.roles import part_in
+from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
+from maestro.domain.roles import part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
 from maestro.lanes.schedule_visit import when
 
-__all__ = ["NEUTRAL_REPLY", "run", "status_reply"]
+__all__ = ["NEUTRAL_REPLY", "pm_status_reply", "run", "status_reply"]
 
 NEUTRAL_REPLY = "Thanks for your message. I'm on it and will get back to you shortly."
 
@@ -35,16 +37,40 @@ def status_reply(wo: WorkOrder) -> str:
     return f"{wo.wo_id} ({short(wo.summary, 60)}) {where}."
 
 
+def pm_status_reply(wo: WorkOrder, vendor: str | None) -> str:
+    """Where a work order stands, for its PM: status and visit, vendor, unit, from the store."""
+    if wo.status is WorkOrderStatus.SCHEDULED and wo.visit is not None:
+        where = f"is scheduled: the visit is {when(wo.visit)}"
+    elif wo.status is WorkOrderStatus.OPEN:
+        where = "is open; no visit is booked yet"
+    else:
+        where = _STATUS.get(wo.status, f"is {wo.status.value}")
+    who = f"vendor {short(vendor, 40)}" if vendor else "no vendor assigned yet"
+    unit = f"unit {short(wo.unit, 12)}, " if wo.unit else ""
+    return f"{wo.wo_id} ({short(wo.summary, 60)}) {where}. {unit}{who}, {wo.urgency.value}."
+
+
+def _vendor_name(ctx: LaneContext, wo: WorkOrder) -> str | None:
+    if wo.vendor_id is None:
+        return None
+    vendor = ctx.parties.by_party_id(wo.vendor_id)
+    return (vendor.name or wo.vendor_id) if vendor is not None else wo.vendor_id
+
+
 def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     # An unknown sender still gets a reply, on the number the package came from; nothing binds
     # that number to a person.
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
     target = ctx.resolve_target(action.target_wo_id)
     reply = action.params.reply_hint
-    if reply is None and target is not None and ctx.sender is not None:
+    sender = ctx.sender
+    if target is not None and sender is not None and (reply is None or sender.role is PartyRole.PM):
         wo = ctx.work_orders.get(target)
-        # Only the sender's own work order is described to them.
-        if wo is not None and part_in(ctx.sender, wo.tenant_id, wo.vendor_id) is not None:
-            reply = status_reply(wo)
+        # Only the sender's own work order (or their property's, for a PM) is described to them.
+        if wo is not None and part_of(sender, wo) is not None:
+            if sender.role is PartyRole.PM:
+                reply = pm_status_reply(wo, _vendor_name(ctx, wo))
+            else:
+                reply = status_reply(wo)
     ctx.send(to, reply or NEUTRAL_REPLY, suffix="reply")
     return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")

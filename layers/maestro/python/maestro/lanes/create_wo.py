@@ -41,6 +41,9 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
         wo_id=wo_id,
         tenant_id=sender.party_id,
         unit=sender.unit,
+        # The property its PMs manage it by: the tenant's, when the directory names exactly one
+        # (never guessed among several).
+        property_id=sender.property_ids[0] if len(sender.property_ids) == 1 else None,
         summary=_summary(action),
         category=action.params.category,
         urgency=Urgency(action.params.urgency),

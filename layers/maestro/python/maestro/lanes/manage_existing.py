@@ -39,6 +39,7 @@ from maestro.domain.common import truncate
 from maestro.domain.models import (
     Channel,
     InvalidTransitionError,
+    Party,
     PartyRole,
     WorkOrder,
     WorkOrderStatus,
@@ -47,7 +48,7 @@ from maestro.domain.models import (
 from maestro.domain.pending import action_targets, hold_targets
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingConfirmation
 from maestro.domain.revalidate import Target, revalidate
-from maestro.domain.roles import allowed, part_in
+from maestro.domain.roles import allowed, part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     Change,
@@ -65,6 +66,8 @@ from maestro.ports import AlreadyExistsError, StaleVersionError
 __all__ = ["hold_actions", "released_as_held", "run"]
 
 _MAX_PROPOSAL = 500
+PM_LISTED = 5
+"""A PM's "open": this many of their properties' open work orders per text, and how many more."""
 
 
 def _line(wo: WorkOrder, width: int = 60) -> str:
@@ -77,6 +80,37 @@ def _listing(wos: list[WorkOrder]) -> str:
         return "You have no open requests."
     return (
         "Your open requests: " + "; ".join(f"{_line(wo)} [{wo.status.value}]" for wo in wos) + "."
+    )
+
+
+def _managed(ctx: LaneContext, sender: Party, named: Sequence[str]) -> tuple[list[WorkOrder], int]:
+    """A PM's work orders, read fresh from the store: the ones named (if of a property they
+    manage), then a few of each of their properties' open ones; and how many are open in all."""
+    found = {
+        wo.wo_id: wo
+        for wo_id in named
+        if (wo := ctx.work_orders.get(wo_id)) is not None and part_of(sender, wo) == "pm"
+    }
+    total = 0
+    for property_id in sender.property_ids:
+        wos, open_count = ctx.work_orders.open_for_property(property_id, PM_LISTED)
+        total += open_count
+        for wo in wos:
+            found.setdefault(wo.wo_id, wo)
+    return list(found.values()), total
+
+
+def _pm_listing(wos: list[WorkOrder], total: int) -> str:
+    if total == 0:
+        return "The properties you manage have no open work orders."
+    shown = [wo for wo in sorted(wos, key=lambda w: w.wo_id) if wo.is_open][:PM_LISTED]
+    more = total - len(shown)
+    tail = f"; and {more} more not listed here" if more > 0 else ""
+    return (
+        f"Open work orders at your properties ({total}): "
+        + "; ".join(f"{_line(wo, 40)} [{wo.status.value}]" for wo in shown)
+        + tail
+        + '. Text "status of" and an id for one.'
     )
 
 
@@ -93,12 +127,19 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
 
     # Read fresh from the store (not from the brain's context lines): the listing and the
     # held ids must be real, open and the sender's own.
-    wos = ctx.work_orders.open_for_party(sender.party_id)
+    manager = sender.role is PartyRole.PM
+    total = 0
+    if manager:
+        wos, total = _managed(ctx, sender, [ctx.resolve_target(i) or i for i in params.wo_ids])
+    else:
+        wos = ctx.work_orders.open_for_party(sender.party_id)
     fallback = ""
-    if ctx.agent is not None and (queued is None or queued.pending_id is None):
+    # A PM's "open" is the bounded listing with its count, never a model's summary of a page.
+    pm_listing = manager and params.operation == "list"
+    if ctx.agent is not None and not pm_listing and (queued is None or queued.pending_id is None):
         # The manage agent resolves the party's words against their real work orders; what it
         # decides is held exactly as any call (a gated tool never executes).
-        mine = [wo for wo in wos if allowed(lane, part_in(sender, wo.tenant_id, wo.vendor_id))]
+        mine = [wo for wo in wos if allowed(lane, part_of(sender, wo))]
         decided = ctx.agent.run(ctx.package.text, mine, ctx.now)
         if decided is not None and decided.kind == "reply":
             ctx.send(sender.phone, decided.reply, suffix="agent")
@@ -109,24 +150,24 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
             )
         else:
             fallback = "fallback: the manage agent reached no decision; "
+    if params.operation == "list" and manager:
+        ctx.send(sender.phone, truncate(_pm_listing(wos, total), 1500), suffix="list")
+        return finish(ctx, lane, note=f"{fallback}listed {min(total, PM_LISTED)} of {total}")
     if params.operation == "list":
         ctx.send(sender.phone, truncate(_listing(wos), 1500), suffix="list")
         return finish(ctx, lane, note=f"{fallback}listed {len(wos)} open WO(s)")
 
     # Only open WOs the sender may change (tenant or PM) can be cancelled or moved.
-    by_id = {
-        wo.wo_id: wo
-        for wo in wos
-        if wo.is_open and allowed(lane, part_in(sender, wo.tenant_id, wo.vendor_id))
-    }
+    by_id = {wo.wo_id: wo for wo in wos if wo.is_open and allowed(lane, part_of(sender, wo))}
     named = tuple(dict.fromkeys(ctx.resolve_target(i) or i for i in params.wo_ids))
     chosen = tuple(i for i in named if i in by_id)
     refused = [i for i in named if i not in by_id]
     if not chosen:
+        listing = _pm_listing(wos, total) if manager else _listing(wos)
         ctx.send(
             sender.phone,
             truncate(
-                f"I couldn't match that to one of your open requests. {_listing(wos)} "
+                f"I couldn't match that to one of your open requests. {listing} "
                 "Which one do you mean?",
                 1500,
             ),
@@ -405,14 +446,23 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
             truncate(f"Done: I've passed on when you'd like the visit for {names}{when}.", 500),
             suffix="done",
         )
+    by = "the property manager" if sender.role is PartyRole.PM else "the tenant"
     for wo in done:
+        tenant = phone_of(ctx, wo.tenant_id)
+        if call.operation == "cancel" and by != "the tenant" and tenant is not None:
+            # The tenant learns their request is closed, in fixed words: nothing the PM wrote.
+            ctx.send(
+                tenant,
+                truncate(f"{_line(wo)} was cancelled by {by}.", 500),
+                suffix=f"tenant#{wo.wo_id}",
+            )
         vendor = phone_of(ctx, wo.vendor_id)
         if vendor is None or wo.vendor_id == sender.party_id:
             continue
         body = (
-            f"{_line(wo)} was cancelled by the tenant."
+            f"{_line(wo)} was cancelled by {by}."
             if call.operation == "cancel"
-            else f"The tenant asks for the visit for {_line(wo)}"
+            else f"{by.capitalize()} asks for the visit for {_line(wo)}"
             + (f": {short(call.request, 80)}." if call.request else ".")
             + " Please confirm a time."
         )

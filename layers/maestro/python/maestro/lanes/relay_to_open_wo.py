@@ -1,10 +1,12 @@
 """relay_to_open_wo: add the sender's information to an open WO and relay it to the other side of
-the WO: a tenant's words to its vendor, the vendor's to its tenant."""
+the WO: a tenant's words to its vendor, the vendor's to its tenant. A PM's note stays on the WO's
+timeline: it reaches neither tenant nor vendor (a PM messages the vendor through relay_to_vendor).
+"""
 
 from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
-from maestro.domain.models import WorkOrder
+from maestro.domain.models import PartyRole, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     finish,
@@ -48,11 +50,13 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     if ctx.sender is not None:
         # The sender hears where their words went: the note is on the record, and who has it.
         passed = f" and passed it on to {short(to_whom, 40)}" if to_whom else ""
-        ctx.send(
-            ctx.sender.phone,
-            f"Thanks, I've added that to {wo_id} ({short(updated.summary, 60)}){passed}.",
-            suffix="ack",
-        )
+        said = f"Thanks, I've added that to {wo_id} ({short(updated.summary, 60)}){passed}."
+        if ctx.sender.role is PartyRole.PM and not to_whom:
+            said = (
+                f"Noted on {wo_id} ({short(updated.summary, 60)}): it is on the work order's "
+                "record only; the tenant and the vendor were not sent it."
+            )
+        ctx.send(ctx.sender.phone, said, suffix="ack")
     return finish(
         ctx, lane, target=wo_id, note=f"note added to {wo_id} ({entry.entry_id}); {relayed}"
     )
@@ -62,6 +66,16 @@ def _relay_onward(ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str) -> tup
     """Pass the note to the other side of the work order: the tenant's words to its vendor, the
     vendor's to its tenant. (What was done, in words; whom it reached, by name, or "".)"""
     sender_id = ctx.sender.party_id if ctx.sender else None
+    if (
+        ctx.sender is not None
+        and ctx.sender.role is PartyRole.PM
+        and sender_id
+        not in (
+            wo.tenant_id,
+            wo.vendor_id,
+        )
+    ):
+        return "a PM's note: kept on the record, relayed to nobody", ""
     label = f"{wo_id} ({short(wo.summary)}" + (f", unit {wo.unit}" if wo.unit else "") + ")"
     if wo.vendor_id is not None and wo.vendor_id == sender_id:
         other_id, role, words = wo.tenant_id, "tenant", f"Update on {label} from "

@@ -1,4 +1,5 @@
-"""schedule_visit: propose or confirm a visit window; tell the tenant and the vendor.
+"""schedule_visit: propose or confirm a visit window; tell the tenant and the vendor (a PM's
+proposal: the vendor only, and the PM what was done).
 
 ``propose`` passes the availability on and leaves the WO's status and window as they are (the
 activity is recorded as a touch, which keeps the context fresh); ``confirm`` with a window sets
@@ -102,9 +103,24 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
     )
 
     label = f"{wo_id} ({short(updated.summary)})"
-    from_vendor = ctx.sender is not None and ctx.sender.role is PartyRole.VENDOR
+    sender = ctx.sender
+    from_vendor = sender is not None and sender.role is PartyRole.VENDOR
+    # A PM who is not a party to the WO: their words go to the vendor only; the tenant hears
+    # of a visit once it is confirmed, in maestro's words.
+    from_pm = (
+        sender is not None
+        and sender.role is PartyRole.PM
+        and sender.party_id not in (updated.tenant_id, updated.vendor_id)
+    )
+    to_tenant: str | None
     if window:
         to_tenant = to_vendor = f"Visit confirmed for {label}: {when(window)}."
+    elif from_pm:
+        to_tenant = None
+        to_vendor = (
+            f"The property manager suggests a visit for {label}: {params.availability}. "
+            "Please confirm a time with the tenant."
+        )
     elif from_vendor:
         to_tenant = f"The technician proposes a visit for {label}: {params.availability}. OK?"
         to_vendor = f"Thanks, I've asked the tenant about {label}: {params.availability}."
@@ -120,8 +136,8 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         ("tenant", updated.tenant_id, to_tenant),
         ("vendor", updated.vendor_id, to_vendor),
     ):
-        if party_id is None:
-            continue  # no vendor assigned yet: only the tenant hears about it
+        if party_id is None or body is None:
+            continue  # no vendor assigned yet, or not theirs to hear (a PM's proposal)
         phone = phone_of(ctx, party_id)
         if phone is None:
             missing.append(who)
@@ -129,6 +145,8 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         ctx.send(phone, body, suffix=who)
         told.append(who)
 
+    if from_pm and sender is not None:
+        ctx.send(sender.phone, _pm_ack(label, window, params.availability, told), suffix="ack")
     what = f"visit confirmed {when(window)}" if window else "availability proposed"
     if params.mode == "confirm" and window is None:
         what += " (confirm without a window: treated as a proposal)"
@@ -136,3 +154,16 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
     if missing:
         note += f"; no phone found for {', '.join(missing)}"
     return finish(ctx, lane, target=wo_id, note=note)
+
+
+def _pm_ack(label: str, window: VisitWindow | None, availability: str, told: list[str]) -> str:
+    """What a PM who set or proposed a visit is told: who heard of it, truly."""
+    if window is not None:
+        whom = f"told the {' and the '.join(told)}" if told else "nobody could be told"
+        return f"Visit confirmed for {label}: {when(window)}; {whom}."
+    if "vendor" in told:
+        return (
+            f"Passed to the vendor for {label}: {availability}. The tenant hears once a time "
+            "is confirmed."
+        )
+    return f"Noted on {label}: no vendor could be told, so nobody was sent it yet."

@@ -50,6 +50,7 @@ from maestro.domain.models import (
     OpenContext,
     Package,
     Party,
+    PartyRole,
     Urgency,
     WorkOrder,
     WoSnapshot,
@@ -72,6 +73,8 @@ from maestro.domain.records import (
     outcome_record_id,
 )
 from maestro.domain.revalidate import Target, revalidate
+from maestro.domain.roles import PM_CONTEXTS, manages
+from maestro.domain.wo_refs import wo_refs
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.escalate import safety_advice_key, safety_instructions
@@ -168,13 +171,21 @@ class Pipeline:
             return state.package
         return _read_back(self.deps.buffer, state.package_ref)
 
-    def open_contexts(self, sender: Party | None, now: datetime) -> list[OpenContext]:
+    def open_contexts(
+        self, sender: Party | None, now: datetime, text: str = ""
+    ) -> list[OpenContext]:
         """The sender's open contexts: WOs in conversation (with what each awaits, re-validated
-        against the WO as it is now) and the open questions and holds still in their TTL."""
+        against the WO as it is now) and the open questions and holds still in their TTL. A
+        PM's work orders are their properties' open ones, bounded, and those the text names."""
         if sender is None:
             return []  # never guess a person: an unknown number has nothing open
         contexts: list[OpenContext] = []
-        for wo in self.deps.work_orders.open_for_party(sender.party_id):
+        wos = (
+            self._managed(sender, text)
+            if sender.role is PartyRole.PM
+            else self.deps.work_orders.open_for_party(sender.party_id)
+        )
+        for wo in wos:
             contexts.append(self._wo_context(wo, sender))
         questions, holds = self.deps.pending.open_items(sender.party_id)
         for question in questions:
@@ -201,6 +212,25 @@ class Pipeline:
                 )
         return contexts
 
+    def _managed(self, sender: Party, text: str) -> list[WorkOrder]:
+        """A PM's work orders as contexts: those the text names (read by id, kept only if of a
+        property they manage, whatever their status, so "status of WO-204" works once it is
+        done) first, then their properties' open ones (each property's by id), to a fixed
+        bound in all, with as many reads."""
+        named: dict[str, WorkOrder] = {}
+        for wo_id in wo_refs(text):
+            wo = self.deps.work_orders.get(wo_id)
+            if wo is not None and manages(sender, wo.property_id):
+                named[wo_id] = wo
+        pooled: dict[str, WorkOrder] = {}
+        for property_id in sender.property_ids:
+            room = PM_CONTEXTS - len(named) - len(pooled)
+            if room <= 0:
+                break  # bounded reads too: the properties in the directory's order
+            wos, _ = self.deps.work_orders.open_for_property(property_id, room)
+            pooled.update((wo.wo_id, wo) for wo in wos if wo.wo_id not in named)
+        return [*named.values(), *pooled.values()][:PM_CONTEXTS]
+
     def _wo_context(self, wo: WorkOrder, sender: Party) -> OpenContext:
         snapshot = self.deps.state.get(wo.wo_id)
         awaiting: Awaiting = "nothing"
@@ -219,6 +249,7 @@ class Pipeline:
             party_id=sender.party_id,
             asked_at=asked.since if asked else None,
             interrupted_at=interrupted_at,
+            manager=manages(sender, wo.property_id),
         )
         if asked is None or asked.kind != "availability":
             return context
@@ -242,10 +273,12 @@ class Pipeline:
             update={"resume": check.outcome, "resume_note": truncate(check.summary(), 200)}
         )
 
-    def snapshot(self, sender: Party | None, conversation_id: str, now: datetime) -> LeaseSnapshot:
+    def snapshot(
+        self, sender: Party | None, conversation_id: str, now: datetime, text: str = ""
+    ) -> LeaseSnapshot:
         """What the lease holder works on: the sender, their open contexts, their open items
         (expired ones too, so their expiry is recorded) and the conversation's guard trail."""
-        contexts = tuple(self.open_contexts(sender, now))
+        contexts = tuple(self.open_contexts(sender, now, text))
         pending = PendingSnapshot()
         if sender is not None:
             questions, holds = self.deps.pending.open_items(sender.party_id)
@@ -313,7 +346,7 @@ class Pipeline:
         package = self.load_package(s)
         now = self.deps.clock.now()
         sender = self.deps.parties.by_phone(package.sender_phone)
-        contexts = tuple(self.open_contexts(sender, now))
+        contexts = tuple(self.open_contexts(sender, now, package.text))
         disposal = dispose(package, sender, contexts, None, precheck=s.precheck)
         self._write_ahead(disposal)
         snapshot = LeaseSnapshot(holder=None, sender=sender, contexts=contexts)
@@ -348,7 +381,7 @@ class Pipeline:
             raise LeaseBusy(f"{s.conversation_id}: another package holds the lease")
         package = self.load_package(s)
         sender = self.deps.parties.by_phone(package.sender_phone)
-        snapshot = self.snapshot(sender, s.conversation_id, now)
+        snapshot = self.snapshot(sender, s.conversation_id, now, package.text)
         return dump(snapshot.model_copy(update={"holder": s.package_id}))
 
     def resolve(self, state: Mapping[str, Any]) -> JSON:
@@ -549,7 +582,9 @@ class Pipeline:
             # I1: the emergency keeps every open context, marked interrupted, so whatever
             # resumes one later is re-validated first (I6).
             for context in s.lease.contexts:
-                if context.kind is ContextKind.WORK_ORDER:
+                # A PM's contexts are their properties' WOs, not ones they are a party to: their
+                # emergency does not put every job at the property on hold.
+                if context.kind is ContextKind.WORK_ORDER and context.relation != "pm":
                     self._interrupt(context.context_id, package, now)
         outcomes = self.deps.decisions.outcomes_for(s.package_id)
         self.deps.decisions.complete(
