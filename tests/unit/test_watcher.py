@@ -180,7 +180,7 @@ def test_the_claim_is_never_taken_for_the_value(world: World) -> None:
     """A claim naming a real message with other words: the read's words decide."""
     (sent,) = world.run(HONEST["relay_to_vendor"]).events
     other = "the code is 9999"
-    claim = {**sent.claim, "body": other, "body_sha256": body_digest(other)}
+    claim = {**sent.claim, "body_sha256": body_digest(other)}
     row = world.watcher.check(sent.model_copy(update={"claim": claim}))
     assert (row.verdict, row.kind) == ("shame", "mismatch")
     assert row.read["body_sha256"] == body_digest(world.messenger.sent[0].body)
@@ -359,7 +359,9 @@ def test_a_late_event_read_as_shame_resolves_the_missing_row_and_its_own_shame_s
     outcome = world.run(HONEST["relay_to_vendor"])
     (missing,) = _record_and_sweep(world, outcome)
     (sent,) = outcome.events
-    forged = sent.model_copy(update={"claim": {**sent.claim, "to": "+14155550100"}})
+    forged = sent.model_copy(
+        update={"claim": {**sent.claim, "to_sha256": body_digest("+14155550100")}}
+    )
     row = world.watcher.watch(forged)
     assert (row.verdict, row.kind) == ("shame", "mismatch")
     resolved = world.ledger.get(sent.package_id, missing)
