@@ -11,6 +11,8 @@
   Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
   through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
+- ``maestro directory erase PHONE|ID``: erase a person, on ``maestro serve`` or a deployed
+  stack (``maestro_dev.directory_erase``, docs/erase-and-retention.md).
 - ``maestro twilio wire --env ENV [--dry-run]``: point the environment's Twilio number at its
   deployed stack (SMS URL, SMS fallback URL, status callback) and print what changed
   (``maestro_dev.twilio_wire``).
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
 from maestro.domain.ledger import LedgerRow
-from maestro_dev import twilio_wire
+from maestro_dev import directory_erase, twilio_wire
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
 from maestro_dev.evals import labeled as eval_labeled
@@ -240,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parsers(eval_commands)
     eval_labeled.add_parser(eval_commands)
     twilio_wire.add_parser(sub)
+    directory = sub.add_parser("directory", help="the directory: erase a person")
+    directory_commands = directory.add_subparsers(dest="directory_command", required=True)
+    directory_erase.add_parser(directory_commands, _target)
     return parser
 
 

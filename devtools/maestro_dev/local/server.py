@@ -7,10 +7,10 @@ Webhook routes (``/twilio/sms``, ``/twilio/status``, ``/twilio/transcript``, ``/
 headers out of shape: a 403 before any handler), then the inbound function (a 502 when it
 raised) or, for the fallback, the fallback queue. (Serve sets no stage throttle: the embedded
 stack's tests rehearse a 429 with ``LocalStack(stage_throttle=...)``.)
-Operator routes under ``/local/`` serve `maestro executions`, `maestro step` and `maestro
-ledger`, to the operator alone: the run's token, a loopback Host and no foreign Origin
-(:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual clock with real time
-(scaled by ``--speed``), so idle windows pass as they would.
+Operator routes under ``/local/`` serve `maestro executions`, `maestro step`, `maestro
+ledger` and `maestro directory erase`, to the operator alone: the run's token, a loopback Host
+and no foreign Origin (:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual
+clock with real time (scaled by ``--speed``), so idle windows pass as they would.
 
 It takes load the way the cloud does: every request is answered on its own thread and holds no
 lock across the pipeline (the stack serializes each AWS call inside, see ``threads.py``), and the
@@ -38,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 from maestro.ingest.fallback import FALLBACK_ROUTE
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro.observability import logger
+from maestro_dev import directory_erase
 from maestro_dev.local.edge import FALLBACK_PREFIX
 from maestro_dev.local.operator_access import OperatorAccess, new_token
 from maestro_dev.local.stack import LocalStack
@@ -334,6 +335,15 @@ class LocalServer:
         status, payload = self.step(execution)
         return Reply(status, json.dumps(payload))
 
+    def answer_erase(self, request: Request) -> Reply:
+        try:
+            who = str(json.loads(request.body or b"{}")["who"])
+        except (ValueError, KeyError, TypeError):
+            message = 'expected {"who": "<E.164 number or person id>"}'
+            return Reply(400, json.dumps({"statusCode": 400, "message": message}))
+        status, payload = directory_erase.erase(self.stack.ddb, self.stack.tables, who)
+        return Reply(status, json.dumps(payload))
+
     def executions(self) -> list[dict[str, Any]]:
         gates = {g.execution_id: g for g in self.stack.pipeline.deps.gates.open_gates()}
         out = []
@@ -402,6 +412,7 @@ ROUTES: dict[str, Route] = {
     "/local/executions": Route("GET", "operator", LocalServer.answer_executions),
     "/local/ledger": Route("GET", "operator", LocalServer.answer_ledger),
     "/local/step": Route("POST", "operator", LocalServer.answer_step),
+    directory_erase.ROUTE: Route("POST", "operator", LocalServer.answer_erase),
 }
 """Path → route. A new route is one row here: its method, its guard, its answer."""
 
