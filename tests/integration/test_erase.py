@@ -18,10 +18,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from embedded import captured_logs, decisions, described, flush, new_executions, sms
+from embedded import (
+    captured_logs,
+    decisions,
+    described,
+    flush,
+    log,
+    new_executions,
+    sms,
+    work_orders,
+)
 
 from maestro.adapters.dynamodb_erase import DynamoEraser
-from maestro.domain.directory import OnCall, Person, PersonRole
+from maestro.adapters.dynamodb_memory import DynamoTimeline
+from maestro.domain.directory import OnCall, Person, PersonRole, Trade, Vendor
 from maestro.domain.erasure import ERASED
 from maestro.domain.models import Party, PartyRole
 from maestro.ingest.service import conversation_id_for
@@ -29,7 +39,7 @@ from maestro.tables import ALL_TABLES
 from maestro_dev.cli import main
 from maestro_dev.local.server import LocalServer
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, seed
+from maestro_dev.local.world import MARIA, VIC, seed
 
 pytestmark = pytest.mark.integration
 
@@ -200,9 +210,23 @@ def test_erase_leaves_no_number_and_no_words_and_keeps_the_decision_log(
     # She is gone from the directory and from phone → party.
     assert stack.directory.person(MARIA.party_id) is None
     assert stack.parties.by_phone(MARIA.phone) is None
+    # What stays still reads as the records it is: an audit trail, not a heap of strings.
+    _every_record_loads(stack)
     # Omar is untouched, item for item.
     assert _his(after) == _his(before)
     assert sum(len(v) for v in _his(after).values()) > 3
+
+
+def _every_record_loads(stack: LocalStack) -> None:
+    items = _all_items(stack)
+    for package in {i["package_id"]["S"] for i in items["decisions"]}:
+        assert log(stack).for_package(package) or log(stack).completion_for(package)
+        log(stack).outcomes_for(package)
+    assert len(stack.ledger_rows()) == len(items["ledger"])
+    timeline = DynamoTimeline(stack.ddb, stack.tables["timeline"])
+    for wo in work_orders(stack):
+        timeline.for_wo(wo.wo_id)
+    stack.directory.snapshot()
 
 
 def test_a_second_erase_changes_nothing_and_an_unknown_id_is_refused(
@@ -236,6 +260,27 @@ def test_a_second_erase_changes_nothing_and_an_unknown_id_is_refused(
     report = DynamoEraser(stack.ddb, stack.tables).erase(MARIA.phone)
     assert (report.changed, report.deleted, report.redacted) == (False, {}, {})
     assert _all_items(stack) == erased
+
+
+def test_erasing_a_vendor_removes_their_directory_rows_whole(stack: LocalStack) -> None:
+    vendor = Vendor(
+        vendor_id=VIC.party_id,
+        name="Vic",
+        phone=VIC.phone,
+        trades=(Trade.PLUMBING,),
+        rank=1,
+        after_hours=False,
+    )
+    stack.directory.put(vendor)
+    report = DynamoEraser(stack.ddb, stack.tables).erase(VIC.phone)
+    assert report.deleted == {"directory": 1, "parties": 1}
+    assert stack.directory.snapshot().vendors == ()
+    assert not [i for i in _all_items(stack)["directory"] if VIC.party_id in json.dumps(i)]
+    assert stack.parties.by_phone(VIC.phone) is None
+    assert not any(
+        VIC.phone in json.dumps(i) for items in _all_items(stack).values() for i in items
+    )
+    _every_record_loads(stack)
 
 
 def test_an_erase_needs_every_table(stack: LocalStack) -> None:

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from maestro.adapters.ddb import DynamoDBClient, from_item, query_all, to_value
 from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
-from maestro.domain.directory import Person
+from maestro.domain.directory import Person, Vendor
 from maestro.domain.erasure import ERASED, ErasureScope
 from maestro.domain.privacy import mask_phone_numbers
 from maestro.ingest.service import conversation_id_for
@@ -92,15 +92,18 @@ class DynamoEraser:
 
     # -- who ------------------------------------------------------------------------------------
 
-    def _people(self, phones: set[str], ids: set[str]) -> list[Person]:
-        """Directory people with one of ``phones`` or ``ids`` (a scan of the directory)."""
-        return [
+    def _people(self, phones: set[str], ids: set[str]) -> list[Person | Vendor]:
+        """Directory people and vendors with one of ``phones`` or ``ids`` (a directory scan)."""
+        directory = self._directory.snapshot()
+        people: list[Person | Vendor] = [
             person
-            for person in self._directory.snapshot().people
+            for person in directory.people
             if person.person_id in ids or phones & set(person.phones)
         ]
+        people += [v for v in directory.vendors if v.vendor_id in ids or v.phone in phones]
+        return people
 
-    def scope_of(self, who: str) -> tuple[ErasureScope, list[Person]]:
+    def scope_of(self, who: str) -> tuple[ErasureScope, list[Person | Vendor]]:
         """Everything that names ``who`` (an E.164 number or a person/party id), and what they
         wrote. A number nobody knows still has a conversation to erase; an unknown id has none."""
         who = who.strip()
@@ -117,8 +120,12 @@ class DynamoEraser:
                 phones.add(party.phone)
         people = self._people(phones, ids)
         for person in people:
-            phones.update(person.phones)
-            ids.add(person.person_id)
+            if isinstance(person, Vendor):
+                phones.add(person.phone)
+                ids.add(person.vendor_id)
+            else:
+                phones.update(person.phones)
+                ids.add(person.person_id)
         for phone in sorted(phones):
             party = self._parties.by_phone(phone)
             if party is not None:
@@ -212,8 +219,9 @@ class DynamoEraser:
         )
         return report
 
-    def _erase_directory_rows(self, scope: ErasureScope, people: list[Person]) -> int:
-        """Their person rows and their on-call shifts (a shift pages the person it names)."""
+    def _erase_directory_rows(self, scope: ErasureScope, people: list[Person | Vendor]) -> int:
+        """Their person (or vendor) rows and their on-call shifts (a shift pages the person it
+        names). A vendor's rows go whole: a vendor row without its number could not be read."""
         removed = 0
         snapshot = self._directory.snapshot()
         for person in people:
