@@ -167,6 +167,24 @@ def test_a_redelivered_event_writes_nothing_twice(world: World) -> None:
     assert world.ledger.writes == 1
 
 
+@pytest.mark.parametrize("lane", ["create_wo", "relay_to_open_wo", "relay_to_vendor", "escalate"])
+def test_a_row_quotes_no_number_and_no_text(world: World, lane: str) -> None:
+    """An erase cannot rely on finding every copy: rows hold digests, and numbers masked."""
+    outcome = world.run(HONEST[lane], text="my neighbour in 4C has the spare key")
+    rows = [world.watcher.watch(e) for e in outcome.events]
+    assert rows
+    params = HONEST[lane].params.model_dump().values()
+    words = [w for w in params if isinstance(w, str) and " " in w]
+    words += [m.body for m in world.messenger.sent]
+    assert words
+    for row in rows:
+        stored = row.model_dump_json()
+        for number in (MARIA_3B.phone, VENDOR.phone, PM_PHONE):
+            assert number not in stored, (number, stored)
+        for text in words:
+            assert text not in stored, (text, stored)
+
+
 def test_a_message_never_sent_is_an_unverified_claim(world: World) -> None:
     outcome = world.run(HONEST["relay_to_vendor"])
     (sent,) = outcome.events
