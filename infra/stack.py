@@ -38,6 +38,7 @@ from maestro_dev.cloud import (
     OUTPUT_SMS_URL,
     OUTPUT_STATE_MACHINE,
     OUTPUT_WEBHOOK_BASE_URL,
+    table_output,
 )
 
 FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
@@ -69,11 +70,6 @@ STEP_DESCRIPTIONS = {
 def _given(**settings: int | None) -> dict[str, Setting]:
     """The settings an environment sets (the rest keep their defaults in maestro.settings)."""
     return {name: str(value) for name, value in settings.items() if value is not None}
-
-
-def table_output(logical_name: str) -> str:
-    """``GatesTableName`` for ``gates``: the operators' commands read these by name."""
-    return "".join(p.title() for p in logical_name.split("_")) + "TableName"
 
 
 class MaestroStack(cdk.Stack):

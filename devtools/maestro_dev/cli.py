@@ -13,6 +13,8 @@
   through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
 - ``maestro directory import DIR [--dry-run] [--prune] | export DIR | show PHONE|ID``: the
   directory from CSV files, on ``maestro serve`` or a deployed stack (docs/directory.md).
+- ``maestro directory erase PHONE|ID``: erase a person, on ``maestro serve`` or a deployed
+  stack (``maestro_dev.directory_erase``, docs/erase-and-retention.md).
 - ``maestro twilio wire --env ENV [--dry-run]``: point the environment's Twilio number at its
   deployed stack (SMS URL, SMS fallback URL, status callback) and print what changed
   (``maestro_dev.twilio_wire``).
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
 from maestro.domain.ledger import LedgerRow
-from maestro_dev import twilio_wire
+from maestro_dev import directory_erase, twilio_wire
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
 from maestro_dev.directory import cli as directory_cli
@@ -243,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parsers(eval_commands)
     eval_labeled.add_parser(eval_commands)
     twilio_wire.add_parser(sub)
-    directory_cli.add_parser(sub, _target)
+    directory_erase.add_parser(directory_cli.add_parser(sub, _target), _target)
     return parser
 
 

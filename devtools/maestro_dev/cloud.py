@@ -36,6 +36,11 @@ OUTPUT_AUTH_TOKEN_SECRET = "TwilioAuthTokenSecretArn"
 _STALE_TOKEN = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
 
 
+def table_output(logical_name: str) -> str:
+    """``GatesTableName`` for ``gates``: the operators' commands read these by name."""
+    return "".join(p.title() for p in logical_name.split("_")) + "TableName"
+
+
 def stack_for_env(env: str) -> str:
     return STACK_PREFIX + env
 
@@ -70,7 +75,18 @@ class CloudStack:
         self.state_machine_arn = self.outputs[OUTPUT_STATE_MACHINE]
         self._sfn = stepfunctions
         self._ddb = dynamodb
+        self.dynamodb = dynamodb
         self.gates = DynamoGateStore(dynamodb, self.outputs[OUTPUT_GATES_TABLE])
+
+    def table_names(self) -> dict[str, str]:
+        """Every table of ``maestro.tables.ALL_TABLES`` by logical name, from the outputs."""
+        from maestro.tables import ALL_TABLES
+
+        names = {s.logical_name: self.outputs.get(table_output(s.logical_name)) for s in ALL_TABLES}
+        missing = sorted(name for name, table in names.items() if table is None)
+        if missing:
+            raise LookupError(f"stack {self.stack_name} names no table for {', '.join(missing)}")
+        return {name: table for name, table in names.items() if table is not None}
 
     def ledger(self, package_id: str | None = None, wo_id: str | None = None) -> list[LedgerRow]:
         """The watcher's Evidence and Shame rows: a package's, a WO's (its index), or every row

@@ -6,8 +6,12 @@ recorded messages, the execution history), never a step's return value alone.
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from itertools import count
 from typing import Any
@@ -16,6 +20,7 @@ from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderS
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.ingest.service import app_message_id
+from maestro.observability import logger
 from maestro.ports import Gate, SentMessage
 from maestro_dev.local.events import signed_app_event, signed_sms_event, twilio_sid
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
@@ -38,6 +43,22 @@ def app_message(stack: LocalStack, body: str, sender: str = MARIA.phone) -> str:
     response = stack.http(signed_app_event(stack.app_secret, "/app/messages", payload))
     assert response["statusCode"] == 200, response
     return app_message_id(sender, message_id)
+
+
+@contextmanager
+def captured_logs() -> Iterator[io.StringIO]:
+    """Everything maestro's logger writes, through its own handler and formatter, at DEBUG."""
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    buffer = io.StringIO()
+    previous_stream = handler.setStream(buffer)
+    previous_level = logger.log_level
+    logger.setLevel("DEBUG")
+    try:
+        yield buffer
+    finally:
+        logger.setLevel(previous_level)
+        handler.setStream(previous_stream)
 
 
 def new_executions(stack: LocalStack, seconds: float) -> list[dict[str, Any]]:

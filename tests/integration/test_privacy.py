@@ -10,19 +10,15 @@ tenant's number and words in its exception (its text reaches the fail-open page 
 
 from __future__ import annotations
 
-import io
 import json
-import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from embedded import app_message, decisions, flush, new_executions, pages, sms
+from embedded import app_message, captured_logs, decisions, flush, new_executions, pages, sms
 
 from maestro.brain.model import ModelRequest
 from maestro.brain.scripted import ScriptedModel
-from maestro.observability import logger
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import MARIA, VIC, seed
 
@@ -36,22 +32,6 @@ FAILING = "also the bathroom fan rattles when it runs at night"
 IN_APP = "sent from the app: the front door buzzer has stopped working"
 PROBED = "the dishwasher door will not latch since the weekend"
 PHONES = (MARIA.phone, VIC.phone, ON_CALL_PM, STRANGER)
-
-
-@contextmanager
-def captured_logs() -> Iterator[io.StringIO]:
-    """Everything maestro's logger writes, through its own handler and formatter, at DEBUG."""
-    handler = logger.registered_handler
-    assert isinstance(handler, logging.StreamHandler)
-    buffer = io.StringIO()
-    previous_stream = handler.setStream(buffer)
-    previous_level = logger.log_level
-    logger.setLevel("DEBUG")
-    try:
-        yield buffer
-    finally:
-        logger.setLevel(previous_level)
-        handler.setStream(previous_stream)
 
 
 def _variants(phone: str) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, digest_page, hour_of
+from maestro.domain.events import body_digest
 from maestro.pipeline.digest import DigestDeps, DigestSender, digest_package_id
 from maestro.ports import DomainEvent
 from maestro_dev.fakes import InMemoryDailyCaps, InMemoryDigest, RecordingMessenger
@@ -84,7 +85,7 @@ def test_one_page_per_hour_that_is_over_sent_once_and_claimed_for_the_watcher() 
     assert (sent.type, paged.type) == ("message.sent", "escalation.paged")
     assert sent.package_id == paged.package_id == digest_package_id(HOUR) == "digest-2026030209"
     assert sent.subject_id == paged.subject_id == report.pages[0]
-    assert paged.claim == {"to": PM, "reason": "digest", "severity": "info"}
+    assert paged.claim == {"to_sha256": body_digest(PM), "reason": "digest", "severity": "info"}
 
 
 def test_an_entry_for_a_closed_hour_joins_the_next() -> None:

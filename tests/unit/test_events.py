@@ -35,14 +35,25 @@ def test_a_claim_that_fits_its_schema_is_carried_with_its_ids() -> None:
     assert event.typed_claim().model_dump() == claim
 
 
+_QUOTING = {"to": "+14155550100", "body": "the words"}
+
+
 @pytest.mark.parametrize(
     ("type_", "claim"),
     [
         ("rating.recorded", {"entry_id": "e", "stars": 9, "version": 1}),  # out of range
         ("rating.recorded", {"stars": 4, "version": 1}),  # which entry it wrote is missing
         ("wo.updated", {"entry_id": "e", "entry": "note", "version": 2, "status": "open", "x": 1}),
-        ("message.sent", {"to": "not a phone", "body": "x", "body_sha256": "0" * 64, "via": "x"}),
+        ("message.sent", {"to_sha256": "+14155550100", "body_sha256": "0" * 64, "via": "x"}),
         ("decision.recorded", {}),
+        # An event quotes nobody: the archive cannot be edited, so an erase could not reach it.
+        ("message.sent", {**_QUOTING, "body_sha256": "0" * 64, "via": "twilio"}),
+        ("wo.created", {"summary": "the words", "status": "open", "tenant_id": "t", "version": 1}),
+        (
+            "wo.updated",
+            {"entry_id": "e", "entry": "note", "version": 2, "status": "o", "note": "x"},
+        ),
+        ("escalation.paged", {"to": "+14155550100", "reason": "emergency", "severity": "high"}),
     ],
 )
 def test_a_claim_that_does_not_fit_is_refused(type_: EventType, claim: dict[str, object]) -> None:
@@ -55,8 +66,7 @@ def test_a_message_claim_names_its_whole_text_by_hash() -> None:
     event = _event(
         "message.sent",
         {
-            "to": "+14155550100",
-            "body": body[:300],
+            "to_sha256": body_digest("+14155550100"),
             "body_sha256": body_digest(body),
             "via": "twilio",
         },

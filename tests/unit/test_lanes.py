@@ -13,6 +13,7 @@ from builders import MARIA, T0, TENANT_PHONE, act, package, wo_context
 
 from maestro.domain.actions import LANE_SPECS, Action, Lane, ManageExistingParams
 from maestro.domain.dispose import QueuedAction
+from maestro.domain.events import body_digest
 from maestro.domain.models import (
     Channel,
     OpenContext,
@@ -260,7 +261,7 @@ def test_create_wo_opens_the_tenants_wo_and_texts_its_reference(world: World) ->
     (created,) = [e for e in outcome.events if e.type == "wo.created"]
     assert created.subject_id == wo_id
     assert created.claim == {
-        "summary": wo.summary,
+        "summary_sha256": body_digest(wo.summary),
         "status": "open",
         "tenant_id": "tenant-maria",
         "version": 1,
@@ -314,7 +315,7 @@ def test_relay_to_open_wo_records_the_update_and_tells_the_vendor(world: World) 
         "entry": "note",
         "version": LEAK_204.version + 1,
         "status": "open",
-        "note": "it drips faster at night",
+        "note_sha256": body_digest("it drips faster at night"),
     }
     # "note added to WO-204" is a claim a read confirms: the WO's timeline returns the note.
     (entry,) = world.timeline.for_wo("WO-204")
@@ -645,7 +646,11 @@ def test_escalate_pages_sends_safety_and_keeps_every_open_context(world: World) 
     assert "gas smell" in page
     assert "I smell gas in the kitchen" in page
     (paged,) = [e for e in outcome.events if e.type == "escalation.paged"]
-    assert paged.claim == {"to": PM_PHONE, "reason": "emergency", "severity": "emergency"}
+    assert paged.claim == {
+        "to_sha256": body_digest(PM_PHONE),
+        "reason": "emergency",
+        "severity": "emergency",
+    }
     assert paged.subject_id == world.messenger.to(PM_PHONE)[0].sid
 
 

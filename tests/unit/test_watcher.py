@@ -167,6 +167,24 @@ def test_a_redelivered_event_writes_nothing_twice(world: World) -> None:
     assert world.ledger.writes == 1
 
 
+@pytest.mark.parametrize("lane", ["create_wo", "relay_to_open_wo", "relay_to_vendor", "escalate"])
+def test_a_row_quotes_no_number_and_no_text(world: World, lane: str) -> None:
+    """An erase cannot rely on finding every copy: rows hold digests, and numbers masked."""
+    outcome = world.run(HONEST[lane], text="my neighbour in 4C has the spare key")
+    rows = [world.watcher.watch(e) for e in outcome.events]
+    assert rows
+    params = HONEST[lane].params.model_dump().values()
+    words = [w for w in params if isinstance(w, str) and " " in w]
+    words += [m.body for m in world.messenger.sent]
+    assert words
+    for row in rows:
+        stored = row.model_dump_json()
+        for number in (MARIA_3B.phone, VENDOR.phone, PM_PHONE):
+            assert number not in stored, (number, stored)
+        for text in words:
+            assert text not in stored, (text, stored)
+
+
 def test_a_message_never_sent_is_an_unverified_claim(world: World) -> None:
     outcome = world.run(HONEST["relay_to_vendor"])
     (sent,) = outcome.events
@@ -180,7 +198,7 @@ def test_the_claim_is_never_taken_for_the_value(world: World) -> None:
     """A claim naming a real message with other words: the read's words decide."""
     (sent,) = world.run(HONEST["relay_to_vendor"]).events
     other = "the code is 9999"
-    claim = {**sent.claim, "body": other, "body_sha256": body_digest(other)}
+    claim = {**sent.claim, "body_sha256": body_digest(other)}
     row = world.watcher.check(sent.model_copy(update={"claim": claim}))
     assert (row.verdict, row.kind) == ("shame", "mismatch")
     assert row.read["body_sha256"] == body_digest(world.messenger.sent[0].body)
@@ -359,7 +377,9 @@ def test_a_late_event_read_as_shame_resolves_the_missing_row_and_its_own_shame_s
     outcome = world.run(HONEST["relay_to_vendor"])
     (missing,) = _record_and_sweep(world, outcome)
     (sent,) = outcome.events
-    forged = sent.model_copy(update={"claim": {**sent.claim, "to": "+14155550100"}})
+    forged = sent.model_copy(
+        update={"claim": {**sent.claim, "to_sha256": body_digest("+14155550100")}}
+    )
     row = world.watcher.watch(forged)
     assert (row.verdict, row.kind) == ("shame", "mismatch")
     resolved = world.ledger.get(sent.package_id, missing)

@@ -8,10 +8,10 @@ headers out of shape: a 403 before any handler), then the inbound function (a 50
 raised) or, for the fallback, the fallback queue. (Serve sets no stage throttle: the embedded
 stack's tests rehearse a 429 with ``LocalStack(stage_throttle=...)``.)
 Operator routes under ``/local/`` serve `maestro executions`, `maestro step`, `maestro
-ledger` and `maestro directory` (the one route whose body may be large: a whole directory), to
-the operator alone: the run's token, a loopback Host and no foreign Origin
-(:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual clock with real time
-(scaled by ``--speed``), so idle windows pass as they would.
+ledger` and `maestro directory` (import, export, show, erase; the import's is the one body that
+may be large: a whole directory), to the operator alone: the run's token, a loopback Host and
+no foreign Origin (:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual clock
+with real time (scaled by ``--speed``), so idle windows pass as they would.
 
 It takes load the way the cloud does: every request is answered on its own thread and holds no
 lock across the pipeline (the stack serializes each AWS call inside, see ``threads.py``), and the
@@ -43,6 +43,7 @@ from maestro.domain.directory_import import Problem, check_directory
 from maestro.ingest.fallback import FALLBACK_ROUTE
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro.observability import logger
+from maestro_dev import directory_erase
 from maestro_dev.directory.apply import apply_directory
 from maestro_dev.local.edge import FALLBACK_PREFIX
 from maestro_dev.local.operator_access import OperatorAccess, new_token
@@ -389,6 +390,15 @@ class LocalServer:
             )
         return Reply(200, plan.model_dump_json())
 
+    def answer_erase(self, request: Request) -> Reply:
+        try:
+            who = str(json.loads(request.body or b"{}")["who"])
+        except (ValueError, KeyError, TypeError):
+            message = 'expected {"who": "<E.164 number or person id>"}'
+            return Reply(400, json.dumps({"statusCode": 400, "message": message}))
+        status, payload = directory_erase.erase(self.stack.ddb, self.stack.tables, who)
+        return Reply(status, json.dumps(payload))
+
     def executions(self) -> list[dict[str, Any]]:
         gates = {g.execution_id: g for g in self.stack.pipeline.deps.gates.open_gates()}
         out = []
@@ -464,6 +474,7 @@ ROUTES: dict[str, Route] = {
         LocalServer.answer_directory_import,
         max_body=DIRECTORY_IMPORT_MAX_BYTES,
     ),
+    directory_erase.ROUTE: Route("POST", "operator", LocalServer.answer_erase),
 }
 """Path → route. A new route is one row here: its method, its guard, its answer."""
 

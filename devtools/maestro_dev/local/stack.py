@@ -523,7 +523,10 @@ class LocalStack:
         self.handlers = make_handlers(self.pipeline, persistence)
 
         buffer = DynamoConversationBuffer(
-            self.ddb, self.tables["messages"], self.tables["conversations"]
+            self.ddb,
+            self.tables["messages"],
+            self.tables["conversations"],
+            retention_days=settings.messages_retention_days,  # the inbound function's setting
         )
         self.buffer = buffer
         self.parties = DynamoPartyDirectory(self.ddb, self.tables["parties"])

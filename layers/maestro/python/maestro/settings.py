@@ -13,6 +13,7 @@ from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, PIPELINE_STEPS
+from maestro.tables import RETENTION_DAYS
 
 TWILIO_ACCOUNT_SID_PATTERN = r"^AC[0-9a-fA-F]{32}$"
 
@@ -27,6 +28,26 @@ class _Base(BaseSettings):
     region: str | None = Field(default=None, description="Defaults to the Lambda's own region")
 
 
+class RetentionSettings(_Base):
+    """How long what people wrote is kept, per table, in days (0: until erased). DynamoDB's TTL
+    deletes an item within days of its expiry: a bound, not a schedule (see
+    docs/erase-and-retention.md)."""
+
+    messages_retention_days: int = Field(
+        default=RETENTION_DAYS["messages"],
+        ge=0,
+        description="Inbound and outbound messages (bodies, numbers) and the buffered copies",
+    )
+    decisions_retention_days: int = Field(
+        default=RETENTION_DAYS["decisions"],
+        ge=0,
+        description="The decision log: the audit trail, kept longer than the messages",
+    )
+    ledger_retention_days: int = Field(
+        default=RETENTION_DAYS["ledger"], ge=0, description="Evidence and Shame rows"
+    )
+
+
 class _Windows(_Base):
     idle_window_seconds: int = Field(default=300, ge=1, le=900)
     max_wait_seconds: int = Field(default=900, ge=1, le=900)
@@ -38,7 +59,7 @@ class _Windows(_Base):
         return self
 
 
-class InboundSettings(_Windows):
+class InboundSettings(_Windows, RetentionSettings):
     """functions/inbound_sms: the webhooks (Twilio SMS, status, transcripts; in-app; kickoff)."""
 
     messages_table: str
@@ -109,7 +130,7 @@ class SendCapSettings(_Base):
 TWILIO_API_URL = "https://api.twilio.com"
 
 
-class TwilioSettings(_Base):
+class TwilioSettings(RetentionSettings):
     """Which messenger texts: **Twilio** when an account SID and its auth token are configured,
     else the **recording** messenger, which writes each message to the messages table and sends
     nothing (named as such wherever it answers). The auth token is a secret (its name or ARN)."""
@@ -292,7 +313,7 @@ class WatcherSettings(TwilioSettings):
     decisions_table: str
 
 
-class SweeperSettings(_Base):
+class SweeperSettings(RetentionSettings):
     """functions/sweeper: on a schedule, packages completed between ``lookback`` and ``window``
     ago whose recorded effects no event claimed (``missing_event``)."""
 

@@ -6,6 +6,7 @@ adapters read key names from them, so the three cannot drift apart. Pure data: n
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -88,11 +89,25 @@ class TableSpec(BaseModel):
         return kwargs
 
 
+RETENTION_DAYS: dict[str, int] = {"messages": 90, "decisions": 730, "ledger": 365}
+"""How long each table keeps what a person wrote or was sent before DynamoDB's TTL deletes it,
+by default (``MAESTRO_<TABLE>_RETENTION_DAYS`` overrides; docs/erase-and-retention.md)."""
+
+TTL_ATTRIBUTE = "expires_at_epoch"
+
+
+def expires_at_epoch(at: datetime, days: int) -> int | None:
+    """The TTL attribute's value for a record made ``at`` and kept ``days`` days; None (no
+    attribute: kept until erased) when ``days`` is 0."""
+    return int((at + timedelta(days=days)).timestamp()) if days > 0 else None
+
+
 MESSAGES = TableSpec(
     logical_name="messages",
     partition=Key(name="message_id"),
+    ttl_attribute=TTL_ATTRIBUTE,
     purpose="Every message by provider id: inbound ones (a redelivery is the same item, so the "
-    "conditional put dedupes) and outbound delivery status.",
+    "conditional put dedupes) and outbound delivery status; expired by TTL (retention).",
 )
 
 SENDS = TableSpec(
@@ -143,7 +158,9 @@ DECISIONS = TableSpec(
             sort=Key(name="completed_key"),
         ),
     ),
-    purpose="The append-only MaestroDecision log: put only if absent, never updated or deleted.",
+    ttl_attribute=TTL_ATTRIBUTE,
+    purpose="The append-only MaestroDecision log: put only if absent, never updated or deleted "
+    "but by an erase (text → a marker, docs/erase-and-retention.md) and by TTL (retention).",
 )
 
 STATE = TableSpec(
@@ -218,6 +235,7 @@ LEDGER = TableSpec(
     partition=Key(name="package_id"),
     sort=Key(name="row_id"),
     indexes=(Index(name="by_wo", partition=Key(name="wo_id"), sort=Key(name="row_id")),),
+    ttl_attribute=TTL_ATTRIBUTE,
     purpose="The honesty ledger: one Evidence or Shame row per claim (the event id) or missing "
     "event, written once by the watcher and the sweeper; by package, and by WO (sparse).",
 )

@@ -40,7 +40,13 @@ from maestro.ports import (
     PageWindow,
     StatusRecorded,
 )
-from maestro.tables import CONVERSATIONS, MESSAGES
+from maestro.tables import (
+    CONVERSATIONS,
+    MESSAGES,
+    RETENTION_DAYS,
+    TTL_ATTRIBUTE,
+    expires_at_epoch,
+)
 
 CONVERSATIONS_TTL = CONVERSATIONS.ttl_attribute or "expires_at_epoch"
 
@@ -93,7 +99,9 @@ class DynamoConversationBuffer:
         *,
         max_attempts: int = 30,
         backoff: Callable[[int], None] | None = None,
+        retention_days: int = RETENTION_DAYS["messages"],
     ) -> None:
+        self._retention_days = retention_days
         self._ddb = client
         self._messages = messages_table
         self._conversations = conversations_table
@@ -158,6 +166,8 @@ class DynamoConversationBuffer:
                 }
             )
             message_json = message.model_dump(mode="json")
+            # Both copies of what they wrote expire together (None: kept until erased).
+            expires = expires_at_epoch(draft.received_at, self._retention_days)
             try:
                 self._ddb.transact_write_items(
                     TransactItems=[
@@ -173,6 +183,7 @@ class DynamoConversationBuffer:
                                         "message": message_json,
                                         "sender_party_id": draft.sender_party_id,
                                         "unknown_sender": draft.unknown_sender,
+                                        TTL_ATTRIBUTE: expires,
                                     }
                                 ),
                                 "ConditionExpression": "attribute_not_exists(#pk)",
@@ -183,7 +194,11 @@ class DynamoConversationBuffer:
                             "Put": {
                                 "TableName": self._conversations,
                                 "Item": to_item(
-                                    {**self._conv_key(cid, _msg_key(seq)), "message": message_json}
+                                    {
+                                        **self._conv_key(cid, _msg_key(seq)),
+                                        "message": message_json,
+                                        CONVERSATIONS_TTL: expires,
+                                    }
                                 ),
                                 "ConditionExpression": "attribute_not_exists(#sk)",
                                 "ExpressionAttributeNames": {"#sk": CONVERSATIONS.sort_name},

@@ -17,7 +17,7 @@ from maestro.adapters.ddb import (
     to_value,
 )
 from maestro.domain.ledger import LedgerRow, Resolution
-from maestro.tables import LEDGER
+from maestro.tables import LEDGER, RETENTION_DAYS, TTL_ATTRIBUTE, expires_at_epoch
 
 __all__ = ["DynamoLedger"]
 
@@ -28,7 +28,14 @@ _RESOLVED_BY = "resolved_by"
 class DynamoLedger:
     """:class:`maestro.ports.Ledger`."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        *,
+        retention_days: int = RETENTION_DAYS["ledger"],
+    ) -> None:
+        self._retention_days = retention_days
         self._ddb = client
         self._table = table_name
         self._pk = LEDGER.partition.name
@@ -45,6 +52,7 @@ class DynamoLedger:
             self._by_wo.partition.name: row.wo_id,  # absent (sparse) when None
             "checked_at": row.checked_at.isoformat(),
             _DOC: row.model_dump_json(),
+            TTL_ATTRIBUTE: expires_at_epoch(row.checked_at, self._retention_days),
         }
         try:
             self._ddb.put_item(

@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, get_args
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel
 
 from maestro.adapters.ddb import (
     DynamoDBClient,
@@ -52,7 +51,18 @@ from maestro.ports import (
     Timeline,
     WorkOrderStore,
 )
-from maestro.tables import DECISIONS, PENDING, STATE, TIMELINE, WORK_ORDERS, Index, TableSpec
+from maestro.tables import (
+    DECISIONS,
+    PENDING,
+    RETENTION_DAYS,
+    STATE,
+    TIMELINE,
+    TTL_ATTRIBUTE,
+    WORK_ORDERS,
+    Index,
+    TableSpec,
+    expires_at_epoch,
+)
 
 __all__ = [
     "DynamoDecisionLog",
@@ -126,7 +136,14 @@ class DynamoDecisionLog(DecisionLog):
     package writing the same deterministic decision id is refused, never overwrites.
     """
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        *,
+        retention_days: int = RETENTION_DAYS["decisions"],
+    ) -> None:
+        self._retention_days = retention_days
         self._client = client
         self._table = table_name
         self._pk = DECISIONS.partition.name
@@ -144,6 +161,7 @@ class DynamoDecisionLog(DecisionLog):
             # decision_id breaks ties between decisions recorded in the same microsecond.
             _sort_name(conv_index): f"{_sort_time(decision.recorded_at)}#{decision.decision_id}",
             _DOC: decision.model_dump_json(),
+            TTL_ATTRIBUTE: expires_at_epoch(decision.recorded_at, self._retention_days),
         }
         self._put_once(item)
 
@@ -207,7 +225,12 @@ class DynamoDecisionLog(DecisionLog):
         return None
 
     def _append_other(
-        self, package_id: str, record_id: str, kind: str, record: BaseModel, **extra: str
+        self,
+        package_id: str,
+        record_id: str,
+        kind: str,
+        record: ActionOutcomeRecord | PackageCompletion,
+        **extra: str,
     ) -> bool:
         try:
             self._put_once(
@@ -216,6 +239,7 @@ class DynamoDecisionLog(DecisionLog):
                     self._sk: record_id,
                     _RECORD: kind,
                     _DOC: record.model_dump_json(),
+                    TTL_ATTRIBUTE: expires_at_epoch(record.recorded_at, self._retention_days),
                     **extra,
                 }
             )

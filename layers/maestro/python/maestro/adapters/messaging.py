@@ -69,6 +69,7 @@ def messenger_for(
         clock=clock,
         attempts=settings.twilio_send_attempts,
         backoff_seconds=settings.twilio_retry_base_seconds,
+        retention_days=settings.messages_retention_days,
     )
 
 

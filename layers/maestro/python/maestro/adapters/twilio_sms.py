@@ -46,7 +46,7 @@ from maestro.adapters.ddb import DynamoDBClient, from_item, is_conditional_failu
 from maestro.adapters.twilio_status import status_rank
 from maestro.domain.events import body_digest
 from maestro.ports import Clock, MessageRead, SendFailedError, SentMessage
-from maestro.tables import MESSAGES, SENDS
+from maestro.tables import MESSAGES, RETENTION_DAYS, SENDS, TTL_ATTRIBUTE, expires_at_epoch
 
 __all__ = [
     "TWILIO_API",
@@ -135,7 +135,9 @@ class TwilioMessenger:
         attempts: int = 4,
         backoff_seconds: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        retention_days: int = RETENTION_DAYS["messages"],
     ) -> None:
+        self._retention_days = retention_days
         self._twilio = client
         self._ddb = ddb
         self._sends = sends_table
@@ -290,23 +292,31 @@ class TwilioMessenger:
         sent = SentMessage(sid=sid, to=message.to, body=message.body, status=status, via="twilio")
         # The message's item first (status callbacks may have made it already: they keep their
         # status; a SID already owned by another key is a bug, never overwritten).
+        values = {
+            ":out": to_value("outbound"),
+            ":to": to_value(sent.to),
+            ":body": to_value(sent.body),
+            ":key": to_value(key),
+            ":via": to_value("twilio"),
+            ":status": to_value(status),
+            ":rank": to_value(status_rank(status)),
+        }
+        names = {"#dir": "direction", "#to": "to", "#status": "status"}
+        expiry = ""
+        expires = expires_at_epoch(self._clock.now(), self._retention_days)
+        if expires is not None:  # what was sent (a body, a number) expires with the messages
+            expiry = ", #ttl = if_not_exists(#ttl, :expires)"
+            names["#ttl"] = TTL_ATTRIBUTE
+            values[":expires"] = to_value(expires)
         self._ddb.update_item(
             TableName=self._messages,
             Key={MESSAGES.partition.name: to_value(sid)},
             UpdateExpression="SET #dir = :out, #to = :to, body = :body, idempotency_key = :key, "
             "via = :via, #status = if_not_exists(#status, :status), "
-            "status_rank = if_not_exists(status_rank, :rank)",
+            "status_rank = if_not_exists(status_rank, :rank)" + expiry,
             ConditionExpression="attribute_not_exists(idempotency_key) OR idempotency_key = :key",
-            ExpressionAttributeNames={"#dir": "direction", "#to": "to", "#status": "status"},
-            ExpressionAttributeValues={
-                ":out": to_value("outbound"),
-                ":to": to_value(sent.to),
-                ":body": to_value(sent.body),
-                ":key": to_value(key),
-                ":via": to_value("twilio"),
-                ":status": to_value(status),
-                ":rank": to_value(status_rank(status)),
-            },
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
         )
         self._ddb.update_item(
             TableName=self._sends,
@@ -335,7 +345,9 @@ class TwilioMessageReader:
         attempts: int = 3,
         backoff_seconds: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        retention_days: int = RETENTION_DAYS["messages"],
     ) -> None:
+        self._retention_days = retention_days
         self._twilio = client
         self._attempts = max(1, attempts)
         self._backoff = backoff_seconds

@@ -8,17 +8,23 @@ its surface, the ids), never a judgement of its own.
 Each type, its ``subject_id`` and the surface the watcher reads:
 
 - ``message.sent`` (the message SID): the messenger's surface, Twilio's Messages API (or the
-  messages table for the recording messenger); claims to, the body (its first 300 characters
-  and the whole text's SHA-256) and which messenger.
-- ``escalation.paged`` (the page's SID): the same surface; to, reason, severity.
-- ``wo.created`` (the WO id): the WO store; summary, status, tenant, version.
-- ``wo.updated`` (the WO id): the WO store and its timeline; version, status, what changed.
+  messages table for the recording messenger); claims the recipient's and the body's SHA-256
+  and which messenger.
+- ``escalation.paged`` (the page's SID): the same surface; the recipient's SHA-256, reason,
+  severity.
+- ``wo.created`` (the WO id): the WO store; the summary's SHA-256, status, tenant, version.
+- ``wo.updated`` (the WO id): the WO store and its timeline; version, status, what changed
+  (a note as its SHA-256).
 - ``rating.recorded`` (the WO id): the WO store and its timeline; stars, version.
 - ``confirm.held`` / ``confirm.released`` (the confirmation id): the pending store;
   operation, WO ids, status.
 - ``clarification.asked`` (the clarification id): the pending store; the question's hash and
   the candidates.
 - ``decision.recorded`` (the package id): the decision log; decisions, route.
+
+Events carry ids and digests, never a phone number or anything someone wrote: the bus's
+archive cannot be edited, so a person's erasure (docs/erase-and-retention.md) could not reach
+a body quoted there. The watcher reads the surface and compares digests, which is as strict.
 
 Pure: no I/O. ``maestro.ports`` re-exports :class:`DomainEvent` and :data:`EventType`.
 """
@@ -30,7 +36,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from maestro.domain.common import E164, AwareDatetime, Frozen
+from maestro.domain.common import AwareDatetime, Frozen
 
 __all__ = [
     "CLAIMS",
@@ -39,6 +45,7 @@ __all__ = [
     "Effect",
     "EventType",
     "body_digest",
+    "sent_claim",
 ]
 
 EventType = Literal[
@@ -55,12 +62,20 @@ EventType = Literal[
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
 ClaimValue = str | int | bool | None
-BODY_PREVIEW = 300
 
 
 def body_digest(text: str) -> str:
-    """The SHA-256 of a text, so a claim about a long message can be compared whole."""
+    """The SHA-256 of a text (a body, a note, a phone number): what a claim carries instead of
+    the text, so the watcher can compare it whole and the event quotes nobody."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sent_claim(to: str, body: str, via: str) -> dict[str, ClaimValue]:
+    """A ``message.sent`` claim: digests of the recipient and the body, and the messenger."""
+    return claim_dict(
+        "message.sent",
+        {"to_sha256": body_digest(to), "body_sha256": body_digest(body), "via": via},
+    )
 
 
 class Claim(BaseModel):
@@ -69,23 +84,25 @@ class Claim(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+_SHA256 = r"^[0-9a-f]{64}$"
+
+
 class MessageSent(Claim):
-    to: E164
-    body: str = Field(max_length=BODY_PREVIEW, description="The text's first 300 characters")
-    body_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Of the whole text")
+    to_sha256: str = Field(pattern=_SHA256, description="Of the recipient's E.164 number")
+    body_sha256: str = Field(pattern=_SHA256, description="Of the whole text")
     via: Literal["twilio", "recording"] = Field(
         description="Which messenger: Twilio sends; the recording messenger only records"
     )
 
 
 class EscalationPaged(Claim):
-    to: E164
+    to_sha256: str = Field(pattern=_SHA256, description="Of the paged E.164 number")
     reason: str
     severity: str
 
 
 class WoCreated(Claim):
-    summary: str
+    summary_sha256: str = Field(pattern=_SHA256, description="Of the WO's summary")
     status: str
     tenant_id: str
     version: int = Field(ge=1)
@@ -96,7 +113,7 @@ class WoUpdated(Claim):
     entry: Literal["note", "visit", "status"]
     version: int = Field(ge=1, description="The WO's version the write left")
     status: str = Field(description="The WO's status the write left")
-    note: str | None = Field(default=None, max_length=BODY_PREVIEW)
+    note_sha256: str | None = Field(default=None, pattern=_SHA256, description="Of the note")
     window: str | None = None
     mode: str | None = None
     operation: str | None = None
@@ -121,7 +138,7 @@ class ConfirmReleased(Claim):
 
 
 class ClarificationAsked(Claim):
-    question_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    question_sha256: str = Field(pattern=_SHA256)
     candidates: str = Field(description="Comma-separated candidate ids, in the asked order")
 
 

@@ -38,7 +38,12 @@ def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestReso
     ddb = client("dynamodb", settings.region)
     secrets = SecretsManagerSecrets()
     ingestor = Ingestor(
-        DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table),
+        DynamoConversationBuffer(
+            ddb,
+            settings.messages_table,
+            settings.conversations_table,
+            retention_days=settings.messages_retention_days,
+        ),
         DynamoPartyDirectory(ddb, settings.parties_table),
         SqsDebounceQueue(client("sqs", settings.region), settings.debounce_queue_url),
         idle_window_seconds=settings.idle_window_seconds,

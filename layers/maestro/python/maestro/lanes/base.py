@@ -19,7 +19,7 @@ from maestro.brain.manage_agent import ManageAgent
 from maestro.domain.actions import NEW_WO_PREFIX, Action
 from maestro.domain.common import Frozen
 from maestro.domain.dispose import QueuedAction
-from maestro.domain.events import BODY_PREVIEW, Effect, body_digest, claim_dict
+from maestro.domain.events import Effect, body_digest, claim_dict
 from maestro.domain.models import OpenContext, Package, Party
 from maestro.domain.timeline import (
     TIMELINE_ENTRY,
@@ -201,8 +201,7 @@ class LaneContext:
             sent.sid,
             suffix or "msg",
             wo_id=wo_id,
-            to=sent.to,
-            body=sent.body[:BODY_PREVIEW],
+            to_sha256=body_digest(sent.to),
             body_sha256=body_digest(sent.body),
             via=sent.via,
         )

@@ -7,6 +7,7 @@ opening a second one, and later actions in the package can target it as ``new:<r
 from __future__ import annotations
 
 from maestro.domain.actions import CreateWo, Lane
+from maestro.domain.events import body_digest
 from maestro.domain.models import PartyRole, Urgency, WorkOrder
 from maestro.domain.roles import allowed
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
@@ -65,7 +66,7 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
         "wo.created",
         wo_id,
         wo_id=wo_id,
-        summary=wo.summary,
+        summary_sha256=body_digest(wo.summary),
         status=wo.status.value,
         tenant_id=wo.tenant_id,
         version=wo.version,

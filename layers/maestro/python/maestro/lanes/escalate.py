@@ -24,6 +24,7 @@ from datetime import datetime
 
 from maestro.domain.actions import Escalate, Lane
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
+from maestro.domain.events import body_digest
 from maestro.domain.models import Party
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
@@ -259,7 +260,7 @@ def _paged(ctx: LaneContext, sid: str, reason: str, severity: str) -> None:
         "escalation.paged",
         sid,
         "page",
-        to=ctx.on_call_pm_phone,
+        to_sha256=body_digest(ctx.on_call_pm_phone),
         reason=reason,
         severity=severity,
     )

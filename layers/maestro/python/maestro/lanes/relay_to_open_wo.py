@@ -6,6 +6,7 @@ timeline: it reaches neither tenant nor vendor (a PM messages the vendor through
 from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
+from maestro.domain.events import body_digest
 from maestro.domain.models import PartyRole, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
@@ -43,7 +44,7 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
         entry="note",
         version=updated.version,
         status=updated.status.value,
-        note=note[:300],
+        note_sha256=body_digest(note),
     )
 
     relayed, to_whom = _relay_onward(ctx, wo_id, updated, note)

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from maestro.domain.common import Frozen
 from maestro.domain.digest import digest_page
-from maestro.domain.events import BODY_PREVIEW, body_digest, claim_dict
+from maestro.domain.events import body_digest, claim_dict, sent_claim
 from maestro.observability import count, logger
 from maestro.ports import Clock, DailyCaps, Digest, DomainEvent, EventBus, Messenger
 
@@ -91,15 +91,7 @@ class DigestSender:
                     type="message.sent",
                     package_id=package_id,
                     subject_id=sent.sid,
-                    claim=claim_dict(
-                        "message.sent",
-                        {
-                            "to": sent.to,
-                            "body": sent.body[:BODY_PREVIEW],
-                            "body_sha256": body_digest(sent.body),
-                            "via": sent.via,
-                        },
-                    ),
+                    claim=sent_claim(sent.to, sent.body, sent.via),
                     occurred_at=now,
                 ),
                 DomainEvent(
@@ -108,7 +100,8 @@ class DigestSender:
                     package_id=package_id,
                     subject_id=sent.sid,
                     claim=claim_dict(
-                        "escalation.paged", {"to": sent.to, "reason": "digest", "severity": "info"}
+                        "escalation.paged",
+                        {"to_sha256": body_digest(sent.to), "reason": "digest", "severity": "info"},
                     ),
                     occurred_at=now,
                 ),

@@ -93,12 +93,19 @@ def build_pipeline(
         return settings.table(logical_name) or unconfigured_table(logical_name, owner)
 
     deps = PipelineDeps(
-        buffer=DynamoConversationBuffer(ddb, table("messages"), table("conversations")),
+        buffer=DynamoConversationBuffer(
+            ddb,
+            table("messages"),
+            table("conversations"),
+            retention_days=settings.messages_retention_days,
+        ),
         parties=DynamoPartyDirectory(ddb, table("parties")),
         work_orders=DynamoWorkOrderStore(ddb, table("work_orders")),
         timeline=DynamoTimeline(ddb, table("timeline")),
         pending=DynamoPendingStore(ddb, table("pending")),
-        decisions=DynamoDecisionLog(ddb, table("decisions")),
+        decisions=DynamoDecisionLog(
+            ddb, table("decisions"), retention_days=settings.decisions_retention_days
+        ),
         state=DynamoStateStore(ddb, table("state")),
         messenger=messenger_for(
             settings,

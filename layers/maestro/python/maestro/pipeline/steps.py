@@ -35,7 +35,7 @@ from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
-from maestro.domain.events import BODY_PREVIEW, Effect, body_digest, claim_dict
+from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -700,7 +700,11 @@ class Pipeline:
                     subject_id=sent.sid,
                     claim=claim_dict(
                         "escalation.paged",
-                        {"to": sent.to, "reason": "fallback", "severity": severity.lower()},
+                        {
+                            "to_sha256": body_digest(sent.to),
+                            "reason": "fallback",
+                            "severity": severity.lower(),
+                        },
                     ),
                     occurred_at=now,
                 )
@@ -1014,15 +1018,7 @@ def _sent_event(
         package_id=decision.package_id,
         decision_id=decision.decision_id,
         subject_id=sent.sid,
-        claim=claim_dict(
-            "message.sent",
-            {
-                "to": sent.to,
-                "body": sent.body[:BODY_PREVIEW],
-                "body_sha256": body_digest(sent.body),
-                "via": sent.via,
-            },
-        ),
+        claim=sent_claim(sent.to, sent.body, sent.via),
         occurred_at=now,
     )
 

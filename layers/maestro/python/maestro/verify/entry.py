@@ -51,7 +51,9 @@ def build_watcher(settings: WatcherSettings, clock: Clock) -> Watcher:
             timeline=DynamoTimeline(ddb, settings.timeline_table),
             pending=DynamoPendingStore(ddb, settings.pending_table),
             decisions=DynamoDecisionLog(ddb, settings.decisions_table),
-            ledger=DynamoLedger(ddb, settings.ledger_table),
+            ledger=DynamoLedger(
+                ddb, settings.ledger_table, retention_days=settings.ledger_retention_days
+            ),
             clock=clock,
         )
     )
@@ -115,7 +117,9 @@ def build_sweeper(settings: SweeperSettings, clock: Clock) -> Sweeper:
     return Sweeper(
         SweeperDeps(
             decisions=DynamoDecisionLog(ddb, settings.decisions_table),
-            ledger=DynamoLedger(ddb, settings.ledger_table),
+            ledger=DynamoLedger(
+                ddb, settings.ledger_table, retention_days=settings.ledger_retention_days
+            ),
             clock=clock,
             window=timedelta(seconds=settings.sweep_window_seconds),
             lookback=timedelta(seconds=settings.sweep_lookback_seconds),

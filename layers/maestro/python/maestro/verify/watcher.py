@@ -9,6 +9,9 @@ a field counts as confirmed only when the read returned it. One row per event:
 - Shame: ``unverified_claim`` when the surface has nothing the claim names, ``mismatch`` when
   it has it with other values.
 
+Claims and reads are digests of what someone wrote or was sent to (a phone number, a body, a
+note, a summary), never the text: the ledger row that keeps them quotes nobody.
+
 A redelivered event finds its row and writes nothing (rows are create-once by event id). An
 event that comes after the sweeper gave it up (it waited in the DLQ) resolves the sweeper's
 ``missing_event`` row: the row stays, marked with what resolved it, and no longer stands. A read
@@ -41,6 +44,7 @@ from maestro.domain.events import (
 )
 from maestro.domain.ledger import LedgerRow, Provenance, ShameKind, missing_row_id_of
 from maestro.domain.models import WorkOrder
+from maestro.domain.privacy import mask_phone_numbers
 from maestro.domain.records import PendingClarification, PendingConfirmation
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, TimelineEntry, VisitEntry
 from maestro.observability import count
@@ -168,7 +172,7 @@ class Watcher:
             )
         values: dict[str, ClaimValue] = {
             "sid": message.sid,
-            "to": message.to,
+            "to_sha256": body_digest(message.to),
             "status": message.status,
             "body_sha256": body_digest(message.body),
         }
@@ -182,14 +186,14 @@ class Watcher:
         message, read = self._read_message(event.subject_id)
         if message is None:
             return read
-        _differs(read.diffs, "to", claim.to, message.to)
+        _differs(read.diffs, "to_sha256", claim.to_sha256, body_digest(message.to))
         _differs(read.diffs, "body_sha256", claim.body_sha256, body_digest(message.body))
         via = "twilio" if message.provenance == "twilio-read" else "recording"
         _differs(read.diffs, "via", claim.via, via)
         if message.status in FAILED_STATUSES:
             code = f" (error {message.error_code})" if message.error_code else ""
             read.diffs.append(("status", "sent", f"{message.status}{code}"))
-        read.note = f"{message.sid} to {message.to}, {message.status}"
+        read.note = f"{message.sid} to {mask_phone_numbers(message.to)}, {message.status}"
         if via == "recording":
             read.note += " (recorded by the recording messenger: not sent)"
         return read
@@ -200,10 +204,10 @@ class Watcher:
         message, read = self._read_message(event.subject_id)
         if message is None:
             return read
-        _differs(read.diffs, "to", claim.to, message.to)
+        _differs(read.diffs, "to_sha256", claim.to_sha256, body_digest(message.to))
         if message.status in FAILED_STATUSES:
             read.diffs.append(("status", "sent", message.status))
-        read.note = f"page {message.sid} to {message.to}, {message.status}"
+        read.note = f"page {message.sid} to {mask_phone_numbers(message.to)}, {message.status}"
         return read
 
     # -- work orders -----------------------------------------------------------------------------
@@ -236,9 +240,9 @@ class Watcher:
         wo, read = self._read_wo(event.subject_id)
         if wo is None:
             return read
-        read.values["summary"] = wo.summary
+        read.values["summary_sha256"] = body_digest(wo.summary)
         _differs(read.diffs, "tenant_id", claim.tenant_id, wo.tenant_id)
-        _differs(read.diffs, "summary", claim.summary, wo.summary)
+        _differs(read.diffs, "summary_sha256", claim.summary_sha256, body_digest(wo.summary))
         self._version_and_status(read, wo, claim.version, claim.status)
         read.note = f"{wo.wo_id} (v{wo.version}, {wo.status.value}) for {wo.tenant_id}"
         return read
@@ -270,9 +274,9 @@ class Watcher:
             return read
         _differs(read.diffs, "entry", claim.entry, entry.kind)
         if isinstance(entry, NoteEntry):
-            read.values["note"] = entry.note[:300]
-            if claim.note is not None:
-                _differs(read.diffs, "note", claim.note, entry.note[:300])
+            read.values["note_sha256"] = body_digest(entry.note)
+            if claim.note_sha256 is not None:
+                _differs(read.diffs, "note_sha256", claim.note_sha256, body_digest(entry.note))
         elif isinstance(entry, VisitEntry):
             read.values["mode"] = entry.mode
             read.values["entry_status"] = entry.status.value
