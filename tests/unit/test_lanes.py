@@ -645,7 +645,12 @@ def test_escalate_pages_sends_safety_and_keeps_every_open_context(world: World) 
     assert "gas smell" in page
     assert "I smell gas in the kitchen" in page
     (paged,) = [e for e in outcome.events if e.type == "escalation.paged"]
-    assert paged.claim == {"to": PM_PHONE, "reason": "emergency", "severity": "emergency"}
+    assert paged.claim == {
+        "to": PM_PHONE,
+        "reason": "emergency",
+        "severity": "emergency",
+        "why": "account fallback number (no on-call or default PM for all properties)",
+    }
     assert paged.subject_id == world.messenger.to(PM_PHONE)[0].sid
 
 

@@ -10,7 +10,8 @@ Each type, its ``subject_id`` and the surface the watcher reads:
 - ``message.sent`` (the message SID): the messenger's surface, Twilio's Messages API (or the
   messages table for the recording messenger); claims to, the body (its first 300 characters
   and the whole text's SHA-256) and which messenger.
-- ``escalation.paged`` (the page's SID): the same surface; to, reason, severity.
+- ``escalation.paged`` (the page's SID): the same surface; to, reason, severity (and who was
+  paged and why: docs/on-call.md).
 - ``wo.created`` (the WO id): the WO store; summary, status, tenant, version.
 - ``wo.updated`` (the WO id): the WO store and its timeline; version, status, what changed.
 - ``rating.recorded`` (the WO id): the WO store and its timeline; stars, version.
@@ -82,6 +83,10 @@ class EscalationPaged(Claim):
     to: E164
     reason: str
     severity: str
+    why: str | None = Field(
+        default=None, description="Why this number: whose it is (docs/on-call.md)"
+    )
+    person_id: str | None = Field(default=None, description="The PM paged, when the directory's")
 
 
 class WoCreated(Claim):

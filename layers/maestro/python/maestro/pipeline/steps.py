@@ -55,6 +55,7 @@ from maestro.domain.models import (
     WoSnapshot,
     context_for_work_order,
 )
+from maestro.domain.on_call import PageRecipient, page_property
 from maestro.domain.pending import PendingSnapshot, resolve_pending
 from maestro.domain.privacy import mask_text
 from maestro.domain.records import (
@@ -74,7 +75,8 @@ from maestro.domain.records import (
 from maestro.domain.revalidate import Target, revalidate
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.escalate import safety_advice_key, safety_instructions
+from maestro.lanes.escalate import UNREACHED, safety_advice_key, safety_instructions
+from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import count, logger
 from maestro.pipeline.contract import (
     ActItem,
@@ -99,6 +101,7 @@ from maestro.ports import (
     DailyCaps,
     DecisionLog,
     Digest,
+    DirectoryReader,
     DomainEvent,
     EventBus,
     FlushClaim,
@@ -143,6 +146,7 @@ class PipelineDeps:
     gates: GateStore
     clock: Clock
     on_call_pm_phone: str
+    """The account's fallback number for pages ("" when none: docs/on-call.md)."""
     policy: ConsensusPolicy = field(default_factory=ConsensusPolicy)
     lease_ttl_seconds: int = 900
     window_limits: WindowLimits = DEFAULT_LIMITS
@@ -150,6 +154,7 @@ class PipelineDeps:
     caps: DailyCaps | None = None
     digest: Digest | None = None
     unknown_emergency_fold_seconds: int = 1800
+    directory: DirectoryReader | None = None
 
 
 ActOnce = Callable[[dict[str, Any]], dict[str, Any]]
@@ -495,6 +500,7 @@ class Pipeline:
             caps=self.deps.caps,
             digest=self.deps.digest,
             fold_seconds=self.deps.unknown_emergency_fold_seconds,
+            directory=self.deps.directory,
         )
         try:
             outcome = execute(queued.action, ctx)
@@ -628,6 +634,7 @@ class Pipeline:
         sender_phone = s.package_ref.sender_phone if s else None
         events: list[DomainEvent] = []
         unsent: list[str] = []
+        recipient = self._fail_open_recipient(lease.sender if lease else None, now)
         if emergency and sender_phone and not (s and s.escalated):
             # The early escalation did not finish: the tenant still gets the safety advice, and
             # once. It may have texted the advice before it failed, so the advice goes under the
@@ -636,7 +643,8 @@ class Pipeline:
             key = self._advice_key(package_id)
             advised = self._send_or_note(
                 sender_phone,
-                f"{advice} We've alerted the on-call property manager.",
+                f"{advice} "
+                + ("We've alerted the on-call property manager." if recipient.phone else UNREACHED),
                 key,
                 unsent,
                 "texts",
@@ -646,14 +654,18 @@ class Pipeline:
         who = _who(lease.sender if lease else None, sender_phone)
         severity = "EMERGENCY" if emergency else "FALLBACK"
         key = f"{package_id}#failopen"
-        sent = self._send_or_note(
-            self.deps.on_call_pm_phone,
-            f"[{severity}] maestro could not finish a package from {who}: {why}. "
-            f"Please look at the conversation (package {package_id}).",
-            key,
-            unsent,
-            "pages",
-        )
+        sent = None
+        if recipient.phone is None:
+            unsent.append(undeliverable(recipient, "the page", package_id=package_id))
+        else:
+            sent = self._send_or_note(
+                recipient.phone,
+                f"[{severity}] maestro could not finish a package from {who}: {why}. "
+                f"Please look at the conversation (package {package_id}).",
+                key,
+                unsent,
+                "pages",
+            )
         if sent is not None:
             events.append(_sent_event(key, sent, decision, now))
             events.append(
@@ -665,7 +677,13 @@ class Pipeline:
                     subject_id=sent.sid,
                     claim=claim_dict(
                         "escalation.paged",
-                        {"to": sent.to, "reason": "fallback", "severity": severity.lower()},
+                        {
+                            "to": sent.to,
+                            "reason": "fallback",
+                            "severity": severity.lower(),
+                            "why": recipient.why,
+                            "person_id": recipient.person_id,
+                        },
                     ),
                     occurred_at=now,
                 )
@@ -761,6 +779,20 @@ class Pipeline:
             unsent.append(truncate(f"to {to}: {failed.reason}", 200))
             logger.error("fail-open could not send", extra={"to": to, "reason": failed.reason})
             return None
+
+    def _fail_open_recipient(self, sender: Party | None, now: datetime) -> PageRecipient:
+        """Fail-open's page goes where any page goes (docs/on-call.md), by the sender's one
+        property. The last line never fails on the directory: unreadable, it pages the
+        account's fallback number (or records the page as undeliverable), saying so."""
+        about = page_property(None, sender)
+        try:
+            return page_recipient(self.deps.directory, self.deps.on_call_pm_phone, about, now)
+        except Exception as error:
+            logger.warning("fail-open could not read the directory", extra={"error": str(error)})
+            chosen = page_recipient(None, self.deps.on_call_pm_phone, about, now)
+            return chosen.model_copy(
+                update={"why": truncate(f"{chosen.why}; the directory could not be read", 200)}
+            )
 
     def _advice_key(self, package_id: str) -> str:
         """The early escalation's safety-advice key when it decided one (written ahead, before
