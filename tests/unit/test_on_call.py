@@ -108,3 +108,13 @@ def test_the_property_of_a_page(
     )
     assert page_property(wo_property, sender) == expected
     assert page_property(wo_property, None) == wo_property
+
+
+def test_the_longest_ids_still_make_a_why() -> None:
+    long_property, long_person = "p" * 64, "q" * 64
+    shift = NIGHT_SHIFT.model_copy(update={"property_id": long_property, "person_id": long_person})
+    nobody = choose_page_recipient(
+        long_property, shift=shift, on_call_person=None, managers=[], fallback_phone=""
+    )
+    assert long_property in nobody.why
+    assert long_person in nobody.why

@@ -28,12 +28,16 @@ from maestro.domain.directory import ALL_PROPERTIES, OnCall, Person, PersonRole
 from maestro.domain.models import Party
 
 __all__ = [
+    "WHY_CHARS",
     "PageRecipient",
     "PageSource",
     "choose_page_recipient",
     "default_pm",
     "page_property",
 ]
+
+WHY_CHARS = 300
+"""Room for the longest why: two 64-character ids and the words around them."""
 
 PageSource = Literal["on_call", "default_pm", "fallback", "undeliverable"]
 
@@ -43,7 +47,7 @@ class PageRecipient(Frozen):
 
     phone: E164 | None
     source: PageSource
-    why: str = Field(min_length=1, max_length=200)
+    why: str = Field(min_length=1, max_length=WHY_CHARS)
     person_id: str | None = None
     property_id: str | None = None
 

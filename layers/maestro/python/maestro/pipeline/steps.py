@@ -55,7 +55,7 @@ from maestro.domain.models import (
     WoSnapshot,
     context_for_work_order,
 )
-from maestro.domain.on_call import PageRecipient, page_property
+from maestro.domain.on_call import WHY_CHARS, PageRecipient, page_property
 from maestro.domain.pending import PendingSnapshot, resolve_pending
 from maestro.domain.privacy import mask_text
 from maestro.domain.records import (
@@ -791,7 +791,9 @@ class Pipeline:
             logger.warning("fail-open could not read the directory", extra={"error": str(error)})
             chosen = page_recipient(None, self.deps.on_call_pm_phone, about, now)
             return chosen.model_copy(
-                update={"why": truncate(f"{chosen.why}; the directory could not be read", 200)}
+                update={
+                    "why": truncate(f"{chosen.why}; the directory could not be read", WHY_CHARS)
+                }
             )
 
     def _advice_key(self, package_id: str) -> str:
