@@ -5,10 +5,31 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from builders import T0, TENANT_PHONE, act, package
 
-from maestro.domain.directory import OnCall, Person, PersonRole
-from maestro.domain.models import Party, PartyRole
+from maestro.domain.directory import (
+    Directory,
+    OnCall,
+    Person,
+    PersonRole,
+    Property,
+    Trade,
+    Unit,
+    Vendor,
+    on_call_at,
+    vendors_for,
+)
+from maestro.domain.models import Party, PartyRole, WorkOrder
 from maestro.domain.on_call import choose_page_recipient, default_pm, page_property
+from maestro.lanes import execute
+from maestro.lanes.base import LaneContext
+from maestro_dev.fakes import (
+    InMemoryPartyDirectory,
+    InMemoryPendingStore,
+    InMemoryTimeline,
+    InMemoryWorkOrderStore,
+    RecordingMessenger,
+)
 
 NIGHT = datetime(2027, 3, 9, 0, 0, tzinfo=UTC)  # 18:00 in Chicago (CST, UTC-6)
 FALLBACK = "+16175550342"
@@ -118,3 +139,80 @@ def test_the_longest_ids_still_make_a_why() -> None:
     )
     assert long_property in nobody.why
     assert long_person in nobody.why
+
+
+class _Directory:
+    """A directory held in memory: the reads a page makes, answered by the pure queries."""
+
+    def __init__(self, directory: Directory) -> None:
+        self.held = directory
+
+    def on_call_at(self, property_id: str | None, at: datetime) -> OnCall | None:
+        return on_call_at(self.held.on_call, property_id, at)
+
+    def person(self, person_id: str) -> Person | None:
+        return next((p for p in self.held.people if p.person_id == person_id), None)
+
+    def property(self, property_id: str) -> Property | None:
+        return next((p for p in self.held.properties if p.property_id == property_id), None)
+
+    def unit(self, unit_id: str) -> Unit | None:
+        return next((u for u in self.held.units if u.unit_id == unit_id), None)
+
+    def vendor(self, vendor_id: str) -> Vendor | None:
+        return next((v for v in self.held.vendors if v.vendor_id == vendor_id), None)
+
+    def vendors_for(
+        self, property_id: str | None, trade: Trade, *, after_hours: bool = False
+    ) -> list[Vendor]:
+        return vendors_for(self.held.vendors, property_id, trade, after_hours=after_hours)
+
+    def managers_of(self, property_id: str | None) -> list[Person]:
+        return [p for p in self.held.people if p.role is PersonRole.PM]
+
+
+def test_the_escalate_lane_pages_by_the_target_wos_property_before_the_senders() -> None:
+    # The sender is a tenant of birch; the WO the page is about is at cedar (a tenant who
+    # moved, a WO filed for a unit next door): the page goes to cedar's PM.
+    sender = Party(
+        party_id="t-1", role=PartyRole.TENANT, phone=TENANT_PHONE, property_ids=("birch",)
+    )
+    cedar_wo = WorkOrder(
+        wo_id="WO-77",
+        tenant_id="t-1",
+        property_id="cedar",
+        summary="water under the boiler",
+        created_at=T0,
+        updated_at=T0,
+    )
+    messenger = RecordingMessenger()
+    directory = _Directory(Directory(people=(WREN, pm("pm-cy", "+13125550104", "cedar"))))
+
+    def ctx(target: str | None, key: str) -> LaneContext:
+        pkg = package("water is pouring from the boiler onto the outlets")
+        return LaneContext(
+            package=pkg,
+            sender=sender,
+            open_contexts=(),
+            action_index=0,
+            idempotency_key=key,
+            work_orders=InMemoryWorkOrderStore([cedar_wo]),
+            pending=InMemoryPendingStore(),
+            parties=InMemoryPartyDirectory([]),
+            messenger=messenger,
+            on_call_pm_phone=FALLBACK,
+            now=T0,
+            timeline=InMemoryTimeline(),
+            directory=directory,
+        )
+
+    about_wo = execute(
+        act("escalate", "WO-77", reason="emergency", hazard="water"), ctx("WO-77", "k1")
+    )
+    assert len(messenger.to("+13125550104")) == 1  # cedar's PM
+    assert "pm-cy" in about_wo.note
+    assert "default PM of cedar" in about_wo.note
+    about_sender = execute(act("escalate", reason="emergency", hazard="water"), ctx(None, "k2"))
+    assert len(messenger.to(WREN.phones[0])) == 1  # birch's (the sender's) PM
+    assert "default PM of birch" in about_sender.note
+    assert messenger.to(FALLBACK) == []
