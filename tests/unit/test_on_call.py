@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from builders import T0, TENANT_PHONE, act, package
 
+from maestro.domain.digest import DigestEntry
 from maestro.domain.directory import (
     Directory,
     OnCall,
@@ -22,8 +23,13 @@ from maestro.domain.directory import (
 from maestro.domain.models import Party, PartyRole, WorkOrder
 from maestro.domain.on_call import choose_page_recipient, default_pm, page_property
 from maestro.lanes import execute
+from maestro.lanes import on_call as on_call_lanes
 from maestro.lanes.base import LaneContext
+from maestro.observability import UNDELIVERABLE_PAGE_METRIC
+from maestro.pipeline.digest import DigestDeps, DigestSender
+from maestro.ports import DomainEvent
 from maestro_dev.fakes import (
+    InMemoryDigest,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryTimeline,
@@ -33,6 +39,7 @@ from maestro_dev.fakes import (
 
 NIGHT = datetime(2027, 3, 9, 0, 0, tzinfo=UTC)  # 18:00 in Chicago (CST, UTC-6)
 FALLBACK = "+16175550342"
+DAY = timedelta(days=1)
 
 
 def pm(person_id: str, phone: str, *properties: str) -> Person:
@@ -216,3 +223,55 @@ def test_the_escalate_lane_pages_by_the_target_wos_property_before_the_senders()
     assert len(messenger.to(WREN.phones[0])) == 1  # birch's (the sender's) PM
     assert "default PM of birch" in about_sender.note
     assert messenger.to(FALLBACK) == []
+
+
+class _Clock:
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        return self.at
+
+
+class _Bus:
+    def __init__(self) -> None:
+        self.events: list[DomainEvent] = []
+
+    def publish(self, events: list[DomainEvent]) -> None:
+        self.events.extend(events)
+
+
+def test_a_digest_with_no_one_to_page_is_left_due_and_goes_once_someone_is_on_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    counted: list[str] = []
+    monkeypatch.setattr(on_call_lanes, "count", lambda name, *_a, **_k: counted.append(name))
+    hour = datetime(2027, 3, 9, 2, 0, tzinfo=UTC)
+    digest, messenger, bus = InMemoryDigest(), RecordingMessenger(), _Bus()
+    digest.add(
+        DigestEntry(
+            subject="unknown#+13125550999",
+            kind="unknown_number",
+            who="+13125550999",
+            excerpt="is this the leasing office?",
+            package_id="pkg-1",
+            at=hour + timedelta(minutes=10),
+        )
+    )
+    clock = _Clock(hour + timedelta(hours=1, minutes=1))
+    deps = DigestDeps(digest=digest, messenger=messenger, bus=bus, clock=clock, on_call_pm_phone="")
+    assert DigestSender(deps).run().pages == ()
+    assert counted == [UNDELIVERABLE_PAGE_METRIC]
+    assert messenger.sent == []
+    assert digest.due(clock.now(), 24) == [hour]  # not closed: nothing lost
+
+    # Later, someone is on call for every property: the same hour's page goes to them.
+    clock.at = hour + timedelta(hours=3)
+    night = OnCall(property_id="*", person_id="pm-any", starts_at=hour, ends_at=hour + DAY)
+    deps.directory = _Directory(Directory(people=(ANY,), on_call=(night,)))
+    report = DigestSender(deps).run()
+    assert report.hours == (hour,)
+    (page,) = messenger.to(ANY.phones[0])
+    assert "+13125550999" in page.body
+    (_, paged) = bus.events
+    assert paged.claim["why"] == "on call for all properties Mar 09 02:00–Mar 10 02:00 UTC"
