@@ -72,8 +72,9 @@ class EnvConfig(BaseModel):
         description="True for a development environment: it may be synthesized without an "
         "alarm subscriber and with a test on-call number, and may run in step mode. Any "
         "other environment (the default: false) must reach a person: its synthesis fails "
-        "until alarm_email is a real address and on_call_pm_phone (and alarm_sms, if set) "
-        "a real number. Declared by this key, never inferred from the name.",
+        "until alarm_email is a real address, pages have somewhere to go (a real "
+        "on_call_pm_phone, or on_call_from_directory), and on_call_pm_phone and alarm_sms, if "
+        "set, are real numbers. Declared by this key, never inferred from the name.",
     )
     idle_window_seconds: int = Field(ge=1, le=900, description="MAESTRO_IDLE_WINDOW_SECONDS")
     max_wait_seconds: int = Field(ge=1, le=900, description="MAESTRO_MAX_WAIT_SECONDS")
@@ -99,9 +100,18 @@ class EnvConfig(BaseModel):
         "account's SMS sandbox and spending limit apply). Checked like on_call_pm_phone.",
     )
     on_call_pm_phone: str = Field(
-        pattern=E164,
-        description="E.164: the pipeline pages it (emergencies, fail-open). Unless development, "
-        "not a test or placeholder number.",
+        default="",
+        pattern=r"^(\+[1-9]\d{6,14})?$",
+        description="E.164: the account's fallback number for pages (emergencies, fail-open, "
+        "the digest), paged when the directory has no on-call or default PM for the page's "
+        "property (docs/on-call.md). Empty: none. Unless development, not a test or "
+        "placeholder number, and required unless on_call_from_directory.",
+    )
+    on_call_from_directory: bool = Field(
+        default=False,
+        description="The directory imported into this environment holds its on-call shifts "
+        "(and PMs): a non-development environment may then leave on_call_pm_phone empty. A "
+        "page that still finds no one is recorded and fires the undeliverable-pages alarm.",
     )
     twilio_account_sid: str = Field(
         default="",
@@ -193,6 +203,13 @@ class EnvConfig(BaseModel):
             problems.append(
                 f"alarm_email {self.alarm_email} is a placeholder (a domain reserved for "
                 "examples and tests): set it to an address the on-call team reads"
+            )
+        if not self.on_call_pm_phone and not self.on_call_from_directory:
+            problems.append(
+                "on_call_pm_phone is empty and on_call_from_directory is not true: a page would "
+                "reach no one; set on_call_pm_phone to a real number (the account's fallback), "
+                "or set on_call_from_directory: true once the directory holds the on-call "
+                "shifts"
             )
         for key, fix in (
             ("on_call_pm_phone", "set it to the on-call PM's real number (E.164)"),

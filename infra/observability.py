@@ -17,7 +17,8 @@ Alarms:
   ``ShameResolved``, counted for each missing_event row its late event resolved); texts that
   could not be sent;
 - an account-wide daily cap reached: ``maestro.observability.DAILY_CAP_METRIC``, counted by
-  whatever enforces a cap (quiet until something counts it).
+  whatever enforces a cap (quiet until something counts it);
+- a page with no one to go to (``UNDELIVERABLE_PAGE_METRIC``: docs/on-call.md).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from maestro.observability import (
     FALLBACK_DRAINED_METRIC,
     FALLBACK_REFUSED_METRIC,
     STRANDED_METRIC,
+    UNDELIVERABLE_PAGE_METRIC,
 )
 from maestro.pipeline.entry import STEPS
 
@@ -190,6 +192,15 @@ class Observability(Construct):
             "An account-wide daily cap (pages, texts or model calls) was reached: for the rest "
             "of the day what it caps is refused or degraded (an emergency page never "
             "is). A flood of unknown senders, or a loop.",
+        )
+        alarm(
+            "undeliverable-pages",
+            maestro_metric(UNDELIVERABLE_PAGE_METRIC),
+            1,
+            "A page had no one to go to: no on-call PM in the directory for its property at "
+            "that moment, no default PM, and no account fallback number (on_call_pm_phone). "
+            "Nothing was sent; the decision log and the function's log say which page "
+            "(docs/on-call.md). Import the on-call shifts, or set a fallback number.",
         )
         for queue_name, dlq in dead_letter_queues.items():
             alarm(

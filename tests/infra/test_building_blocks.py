@@ -222,6 +222,13 @@ def test_staging_and_prod_are_refused_until_they_reach_a_person() -> None:
         ({"alarm_sms": "+15005550009"}, ["alarm_sms +15005550009 is one of Twilio"]),
         ({"alarm_sms": "+33611223344"}, []),
         ({"on_call_pm_phone": "+12125550242"}, []),  # 555-0242: not a fictional number
+        # No fallback number: only with the directory's on-call declared (docs/on-call.md).
+        ({"on_call_pm_phone": ""}, ["on_call_pm_phone is empty and on_call_from_directory"]),
+        ({"on_call_pm_phone": "", "on_call_from_directory": True}, []),
+        (
+            {"on_call_pm_phone": "+15005550006", "on_call_from_directory": True},
+            ["on_call_pm_phone +15005550006 is one of Twilio"],
+        ),
         ({"step_mode": True}, ["step_mode is true"]),
     ],
 )
@@ -237,7 +244,11 @@ def test_what_reaches_no_one(values: dict[str, object], refused: list[str]) -> N
 
 def test_settings_refuse_what_is_not_an_address_or_a_number() -> None:
     raw = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]["dev"]
-    for bad in ({"alarm_email": "oncall"}, {"alarm_sms": "555-0100"}, {"on_call_pm_phone": ""}):
+    for bad in (
+        {"alarm_email": "oncall"},
+        {"alarm_sms": "555-0100"},
+        {"on_call_pm_phone": "5550100"},
+    ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             EnvConfig(name="dev", **{**raw, **bad})
 

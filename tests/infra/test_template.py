@@ -19,7 +19,7 @@ from infra.stack import MODEL_STEPS, OUTPUT_STATE_MACHINE, TEXTING_STEPS, table_
 from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, READ_ACTIONS, WRITE_ACTIONS
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.adapters.webhook_auth import SIGNATURE_HEADER_PATTERNS, app_signature, twilio_signature
-from maestro.observability import DAILY_CAP_METRIC
+from maestro.observability import DAILY_CAP_METRIC, UNDELIVERABLE_PAGE_METRIC
 from maestro.pipeline.entry import STEPS
 from maestro.tables import ALL_TABLES
 from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_LEDGER_TABLE
@@ -781,6 +781,7 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "errors-sweeper",
         "errors-digest",
         "daily-cap",
+        "undeliverable-pages",
         "dlq-debounce",
         "dlq-watcher",
         "dlq-inbound-fallback",
@@ -815,6 +816,13 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         1,
     )
     assert cap["Dimensions"] == [{"Name": "service", "Value": "maestro"}]
+    # A page with no one to go to (docs/on-call.md): the metric the pages count, alarmed at once.
+    nobody = alarms["undeliverable-pages"]
+    assert (nobody["MetricName"], nobody["Namespace"], nobody["Threshold"]) == (
+        UNDELIVERABLE_PAGE_METRIC,
+        "Maestro",
+        1,
+    )
     assert len(synth.resources(env, "AWS::CloudWatch::Dashboard")) == 1
 
 

@@ -63,3 +63,35 @@ def test_entities_round_trip_and_the_pipelines_reads_answer(aws: AwsEnv) -> None
     store.delete(narrowed)
     assert store.vendors_for("elm", Trade.HVAC) == []
     assert store.vendor("v-p") is None
+
+
+def test_the_pms_of_a_property_are_one_read_and_follow_the_pms_properties(aws: AwsEnv) -> None:
+    store = DynamoDirectory(aws.dynamodb, aws.table_names["directory"])
+    ash = Person(
+        person_id="pm-ash", role=PersonRole.PM, phones=("+15550003101",), property_ids=("oak",)
+    )
+    bea = Person(
+        person_id="pm-bea",
+        role=PersonRole.PM,
+        phones=("+15550003102",),
+        property_ids=("oak", "elm"),
+    )
+    roving = Person(
+        person_id="pm-cy", role=PersonRole.PM, phones=("+15550003103",), property_ids=("*",)
+    )
+    for person in (roving, bea, ash):
+        store.put(person)
+
+    assert store.managers_of("oak") == [ash, bea, roving]
+    assert store.managers_of("elm") == [bea, roving]
+    assert store.managers_of(None) == [roving]
+    assert store.managers_of("pine") == [roving]
+
+    # A PM who gives up a property is no longer among its PMs; one deleted, nowhere.
+    moved = bea.model_copy(update={"property_ids": ("pine",)})
+    store.put(moved)
+    assert store.managers_of("elm") == [roving]
+    assert store.managers_of("pine") == [moved, roving]
+    store.delete(ash)
+    assert store.managers_of("oak") == [roving]
+    assert store.snapshot().people == (moved, roving)

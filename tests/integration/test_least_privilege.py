@@ -7,8 +7,9 @@ cancel released by YES, an emergency, an unknown number (and its emergency), a p
 fails open, a package paused at its step gates, the hourly digest's page; then, with a scripted
 model answering like a good one (so the severity probe and the model budgets run), the fault
 matrix's repair, gas and failing scenarios, and its repair with the bus down for the act step
-(the sweeper's Shame rows). Twilio's status callbacks, which the stage tags leave untagged, are
-the inbound function's too: every request through the webhook is tagged as it.
+(the sweeper's Shame rows); and a page the act step sends (it reads who is on call). Twilio's
+status callbacks, which the stage tags leave untagged, are the inbound function's too: every
+request through the webhook is tagged as it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import pytest
 from embedded import flush, open_wo, release_all_gates, sms
 
 from maestro.access import FUNCTION_TABLES, PIPELINE_STEPS, Access
+from maestro.brain.model import ModelRequest
+from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro_dev.local.fault_matrix import Cell, Matrix
 from maestro_dev.local.faults import DYNAMODB_WRITES, Crash, Stages, Wire
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
@@ -128,6 +131,28 @@ def _stepped_story() -> Calls:
     return wire.calls
 
 
+def _reasoned_page(request: ModelRequest) -> Scripted | None:
+    """A model that hears no emergency at the pre-check and proposes a page when it reasons."""
+    if request.purpose in ("probe", "precheck"):
+        return {"route": "reasoning", "severity": "none", "confidence": 0.8, "evidence": ""}
+    if request.purpose == "reasoning":
+        page = {"reason": "emergency", "severity": "urgent", "hazard": "a bowed ceiling"}
+        return {"actions": [{"lane": "escalate", "confidence": 0.95, "params": page}]}
+    return None
+
+
+def _paged_by_act_story() -> Calls:
+    """A page the act step sends (the model proposes it): it reads who is on call."""
+    with Wire() as wire, LocalStack(model=ScriptedModel(responder=_reasoned_page)) as stack:
+        seed(stack)
+        Stages(stack, wire)
+        _webhook_tagged(stack, wire)
+        sms(stack, "could someone listen to the odd knocking in the wall tonight")
+        flush(stack)
+        assert any(m.body.startswith("[URGENT]") for m in stack.outbox())
+    return wire.calls
+
+
 def _modelled_stories() -> Calls:
     """The fault matrix's scenarios on its scripted model: the severity probe (the flusher reads
     the sender and their WOs, and stores its verdict on the message) and every model step's
@@ -145,7 +170,9 @@ def _modelled_stories() -> Calls:
 
 @pytest.fixture(scope="module")
 def touched() -> Touched:
-    return _touched(_offline_stories() + _stepped_story() + _modelled_stories())
+    return _touched(
+        _offline_stories() + _stepped_story() + _paged_by_act_story() + _modelled_stories()
+    )
 
 
 def test_every_function_ran_and_touched_only_its_rows_tables(touched: Touched) -> None:

@@ -73,6 +73,10 @@ def test_the_other_functions_rows_are_their_settings_table_fields() -> None:
 def test_the_directory_is_read_only_and_the_ledger_is_read_verifys() -> None:
     for function, row in FUNCTION_TABLES.items():
         assert row.get("parties", "read") == "read", function  # imported by an operator only
+        assert row.get("directory", "read") == "read", function  # the same
+    # Every function that pages reads who is on call (docs/on-call.md), and only those.
+    pagers = {f for f, row in FUNCTION_TABLES.items() if "directory" in row}
+    assert pagers == {"escalate", "act", "fail_open", "digest"}
     writers = {f for f, row in FUNCTION_TABLES.items() if row.get("ledger") == "write"}
     assert writers == {"watcher", "sweeper"}
     assert not any("ledger" in FUNCTION_TABLES[step] for step in STEPS)

@@ -85,7 +85,12 @@ def test_one_page_per_hour_that_is_over_sent_once_and_claimed_for_the_watcher() 
     assert (sent.type, paged.type) == ("message.sent", "escalation.paged")
     assert sent.package_id == paged.package_id == digest_package_id(HOUR) == "digest-2026030209"
     assert sent.subject_id == paged.subject_id == report.pages[0]
-    assert paged.claim == {"to_sha256": body_digest(PM), "reason": "digest", "severity": "info"}
+    assert paged.claim == {
+        "to_sha256": body_digest(PM),
+        "reason": "digest",
+        "severity": "info",
+        "why": "account fallback number (no on-call or default PM for all properties)",
+    }
 
 
 def test_an_entry_for_a_closed_hour_joins_the_next() -> None:

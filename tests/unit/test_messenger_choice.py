@@ -28,6 +28,7 @@ TABLES = {
         "sends",
         "conversations",
         "parties",
+        "directory",
         "work_orders",
         "timeline",
         "pending",

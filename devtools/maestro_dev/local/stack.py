@@ -495,6 +495,7 @@ class LocalStack:
             messages_table=self.tables["messages"],
             conversations_table=self.tables["conversations"],
             parties_table=self.tables["parties"],
+            directory_table=self.tables["directory"],
             sends_table=self.tables["sends"],
             work_orders_table=self.tables["work_orders"],
             timeline_table=self.tables["timeline"],
@@ -504,13 +505,15 @@ class LocalStack:
             gates_table=self.tables["gates"],
             idempotency_table=self.tables["idempotency"],
             event_bus_name=self.bus_name,
-            on_call_pm_phone=ON_CALL_PM,
             region=REGION,
             **twilio,
             **{
-                k: v
-                for k, v in self.settings_overrides.items()
-                if k in PipelineSettings.model_fields
+                "on_call_pm_phone": ON_CALL_PM,  # the account's fallback (an override may clear it)
+                **{
+                    k: v
+                    for k, v in self.settings_overrides.items()
+                    if k in PipelineSettings.model_fields
+                },
             },
         )
         given = None if self.model in (None, "env") else self.model
@@ -592,13 +595,16 @@ class LocalStack:
                 conversations_table=self.tables["conversations"],
                 messages_table=self.tables["messages"],
                 sends_table=self.tables["sends"],
+                directory_table=self.tables["directory"],
                 event_bus_name=self.bus_name,
-                on_call_pm_phone=ON_CALL_PM,
                 region=REGION,
                 **{
-                    k: v
-                    for k, v in self.settings_overrides.items()
-                    if k in DigestSettings.model_fields
+                    "on_call_pm_phone": ON_CALL_PM,
+                    **{
+                        k: v
+                        for k, v in self.settings_overrides.items()
+                        if k in DigestSettings.model_fields
+                    },
                 },
             ),
             self.clock,

@@ -76,9 +76,10 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         # The early escalation: the sender and their open contexts, the decisions written
         # ahead, then act's lanes in-process (the page, the safety advice, an unknown number's
         # fold window, digest line and the daily caps in conversations), behind act's
-        # idempotency records.
+        # idempotency records; who is on call (the directory, read only).
         "conversations": "write",
         "parties": "read",
+        "directory": "read",
         "work_orders": "read",
         "pending": "read",
         "state": "read",
@@ -108,9 +109,10 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         # numbers (read only: the directory is imported, never written by a step), the texts
         # (sends claims them, messages records them), the outcome in the decision log, the
         # idempotency record, and in conversations an unknown number's fold window and digest
-        # line, the daily caps' counts and the agent's budget.
+        # line, the daily caps' counts and the agent's budget; who is on call (the directory).
         "conversations": "write",
         "parties": "read",
+        "directory": "read",
         "work_orders": "write",
         "timeline": "write",
         "pending": "write",
@@ -127,9 +129,11 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "work_orders": "read",
     },
     # The fallback decision and completion line, the PM's page (and an emergency's safety
-    # advice), the lease released or the turn forfeited.
+    # advice) to whoever is on call (the directory, read only), the lease released or the turn
+    # forfeited.
     "fail_open": {
         "conversations": "write",
+        "directory": "read",
         "decisions": "write",
         "messages": "write",
         "sends": "write",
@@ -161,8 +165,14 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     },
     "sweeper": {"decisions": "read", "ledger": "write"},
     # The hourly digest: the hour's lines and its closing (conversations), its one page to the
-    # PM (sends claims it, messages records it), the account's daily page count (conversations).
-    "digest": {"conversations": "write", "messages": "write", "sends": "write"},
+    # PM on call (the directory, read only; sends claims it, messages records it), the
+    # account's daily page count (conversations).
+    "digest": {
+        "conversations": "write",
+        "messages": "write",
+        "sends": "write",
+        "directory": "read",
+    },
 }
 """Function (``functions/<name>``) → logical table name (``maestro.tables``) → its access."""
 

@@ -38,6 +38,9 @@ account-wide daily cap (pages, texts, model calls) turns something away or degra
 stack alarms on its first datapoint (``daily-cap`` in ``infra/observability.py``)."""
 STRANDED_METRIC = "StrandedFlushes"
 """Packages the stranded sweep flushed (their flush never came on its own): alarmed."""
+UNDELIVERABLE_PAGE_METRIC = "UndeliverablePages"
+"""A page with no one to go to (no on-call PM, no default PM, no fallback number: docs/on-call.md),
+recorded instead of sent: the ``undeliverable-pages`` alarm fires on its first datapoint."""
 FALLBACK_DRAINED_METRIC = "FallbackDrained"
 """Webhooks Twilio's fallback URL kept, stored by the drain."""
 FALLBACK_REFUSED_METRIC = "FallbackRefused"
@@ -122,6 +125,7 @@ __all__ = [
     "FALLBACK_DRAINED_METRIC",
     "FALLBACK_REFUSED_METRIC",
     "STRANDED_METRIC",
+    "UNDELIVERABLE_PAGE_METRIC",
     "LazyTracer",
     "MaskingFormatter",
     "count",

@@ -348,6 +348,10 @@ class DirectoryReader(Protocol):
 
     def on_call_at(self, property_id: str | None, at: datetime) -> OnCall | None: ...
 
+    def managers_of(self, property_id: str | None) -> list[Person]:
+        """The PMs managing ``property_id`` or every property (``*``); None: only the latter."""
+        ...
+
     def vendors_for(
         self, property_id: str | None, trade: Trade, *, after_hours: bool = False
     ) -> list[Vendor]: ...

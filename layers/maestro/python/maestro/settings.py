@@ -200,11 +200,18 @@ class FlusherSettings(_Windows, ModelSettings):
     )
 
 
+_FALLBACK_PHONE = r"^(\+[1-9]\d{6,14})?$"
+_FALLBACK_DOC = (
+    "The account's fallback number for pages, after the directory's on-call and default PMs "
+    "(docs/on-call.md); empty: none (a page with no one to go to is recorded, and alarmed)"
+)
+
 PIPELINE_TABLES = (
     "messages",
     "sends",
     "conversations",
     "parties",
+    "directory",
     "work_orders",
     "timeline",
     "pending",
@@ -233,6 +240,7 @@ class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
     sends_table: str | None = None
     conversations_table: str | None = None
     parties_table: str | None = None
+    directory_table: str | None = None
     work_orders_table: str | None = None
     timeline_table: str | None = None
     pending_table: str | None = None
@@ -241,7 +249,7 @@ class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
     gates_table: str | None = None
     idempotency_table: str | None = None
     event_bus_name: str | None = None
-    on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
+    on_call_pm_phone: str = Field(default="", pattern=_FALLBACK_PHONE, description=_FALLBACK_DOC)
     samples: int = Field(default=5, ge=1, le=20, description="The most reasoning samples")
     lease_ttl_seconds: int = Field(default=900, ge=30)
     unknown_emergency_fold_minutes: int = Field(
@@ -293,8 +301,9 @@ class DigestSettings(TwilioSettings, SendCapSettings):
     conversations_table: str
     messages_table: str
     sends_table: str
+    directory_table: str = Field(description="Who is on call for every property (the page's)")
     event_bus_name: str
-    on_call_pm_phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
+    on_call_pm_phone: str = Field(default="", pattern=_FALLBACK_PHONE, description=_FALLBACK_DOC)
     digest_lookback_hours: int = Field(
         default=24, ge=1, le=168, description="How far back a run looks for an hour not sent"
     )

@@ -6,7 +6,9 @@ Item layout (pk / sk):
 - ``oncall#P`` / ``<starts_at>#<person_id>``: a shift, so "P's shifts" is one query (P may be
   ``*``);
 - ``cover#P#trade`` / ``<rank>#<vendor_id>``: a vendor's coverage, one row per served property
-  (or ``*``) and trade, carrying the vendor's fields, so "P's plumbers by rank" is one query.
+  (or ``*``) and trade, carrying the vendor's fields, so "P's plumbers by rank" is one query;
+- ``pm#P`` / ``<person_id>``: a PM's row per managed property (or ``*``), carrying the PM's
+  fields, so "P's PMs" (a page's default PM, docs/on-call.md) is one query.
 
 Phone → party is not here: it is the ``parties`` table, which the importer writes from the
 same directory.
@@ -34,6 +36,7 @@ from maestro.domain.directory import (
     Directory,
     OnCall,
     Person,
+    PersonRole,
     Property,
     Trade,
     Unit,
@@ -62,6 +65,12 @@ def _cover_keys(vendor: Vendor) -> list[dict[str, str]]:
     ]
 
 
+def _manager_keys(person: Person) -> list[dict[str, str]]:
+    if person.role is not PersonRole.PM:
+        return []
+    return [{_PK: f"pm#{prop}", _SK: person.person_id} for prop in person.property_ids]
+
+
 def entity_keys(entity: DirectoryEntity) -> list[dict[str, str]]:
     """Every item key ``entity`` is stored under (the first is its own item)."""
     match entity:
@@ -70,7 +79,7 @@ def entity_keys(entity: DirectoryEntity) -> list[dict[str, str]]:
         case Unit():
             return [{_PK: f"unit#{entity.unit_id}", _SK: "unit"}]
         case Person():
-            return [{_PK: f"person#{entity.person_id}", _SK: "person"}]
+            return [{_PK: f"person#{entity.person_id}", _SK: "person"}, *_manager_keys(entity)]
         case Vendor():
             return [{_PK: f"vendor#{entity.vendor_id}", _SK: "vendor"}, *_cover_keys(entity)]
         case OnCall():
@@ -135,6 +144,15 @@ class DynamoDirectory(DirectoryReader):
         ]
         return on_call_at(shifts, property_id, at)
 
+    def managers_of(self, property_id: str | None) -> list[Person]:
+        scopes = [ALL_PROPERTIES] if property_id is None else [property_id, ALL_PROPERTIES]
+        found = {
+            person.person_id: person
+            for scope in scopes
+            for person in (load_model(Person, item) for item in self._partition(f"pm#{scope}"))
+        }
+        return sorted(found.values(), key=lambda p: p.person_id)
+
     def vendors_for(
         self, property_id: str | None, trade: Trade, *, after_hours: bool = False
     ) -> list[Vendor]:
@@ -151,12 +169,16 @@ class DynamoDirectory(DirectoryReader):
     # -- writes (the importer's) -------------------------------------------------------------
 
     def put(self, entity: DirectoryEntity) -> None:
-        """Store ``entity`` (overwrites); a vendor's coverage rows follow its current fields."""
+        """Store ``entity`` (overwrites); a vendor's coverage rows and a PM's property rows
+        follow its current fields."""
+        previous: Vendor | Person | None = None
         if isinstance(entity, Vendor):
             previous = self.vendor(entity.vendor_id)
-            if previous is not None:
-                for key in _cover_keys(previous):
-                    self._client.delete_item(TableName=self._table, Key=model_key(key))
+        elif isinstance(entity, Person):
+            previous = self.person(entity.person_id)
+        if previous is not None:
+            for key in entity_keys(previous)[1:]:
+                self._client.delete_item(TableName=self._table, Key=model_key(key))
         for key in entity_keys(entity):
             self._client.put_item(
                 TableName=self._table, Item=model_item(entity, kind=_kind_of(entity), **key)
@@ -167,6 +189,8 @@ class DynamoDirectory(DirectoryReader):
         stored = entity
         if isinstance(entity, Vendor):
             stored = self.vendor(entity.vendor_id) or entity
+        elif isinstance(entity, Person):
+            stored = self.person(entity.person_id) or entity
         for key in entity_keys(stored):
             self._client.delete_item(TableName=self._table, Key=model_key(key))
 
@@ -198,8 +222,9 @@ class DynamoDirectory(DirectoryReader):
             for item in page.get("Items", []):
                 kind = item.get("kind", {}).get("S")
                 pk = item[_PK]["S"]
-                # Coverage rows repeat a vendor's fields: the vendor item is the one to read.
-                if kind in _KINDS and not pk.startswith("cover#"):
+                # Coverage and PM rows repeat a vendor's or a PM's fields: the entity's own
+                # item is the one to read.
+                if kind in _KINDS and not pk.startswith(("cover#", "pm#")):
                     found[kind].append(load_model(_KINDS[kind], item))
             last = page.get("LastEvaluatedKey")
             if not last:

@@ -11,7 +11,7 @@ Each type, its ``subject_id`` and the surface the watcher reads:
   messages table for the recording messenger); claims the recipient's and the body's SHA-256
   and which messenger.
 - ``escalation.paged`` (the page's SID): the same surface; the recipient's SHA-256, reason,
-  severity.
+  severity (and who was paged and why: docs/on-call.md).
 - ``wo.created`` (the WO id): the WO store; the summary's SHA-256, status, tenant, version.
 - ``wo.updated`` (the WO id): the WO store and its timeline; version, status, what changed
   (a note as its SHA-256).
@@ -99,6 +99,10 @@ class EscalationPaged(Claim):
     to_sha256: str = Field(pattern=_SHA256, description="Of the paged E.164 number")
     reason: str
     severity: str
+    why: str | None = Field(
+        default=None, description="Why this number: whose it is (docs/on-call.md)"
+    )
+    person_id: str | None = Field(default=None, description="The PM paged, when the directory's")
 
 
 class WoCreated(Claim):

@@ -31,6 +31,7 @@ from maestro.ports import (
     CapName,
     DailyCaps,
     Digest,
+    DirectoryReader,
     DomainEvent,
     EventType,
     Messenger,
@@ -64,6 +65,8 @@ class LaneContext:
     parties: PartyDirectory
     messenger: Messenger
     on_call_pm_phone: str
+    """The account's fallback number for pages ("" when none): after the directory's on-call
+    and default PMs (docs/on-call.md)."""
     now: datetime
     timeline: Timeline
     throttle: PageThrottle | None = None
@@ -72,6 +75,7 @@ class LaneContext:
     caps: DailyCaps | None = None
     digest: Digest | None = None
     fold_seconds: int = 1800
+    directory: DirectoryReader | None = None
     events: list[DomainEvent] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     sent: list[SentMessage] = field(default_factory=list)

@@ -12,6 +12,12 @@ What an unknown number costs (docs/unknown-senders.md):
   safety text, the outcome naming the page's SID and time (a repeat escalating while that page
   is still going out is retried until it has gone).
 
+Who is paged (docs/on-call.md): the on-call PM of the page's property at that moment (the
+target WO's property, else the sender's one property), else the property's default PM, else the
+account's fallback number; the outcome note and the ``escalation.paged`` event say who and why.
+With no one to page, the page is recorded as undeliverable (and alarmed): nothing is sent into
+nothing, and an emergency's safety advice does not say anyone was alerted.
+
 The daily caps: an emergency from a known sender always pages (counted); any other page past the
 page cap becomes a line of the hour's digest instead. Safety advice always goes. A page quotes at
 most :data:`PAGE_EXCERPT_CHARS` of what was said: who and why, never the sender's essay.
@@ -26,8 +32,10 @@ from maestro.domain.actions import Escalate, Lane
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
 from maestro.domain.events import body_digest
 from maestro.domain.models import Party
+from maestro.domain.on_call import PageRecipient, page_property
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
+from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.pipeline.errors import TransientError
 
 __all__ = ["PAGE_EXCERPT_CHARS", "run", "safety_instructions"]
@@ -66,6 +74,10 @@ _SAFETY: tuple[tuple[str, re.Pattern[str], str], ...] = (
 _GENERIC = "If anyone is in danger, call 911 now."
 SAFETY_SUFFIX = "safety"
 PAGED = "We've alerted the on-call property manager, who will contact you."
+UNREACHED = (
+    "We could not reach an on-call property manager automatically; if anyone is in danger, "
+    "call 911."
+)
 HELD_BACK = (
     "Your message goes to the property manager with their next update; if anyone is in "
     "danger, call 911."
@@ -101,10 +113,13 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
 
     if params.reason == "identity":
         return _identity(ctx, phone)
+    recipient = _recipient(ctx, target)
     if params.reason == "guard_tripped":
-        return _break_in(ctx, phone, params.hazard)
+        return _break_in(ctx, phone, params.hazard, recipient)
 
     emergency = params.reason == "emergency"
+    if not recipient.deliverable:
+        return _undeliverable(ctx, phone, target, recipient, params.hazard if emergency else None)
     if emergency and sender is None:
         folded = _fold(ctx, phone)
         if folded is not None:
@@ -147,14 +162,14 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     about = f" re {target}" if target else ""
     hazard = f": {short(params.hazard, _HAZARD_CHARS)}" if params.hazard else ""
     page = ctx.send(
-        ctx.on_call_pm_phone,
+        _phone(recipient),
         f"[{params.severity.upper()}] {params.reason}{hazard}. From {who}{about}. "
         f'They said: "{_excerpt(ctx)}"',
         suffix="page",
         cap="pages",
     )
     assert page is not None  # charged above: may_send said it goes
-    _paged(ctx, page.sid, params.reason, params.severity)
+    _paged(ctx, page.sid, params.reason, params.severity, recipient)
     if emergency and sender is None and ctx.throttle is not None:
         ctx.throttle.record(
             emergency_window_key(phone), ctx.idempotency_key, page_sid=page.sid, paged_at=ctx.now
@@ -163,8 +178,41 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         ctx,
         Lane.ESCALATE,
         target=target,
-        note=f"paged the on-call PM ({params.reason}, {params.severity}){safety}; contexts kept",
+        note=f"paged {_paged_whom(recipient)} ({params.reason}, {params.severity}){safety}; "
+        "contexts kept",
     )
+
+
+def _recipient(ctx: LaneContext, target: str | None) -> PageRecipient:
+    """Who this page goes to: by the target WO's property, else the sender's one property."""
+    wo = ctx.work_orders.get(target) if target else None
+    about = page_property(wo.property_id if wo is not None else None, ctx.sender)
+    return page_recipient(ctx.directory, ctx.on_call_pm_phone, about, ctx.now)
+
+
+def _phone(recipient: PageRecipient) -> str:
+    if recipient.phone is None:
+        raise ValueError("an undeliverable page has no number to go to")
+    return recipient.phone
+
+
+def _paged_whom(recipient: PageRecipient) -> str:
+    who = recipient.person_id or "the PM"
+    return f"{who} at {recipient.phone}, {recipient.why}"
+
+
+def _undeliverable(
+    ctx: LaneContext, phone: str, target: str | None, recipient: PageRecipient, hazard: str | None
+) -> LaneOutcome:
+    """No one to page: recorded and alarmed, never sent into nothing. An emergency's safety
+    advice (``hazard`` not None) still goes, saying no one was alerted (that would be untrue)."""
+    safety = ""
+    if hazard is not None:
+        kind, advice = safety_instructions(hazard, ctx.package.text)
+        ctx.send(phone, f"{advice} {UNREACHED}", suffix=SAFETY_SUFFIX, essential=True)
+        safety = f"; safety instructions sent ({kind})"
+    line = undeliverable(recipient, "the page", package_id=ctx.package.package_id)
+    return finish(ctx, Lane.ESCALATE, target=target, note=f"{line}{safety}; contexts kept")
 
 
 def _excerpt(ctx: LaneContext) -> str:
@@ -220,16 +268,20 @@ def _to_digest(ctx: LaneContext, kind: DigestKind, subject: str, who: str, why: 
     )
 
 
-def _break_in(ctx: LaneContext, phone: str, reason: str) -> LaneOutcome:
+def _break_in(ctx: LaneContext, phone: str, reason: str, recipient: PageRecipient) -> LaneOutcome:
     """The guards tripped (seed 003): the PM is brought in once with the trail (a page, or past
     the daily page cap a line of the hour's digest), and the party is told a person is on it
     instead of being asked the same thing again."""
     sender = ctx.sender
     who = _who(sender, phone)
     trail = " | ".join(ctx.queued.trail) if ctx.queued is not None else ""
+    if not recipient.deliverable:
+        # No one to bring in: nothing tells the party a person is on it (it would not be true).
+        line = undeliverable(recipient, "the break-in page", package_id=ctx.package.package_id)
+        return finish(ctx, Lane.ESCALATE, note=f"break-in: {line} ({reason}); nothing sent")
     if ctx.may_send("pages", "page", essential=ctx.digest is None):
         page = ctx.send(
-            ctx.on_call_pm_phone,
+            _phone(recipient),
             short(
                 f"[INFO] maestro is going round in circles with {who}: "
                 f'{short(reason, _HAZARD_CHARS) or "no progress"}. Latest: "{_excerpt(ctx)}". '
@@ -240,8 +292,8 @@ def _break_in(ctx: LaneContext, phone: str, reason: str) -> LaneOutcome:
             cap="pages",
         )
         assert page is not None  # charged above
-        _paged(ctx, page.sid, "guard_tripped", "info")
-        how = "paged the PM with the trail"
+        _paged(ctx, page.sid, "guard_tripped", "info", recipient)
+        how = f"paged {_paged_whom(recipient)} with the trail"
     else:
         subject = f"break_in#{ctx.package.conversation_id}"
         hour = _to_digest(ctx, "break_in", subject, who, _CAP_REACHED)
@@ -254,15 +306,19 @@ def _break_in(ctx: LaneContext, phone: str, reason: str) -> LaneOutcome:
     return finish(ctx, Lane.ESCALATE, note=f"break-in: {how} ({reason})")
 
 
-def _paged(ctx: LaneContext, sid: str, reason: str, severity: str) -> None:
+def _paged(
+    ctx: LaneContext, sid: str, reason: str, severity: str, recipient: PageRecipient
+) -> None:
     ctx.effect("escalation.paged", sid)
     ctx.event(
         "escalation.paged",
         sid,
         "page",
-        to_sha256=body_digest(ctx.on_call_pm_phone),
+        to_sha256=body_digest(_phone(recipient)),
         reason=reason,
         severity=severity,
+        why=recipient.why,
+        person_id=recipient.person_id,
     )
 
 

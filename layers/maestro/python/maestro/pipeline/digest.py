@@ -12,7 +12,11 @@ hour), and sends its page to the on-call PM:
 - idempotent: the page's key is the hour, so a retried run sends nothing twice;
 - read-verified like any page: ``message.sent`` and ``escalation.paged`` on the bus (under the
   package id ``digest-<YYYYMMDDHH>``), which the watcher reads back from the messenger's surface;
-- counted against the daily page cap but never held back by it (it is where held-back pages go).
+- counted against the daily page cap but never held back by it (it is where held-back pages go);
+- to whoever is on call for all properties when it goes (docs/on-call.md: its lines are about
+  no one property), else a PM of every property, else the account's fallback number; with no
+  one to page, the hour is left due (not closed, nothing lost), recorded and alarmed as an
+  undeliverable page, and goes with a later run once someone is on call.
 """
 
 from __future__ import annotations
@@ -25,8 +29,18 @@ from pydantic import Field
 from maestro.domain.common import Frozen
 from maestro.domain.digest import digest_page
 from maestro.domain.events import body_digest, claim_dict, sent_claim
+from maestro.domain.on_call import PageRecipient
+from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import count, logger
-from maestro.ports import Clock, DailyCaps, Digest, DomainEvent, EventBus, Messenger
+from maestro.ports import (
+    Clock,
+    DailyCaps,
+    Digest,
+    DirectoryReader,
+    DomainEvent,
+    EventBus,
+    Messenger,
+)
 
 __all__ = ["DigestDeps", "DigestReport", "DigestSender", "digest_package_id"]
 
@@ -43,9 +57,11 @@ class DigestDeps:
     bus: EventBus
     clock: Clock
     on_call_pm_phone: str
+    """The account's fallback number for pages ("" when none: docs/on-call.md)."""
     caps: DailyCaps | None = None
     max_lines: int = 8
     lookback_hours: int = 24
+    directory: DirectoryReader | None = None
 
 
 class DigestReport(Frozen):
@@ -65,11 +81,15 @@ class DigestSender:
         pages: list[str] = []
         lines = 0
         for hour in self.deps.digest.due(now, self.deps.lookback_hours):
+            recipient = page_recipient(self.deps.directory, self.deps.on_call_pm_phone, None, now)
+            if not recipient.deliverable:
+                undeliverable(recipient, "the digest page", hour=f"{hour:%Y-%m-%dT%H:00Z}")
+                continue  # left due: a later run sends it once someone is on call
             found = self.deps.digest.close(hour, now)
             if not found:
                 continue
             body = digest_page(hour, found, self.deps.max_lines)
-            pages.append(self._page(hour, body, now))
+            pages.append(self._page(hour, body, now, recipient))
             hours.append(hour)
             lines += len(found)
             count("DigestLines", len(found))
@@ -77,11 +97,12 @@ class DigestSender:
             logger.info("digest sent", extra={"pages": pages, "lines": lines})
         return DigestReport(hours=tuple(hours), pages=tuple(pages), lines=lines)
 
-    def _page(self, hour: datetime, body: str, now: datetime) -> str:
+    def _page(self, hour: datetime, body: str, now: datetime, recipient: PageRecipient) -> str:
         key = f"digest#{hour:%Y%m%dT%H}"
         if self.deps.caps is not None:
             self.deps.caps.charge("pages", key, now, force=True)
-        to = self.deps.on_call_pm_phone
+        to = recipient.phone
+        assert to is not None  # an undeliverable hour is left due, never paged
         sent = self.deps.messenger.send(to, body, idempotency_key=key)
         package_id = digest_package_id(hour)
         self.deps.bus.publish(
@@ -101,7 +122,13 @@ class DigestSender:
                     subject_id=sent.sid,
                     claim=claim_dict(
                         "escalation.paged",
-                        {"to_sha256": body_digest(sent.to), "reason": "digest", "severity": "info"},
+                        {
+                            "to_sha256": body_digest(sent.to),
+                            "reason": "digest",
+                            "severity": "info",
+                            "why": recipient.why,
+                            "person_id": recipient.person_id,
+                        },
                     ),
                     occurred_at=now,
                 ),

@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
 from maestro.adapters.dynamodb_digest import DynamoDigest
+from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.eventbridge import EventBridgeBus
 from maestro.adapters.messaging import messenger_for
 from maestro.clock import SystemClock
@@ -47,6 +48,7 @@ def build_digest(settings: DigestSettings, clock: Clock) -> DigestSender:
             ),
             max_lines=settings.digest_max_lines,
             lookback_hours=settings.digest_lookback_hours,
+            directory=DynamoDirectory(ddb, settings.directory_table),
         )
     )
 

@@ -25,6 +25,7 @@ from maestro.adapters.ddb import refuse_unconfigured_tables, unconfigured_table
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
 from maestro.adapters.dynamodb_digest import DynamoDigest
+from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -144,6 +145,7 @@ def build_pipeline(
         ),
         digest=DynamoDigest(ddb, table("conversations")),
         unknown_emergency_fold_seconds=settings.unknown_emergency_fold_minutes * 60,
+        directory=DynamoDirectory(ddb, table("directory")),
     )
     # Its in-progress records know their own write: a retried put whose answer was lost is not
     # taken for another run (maestro.adapters.idempotency).

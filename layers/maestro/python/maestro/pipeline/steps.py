@@ -56,6 +56,7 @@ from maestro.domain.models import (
     WoSnapshot,
     context_for_work_order,
 )
+from maestro.domain.on_call import WHY_CHARS, PageRecipient, page_property
 from maestro.domain.pending import PendingSnapshot, resolve_pending
 from maestro.domain.privacy import mask_text
 from maestro.domain.records import (
@@ -77,7 +78,8 @@ from maestro.domain.roles import PM_CONTEXTS, manages
 from maestro.domain.wo_refs import wo_refs
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.escalate import safety_advice_key, safety_instructions
+from maestro.lanes.escalate import UNREACHED, safety_advice_key, safety_instructions
+from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import count, logger
 from maestro.pipeline.contract import (
     ActItem,
@@ -102,6 +104,7 @@ from maestro.ports import (
     DailyCaps,
     DecisionLog,
     Digest,
+    DirectoryReader,
     DomainEvent,
     EventBus,
     FlushClaim,
@@ -146,6 +149,7 @@ class PipelineDeps:
     gates: GateStore
     clock: Clock
     on_call_pm_phone: str
+    """The account's fallback number for pages ("" when none: docs/on-call.md)."""
     policy: ConsensusPolicy = field(default_factory=ConsensusPolicy)
     lease_ttl_seconds: int = 900
     window_limits: WindowLimits = DEFAULT_LIMITS
@@ -153,6 +157,7 @@ class PipelineDeps:
     caps: DailyCaps | None = None
     digest: Digest | None = None
     unknown_emergency_fold_seconds: int = 1800
+    directory: DirectoryReader | None = None
 
 
 ActOnce = Callable[[dict[str, Any]], dict[str, Any]]
@@ -528,6 +533,7 @@ class Pipeline:
             caps=self.deps.caps,
             digest=self.deps.digest,
             fold_seconds=self.deps.unknown_emergency_fold_seconds,
+            directory=self.deps.directory,
         )
         try:
             outcome = execute(queued.action, ctx)
@@ -663,6 +669,7 @@ class Pipeline:
         sender_phone = s.package_ref.sender_phone if s else None
         events: list[DomainEvent] = []
         unsent: list[str] = []
+        recipient = self._fail_open_recipient(lease.sender if lease else None, now)
         if emergency and sender_phone and not (s and s.escalated):
             # The early escalation did not finish: the tenant still gets the safety advice, and
             # once. It may have texted the advice before it failed, so the advice goes under the
@@ -671,7 +678,8 @@ class Pipeline:
             key = self._advice_key(package_id)
             advised = self._send_or_note(
                 sender_phone,
-                f"{advice} We've alerted the on-call property manager.",
+                f"{advice} "
+                + ("We've alerted the on-call property manager." if recipient.phone else UNREACHED),
                 key,
                 unsent,
                 "texts",
@@ -681,14 +689,18 @@ class Pipeline:
         who = _who(lease.sender if lease else None, sender_phone)
         severity = "EMERGENCY" if emergency else "FALLBACK"
         key = f"{package_id}#failopen"
-        sent = self._send_or_note(
-            self.deps.on_call_pm_phone,
-            f"[{severity}] maestro could not finish a package from {who}: {why}. "
-            f"Please look at the conversation (package {package_id}).",
-            key,
-            unsent,
-            "pages",
-        )
+        sent = None
+        if recipient.phone is None:
+            unsent.append(undeliverable(recipient, "the page", package_id=package_id))
+        else:
+            sent = self._send_or_note(
+                recipient.phone,
+                f"[{severity}] maestro could not finish a package from {who}: {why}. "
+                f"Please look at the conversation (package {package_id}).",
+                key,
+                unsent,
+                "pages",
+            )
         if sent is not None:
             events.append(_sent_event(key, sent, decision, now))
             events.append(
@@ -704,6 +716,8 @@ class Pipeline:
                             "to_sha256": body_digest(sent.to),
                             "reason": "fallback",
                             "severity": severity.lower(),
+                            "why": recipient.why,
+                            "person_id": recipient.person_id,
                         },
                     ),
                     occurred_at=now,
@@ -800,6 +814,22 @@ class Pipeline:
             unsent.append(truncate(f"to {to}: {failed.reason}", 200))
             logger.error("fail-open could not send", extra={"to": to, "reason": failed.reason})
             return None
+
+    def _fail_open_recipient(self, sender: Party | None, now: datetime) -> PageRecipient:
+        """Fail-open's page goes where any page goes (docs/on-call.md), by the sender's one
+        property. The last line never fails on the directory: unreadable, it pages the
+        account's fallback number (or records the page as undeliverable), saying so."""
+        about = page_property(None, sender)
+        try:
+            return page_recipient(self.deps.directory, self.deps.on_call_pm_phone, about, now)
+        except Exception as error:
+            logger.warning("fail-open could not read the directory", extra={"error": str(error)})
+            chosen = page_recipient(None, self.deps.on_call_pm_phone, about, now)
+            return chosen.model_copy(
+                update={
+                    "why": truncate(f"{chosen.why}; the directory could not be read", WHY_CHARS)
+                }
+            )
 
     def _advice_key(self, package_id: str) -> str:
         """The early escalation's safety-advice key when it decided one (written ahead, before
