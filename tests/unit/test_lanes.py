@@ -650,7 +650,7 @@ def test_escalate_pages_sends_safety_and_keeps_every_open_context(world: World) 
         "to_sha256": body_digest(PM_PHONE),
         "reason": "emergency",
         "severity": "emergency",
-        "why": "account fallback number (no on-call or default PM for all properties)",
+        "why": "account fallback number (no on-call or default PM for world)",
     }
     assert paged.subject_id == world.messenger.to(PM_PHONE)[0].sid
 
