@@ -127,9 +127,11 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "work_orders": "read",
     },
     # The fallback decision and completion line, the PM's page (and an emergency's safety
-    # advice), the lease released or the turn forfeited.
+    # advice), the lease released or the turn forfeited; whether the directory lets the sender
+    # be texted (parties).
     "fail_open": {
         "conversations": "write",
+        "parties": "read",
         "decisions": "write",
         "messages": "write",
         "sends": "write",

@@ -8,6 +8,7 @@ status and visit as the store has them, never a promise the store does not back.
 from __future__ import annotations
 
 from maestro.domain.actions import ContinueWithAssistant, Lane
+from maestro.domain.consent import only_consent_keywords
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.roles import part_in
 from maestro.lanes.base import LaneContext, LaneOutcome
@@ -40,6 +41,16 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     # that number to a person.
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
     target = ctx.resolve_target(action.target_wo_id)
+    if only_consent_keywords(ctx.package):
+        # Twilio answered the STOP or START itself, at the carrier: a second text would be noise
+        # (and after STOP, one maestro may not send).
+        return finish(
+            ctx,
+            Lane.CONTINUE_WITH_ASSISTANT,
+            status="skipped",
+            target=target,
+            note="a consent keyword (Twilio answers it): no reply",
+        )
     reply = action.params.reply_hint
     if reply is None and target is not None and ctx.sender is not None:
         wo = ctx.work_orders.get(target)

@@ -36,6 +36,7 @@ from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.events import BODY_PREVIEW, Effect, body_digest, claim_dict
+from maestro.domain.language import in_language, language_for
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -105,6 +106,7 @@ from maestro.ports import (
     Gate,
     GateStore,
     Messenger,
+    NotTextableError,
     PageThrottle,
     PartyDirectory,
     PendingStore,
@@ -125,6 +127,11 @@ GATE_TIMEOUT_SECONDS = 86_400
 
 STATE_UPDATE_ATTEMPTS = 3
 TRAIL_DECISIONS = 40
+_ALERTED = {
+    "en": "We've alerted the on-call property manager.",
+    "es": "Hemos avisado al administrador de guardia.",
+}
+"""What fail-open's safety advice ends with (it pages the PM itself)."""
 """Recent decisions read for the conversation's guard trail (a few packages' worth)."""
 
 
@@ -632,11 +639,14 @@ class Pipeline:
             # The early escalation did not finish: the tenant still gets the safety advice, and
             # once. It may have texted the advice before it failed, so the advice goes under the
             # escalation's own key (the messenger then returns that text, not a second one).
-            _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
+            evidence = s.precheck.evidence if s and s.precheck else ""
+            sender = lease.sender if lease else None
+            language = language_for(sender.language if sender else None, evidence)
+            _, advice = safety_instructions(evidence, language=language)
             key = self._advice_key(package_id)
             advised = self._send_or_note(
                 sender_phone,
-                f"{advice} We've alerted the on-call property manager.",
+                f"{advice} {in_language(_ALERTED, language)}",
                 key,
                 unsent,
                 "texts",
@@ -756,6 +766,9 @@ class Pipeline:
                 logger.warning("fail-open could not count a send", extra={"error": str(error)})
         try:
             return self.deps.messenger.send(to, body, idempotency_key=key)
+        except NotTextableError as refused:  # no consent: a decision, not a failure
+            unsent.append(truncate(f"to {to}: {refused.reason}", 200))
+            return None
         except SendFailedError as failed:
             count("SendFailures")
             unsent.append(truncate(f"to {to}: {failed.reason}", 200))
