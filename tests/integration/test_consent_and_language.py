@@ -61,22 +61,27 @@ def test_stop_then_a_gas_report_pages_the_pm_and_texts_them_nothing_until_start(
     sms(stack, "Stop")
     new_executions(stack, stack.idle + 1)
     state = stack.consent.state(MARIA.phone)
-    assert state is not None and state.opted_out and state.detail == "STOP"
+    assert state is not None
+    assert state.opted_out
+    assert state.detail == "STOP"
     assert to_phone(stack, MARIA.phone) == []  # Twilio answers STOP; maestro adds nothing
 
     sms(stack, GAS)
     stack.advance(60)  # the floor expedites it
     emergency = [p for p in pages(stack) if p.startswith("[EMERGENCY]")]
-    assert len(emergency) == 1 and MARIA.phone in emergency[0]
+    assert len(emergency) == 1
+    assert MARIA.phone in emergency[0]
     assert to_phone(stack, MARIA.phone) == []  # not even the safety advice
     refused = [u for u in _unsent(stack) if MARIA.phone in u]
-    assert refused and all("opted out" in u for u in refused)
+    assert refused
+    assert all("opted out" in u for u in refused)
     assert {e["status"] for e in stack.executions()} == {"SUCCEEDED"}
 
     sms(stack, "START")
     new_executions(stack, stack.idle + 1)
     state = stack.consent.state(MARIA.phone)
-    assert state is not None and not state.opted_out
+    assert state is not None
+    assert not state.opted_out
     assert to_phone(stack, MARIA.phone) == []  # Twilio confirms START at the carrier
 
     sms(stack, "the bathroom fan rattles every time it runs")
@@ -94,7 +99,9 @@ def test_yes_opts_back_in_only_while_opted_out(stack: LocalStack) -> None:
     sms(stack, "YES!")
     new_executions(stack, stack.idle + 1)
     state = stack.consent.state(MARIA.phone)
-    assert state is not None and not state.opted_out and state.detail == "YES"
+    assert state is not None
+    assert not state.opted_out
+    assert state.detail == "YES"
 
 
 def test_a_21610_status_callback_marks_the_recipient_opted_out(stack: LocalStack) -> None:
@@ -104,7 +111,9 @@ def test_a_21610_status_callback_marks_the_recipient_opted_out(stack: LocalStack
     assert to_phone(stack, MARIA.phone)  # maestro did not know: it texted
     stack.advance(5)  # Twilio's status callbacks arrive
     state = stack.consent.state(MARIA.phone)
-    assert state is not None and state.opted_out and state.source == "twilio_21610"
+    assert state is not None
+    assert state.opted_out
+    assert state.source == "twilio_21610"
 
     before = len(to_phone(stack, MARIA.phone))
     sms(stack, "also the kitchen light flickers")
@@ -121,7 +130,9 @@ def test_a_send_twilio_refuses_with_21610_is_an_opt_out_not_a_failure(stack: Loc
     assert execution["status"] == "SUCCEEDED"  # no fail-open: a refusal is no failure
     assert to_phone(stack, MARIA.phone) == []
     state = stack.consent.state(MARIA.phone)
-    assert state is not None and state.opted_out and state.source == "twilio_21610"
+    assert state is not None
+    assert state.opted_out
+    assert state.source == "twilio_21610"
     assert any("21610" in u for u in _unsent(stack))
 
 
@@ -177,9 +188,12 @@ def test_consent_writes_keep_the_latest_change(stack: LocalStack) -> None:
     assert store.record(phone, start, now)
     assert not store.record(phone, stop, now - timedelta(seconds=30))  # older: ignored
     state = store.state(phone)
-    assert state is not None and not state.opted_out
+    assert state is not None
+    assert not state.opted_out
     assert store.record(phone, stop, now + timedelta(seconds=1))
     assert store.record(phone, stop, now + timedelta(seconds=1))  # a redelivery: the same
     assert store.record(phone, yes, now + timedelta(seconds=2))
     state = store.state(phone)
-    assert state is not None and not state.opted_out and state.detail == "YES"
+    assert state is not None
+    assert not state.opted_out
+    assert state.detail == "YES"

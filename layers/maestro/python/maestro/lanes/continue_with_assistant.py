@@ -9,15 +9,20 @@ from __future__ import annotations
 
 from maestro.domain.actions import ContinueWithAssistant, Lane
 from maestro.domain.consent import only_consent_keywords
+from maestro.domain.language import in_language
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.roles import part_in
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
 from maestro.lanes.schedule_visit import when
 
-__all__ = ["NEUTRAL_REPLY", "run", "status_reply"]
+__all__ = ["NEUTRAL_REPLIES", "NEUTRAL_REPLY", "run", "status_reply"]
 
-NEUTRAL_REPLY = "Thanks for your message. I'm on it and will get back to you shortly."
+NEUTRAL_REPLIES = {
+    "en": "Thanks for your message. I'm on it and will get back to you shortly.",
+    "es": "Gracias por su mensaje. Me ocupo de ello y le respondo en breve.",
+}
+NEUTRAL_REPLY = NEUTRAL_REPLIES["en"]
 
 _STATUS = {
     WorkOrderStatus.OPEN: "is open; no visit is booked yet. We'll text you when one is",
@@ -57,5 +62,5 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
         # Only the sender's own work order is described to them.
         if wo is not None and part_in(ctx.sender, wo.tenant_id, wo.vendor_id) is not None:
             reply = status_reply(wo)
-    ctx.send(to, reply or NEUTRAL_REPLY, suffix="reply")
+    ctx.send(to, reply or in_language(NEUTRAL_REPLIES, ctx.sender_language), suffix="reply")
     return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")

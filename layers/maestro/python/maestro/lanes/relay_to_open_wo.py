@@ -4,6 +4,7 @@ the WO: a tenant's words to its vendor, the vendor's to its tenant."""
 from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
+from maestro.domain.language import in_language
 from maestro.domain.models import WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
@@ -47,12 +48,15 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     relayed, to_whom = _relay_onward(ctx, wo_id, updated, note)
     if ctx.sender is not None:
         # The sender hears where their words went: the note is on the record, and who has it.
-        passed = f" and passed it on to {short(to_whom, 40)}" if to_whom else ""
-        ctx.send(
-            ctx.sender.phone,
-            f"Thanks, I've added that to {wo_id} ({short(updated.summary, 60)}){passed}.",
-            suffix="ack",
-        )
+        label = f"{wo_id} ({short(updated.summary, 60)})"
+        whom = short(to_whom, 40)
+        added = {
+            "en": f"Thanks, I've added that to {label}"
+            + (f" and passed it on to {whom}." if to_whom else "."),
+            "es": f"Gracias, lo he añadido a {label}"
+            + (f" y se lo he pasado a {whom}." if to_whom else "."),
+        }
+        ctx.send(ctx.sender.phone, in_language(added, ctx.sender_language), suffix="ack")
     return finish(
         ctx, lane, target=wo_id, note=f"note added to {wo_id} ({entry.entry_id}); {relayed}"
     )
