@@ -6,8 +6,9 @@ the conversations table, the decision log's outcomes. Wordings are this file's o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from embedded import log, new_executions, pages, sms, to_phone
@@ -197,3 +198,24 @@ def test_consent_writes_keep_the_latest_change(stack: LocalStack) -> None:
     assert state is not None
     assert not state.opted_out
     assert state.detail == "YES"
+
+
+def test_when_the_escalation_fails_fail_open_advises_in_the_directory_language(
+    stack: LocalStack,
+) -> None:
+    """The early escalation fails for good: fail-open still sends the advice, once, in the
+    language the directory names (the report itself is in English)."""
+    tenant = _tenant(stack, "+14155557775", language="es")
+
+    def broken_escalation(step: str, event: dict[str, object], call: Callable[[], Any]) -> Any:
+        if step == "escalate":
+            raise RuntimeError("the escalation step is down")
+        return call()
+
+    stack.fault = broken_escalation
+    sms(stack, "I can smell gas all over the hallway", sender=tenant.phone)
+    stack.advance(60)
+    (advice,) = to_phone(stack, tenant.phone)
+    assert advice.startswith("Salga ahora.")
+    assert advice.endswith("Hemos avisado al administrador de guardia.")
+    assert any(p.startswith("[EMERGENCY]") for p in pages(stack))

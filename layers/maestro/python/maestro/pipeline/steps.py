@@ -640,8 +640,7 @@ class Pipeline:
             # once. It may have texted the advice before it failed, so the advice goes under the
             # escalation's own key (the messenger then returns that text, not a second one).
             evidence = s.precheck.evidence if s and s.precheck else ""
-            sender = lease.sender if lease else None
-            language = language_for(sender.language if sender else None, evidence)
+            language = language_for(self._preferred_language(lease, sender_phone), evidence)
             _, advice = safety_instructions(evidence, language=language)
             key = self._advice_key(package_id)
             advised = self._send_or_note(
@@ -774,6 +773,19 @@ class Pipeline:
             unsent.append(truncate(f"to {to}: {failed.reason}", 200))
             logger.error("fail-open could not send", extra={"to": to, "reason": failed.reason})
             return None
+
+    def _preferred_language(self, lease: LeaseSnapshot | None, phone: str) -> str | None:
+        """The sender's directory language: from the lease's snapshot, else the directory (the
+        early escalation fails before any lease). None when unknown or unreadable: fail-open
+        never fails on its own bookkeeping, and the words then choose."""
+        if lease is not None and lease.sender is not None:
+            return lease.sender.language
+        try:
+            party = self.deps.parties.by_phone(phone)
+        except Exception as error:
+            logger.warning("fail-open could not read the sender", extra={"error": str(error)})
+            return None
+        return party.language if party is not None else None
 
     def _advice_key(self, package_id: str) -> str:
         """The early escalation's safety-advice key when it decided one (written ahead, before
