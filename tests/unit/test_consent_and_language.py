@@ -23,6 +23,7 @@ from maestro.domain.consent import (
 )
 from maestro.domain.language import detect_language, in_language, language_for
 from maestro.domain.models import Channel, Party, PartyRole
+from maestro.domain.safety import safety_floor
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
 from maestro.lanes.escalate import PAGED_TEXTS, safety_instructions
@@ -302,3 +303,45 @@ def test_the_fixed_replies_follow_the_readers_language() -> None:
     spanish, english = (m.body for m in sent.to(MARIA.phone))
     assert spanish.startswith("Gracias por su mensaje.")  # Maria has no language: her words
     assert english.startswith("Thanks for your message.")
+
+
+# --- the safety floor in Spanish ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("ayuda, huelo gas en todo el departamento", "gas"),
+        ("creo que hay una fuga de gas en el sótano", "gas"),
+        ("apesta a gas en la escalera", "gas"),
+        ("se prendió fuego el microondas", "smoke_fire"),
+        ("hay humo saliendo de la secadora", "smoke_fire"),
+        ("hay un incendio en el tercer piso", "smoke_fire"),
+        ("se inundó el cuarto de lavado", "flooding"),
+        ("se reventaron las tuberías del sótano", "flooding"),
+        ("cae agua por el techo de la sala", "flooding"),
+        ("el detector de monóxido de carbono suena sin parar", "carbon_monoxide"),
+    ],
+)
+def test_the_floor_catches_spanish_emergencies(text: str, category: str) -> None:
+    hit = safety_floor(text)
+    assert hit is not None
+    assert hit.category == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "quiero pagar la factura del gas",
+        "el técnico de gas viene mañana",
+        "fuimos a ver los fuegos artificiales",
+        "hay una gotera pequeña en el baño",
+        "¿cuándo cambian el detector de humo?",
+        "compramos un detector de monóxido",
+        "ya no huele a gas, gracias",
+        "no hay humo, solo olor a comida",
+        "estamos inundados de trabajo esta semana",
+    ],
+)
+def test_the_floor_leaves_everyday_spanish_alone(text: str) -> None:
+    assert safety_floor(text) is None

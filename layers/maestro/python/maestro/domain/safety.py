@@ -749,7 +749,7 @@ _RULES: tuple[_Rule, ...] = (
         "emergency",
         r"\bmon[oó]xido\b",
         veto=_BATTERY_VETO + r"|bater[ií]a|\bpilas?\b|instal\w*|revis\w*|nuev[oa]s?\b|"
-        r"comprar|cambiar|falta",
+        r"compr\w*|cambi\w*|falta\w*",
         trigger=r"xido",
     ),
     _rule(
