@@ -14,6 +14,7 @@ import pytest
 from embedded import log, new_executions, pages, sms, to_phone
 
 from maestro.adapters.dynamodb_consent import DynamoConsentStore
+from maestro.brain.scripted import ScriptedModel
 from maestro.domain.consent import ConsentChange
 from maestro.domain.models import Party, PartyRole
 from maestro.lanes.escalate import PAGED_TEXTS
@@ -219,3 +220,21 @@ def test_when_the_escalation_fails_fail_open_advises_in_the_directory_language(
     assert advice.startswith("Salga ahora.")
     assert advice.endswith("Hemos avisado al administrador de guardia.")
     assert any(p.startswith("[EMERGENCY]") for p in pages(stack))
+
+
+def test_a_bare_keyword_costs_no_model_call() -> None:
+    """STOP and START are Twilio's to answer: no probe, no pre-check call, no brain sample. A
+    sentence from the same sender does call the model (the count is not vacuous)."""
+    triage = {"route": "reasoning", "severity": "none", "confidence": 0.9, "evidence": ""}
+    model = ScriptedModel(
+        responder=lambda r: triage if r.purpose in ("probe", "precheck") else None
+    )
+    with LocalStack(model=model) as local:
+        seed(local)
+        for word in ("stop", "UNSTOP"):
+            sms(local, word)
+            new_executions(local, local.idle + 1)
+        assert model.calls == []
+        sms(local, "the hallway bulb outside my door is out")
+        new_executions(local, local.idle + 1)
+        assert {c.purpose for c in model.calls} >= {"probe"}

@@ -6,11 +6,11 @@ tests/integration/test_consent_and_language.py. Every wording here is this file'
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 from builders import MARIA, T0, act, package
-from fakes import FixedClock
+from fakes import FixedClock, InMemoryBus
 
 from maestro.adapters.messaging import ConsentGuard
 from maestro.domain.consent import (
@@ -21,14 +21,17 @@ from maestro.domain.consent import (
     is_bare_consent_keyword,
     only_consent_keywords,
 )
+from maestro.domain.digest import DigestEntry, hour_of
 from maestro.domain.language import detect_language, in_language, language_for
 from maestro.domain.models import Channel, Party, PartyRole
 from maestro.domain.safety import safety_floor
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
 from maestro.lanes.escalate import PAGED_TEXTS, safety_instructions
+from maestro.pipeline.digest import DigestDeps, DigestSender
 from maestro.ports import NotTextableError, SendFailedError, SentMessage
 from maestro_dev.fakes import (
+    InMemoryDigest,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryTimeline,
@@ -345,3 +348,33 @@ def test_the_floor_catches_spanish_emergencies(text: str, category: str) -> None
 )
 def test_the_floor_leaves_everyday_spanish_alone(text: str) -> None:
     assert safety_floor(text) is None
+
+
+# --- the digest -----------------------------------------------------------------------------------
+
+
+def test_a_digest_page_to_an_opted_out_pm_is_not_sent_and_stays_due() -> None:
+    guard, consent = _guard()
+    consent.record(PM, ConsentChange(opted_out=True, source="keyword", detail="STOP"), T0)
+    digest = InMemoryDigest()
+    hour = hour_of(T0)
+    digest.add(
+        DigestEntry(
+            subject="unknown#+12125550123",
+            kind="unknown_number",
+            who="+12125550123",
+            excerpt="is this the leasing office",
+            package_id="pkg-digest-1",
+            at=hour + timedelta(minutes=5),
+        )
+    )
+    clock = FixedClock(hour + timedelta(hours=1, minutes=1))
+    bus = InMemoryBus()
+    sender = DigestSender(
+        DigestDeps(digest=digest, messenger=guard, bus=bus, clock=clock, on_call_pm_phone=PM)
+    )
+    report = sender.run()
+    assert report.pages == ()
+    assert bus.events == {}  # nothing claims a page that did not go
+    consent.record(PM, ConsentChange(opted_out=False, source="keyword", detail="START"), T0)
+    assert len(sender.run().pages) == 1  # still due: it goes once the PM opts back in

@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from maestro.domain.consent import consent_change
+from maestro.domain.consent import consent_change, is_bare_consent_keyword
 from maestro.domain.models import Attestation, Channel, FlushTrigger
 from maestro.domain.safety import safety_floor
 from maestro.ports import (
@@ -114,10 +114,11 @@ class Ingestor:
             self._signal(draft.conversation_id, seq, trigger, at, 0)
         else:
             self._signal(draft.conversation_id, seq, None, at, self._idle)
-            if self._probe and party is not None:
+            if self._probe and party is not None and not is_bare_consent_keyword(inbound.body):
                 # The cheap model reads it at once (in the flusher, not here: the webhook must
                 # answer fast); an emergency the floor missed then expedites the flush. Not for
-                # a number nobody knows: it costs no model call (the floor still reads it).
+                # a number nobody knows: it costs no model call (the floor still reads it); nor for
+                # a bare STOP or START (Twilio answered it).
                 self._queue.send(
                     DebounceSignal(
                         conversation_id=draft.conversation_id,

@@ -26,7 +26,15 @@ from maestro.domain.common import Frozen
 from maestro.domain.digest import digest_page
 from maestro.domain.events import BODY_PREVIEW, body_digest, claim_dict
 from maestro.observability import count, logger
-from maestro.ports import Clock, DailyCaps, Digest, DomainEvent, EventBus, Messenger
+from maestro.ports import (
+    Clock,
+    DailyCaps,
+    Digest,
+    DomainEvent,
+    EventBus,
+    Messenger,
+    NotTextableError,
+)
 
 __all__ = ["DigestDeps", "DigestReport", "DigestSender", "digest_package_id"]
 
@@ -69,7 +77,15 @@ class DigestSender:
             if not found:
                 continue
             body = digest_page(hour, found, self.deps.max_lines)
-            pages.append(self._page(hour, body, now))
+            try:
+                pages.append(self._page(hour, body, now))
+            except NotTextableError as refused:
+                # The PM's number opted out: nothing went, the hour stays due (a later run sends
+                # it once they opt back in), and the other hours still go. Logged and counted,
+                # never recorded as sent.
+                count("DigestRefused")
+                logger.error("a digest page was not sent", extra={"reason": refused.reason})
+                continue
             hours.append(hour)
             lines += len(found)
             count("DigestLines", len(found))
