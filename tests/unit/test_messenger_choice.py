@@ -10,7 +10,7 @@ from builders import T0
 from pydantic import ValidationError
 from twilio.http.http_client import TwilioHttpClient
 
-from maestro.adapters.messaging import message_reader_for, messenger_for
+from maestro.adapters.messaging import ConsentGuard, message_reader_for, messenger_for
 from maestro.adapters.outbox import DynamoRecordingMessenger, RecordedMessageReader
 from maestro.adapters.twilio_sms import (
     TwilioApiHttpClient,
@@ -57,8 +57,16 @@ def _settings(**values: Any) -> PipelineSettings:
 def test_without_an_account_the_recording_messenger_answers() -> None:
     settings = _settings(twilio_account_sid="", twilio_auth_token_secret="")  # cdk.json blanks
     assert settings.messenger == "recording"
-    made = messenger_for(settings, None, VirtualClock(T0), messages_table="m", sends_table="s")
-    assert isinstance(made, DynamoRecordingMessenger)
+    made = messenger_for(
+        settings,
+        None,
+        VirtualClock(T0),
+        messages_table="m",
+        sends_table="s",
+        conversations_table="c",
+    )
+    assert isinstance(made, ConsentGuard)  # every text passes the consent guard
+    assert isinstance(made.inner, DynamoRecordingMessenger)
     assert isinstance(message_reader_for(settings, None, messages_table="m"), RecordedMessageReader)
 
 
@@ -77,11 +85,14 @@ def test_an_account_and_its_token_make_it_twilio() -> None:
         VirtualClock(T0),
         messages_table="m",
         sends_table="s",
+        conversations_table="c",
         secrets=secrets,
     )
-    assert isinstance(made, TwilioMessenger)
+    assert isinstance(made, ConsentGuard)
+    twilio = made.inner
+    assert isinstance(twilio, TwilioMessenger)
     assert secrets.asked == []  # read on the first text, not when the step starts
-    made._twilio.messages  # noqa: B018 - the first use builds the client
+    twilio._twilio.messages  # noqa: B018 - the first use builds the client
     assert secrets.asked == ["arn:aws:secretsmanager:us-east-1:1:secret:twilio"]
     reader = message_reader_for(settings, None, messages_table="m", secrets=secrets)
     assert isinstance(reader, TwilioMessageReader)

@@ -387,6 +387,7 @@ class LocalStack:
             DynamoConversationBuffer,
             DynamoOutboundStatusStore,
         )
+        from maestro.adapters.dynamodb_consent import DynamoConsentStore
         from maestro.adapters.dynamodb_directory import DynamoDirectory
         from maestro.adapters.dynamodb_ledger import DynamoLedger
         from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
@@ -534,6 +535,7 @@ class LocalStack:
         self.buffer = buffer
         self.parties = DynamoPartyDirectory(self.ddb, self.tables["parties"])
         self.directory = DynamoDirectory(self.ddb, self.tables["directory"])
+        self.consent = DynamoConsentStore(self.ddb, self.tables["conversations"])
         self.debounce = SqsReleasingQueue(self.clock, self.sqs, self.debounce_url)
         models = self.pipeline.deps.models
 
@@ -545,6 +547,7 @@ class LocalStack:
                 idle_window_seconds=self.idle,
                 max_wait_seconds=self.max_wait,
                 severity_probe=models.triage is not None,
+                consent=self.consent,
             )
 
         self.ingestor = ingestor()
@@ -618,6 +621,7 @@ class LocalStack:
             clock=self.clock,
             # The loopback Twilio's account, whichever messenger texts.
             twilio_account_sid=self.twilio.account_sid,
+            consent=self.consent,
         )
         self.resolver = build_resolver(webhook_deps)
         # The fallback drain: another function in the cloud, with its own ingestor (a fault

@@ -130,10 +130,11 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     },
     # The fallback decision and completion line, the PM's page (and an emergency's safety
     # advice) to whoever is on call (the directory, read only), the lease released or the turn
-    # forfeited.
+    # forfeited; whether the directory lets the sender be texted (parties).
     "fail_open": {
         "conversations": "write",
         "directory": "read",
+        "parties": "read",
         "decisions": "write",
         "messages": "write",
         "sends": "write",

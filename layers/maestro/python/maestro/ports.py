@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     # Named only in the Protocols' signatures: importing them here would load the memory window
     # and the decision records into every handler, the inbound webhook included.
+    from maestro.domain.consent import ConsentChange, ConsentState
     from maestro.domain.directory import OnCall, Person, Property, Trade, Unit, Vendor
     from maestro.domain.ledger import LedgerRow, Resolution
     from maestro.domain.memory import BrainRequest
@@ -524,12 +525,46 @@ class SendFailedError(Exception):
     failing through every retry. The failure is recorded (the send record) before this is
     raised; the step fails, the package fails open and the PM is told: never a silent drop."""
 
-    def __init__(self, idempotency_key: str, reason: str, *, transient: bool, attempts: int):
+    def __init__(
+        self,
+        idempotency_key: str,
+        reason: str,
+        *,
+        transient: bool,
+        attempts: int,
+        code: str | None = None,
+    ):
         super().__init__(f"{idempotency_key}: {reason} (after {attempts} attempt(s))")
         self.idempotency_key = idempotency_key
         self.reason = reason
         self.transient = transient
         self.attempts = attempts
+        self.code = code
+        """The provider's error code when it refused the message (Twilio's, e.g. "21610")."""
+
+
+class NotTextableError(SendFailedError):
+    """The recipient may not be texted (they opted out, Twilio says they did, or the directory
+    records no SMS consent): nothing was sent and nothing was tried. A lane records the text as
+    not sent and goes on; a page that cannot reach its PM fails the step like any failed send."""
+
+    def __init__(self, idempotency_key: str, to: str, reason: str) -> None:
+        super().__init__(idempotency_key, reason, transient=False, attempts=0)
+        self.to = to
+
+
+class ConsentStore(Protocol):
+    """Each phone's SMS consent, as its own texts (STOP, START) and Twilio (error 21610) set it.
+    Written by the inbound webhook at once; read before every text (the messenger's guard)."""
+
+    def record(self, phone: str, change: ConsentChange, at: AwareDatetime) -> bool:
+        """Apply ``change`` as of ``at`` unless a later change is stored (a late redelivery of
+        an old STOP does not undo a START), or it applies only while opted out and the phone is
+        not: False then, nothing written. A re-run of the same change writes the same state."""
+
+    def state(self, phone: str) -> ConsentState | None:
+        """The phone's consent as stored; None when nothing was ever recorded (it may be
+        texted, unless the directory says otherwise)."""
 
 
 class MessageRead(Frozen):

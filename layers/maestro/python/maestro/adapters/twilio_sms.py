@@ -283,7 +283,10 @@ class TwilioMessenger:
                 ":n": to_value(attempts),
             },
         )
-        raise SendFailedError(key, reason, transient=transient, attempts=attempts) from error
+        code = str(error.code) if isinstance(error, TwilioRestException) and error.code else None
+        raise SendFailedError(
+            key, reason, transient=transient, attempts=attempts, code=code
+        ) from error
 
     # -- recording --------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from maestro.domain.consent import only_consent_keywords
 from maestro.domain.models import Package
 from maestro.domain.records import PreCheckResult, Route
 from maestro.domain.safety import SafetyHit, safety_floor
@@ -134,7 +135,7 @@ def deterministic_precheck(package: Package) -> PreCheckResult:
     hit = package_safety_hit(package)
     if hit is not None:
         return _escalation(hit)
-    if is_soft_handback(package):
+    if is_soft_handback(package) or only_consent_keywords(package):
         return PreCheckResult(
             route=Route.HANDBACK,
             confidence=HANDBACK_CONFIDENCE,
@@ -179,7 +180,8 @@ def precheck(package: Package, model: PreCheckModel | None = None) -> PreCheckRe
     hit = package_safety_hit(package)
     if hit is not None:
         return _escalation(hit)
-    if model is None:
+    if model is None or only_consent_keywords(package):
+        # A bare STOP/START was answered by Twilio at the carrier: no model call, nothing to do.
         return deterministic_precheck(package)
     try:
         return _parse_model_answer(model(package))

@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
+from maestro.adapters.dynamodb_consent import DynamoConsentStore
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.adapters.secrets import SecretsManagerSecrets
 from maestro.adapters.sqs import SqsDebounceQueue
@@ -37,6 +38,7 @@ def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestReso
     drain's, which receives each kept message at the time the edge took it)."""
     ddb = client("dynamodb", settings.region)
     secrets = SecretsManagerSecrets()
+    consent = DynamoConsentStore(ddb, settings.conversations_table)
     ingestor = Ingestor(
         DynamoConversationBuffer(
             ddb,
@@ -49,6 +51,7 @@ def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestReso
         idle_window_seconds=settings.idle_window_seconds,
         max_wait_seconds=settings.max_wait_seconds,
         severity_probe=settings.severity_probe,
+        consent=consent,
     )
     return build_resolver(
         WebhookDeps(
@@ -60,6 +63,7 @@ def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestReso
             twilio_account_sid=settings.twilio_account_sid,
             public_base_url=str(settings.public_base_url) if settings.public_base_url else None,
             app_signature_tolerance_seconds=settings.app_signature_tolerance_seconds,
+            consent=consent,
         )
     )
 

@@ -9,11 +9,13 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
+from maestro.domain.consent import consent_change, is_bare_consent_keyword
 from maestro.domain.models import Attestation, Channel, FlushTrigger
 from maestro.domain.safety import safety_floor
 from maestro.ports import (
     MAX_DEBOUNCE_DELAY_SECONDS,
     AppendResult,
+    ConsentStore,
     ConversationBuffer,
     DebounceQueue,
     DebounceSignal,
@@ -61,7 +63,9 @@ class Ingestor:
         idle_window_seconds: int,
         max_wait_seconds: int,
         severity_probe: bool = False,
+        consent: ConsentStore | None = None,
     ) -> None:
+        self._consent = consent
         self._buffer = buffer
         self._parties = parties
         self._queue = queue
@@ -86,6 +90,7 @@ class Ingestor:
             attestation=inbound.attestation,
         )
         result = self._buffer.append(draft)
+        self._note_consent(inbound, result)
         at = inbound.received_at
         if result.duplicate:
             # A retry of a message already stored (Twilio's fallback after the primary stored it
@@ -109,10 +114,11 @@ class Ingestor:
             self._signal(draft.conversation_id, seq, trigger, at, 0)
         else:
             self._signal(draft.conversation_id, seq, None, at, self._idle)
-            if self._probe and party is not None:
+            if self._probe and party is not None and not is_bare_consent_keyword(inbound.body):
                 # The cheap model reads it at once (in the flusher, not here: the webhook must
                 # answer fast); an emergency the floor missed then expedites the flush. Not for
-                # a number nobody knows: it costs no model call (the floor still reads it).
+                # a number nobody knows: it costs no model call (the floor still reads it); nor for
+                # a bare STOP or START (Twilio answered it).
                 self._queue.send(
                     DebounceSignal(
                         conversation_id=draft.conversation_id,
@@ -127,6 +133,16 @@ class Ingestor:
             delay = min(self._max_wait, MAX_DEBOUNCE_DELAY_SECONDS)
             self._signal(draft.conversation_id, seq, None, at, delay)
         return result
+
+    def _note_consent(self, inbound: Inbound, result: AppendResult) -> None:
+        """A text that is an opt-out or opt-in keyword sets its sender's consent at once, as of
+        when the message was first stored (a redelivery sets the same). The message is stored and
+        packaged like any other: an opted-out sender's emergency still pages the PM."""
+        if self._consent is None or inbound.channel is not Channel.SMS:
+            return  # Twilio's keywords are SMS keywords: an in-app "stop" opts out of nothing
+        change = consent_change(inbound.body)
+        if change is not None:
+            self._consent.record(inbound.from_phone, change, result.message.received_at)
 
     @staticmethod
     def _trigger(given: FlushTrigger | None, body: str) -> FlushTrigger | None:

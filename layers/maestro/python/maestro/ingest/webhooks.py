@@ -69,10 +69,11 @@ from maestro.adapters.webhook_auth import (
 )
 from maestro.clock import SystemClock
 from maestro.domain.common import E164, E164_PATTERN
+from maestro.domain.consent import TWILIO_UNSUBSCRIBED, ConsentChange
 from maestro.domain.models import Channel, FlushTrigger, attestation_of
 from maestro.ingest.service import Inbound, Ingestor, app_message_id, conversation_id_for
 from maestro.observability import count, logger
-from maestro.ports import Clock, DeliveryStatus, OutboundStatusStore
+from maestro.ports import Clock, ConsentStore, DeliveryStatus, OutboundStatusStore
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 MAX_MEDIA = 10  # Twilio sends at most 10 MediaUrlN per message
@@ -111,6 +112,8 @@ class WebhookDeps:
     app_signature_tolerance_seconds: int = 300
     wall_clock: Clock = field(default_factory=SystemClock)
     """The real clock: a signature's timestamp was taken on one, whatever time scenarios run on."""
+    consent: ConsentStore | None = None
+    """Where a status callback's error 21610 (the recipient opted out) is recorded."""
 
 
 # -- request models -------------------------------------------------------------------------------
@@ -189,6 +192,7 @@ class TwilioStatus(TwilioForm):
     message_sid: MessageSid = Field(validation_alias="MessageSid")
     status: str = Field(validation_alias="MessageStatus", min_length=1, max_length=32)
     error_code: str | None = Field(default=None, validation_alias="ErrorCode", max_length=16)
+    to: Address | None = Field(default=None, validation_alias="To")
 
 
 class TwilioTranscript(TwilioForm):
@@ -397,7 +401,13 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             count("WebhookRefused", reason="unknown_message")
             logger.warning("refused a status callback for a message maestro did not send")
             raise NotFoundError(f"MessageSid {sid} is not a message maestro sent: nothing stored")
-        return {"message_sid": sid, "status": status, "applied": recorded == "applied"}
+        opted_out = _note_unsubscribed(deps, callback)
+        return {
+            "message_sid": sid,
+            "status": status,
+            "applied": recorded == "applied",
+            "opted_out": opted_out,
+        }
 
     @route("/twilio/transcript", "twilio", TwilioTranscript)
     def twilio_transcript() -> dict[str, Any]:
@@ -603,6 +613,20 @@ def _receive(deps: WebhookDeps, inbound: Inbound) -> bool:
         },
     )
     return result.duplicate
+
+
+def _note_unsubscribed(deps: WebhookDeps, callback: TwilioStatus) -> bool:
+    """Twilio's 21610 on a message maestro sent: its recipient opted out at the carrier. Their
+    number is marked opted out at once (nothing more is texted to it until they opt back in)."""
+    if callback.error_code != TWILIO_UNSUBSCRIBED or deps.consent is None:
+        return False
+    if callback.to is None or not E164_PATTERN.fullmatch(callback.to):
+        logger.warning("a 21610 status callback named no phone number: no opt-out recorded")
+        return False
+    change = ConsentChange(opted_out=True, source="twilio_21610", detail=callback.message_sid)
+    deps.consent.record(callback.to, change, deps.clock.now())
+    count("OptOuts", source="twilio_21610")
+    return True
 
 
 def _delivery_status(value: str) -> DeliveryStatus:

@@ -20,6 +20,7 @@ from maestro.domain.actions import NEW_WO_PREFIX, Action
 from maestro.domain.common import Frozen
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.events import Effect, body_digest, claim_dict
+from maestro.domain.language import language_for
 from maestro.domain.models import OpenContext, Package, Party
 from maestro.domain.timeline import (
     TIMELINE_ENTRY,
@@ -35,6 +36,7 @@ from maestro.ports import (
     DomainEvent,
     EventType,
     Messenger,
+    NotTextableError,
     PageThrottle,
     PartyDirectory,
     PendingStore,
@@ -82,6 +84,22 @@ class LaneContext:
     unsent: list[str] = field(default_factory=list)
     folded_into: tuple[str, datetime] | None = None
     _allowed: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def sender_language(self) -> str:
+        """The language the sender reads: the directory's, else their message's, else English."""
+        preferred = self.sender.language if self.sender is not None else None
+        return language_for(preferred, self.package.text)
+
+    def language_of(self, phone: str) -> str:
+        """The language whoever has ``phone`` reads: the sender's as above; anyone else's from
+        the directory (English when it names none: their words are not in this package)."""
+        if phone == self.package.sender_phone or (
+            self.sender is not None and phone == self.sender.phone
+        ):
+            return self.sender_language
+        party = self.parties.by_phone(phone)
+        return language_for(party.language if party is not None else None)
 
     def resolve_target(self, target: str | None) -> str | None:
         """A ``new:<ref>`` target names the WO an earlier create in this package made."""
@@ -188,15 +206,22 @@ class LaneContext:
         essential: bool = False,
     ) -> SentMessage | None:
         """Send a message: the effect, then its ``message.sent`` event. None when a daily cap
-        refused it: it is recorded as not sent (``unsent``, on the outcome) and claimed by no
-        event."""
+        refused it, or the recipient may not be texted (opted out, no SMS consent): it is
+        recorded as not sent (``unsent``, on the outcome) and claimed by no event. A page that
+        cannot reach its PM is not skipped: it fails the step (fail-open tells what it can)."""
         if not self.may_send(cap, suffix, essential=essential):
             self.unsent.append(
                 f"{suffix or 'message'} to {to}: not sent, the daily {cap} cap is reached"
             )
             return None
         key = self.send_key(suffix)
-        sent = self.messenger.send(to, body, idempotency_key=key)
+        try:
+            sent = self.messenger.send(to, body, idempotency_key=key)
+        except NotTextableError as refused:
+            if cap == "pages":
+                raise
+            self.unsent.append(f"{suffix or 'message'} to {to}: not sent, {refused.reason}")
+            return None
         if sent not in self.sent:
             self.sent.append(sent)
         self.effect("message.sent", sent.sid)
@@ -227,7 +252,9 @@ class LaneOutcome(Frozen):
     )
     note: str = Field(default="", max_length=500)
     unsent: tuple[str, ...] = Field(
-        default=(), description="Messages a daily cap kept from going: recorded, never claimed"
+        default=(),
+        description="Messages a daily cap or the recipient's consent kept from going: recorded, "
+        "never claimed",
     )
     folded_into: str | None = Field(
         default=None, description="The SID of the emergency page this repeat folded into"

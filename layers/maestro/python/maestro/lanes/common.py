@@ -46,7 +46,7 @@ def finish(
     sids = tuple(dict.fromkeys(m.sid for m in ctx.sent))
     unsent = tuple(dict.fromkeys(ctx.unsent))
     if unsent:
-        # Never silently: what a daily cap kept from going is said where the outcome is read.
+        # Never silently: what a cap or consent kept from going is said where the outcome is read.
         note = f"{note}; {'; '.join(unsent)}" if note else "; ".join(unsent)
     folded = ctx.folded_into
     return LaneOutcome(

@@ -10,15 +10,21 @@ unit), whatever reply was written: what a PM is told about a job is the record.
 from __future__ import annotations
 
 from maestro.domain.actions import ContinueWithAssistant, Lane
+from maestro.domain.consent import only_consent_keywords
+from maestro.domain.language import in_language
 from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.roles import part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
 from maestro.lanes.schedule_visit import when
 
-__all__ = ["NEUTRAL_REPLY", "pm_status_reply", "run", "status_reply"]
+__all__ = ["NEUTRAL_REPLIES", "NEUTRAL_REPLY", "pm_status_reply", "run", "status_reply"]
 
-NEUTRAL_REPLY = "Thanks for your message. I'm on it and will get back to you shortly."
+NEUTRAL_REPLIES = {
+    "en": "Thanks for your message. I'm on it and will get back to you shortly.",
+    "es": "Gracias por su mensaje. Me ocupo de ello y le respondo en breve.",
+}
+NEUTRAL_REPLY = NEUTRAL_REPLIES["en"]
 
 _STATUS = {
     WorkOrderStatus.OPEN: "is open; no visit is booked yet. We'll text you when one is",
@@ -62,6 +68,16 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     # that number to a person.
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
     target = ctx.resolve_target(action.target_wo_id)
+    if only_consent_keywords(ctx.package):
+        # Twilio answered the STOP or START itself, at the carrier: a second text would be noise
+        # (and after STOP, one maestro may not send).
+        return finish(
+            ctx,
+            Lane.CONTINUE_WITH_ASSISTANT,
+            status="skipped",
+            target=target,
+            note="a consent keyword (Twilio answers it): no reply",
+        )
     reply = action.params.reply_hint
     sender = ctx.sender
     if target is not None and sender is not None and (reply is None or sender.role is PartyRole.PM):
@@ -72,5 +88,5 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
                 reply = pm_status_reply(wo, _vendor_name(ctx, wo))
             else:
                 reply = status_reply(wo)
-    ctx.send(to, reply or NEUTRAL_REPLY, suffix="reply")
+    ctx.send(to, reply or in_language(NEUTRAL_REPLIES, ctx.sender_language), suffix="reply")
     return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from maestro.domain.actions import CreateWo, Lane
 from maestro.domain.events import body_digest
+from maestro.domain.language import in_language
 from maestro.domain.models import PartyRole, Urgency, WorkOrder
 from maestro.domain.roles import allowed
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
@@ -71,11 +72,11 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
         tenant_id=wo.tenant_id,
         version=wo.version,
     )
-    ctx.send(
-        sender.phone,
-        f"Got it: I've opened {wo_id} for {short(wo.summary, 120)}. "
+    opened = {
+        "en": f"Got it: I've opened {wo_id} for {short(wo.summary, 120)}. "
         "We'll be in touch to arrange a visit; reply here with anything to add.",
-        suffix="tenant",
-        wo_id=wo_id,
-    )
+        "es": f"Recibido: he abierto {wo_id} para {short(wo.summary, 120)}. "
+        "Le contactaremos para coordinar una visita; responda aquí si quiere añadir algo.",
+    }
+    ctx.send(sender.phone, in_language(opened, ctx.sender_language), suffix="tenant", wo_id=wo_id)
     return finish(ctx, lane, target=wo_id, created=wo_id, note=note)

@@ -31,6 +31,7 @@ from datetime import datetime
 from maestro.domain.actions import Escalate, Lane
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
 from maestro.domain.events import body_digest
+from maestro.domain.language import in_language
 from maestro.domain.models import Party
 from maestro.domain.on_call import PageRecipient, page_property
 from maestro.lanes.base import LaneContext, LaneOutcome
@@ -38,50 +39,88 @@ from maestro.lanes.common import finish, short
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.pipeline.errors import TransientError
 
-__all__ = ["PAGE_EXCERPT_CHARS", "run", "safety_instructions"]
+__all__ = ["PAGED_TEXTS", "PAGE_EXCERPT_CHARS", "UNREACHED_TEXTS", "run", "safety_instructions"]
 
 PAGE_EXCERPT_CHARS = 120
 """A page quotes at most this much of what the sender said."""
 _HAZARD_CHARS = 60
 
 # Checked in order: the first that matches picks the advice. Carbon monoxide before gas and
-# smoke ("CO alarm" is neither), gas before water ("gas leak" is not a water leak).
-_SAFETY: tuple[tuple[str, re.Pattern[str], str], ...] = (
+# smoke ("CO alarm" is neither), gas before water ("gas leak" is not a water leak). Each advice
+# in English and Spanish; the person reads it in theirs (docs/consent-and-language.md).
+_SAFETY: tuple[tuple[str, re.Pattern[str], dict[str, str]], ...] = (
     (
         "carbon_monoxide",
-        re.compile(r"carbon\W*monoxide|\bco\b(?!-)", re.IGNORECASE),
-        "Get everyone out to fresh air now and call 911. Don't go back in until the fire "
-        "department says it is safe.",
+        re.compile(r"carbon\W*monoxide|\bco\b(?!-)|mon[oó]xido", re.IGNORECASE),
+        {
+            "en": "Get everyone out to fresh air now and call 911. Don't go back in until the "
+            "fire department says it is safe.",
+            "es": "Salgan todos al aire libre ahora y llamen al 911. No vuelvan a entrar hasta "
+            "que los bomberos digan que es seguro.",
+        },
     ),
     (
         "gas",
-        re.compile(r"\bgas\b|propane|rotten\W+eggs?", re.IGNORECASE),
-        "Leave now. Don't use light switches, phones, appliances or flames inside. From "
-        "outside, call 911 or the gas company's emergency line.",
+        re.compile(r"\bgas\b|propane|rotten\W+eggs?|huevos?\W+podridos?", re.IGNORECASE),
+        {
+            "en": "Leave now. Don't use light switches, phones, appliances or flames inside. "
+            "From outside, call 911 or the gas company's emergency line.",
+            "es": "Salga ahora. No use interruptores, teléfonos, aparatos ni llamas adentro. "
+            "Desde afuera, llame al 911 o a la línea de emergencias de la compañía de gas.",
+        },
     ),
     (
         "fire",
-        re.compile(r"fire|smok|flame|burning|sparks?\b", re.IGNORECASE),
-        "Get out now and call 911. Close doors behind you; don't go back for belongings.",
+        re.compile(r"fire|smok|flame|burning|sparks?\b|fuego|humo|incendi|llamas|quemad", re.I),
+        {
+            "en": "Get out now and call 911. Close doors behind you; don't go back for belongings.",
+            "es": "Salga ahora y llame al 911. Cierre las puertas al salir; no vuelva por sus "
+            "pertenencias.",
+        },
     ),
     (
         "water",
-        re.compile(r"flood|water|leak|burst|pipe|overflow|sewage", re.IGNORECASE),
-        "If it is safe, shut off the water at the main valve. Keep clear of outlets, "
-        "appliances and anything electrical near the water.",
+        re.compile(
+            r"flood|water|leak|burst|pipe|overflow|sewage|inund|agua|fuga|tuber|revent|gotea",
+            re.IGNORECASE,
+        ),
+        {
+            "en": "If it is safe, shut off the water at the main valve. Keep clear of outlets, "
+            "appliances and anything electrical near the water.",
+            "es": "Si es seguro, cierre la llave de paso principal del agua. Aléjese de enchufes, "
+            "aparatos y todo lo eléctrico cerca del agua.",
+        },
     ),
 )
-_GENERIC = "If anyone is in danger, call 911 now."
+_GENERIC = {
+    "en": "If anyone is in danger, call 911 now.",
+    "es": "Si alguien está en peligro, llame al 911 ahora.",
+}
 SAFETY_SUFFIX = "safety"
-PAGED = "We've alerted the on-call property manager, who will contact you."
-UNREACHED = (
-    "We could not reach an on-call property manager automatically; if anyone is in danger, "
-    "call 911."
-)
-HELD_BACK = (
-    "Your message goes to the property manager with their next update; if anyone is in "
-    "danger, call 911."
-)
+PAGED_TEXTS = {
+    "en": "We've alerted the on-call property manager, who will contact you.",
+    "es": "Hemos avisado al administrador de guardia, que se pondrá en contacto con usted.",
+}
+HELD_BACK_TEXTS = {
+    "en": "Your message goes to the property manager with their next update; if anyone is in "
+    "danger, call 911.",
+    "es": "Su mensaje llegará al administrador de la propiedad con su próxima actualización; si "
+    "alguien está en peligro, llame al 911.",
+}
+UNREACHED_TEXTS = {
+    "en": "We could not reach an on-call property manager automatically; if anyone is in "
+    "danger, call 911.",
+    "es": "No pudimos avisar automáticamente a un administrador de guardia; si alguien está en "
+    "peligro, llame al 911.",
+}
+PAGED = PAGED_TEXTS["en"]
+UNREACHED = UNREACHED_TEXTS["en"]
+HELD_BACK = HELD_BACK_TEXTS["en"]
+_BROUGHT_IN = {
+    "en": "I've asked the property manager to help with this; they'll be in touch with you.",
+    "es": "Le he pedido al administrador de la propiedad que le ayude con esto; se pondrá en "
+    "contacto con usted.",
+}
 _CAP_REACHED = "daily page cap reached"
 
 
@@ -96,13 +135,14 @@ def safety_advice_key(action_key: str) -> str:
     return f"{action_key}#{SAFETY_SUFFIX}"
 
 
-def safety_instructions(hazard: str, text: str = "") -> tuple[str, str]:
-    """(kind, advice) for a hazard: chosen from the hazard's words first, then the sender's."""
+def safety_instructions(hazard: str, text: str = "", language: str = "en") -> tuple[str, str]:
+    """(kind, advice) for a hazard: chosen from the hazard's words first, then the sender's; in
+    ``language`` when it has a translation, else in English."""
     for source in (hazard, text):
         for kind, pattern, advice in _SAFETY:
             if source and pattern.search(source):
-                return kind, advice
-    return "generic", _GENERIC
+                return kind, in_language(advice, language)
+    return "generic", in_language(_GENERIC, language)
 
 
 def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
@@ -129,17 +169,17 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     paged = ctx.may_send(
         "pages", "page", essential=(emergency and sender is not None) or ctx.digest is None
     )
-    advice_kind: str | None = None
+    safety = ""
     if emergency:
-        # The tenant's safety first, then the page: both go out in the same run.
-        advice_kind, advice = safety_instructions(params.hazard, ctx.package.text)
-        ctx.send(
-            phone,
-            f"{advice} {PAGED if paged else HELD_BACK}",
-            suffix=SAFETY_SUFFIX,
-            essential=True,
-        )
-    safety = f"; safety instructions sent ({advice_kind})" if advice_kind else ""
+        # The tenant's safety first, then the page: both go out in the same run, in the
+        # sender's language.
+        language = ctx.sender_language
+        advice_kind, advice = safety_instructions(params.hazard, ctx.package.text, language)
+        then = in_language(PAGED_TEXTS if paged else HELD_BACK_TEXTS, language)
+        advised = ctx.send(phone, f"{advice} {then}", suffix=SAFETY_SUFFIX, essential=True)
+        # Said only when it went: a sender who opted out gets none (the outcome says why).
+        how = "sent" if advised is not None else "not sent"
+        safety = f"; safety instructions {how} ({advice_kind}, {language})"
     if not paged:
         kind: DigestKind = "emergency" if emergency else "fallback"
         hour = _to_digest(ctx, kind, f"{kind}#{phone}", _who(sender, phone), _CAP_REACHED)
@@ -208,9 +248,12 @@ def _undeliverable(
     advice (``hazard`` not None) still goes, saying no one was alerted (that would be untrue)."""
     safety = ""
     if hazard is not None:
-        kind, advice = safety_instructions(hazard, ctx.package.text)
-        ctx.send(phone, f"{advice} {UNREACHED}", suffix=SAFETY_SUFFIX, essential=True)
-        safety = f"; safety instructions sent ({kind})"
+        language = ctx.sender_language
+        kind, advice = safety_instructions(hazard, ctx.package.text, language)
+        then = in_language(UNREACHED_TEXTS, language)
+        advised = ctx.send(phone, f"{advice} {then}", suffix=SAFETY_SUFFIX, essential=True)
+        how = "sent" if advised is not None else "not sent"
+        safety = f"; safety instructions {how} ({kind}, {language})"
     line = undeliverable(recipient, "the page", package_id=ctx.package.package_id)
     return finish(ctx, Lane.ESCALATE, target=target, note=f"{line}{safety}; contexts kept")
 
@@ -298,11 +341,7 @@ def _break_in(ctx: LaneContext, phone: str, reason: str, recipient: PageRecipien
         subject = f"break_in#{ctx.package.conversation_id}"
         hour = _to_digest(ctx, "break_in", subject, who, _CAP_REACHED)
         how = f"{_CAP_REACHED}: a line in the digest of {hour:%H:%M} UTC instead of a page"
-    ctx.send(
-        phone,
-        "I've asked the property manager to help with this; they'll be in touch with you.",
-        suffix="told",
-    )
+    ctx.send(phone, in_language(_BROUGHT_IN, ctx.sender_language), suffix="told")
     return finish(ctx, Lane.ESCALATE, note=f"break-in: {how} ({reason})")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
 from maestro.domain.events import body_digest
+from maestro.domain.language import in_language
 from maestro.domain.models import PartyRole, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
@@ -50,12 +51,19 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     relayed, to_whom = _relay_onward(ctx, wo_id, updated, note)
     if ctx.sender is not None:
         # The sender hears where their words went: the note is on the record, and who has it.
-        passed = f" and passed it on to {short(to_whom, 40)}" if to_whom else ""
-        said = f"Thanks, I've added that to {wo_id} ({short(updated.summary, 60)}){passed}."
+        label = f"{wo_id} ({short(updated.summary, 60)})"
+        whom = short(to_whom, 40)
+        added = {
+            "en": f"Thanks, I've added that to {label}"
+            + (f" and passed it on to {whom}." if to_whom else "."),
+            "es": f"Gracias, lo he añadido a {label}"
+            + (f" y se lo he pasado a {whom}." if to_whom else "."),
+        }
+        said = in_language(added, ctx.sender_language)
         if ctx.sender.role is PartyRole.PM and not to_whom:
             said = (
-                f"Noted on {wo_id} ({short(updated.summary, 60)}): it is on the work order's "
-                "record only; the tenant and the vendor were not sent it."
+                f"Noted on {label}: it is on the work order's record only; the tenant and the "
+                "vendor were not sent it."
             )
         ctx.send(ctx.sender.phone, said, suffix="ack")
     return finish(

@@ -40,6 +40,7 @@ from maestro.ports import (
     DomainEvent,
     EventBus,
     Messenger,
+    NotTextableError,
 )
 
 __all__ = ["DigestDeps", "DigestReport", "DigestSender", "digest_package_id"]
@@ -89,7 +90,15 @@ class DigestSender:
             if not found:
                 continue
             body = digest_page(hour, found, self.deps.max_lines)
-            pages.append(self._page(hour, body, now, recipient))
+            try:
+                pages.append(self._page(hour, body, now, recipient))
+            except NotTextableError as refused:
+                # The PM's number opted out: nothing went, the hour stays due (a later run sends
+                # it once they opt back in), and the other hours still go. Logged and counted,
+                # never recorded as sent.
+                count("DigestRefused")
+                logger.error("a digest page was not sent", extra={"reason": refused.reason})
+                continue
             hours.append(hour)
             lines += len(found)
             count("DigestLines", len(found))

@@ -35,6 +35,8 @@ def build_digest(settings: DigestSettings, clock: Clock) -> DigestSender:
                 clock,
                 messages_table=settings.messages_table,
                 sends_table=settings.sends_table,
+                # The digest texts the PM alone: their consent is checked, not the directory's.
+                conversations_table=settings.conversations_table,
             ),
             bus=EventBridgeBus(client("events", settings.region), settings.event_bus_name),
             clock=clock,

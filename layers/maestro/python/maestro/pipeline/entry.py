@@ -114,6 +114,8 @@ def build_pipeline(
             clock,
             messages_table=table("messages"),
             sends_table=table("sends"),
+            conversations_table=table("conversations"),
+            parties_table=table("parties"),
         ),
         bus=EventBridgeBus(client("events", settings.region), settings.event_bus_name)
         if settings.event_bus_name

@@ -36,6 +36,7 @@ from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
+from maestro.domain.language import in_language, language_for
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -78,7 +79,7 @@ from maestro.domain.roles import PM_CONTEXTS, manages
 from maestro.domain.wo_refs import wo_refs
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.escalate import UNREACHED, safety_advice_key, safety_instructions
+from maestro.lanes.escalate import UNREACHED_TEXTS, safety_advice_key, safety_instructions
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import count, logger
 from maestro.pipeline.contract import (
@@ -111,6 +112,7 @@ from maestro.ports import (
     Gate,
     GateStore,
     Messenger,
+    NotTextableError,
     PageThrottle,
     PartyDirectory,
     PendingStore,
@@ -132,6 +134,11 @@ GATE_TIMEOUT_SECONDS = 86_400
 STATE_UPDATE_ATTEMPTS = 3
 TRAIL_DECISIONS = 40
 """Recent decisions read for the conversation's guard trail (a few packages' worth)."""
+_ALERTED = {
+    "en": "We've alerted the on-call property manager.",
+    "es": "Hemos avisado al administrador de guardia.",
+}
+"""What fail-open's safety advice ends with when it pages the PM itself (else UNREACHED_TEXTS)."""
 
 
 @dataclass
@@ -674,12 +681,14 @@ class Pipeline:
             # The early escalation did not finish: the tenant still gets the safety advice, and
             # once. It may have texted the advice before it failed, so the advice goes under the
             # escalation's own key (the messenger then returns that text, not a second one).
-            _, advice = safety_instructions(s.precheck.evidence if s and s.precheck else "")
+            evidence = s.precheck.evidence if s and s.precheck else ""
+            language = language_for(self._preferred_language(lease, sender_phone), evidence)
+            _, advice = safety_instructions(evidence, language=language)
             key = self._advice_key(package_id)
             advised = self._send_or_note(
                 sender_phone,
                 f"{advice} "
-                + ("We've alerted the on-call property manager." if recipient.phone else UNREACHED),
+                + in_language(_ALERTED if recipient.phone else UNREACHED_TEXTS, language),
                 key,
                 unsent,
                 "texts",
@@ -809,6 +818,9 @@ class Pipeline:
                 logger.warning("fail-open could not count a send", extra={"error": str(error)})
         try:
             return self.deps.messenger.send(to, body, idempotency_key=key)
+        except NotTextableError as refused:  # no consent: a decision, not a failure
+            unsent.append(truncate(f"to {to}: {refused.reason}", 200))
+            return None
         except SendFailedError as failed:
             count("SendFailures")
             unsent.append(truncate(f"to {to}: {failed.reason}", 200))
@@ -830,6 +842,19 @@ class Pipeline:
                     "why": truncate(f"{chosen.why}; the directory could not be read", WHY_CHARS)
                 }
             )
+
+    def _preferred_language(self, lease: LeaseSnapshot | None, phone: str) -> str | None:
+        """The sender's directory language: from the lease's snapshot, else the directory (the
+        early escalation fails before any lease). None when unknown or unreadable: fail-open
+        never fails on its own bookkeeping, and the words then choose."""
+        if lease is not None and lease.sender is not None:
+            return lease.sender.language
+        try:
+            party = self.deps.parties.by_phone(phone)
+        except Exception as error:
+            logger.warning("fail-open could not read the sender", extra={"error": str(error)})
+            return None
+        return party.language if party is not None else None
 
     def _advice_key(self, package_id: str) -> str:
         """The early escalation's safety-advice key when it decided one (written ahead, before

@@ -1,0 +1,380 @@
+"""Consent keywords, the messenger's consent guard, and the language a person reads (#18).
+
+Pure rules and in-memory fakes; the same behaviours through the webhooks and the pipeline are in
+tests/integration/test_consent_and_language.py. Every wording here is this file's own.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from builders import MARIA, T0, act, package
+from fakes import FixedClock, InMemoryBus
+
+from maestro.adapters.messaging import ConsentGuard
+from maestro.domain.consent import (
+    ConsentChange,
+    ConsentState,
+    consent_change,
+    consent_keyword,
+    is_bare_consent_keyword,
+    only_consent_keywords,
+)
+from maestro.domain.digest import DigestEntry, hour_of
+from maestro.domain.language import detect_language, in_language, language_for
+from maestro.domain.models import Channel, Party, PartyRole
+from maestro.domain.safety import safety_floor
+from maestro.lanes import execute
+from maestro.lanes.base import LaneContext
+from maestro.lanes.escalate import PAGED_TEXTS, safety_instructions
+from maestro.pipeline.digest import DigestDeps, DigestSender
+from maestro.ports import NotTextableError, SendFailedError, SentMessage
+from maestro_dev.fakes import (
+    InMemoryDigest,
+    InMemoryPartyDirectory,
+    InMemoryPendingStore,
+    InMemoryTimeline,
+    InMemoryWorkOrderStore,
+    RecordingMessenger,
+)
+
+PM = "+14155550199"
+ANA = Party(party_id="tenant-ana", role=PartyRole.TENANT, phone="+14155550321", language="es")
+QUIET = Party(party_id="tenant-q", role=PartyRole.TENANT, phone="+14155550322", sms_consent=False)
+
+
+# --- the keywords ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "word"),
+    [
+        ("STOP", "STOP"),
+        ("  stop. ", "STOP"),
+        ("Unsubscribe!", "UNSUBSCRIBE"),
+        ("optout", "OPTOUT"),
+        ("Revoke", "REVOKE"),
+        ("end", "END"),
+        ("start", "START"),
+        ("UNSTOP", "UNSTOP"),
+        ("yes!!", "YES"),
+    ],
+)
+def test_a_keyword_alone_is_read_in_any_case_and_punctuation(body: str, word: str) -> None:
+    assert consent_keyword(body) == word
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "please stop texting me at night",  # a request in words, not Twilio's keyword
+        "the drip won't stop",
+        "stopped",
+        "cancel WO-204",
+        "start the repair monday",
+        "yes, 2pm works",
+        "opt out",
+        "",
+    ],
+)
+def test_a_keyword_inside_a_sentence_is_no_keyword(body: str) -> None:
+    assert consent_keyword(body) is None
+    assert consent_change(body) is None
+
+
+def test_the_changes_each_keyword_makes() -> None:
+    assert consent_change("QUIT") == ConsentChange(opted_out=True, source="keyword", detail="QUIT")
+    start = consent_change("Start")
+    assert start is not None
+    assert not start.opted_out
+    assert not start.only_if_opted_out
+    yes = consent_change("Yes")
+    assert yes is not None
+    assert not yes.opted_out
+    assert yes.only_if_opted_out
+
+
+def test_yes_is_never_a_bare_keyword_it_is_an_answer() -> None:
+    assert is_bare_consent_keyword("STOP")
+    assert is_bare_consent_keyword("unstop")
+    assert not is_bare_consent_keyword("YES")
+    assert only_consent_keywords(package("stop", "STOPALL"))
+    assert not only_consent_keywords(package("yes"))
+    assert not only_consent_keywords(package("STOP", "also there's smoke in the stairwell"))
+    assert not only_consent_keywords(package("stop", channel=Channel.IN_APP))
+
+
+# --- the guard ------------------------------------------------------------------------------------
+
+
+class InMemoryConsent:
+    def __init__(self) -> None:
+        self.states: dict[str, ConsentState] = {}
+
+    def record(self, phone: str, change: ConsentChange, at: datetime) -> bool:
+        held = self.states.get(phone)
+        if change.only_if_opted_out and not (held and held.opted_out):
+            return False
+        self.states[phone] = ConsentState(
+            phone=phone,
+            opted_out=change.opted_out,
+            at=at,
+            source=change.source,
+            detail=change.detail,
+        )
+        return True
+
+    def state(self, phone: str) -> ConsentState | None:
+        return self.states.get(phone)
+
+
+class RefusingMessenger:
+    def __init__(self, code: str | None) -> None:
+        self.code = code
+
+    def send(self, to: str, body: str, *, idempotency_key: str) -> SentMessage:
+        raise SendFailedError(
+            idempotency_key, "Twilio answered 400", transient=False, attempts=1, code=self.code
+        )
+
+
+def _guard(inner: object | None = None) -> tuple[ConsentGuard, InMemoryConsent]:
+    consent = InMemoryConsent()
+    guard = ConsentGuard(
+        inner or RecordingMessenger(),  # type: ignore[arg-type]
+        consent,
+        FixedClock(T0),
+        InMemoryPartyDirectory([MARIA, ANA, QUIET]),
+    )
+    return guard, consent
+
+
+def test_the_guard_refuses_an_opted_out_phone_and_sends_once_they_opt_back_in() -> None:
+    guard, consent = _guard()
+    consent.record(ANA.phone, ConsentChange(opted_out=True, source="keyword", detail="END"), T0)
+    with pytest.raises(NotTextableError, match="opted out"):
+        guard.send(ANA.phone, "hola", idempotency_key="k1")
+    assert isinstance(guard.inner, RecordingMessenger)
+    assert guard.inner.sent == []
+    consent.record(ANA.phone, ConsentChange(opted_out=False, source="keyword", detail="START"), T0)
+    assert guard.send(ANA.phone, "hola", idempotency_key="k2").to == ANA.phone
+
+
+def test_the_guard_refuses_a_phone_the_directory_records_no_consent_for() -> None:
+    guard, _ = _guard()
+    with pytest.raises(NotTextableError, match="no SMS consent"):
+        guard.send(QUIET.phone, "your visit is booked", idempotency_key="k1")
+    assert guard.send(MARIA.phone, "your visit is booked", idempotency_key="k2")
+
+
+def test_twilio_refusing_with_21610_is_recorded_as_an_opt_out() -> None:
+    guard, consent = _guard(RefusingMessenger("21610"))
+    with pytest.raises(NotTextableError, match="21610"):
+        guard.send(MARIA.phone, "the plumber is on the way", idempotency_key="k1")
+    state = consent.state(MARIA.phone)
+    assert state is not None
+    assert state.opted_out
+    assert state.source == "twilio_21610"
+
+
+def test_any_other_refusal_stays_a_failed_send() -> None:
+    guard, consent = _guard(RefusingMessenger("21211"))
+    with pytest.raises(SendFailedError) as raised:
+        guard.send(MARIA.phone, "the plumber is on the way", idempotency_key="k1")
+    assert not isinstance(raised.value, NotTextableError)
+    assert consent.state(MARIA.phone) is None
+
+
+def _ctx(guard: ConsentGuard, text: str, sender: Party, flush: int = 1) -> LaneContext:
+    pkg = package(text, phone=sender.phone, flush=flush)
+    return LaneContext(
+        package=pkg,
+        sender=sender,
+        open_contexts=(),
+        action_index=0,
+        idempotency_key=f"{pkg.package_id}#0",
+        work_orders=InMemoryWorkOrderStore([]),
+        pending=InMemoryPendingStore(),
+        parties=InMemoryPartyDirectory([MARIA, ANA, QUIET]),
+        messenger=guard,
+        on_call_pm_phone=PM,
+        now=T0,
+        timeline=InMemoryTimeline(),
+    )
+
+
+def test_an_opted_out_senders_emergency_pages_the_pm_and_claims_no_advice_sent() -> None:
+    guard, consent = _guard()
+    consent.record(MARIA.phone, ConsentChange(opted_out=True, source="keyword", detail="STOP"), T0)
+    ctx = _ctx(guard, "water is gushing out of the wall socket", MARIA)
+    outcome = execute(act("escalate", reason="emergency", severity="emergency", hazard=""), ctx)
+    assert isinstance(guard.inner, RecordingMessenger)
+    assert [m.to for m in guard.inner.sent] == [PM]
+    assert "safety instructions not sent" in outcome.note
+    assert [u for u in outcome.unsent if "opted out" in u]
+    assert all(e.claim.get("to") != MARIA.phone for e in outcome.events)
+
+
+def test_a_page_the_pm_may_not_receive_fails_the_action() -> None:
+    guard, consent = _guard()
+    consent.record(PM, ConsentChange(opted_out=True, source="keyword", detail="STOP"), T0)
+    ctx = _ctx(guard, "there is smoke in the laundry room", MARIA)
+    with pytest.raises(NotTextableError):
+        execute(act("escalate", reason="emergency", severity="emergency", hazard=""), ctx)
+
+
+# --- language -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "se me rompió la llave del lavabo y no para de gotear",
+        "¿a qué hora viene el plomero?",
+        "el refri no enfria desde el martes",
+        "hola, la puerta del balcón no cierra bien",
+        "Muchas gracias por todo",
+    ],
+)
+def test_spanish_wordings_are_read_as_spanish(text: str) -> None:
+    assert detect_language(text) == "es"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the radiator in the bedroom is ice cold",
+        "can someone check the garage door this week?",
+        "thanks, that works for me",
+        "my tap drips all night",
+    ],
+)
+def test_english_wordings_are_read_as_english(text: str) -> None:
+    assert detect_language(text) == "en"
+
+
+@pytest.mark.parametrize("text", ["ok", "WO-204", "👍", "3pm", ""])
+def test_a_message_that_says_too_little_has_no_language(text: str) -> None:
+    assert detect_language(text) is None
+
+
+def test_the_directory_language_comes_first_then_the_message_then_english() -> None:
+    assert language_for("es", "the sink is blocked") == "es"
+    assert language_for(None, "el fregadero está tapado") == "es"
+    assert language_for(None, "👍") == "en"
+
+
+def test_a_language_without_a_translation_reads_english() -> None:
+    assert in_language(PAGED_TEXTS, "fr") == PAGED_TEXTS["en"]
+
+
+@pytest.mark.parametrize(
+    ("hazard", "text", "kind", "opening"),
+    [
+        ("huele a gas", "", "gas", "Salga ahora."),
+        ("", "sale mucho humo por debajo de la puerta", "fire", "Salga ahora y llame"),
+        ("", "se inundó el sótano con agua", "water", "Si es seguro"),
+        ("", "la alarma de monóxido no deja de sonar", "carbon_monoxide", "Salgan todos"),
+        ("", "algo raro pasa", "generic", "Si alguien está en peligro"),
+    ],
+)
+def test_the_safety_advice_in_spanish(hazard: str, text: str, kind: str, opening: str) -> None:
+    chosen, advice = safety_instructions(hazard, text, "es")
+    assert chosen == kind
+    assert advice.startswith(opening)
+
+
+def test_a_spanish_reader_gets_spanish_advice_and_page_note() -> None:
+    guard, _ = _guard()
+    ctx = _ctx(guard, "there's a burning smell from the outlet", ANA)  # directory says es
+    execute(act("escalate", reason="emergency", severity="emergency", hazard=""), ctx)
+    assert isinstance(guard.inner, RecordingMessenger)
+    (advice,) = guard.inner.to(ANA.phone)
+    assert advice.body.endswith(PAGED_TEXTS["es"])
+
+
+def test_the_fixed_replies_follow_the_readers_language() -> None:
+    guard, _ = _guard()
+    sent = guard.inner
+    assert isinstance(sent, RecordingMessenger)
+    execute(act("create_wo", summary="bathroom fan rattles"), _ctx(guard, "el ventilador", ANA))
+    execute(act("continue_with_assistant"), _ctx(guard, "oigan, tengo una duda", MARIA))
+    execute(act("continue_with_assistant"), _ctx(guard, "quick question for you", MARIA, 2))
+    (opened,) = sent.to(ANA.phone)
+    assert opened.body.startswith("Recibido: he abierto WO-")
+    spanish, english = (m.body for m in sent.to(MARIA.phone))
+    assert spanish.startswith("Gracias por su mensaje.")  # Maria has no language: her words
+    assert english.startswith("Thanks for your message.")
+
+
+# --- the safety floor in Spanish ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("ayuda, huelo gas en todo el departamento", "gas"),
+        ("creo que hay una fuga de gas en el sótano", "gas"),
+        ("apesta a gas en la escalera", "gas"),
+        ("se prendió fuego el microondas", "smoke_fire"),
+        ("hay humo saliendo de la secadora", "smoke_fire"),
+        ("hay un incendio en el tercer piso", "smoke_fire"),
+        ("se inundó el cuarto de lavado", "flooding"),
+        ("se reventaron las tuberías del sótano", "flooding"),
+        ("cae agua por el techo de la sala", "flooding"),
+        ("el detector de monóxido de carbono suena sin parar", "carbon_monoxide"),
+    ],
+)
+def test_the_floor_catches_spanish_emergencies(text: str, category: str) -> None:
+    hit = safety_floor(text)
+    assert hit is not None
+    assert hit.category == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "quiero pagar la factura del gas",
+        "el técnico de gas viene mañana",
+        "fuimos a ver los fuegos artificiales",
+        "hay una gotera pequeña en el baño",
+        "¿cuándo cambian el detector de humo?",
+        "compramos un detector de monóxido",
+        "ya no huele a gas, gracias",
+        "no hay humo, solo olor a comida",
+        "estamos inundados de trabajo esta semana",
+    ],
+)
+def test_the_floor_leaves_everyday_spanish_alone(text: str) -> None:
+    assert safety_floor(text) is None
+
+
+# --- the digest -----------------------------------------------------------------------------------
+
+
+def test_a_digest_page_to_an_opted_out_pm_is_not_sent_and_stays_due() -> None:
+    guard, consent = _guard()
+    consent.record(PM, ConsentChange(opted_out=True, source="keyword", detail="STOP"), T0)
+    digest = InMemoryDigest()
+    hour = hour_of(T0)
+    digest.add(
+        DigestEntry(
+            subject="unknown#+12125550123",
+            kind="unknown_number",
+            who="+12125550123",
+            excerpt="is this the leasing office",
+            package_id="pkg-digest-1",
+            at=hour + timedelta(minutes=5),
+        )
+    )
+    clock = FixedClock(hour + timedelta(hours=1, minutes=1))
+    bus = InMemoryBus()
+    sender = DigestSender(
+        DigestDeps(digest=digest, messenger=guard, bus=bus, clock=clock, on_call_pm_phone=PM)
+    )
+    report = sender.run()
+    assert report.pages == ()
+    assert bus.events == {}  # nothing claims a page that did not go
+    consent.record(PM, ConsentChange(opted_out=False, source="keyword", detail="START"), T0)
+    assert len(sender.run().pages) == 1  # still due: it goes once the PM opts back in
