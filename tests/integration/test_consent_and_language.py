@@ -238,3 +238,26 @@ def test_a_bare_keyword_costs_no_model_call() -> None:
         sms(local, "the hallway bulb outside my door is out")
         new_executions(local, local.idle + 1)
         assert {c.purpose for c in model.calls} >= {"probe"}
+
+
+def test_an_opt_out_outlives_the_erasure_of_whoever_sent_it(stack: LocalStack) -> None:
+    """An erase removes the person and their words, not the duty not to text their number."""
+    from maestro.adapters.dynamodb_erase import DynamoEraser
+    from maestro_dev.directory.apply import apply_directory
+    from maestro_dev.local.world import WORLD
+
+    sms(stack, "quit")
+    new_executions(stack, stack.idle + 1)
+    report = DynamoEraser(stack.ddb, stack.tables).erase(MARIA.phone)
+    assert report is not None
+    assert stack.parties.by_phone(MARIA.phone) is None  # erased
+    state = stack.consent.state(MARIA.phone)
+    assert state is not None
+    assert state.opted_out  # and still not to be texted
+
+    # Re-imported later (the PM's next export still lists her): still not texted.
+    apply_directory(WORLD.directory(), stack.directory, stack.parties)
+    assert stack.parties.by_phone(MARIA.phone) is not None
+    sms(stack, "the hallway light by my door flickers all night")
+    new_executions(stack, stack.idle + 1)
+    assert to_phone(stack, MARIA.phone) == []

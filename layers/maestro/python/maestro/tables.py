@@ -137,8 +137,8 @@ CONVERSATIONS = TableSpec(
     purpose="Per conversation: 'meta' (seq, first_unflushed_at, last_inbound_at, flush counter), "
     "'msg#<seq>' the buffered messages in order (read back with a consistent query), "
     "'flush#<n>' claims (the messages one package holds), and 'lease' (one package at a time). "
-    "Partitions 'throttle#<key>' hold page-throttle windows, expired by TTL; 'consent#<phone>' "
-    "a phone's SMS opt-out state (no TTL).",
+    "Partitions 'throttle#<key>' hold page-throttle windows, expired by TTL; "
+    "'consent#<hash of the phone>' a phone's SMS opt-out state (no TTL; an erase keeps it).",
 )
 
 DECISIONS = TableSpec(

@@ -1,5 +1,9 @@
 """:class:`maestro.ports.ConsentStore` on the conversations table: item ``state`` under the
-partition ``consent#<phone>`` (no TTL: an opt-out lasts until the person opts back in).
+partition ``consent#<pseudonym>`` (no TTL: an opt-out lasts until the person opts back in).
+
+The partition names a hash of the number, never the number, and the item holds no words: an
+erase (docs/erase-and-retention.md) finds nothing of the person in it and keeps it, so a STOP
+outlives the erasure of whoever sent it (a number re-imported later is still not texted).
 
 Kept apart from the directory on purpose: an import rewrites the directory's rows and must never
 undo a STOP (the directory's own ``sms_consent`` is read beside this, never overwritten by it).
@@ -9,6 +13,7 @@ leave the latest change in place.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +27,9 @@ __all__ = ["DynamoConsentStore", "consent_partition"]
 
 
 def consent_partition(phone: str) -> str:
-    return f"consent#{phone}"
+    # Salted apart from conversation ids (conv-<sha256(phone)>): an erase that redacts whatever
+    # names the person's conversation must not take the opt-out for one of its items.
+    return "consent#" + hashlib.sha256(f"consent:{phone}".encode()).hexdigest()[:32]
 
 
 class DynamoConsentStore:
