@@ -18,11 +18,16 @@ from typing import Any, Literal
 import aws_cdk as cdk
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from maestro.tables import RETENTION_DAYS
 from maestro_dev.cloud import stack_for_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTEXT_KEY = "maestro:environments"
 E164 = r"^\+[1-9]\d{6,14}$"
+MIN_MESSAGES_RETENTION_DAYS = 14
+"""Step Functions redrives a failed execution for 14 days, and a redriven act must find its send
+record (which holds the text, so it is kept no longer than the messages: 30 days at most)."""
+MAX_RETENTION_DAYS = 3650
 DEFAULT_WEBHOOK_RATE_LIMIT_PER_IP = 300
 """Requests per source address per 5 minutes (one a second, on average) before WAF answers 429."""
 
@@ -125,6 +130,29 @@ class EnvConfig(BaseModel):
         description="E.164: the Twilio number maestro texts from (needed with an account)",
     )
     log_retention_days: int = Field(ge=1)
+    messages_retention_days: int = Field(
+        default=RETENTION_DAYS["messages"],
+        ge=0,
+        le=MAX_RETENTION_DAYS,
+        description="Days the messages table keeps inbound and outbound texts (bodies, numbers) "
+        "and the conversations table its buffered copies (MAESTRO_MESSAGES_RETENTION_DAYS of "
+        "the functions that write them); 0: until erased, else at least "
+        f"{MIN_MESSAGES_RETENTION_DAYS}. Send records expire with them (30 days at most).",
+    )
+    decisions_retention_days: int = Field(
+        default=RETENTION_DAYS["decisions"],
+        ge=0,
+        le=MAX_RETENTION_DAYS,
+        description="Days the decision log keeps a row (MAESTRO_DECISIONS_RETENTION_DAYS); 0: "
+        "until erased. Not shorter than the ledger's: a ledger row checks a decision's claim.",
+    )
+    ledger_retention_days: int = Field(
+        default=RETENTION_DAYS["ledger"],
+        ge=0,
+        le=MAX_RETENTION_DAYS,
+        description="Days the ledger keeps an Evidence or Shame row "
+        "(MAESTRO_LEDGER_RETENTION_DAYS of the watcher and the sweeper); 0: until erased.",
+    )
     removal_policy: Literal["destroy", "retain"] = Field(
         description="Tables, secrets, key and log groups on `cdk destroy`: kept or deleted"
     )
@@ -186,6 +214,24 @@ class EnvConfig(BaseModel):
     def _an_account_needs_its_number(self) -> EnvConfig:
         if self.twilio_account_sid and not self.twilio_from_number:
             raise ValueError(f"{self.name}: twilio_account_sid needs twilio_from_number")
+        return self
+
+    @model_validator(mode="after")
+    def _retention_is_coherent(self) -> EnvConfig:
+        messages = self.messages_retention_days
+        if 0 < messages < MIN_MESSAGES_RETENTION_DAYS:
+            raise ValueError(
+                f"{self.name}: messages_retention_days {messages} is under "
+                f"{MIN_MESSAGES_RETENTION_DAYS} (a redriven execution's sends must find their "
+                "records): set 0 (until erased) or at least that"
+            )
+        decisions, ledger = self.decisions_retention_days, self.ledger_retention_days
+        if decisions and (ledger == 0 or ledger > decisions):
+            raise ValueError(
+                f"{self.name}: ledger_retention_days {ledger} outlives decisions_retention_days "
+                f"{decisions} (0: until erased): a ledger row would outlive the decision whose "
+                "claim it checked; keep the decision log at least as long"
+            )
         return self
 
     def not_reaching_a_person(self) -> list[str]:

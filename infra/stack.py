@@ -9,6 +9,7 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
+from pydantic_settings import BaseSettings
 
 from infra.api import WebhookApi
 from infra.config import EnvConfig
@@ -21,7 +22,7 @@ from infra.pipeline import Pipeline
 from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
-from maestro.access import EVENT_PUBLISHERS
+from maestro.access import EVENT_PUBLISHERS, tables_of
 from maestro.pipeline.entry import STEPS
 from maestro.ports import StrandedSweep
 from maestro.settings import (
@@ -32,6 +33,7 @@ from maestro.settings import (
     SweeperSettings,
     WatcherSettings,
 )
+from maestro.tables import RETENTION_DAYS
 from maestro_dev.cloud import (
     OUTPUT_AUTH_TOKEN_SECRET,
     OUTPUT_SMS_FALLBACK_URL,
@@ -70,6 +72,22 @@ STEP_DESCRIPTIONS = {
 def _given(**settings: int | None) -> dict[str, Setting]:
     """The settings an environment sets (the rest keep their defaults in maestro.settings)."""
     return {name: str(value) for name, value in settings.items() if value is not None}
+
+
+def retention_settings(
+    config: EnvConfig, function: str, model: type[BaseSettings]
+) -> dict[str, Setting]:
+    """The environment's retention of each table with one (``maestro.tables.RETENTION_DAYS``)
+    for a function that writes it (its row of ``maestro.access.FUNCTION_TABLES``) and whose
+    settings read it: the ones whose writes set the expiry. The flusher writes messages too, but
+    only the probe's result on a stored one: its settings have no retention."""
+    row = tables_of(function)
+    settings: dict[str, Setting] = {}
+    for table in RETENTION_DAYS:
+        setting = f"{table}_retention_days"
+        if row.get(table) == "write" and setting in model.model_fields:
+            settings[setting] = str(getattr(config, setting))
+    return settings
 
 
 class MaestroStack(cdk.Stack):
@@ -147,6 +165,7 @@ class MaestroStack(cdk.Stack):
                 # The flusher probes each new message when a key is set (it skips otherwise).
                 "severity_probe": "true",
                 **windows,
+                **retention_settings(config, function, InboundSettings),
             }
 
         self.inbound = self.factory.make(
@@ -211,7 +230,7 @@ class MaestroStack(cdk.Stack):
                 settings |= model_settings
             if step in TEXTING_STEPS:
                 settings |= twilio | send_caps
-            return settings
+            return settings | retention_settings(config, step, PipelineSettings)
 
         steps = {
             step: self.factory.make(
@@ -244,6 +263,7 @@ class MaestroStack(cdk.Stack):
                     "step_mode": "true" if config.step_mode else "false",
                     **model_settings,
                     **windows,
+                    **retention_settings(config, "flusher", FlusherSettings),
                 },
                 timeout=FLUSHER_TIMEOUT,
             )
@@ -287,6 +307,7 @@ class MaestroStack(cdk.Stack):
                     **tables("watcher"),
                     # It reads texts back from Twilio when the stack texts through Twilio.
                     **{k: v for k, v in twilio.items() if k != "twilio_status_callback_url"},
+                    **retention_settings(config, "watcher", WatcherSettings),
                 },
                 timeout=WATCHER_TIMEOUT,
             )
@@ -297,7 +318,10 @@ class MaestroStack(cdk.Stack):
                 name="sweeper",
                 description="Every five minutes: recorded effects whose event never came",
                 settings_model=SweeperSettings,
-                settings=tables("sweeper"),
+                settings={
+                    **tables("sweeper"),
+                    **retention_settings(config, "sweeper", SweeperSettings),
+                },
                 timeout=SWEEPER_TIMEOUT,
             )
         )
@@ -315,6 +339,7 @@ class MaestroStack(cdk.Stack):
                     "on_call_pm_phone": config.on_call_pm_phone,
                     **twilio,
                     **send_caps,
+                    **retention_settings(config, "digest", DigestSettings),
                 },
                 timeout=DIGEST_TIMEOUT,
             )

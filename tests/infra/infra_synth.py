@@ -43,6 +43,9 @@ REACHABLE = {
         "daily_page_cap": 40,
         "daily_text_cap": 1500,
         "daily_model_call_cap": 3000,
+        # Retention of its own (cdk.json's prod keeps the defaults).
+        "messages_retention_days": 60,
+        "ledger_retention_days": 400,
     },
 }
 

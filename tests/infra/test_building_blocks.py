@@ -253,6 +253,53 @@ def test_settings_refuse_what_is_not_an_address_or_a_number() -> None:
             EnvConfig(name="dev", **{**raw, **bad})
 
 
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        ({"messages_retention_days": -1}, "messages_retention_days"),
+        ({"messages_retention_days": 7}, "messages_retention_days 7 is under 14"),
+        ({"decisions_retention_days": 36500}, "decisions_retention_days"),
+        (
+            {"decisions_retention_days": 180, "ledger_retention_days": 365},
+            "ledger_retention_days 365 outlives decisions_retention_days 180",
+        ),
+        (
+            {"decisions_retention_days": 730, "ledger_retention_days": 0},
+            "ledger_retention_days 0 outlives",
+        ),
+    ],
+)
+def test_a_retention_that_cannot_hold_refuses_synthesis(
+    values: dict[str, object], named: str
+) -> None:
+    import aws_cdk as cdk
+
+    from infra.config import environments
+
+    context = {**_context(dev=values), "env": "dev"}
+    with pytest.raises(ValueError, match=re.escape(named)) as refused:
+        environments(cdk.App(context=context))
+    assert f"{CONTEXT_KEY} → dev" in str(refused.value)
+
+
+def test_a_retention_of_0_keeps_until_erased_and_the_log_may_outlive_the_ledger() -> None:
+    import aws_cdk as cdk
+
+    from infra.config import environments
+
+    for values in (
+        {"messages_retention_days": 0, "decisions_retention_days": 0, "ledger_retention_days": 0},
+        {"decisions_retention_days": 0, "ledger_retention_days": 30},
+        {
+            "messages_retention_days": 14,
+            "decisions_retention_days": 30,
+            "ledger_retention_days": 30,
+        },
+    ):
+        (dev,) = environments(cdk.App(context={**_context(dev=values), "env": "dev"}))
+        assert dev.model_dump(include=set(values)) == values
+
+
 # -- the signature headers' shapes, for WAF's regex engine ----------------------------------------
 
 _TWILIO = SIGNATURE_HEADER_PATTERNS["twilio"]["X-Twilio-Signature"]

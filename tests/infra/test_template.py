@@ -752,6 +752,35 @@ def test_the_daily_caps_reach_what_they_cap(synth: Synth, env: str) -> None:
             assert variables.get(setting) == expected, (name, setting)
 
 
+# Who writes items that expire, per table (docs/erase-and-retention.md): the texts (inbound by the
+# webhooks, outbound by whatever texts), the decision log's rows, the ledger's.
+RETENTION_WRITERS = {
+    "messages_retention_days": {
+        "inbound_sms",
+        "inbound_fallback",
+        "escalate",
+        "act",
+        "fail_open",
+        "digest",
+    },
+    "decisions_retention_days": {"escalate", "dispose", "act", "persist", "fail_open"},
+    "ledger_retention_days": {"watcher", "sweeper"},
+}
+
+
+def test_retention_reaches_exactly_the_functions_that_write_the_table(
+    synth: Synth, env: str
+) -> None:
+    functions = _function_steps(synth, env)
+    for key, writers in RETENTION_WRITERS.items():
+        found = {
+            functions[lid]: fn["Properties"]["Environment"]["Variables"][f"MAESTRO_{key.upper()}"]
+            for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
+            if f"MAESTRO_{key.upper()}" in fn["Properties"]["Environment"]["Variables"]
+        }
+        assert found == dict.fromkeys(writers, str(CONFIG[env][key])), key
+
+
 def _alarms(synth: Synth, env: str) -> dict[str, dict[str, Any]]:
     return {
         a["Properties"]["AlarmName"].removeprefix(f"maestro-{env}-"): a["Properties"]

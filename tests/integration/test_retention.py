@@ -4,14 +4,21 @@ carries its table's TTL attribute, from the per-table setting; 0 keeps it until 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from builders import T0
 from embedded import flush, sms
 
+from maestro.adapters.messaging import messenger_for
+from maestro.settings import PIPELINE_TABLES, PipelineSettings
 from maestro.tables import RETENTION_DAYS, TTL_ATTRIBUTE
+from maestro_dev.local.clock import VirtualClock
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed
+
+if TYPE_CHECKING:
+    from conftest import AwsEnv
 
 pytestmark = pytest.mark.integration
 
@@ -83,3 +90,33 @@ def test_by_default_the_decision_log_outlives_the_messages() -> None:
         expiry = _expiry(row)
         assert expiry is not None
         assert expiry >= _epoch(sent_at, RETENTION_DAYS["decisions"])
+
+
+@pytest.mark.parametrize("days", [45, 0])
+def test_the_recording_messengers_records_expire_with_the_messages(aws: AwsEnv, days: int) -> None:
+    """No Twilio account: what would have been texted (a number, a body) is recorded in the
+    messages table, and kept exactly as long as a sent one (0: until erased)."""
+    settings = PipelineSettings.model_validate(
+        {
+            **{f"{t}_table": aws.table_names[t] for t in PIPELINE_TABLES},
+            "event_bus_name": "bus",
+            "messages_retention_days": days,
+        }
+    )
+    assert settings.messenger == "recording"
+    clock = VirtualClock(T0)
+    messenger = messenger_for(
+        settings,
+        aws.dynamodb,
+        clock,
+        messages_table=aws.table_names["messages"],
+        sends_table=aws.table_names["sends"],
+        conversations_table=aws.table_names["conversations"],
+    )
+    clock.advance(3600)
+    sent = messenger.send("+12065550173", "The plumber comes Thursday 9-11.", idempotency_key="k1")
+    item = aws.dynamodb.get_item(
+        TableName=aws.table_names["messages"], Key={"message_id": {"S": sent.sid}}
+    )["Item"]
+    assert item["status"]["S"] == "recorded"
+    assert _expiry(item) == (_epoch(clock.now(), days) if days else None)

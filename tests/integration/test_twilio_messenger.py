@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -268,3 +269,16 @@ def test_the_reader_retries_a_transient_failure(rig: Rig, monkeypatch: pytest.Mo
     read = TwilioMessageReader(rig.client, sleep=lambda _s: None).read(sent.sid)
     assert read is not None
     assert answers == [503, 200]
+
+
+@pytest.mark.parametrize(("messages_days", "record_days"), [(20, 20), (90, 30), (0, 30)])
+def test_a_send_record_keeps_the_text_no_longer_than_the_messages(
+    rig: Rig, messages_days: int, record_days: int
+) -> None:
+    """The record holds the number and the text: it expires with the messages when they are
+    kept less than its own window (30 days), and after that window otherwise."""
+    rig.clock.advance(600)
+    claimed = rig.clock.now()
+    rig.messenger(retention_days=messages_days).send(TENANT, "Fan fixed?", idempotency_key="k")
+    record = rig.record("k")
+    assert record["expires_at_epoch"] == int((claimed + timedelta(days=record_days)).timestamp())

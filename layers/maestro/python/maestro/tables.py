@@ -91,7 +91,8 @@ class TableSpec(BaseModel):
 
 RETENTION_DAYS: dict[str, int] = {"messages": 90, "decisions": 730, "ledger": 365}
 """How long each table keeps what a person wrote or was sent before DynamoDB's TTL deletes it,
-by default (``MAESTRO_<TABLE>_RETENTION_DAYS`` overrides; docs/erase-and-retention.md)."""
+by default (``MAESTRO_<TABLE>_RETENTION_DAYS`` overrides, set per environment by cdk.json's
+``<table>_retention_days``; docs/erase-and-retention.md)."""
 
 TTL_ATTRIBUTE = "expires_at_epoch"
 

@@ -149,7 +149,9 @@ def _messenger(
     secrets: Secrets | None,
 ) -> Messenger:
     if settings.messenger == "recording":
-        return DynamoRecordingMessenger(ddb, messages_table)
+        return DynamoRecordingMessenger(
+            ddb, messages_table, clock, retention_days=settings.messages_retention_days
+        )
     assert settings.twilio_from_number is not None  # the settings' validator insists
     callback = settings.twilio_status_callback_url
     return TwilioMessenger(

@@ -19,16 +19,27 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.ports import MessageRead, SentMessage, recorded_sid
-from maestro.tables import MESSAGES
+from maestro.ports import Clock, MessageRead, SentMessage, recorded_sid
+from maestro.tables import MESSAGES, RETENTION_DAYS, TTL_ATTRIBUTE, expires_at_epoch
 
 
 class DynamoRecordingMessenger:
-    """:class:`maestro.ports.Messenger` that records instead of sending (idempotent by key)."""
+    """:class:`maestro.ports.Messenger` that records instead of sending (idempotent by key).
+    A record holds a body and a number, so it expires with the messages (from when it was
+    recorded; ``retention_days`` 0: kept until erased), as a sent one does."""
 
-    def __init__(self, client: DynamoDBClient, messages_table: str) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        messages_table: str,
+        clock: Clock,
+        *,
+        retention_days: int = RETENTION_DAYS["messages"],
+    ) -> None:
         self._ddb = client
         self._table = messages_table
+        self._clock = clock
+        self._retention_days = retention_days
 
     def send(self, to: str, body: str, *, idempotency_key: str) -> SentMessage:
         message = SentMessage(
@@ -45,6 +56,7 @@ class DynamoRecordingMessenger:
                         "body": body,
                         "status": "recorded",
                         "idempotency_key": idempotency_key,
+                        TTL_ATTRIBUTE: expires_at_epoch(self._clock.now(), self._retention_days),
                     }
                 ),
                 ConditionExpression="attribute_not_exists(#pk)",

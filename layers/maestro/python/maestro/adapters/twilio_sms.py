@@ -61,6 +61,17 @@ LOOKUP_SLACK = timedelta(minutes=5)
 """How far before its claim a message found by look-up may have been created (clock skew)."""
 LOOKUP_LIMIT = 20
 SEND_RECORD_DAYS = 30
+"""How long a send record (the recipient and the text) is kept at most: a retried or redriven
+action must find its claim (Step Functions redrives for 14 days). Never longer than the
+messages: a shorter messages retention shortens it too."""
+
+
+def send_record_days(messages_retention_days: int) -> int:
+    """The send records' retention: :data:`SEND_RECORD_DAYS`, or the messages' when shorter (0,
+    messages kept until erased, leaves it at :data:`SEND_RECORD_DAYS`)."""
+    if messages_retention_days > 0:
+        return min(SEND_RECORD_DAYS, messages_retention_days)
+    return SEND_RECORD_DAYS
 
 
 class TwilioApiHttpClient(TwilioHttpClient):  # type: ignore[misc]  # the SDK is untyped
@@ -189,8 +200,8 @@ class TwilioMessenger:
                     "state": to_value("sending"),
                     "claimed_at": to_value(now.isoformat()),
                     "attempts": to_value(0),
-                    "expires_at_epoch": to_value(
-                        int((now + timedelta(days=SEND_RECORD_DAYS)).timestamp())
+                    TTL_ATTRIBUTE: to_value(
+                        expires_at_epoch(now, send_record_days(self._retention_days))
                     ),
                 },
                 ConditionExpression="attribute_not_exists(#pk)",
