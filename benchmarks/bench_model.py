@@ -34,14 +34,13 @@ from _results import merge_results, render_markdown
 from maestro.brain.model import ModelRequest
 from maestro.brain.reasoning import propose_tool, reasoning_request
 from maestro.brain.scripted import Scripted, ScriptedModel
+from maestro.domain.directory import Person, PersonRole
 from maestro.domain.memory import DEFAULT_LIMITS, SenderRole, build_window
 from maestro.domain.models import (
     FlushTrigger,
     Message,
     OpenContext,
     Package,
-    Party,
-    PartyRole,
     WorkOrder,
     context_for_work_order,
 )
@@ -87,17 +86,26 @@ def _responder(request: ModelRequest) -> Scripted | None:
 def model_calls_per_package() -> dict[str, float]:
     from maestro_dev.local.events import signed_sms_event, twilio_sid
     from maestro_dev.local.stack import LocalStack
+    from maestro_dev.local.world import housed, seed_directory
 
     averages: dict[str, float] = {}
     for kind, texts in (("clear", CLEAR), ("ambiguous", AMBIGUOUS)):
         model = ScriptedModel(responder=_responder)
         per_package: list[int] = []
         with LocalStack(model=model) as stack:
-            for n, text in enumerate(texts):
-                tenant = Party(
-                    party_id=f"tenant-{n}", role=PartyRole.TENANT, phone=f"+1415558{n:04d}"
+            tenants = housed(
+                *(
+                    Person(
+                        person_id=f"tenant-{n}",
+                        role=PersonRole.TENANT,
+                        phones=(f"+1415558{n:04d}",),
+                        unit_id=f"{n + 1}A",
+                    )
+                    for n in range(len(texts))
                 )
-                stack.parties.put(tenant)
+            )
+            seed_directory(stack, tenants)
+            for n, (text, tenant) in enumerate(zip(texts, tenants.parties(), strict=True)):
                 before = len(model.calls)
                 sid = twilio_sid("SM", f"{kind} {n}")
                 event = signed_sms_event(stack.twilio_token, sid, tenant.phone, text)

@@ -72,20 +72,20 @@ def rss_mb() -> float:
 
 
 def _sender(stack: Any, block: int, n: int) -> str:
-    """The phone of tenant ``n`` of block ``block``, put in the directory on first use."""
-    from maestro.domain.models import Party, PartyRole
+    """The phone of tenant ``n`` of block ``block``, imported into the directory on first use."""
+    from maestro.domain.directory import Person, PersonRole
+    from maestro_dev.local.world import housed, seed_directory
 
     phone = f"+1415{block:04d}{n:03d}"
     if stack.parties.by_phone(phone) is None:
-        stack.parties.put(
-            Party(
-                party_id=f"bench-{block:04d}-{n:03d}",
-                role=PartyRole.TENANT,
-                phone=phone,
-                name=f"Tenant {block}.{n}",
-                unit=f"{n % 9 + 1}{'ABCD'[n % 4]}",
-            )
+        tenant = Person(
+            person_id=f"bench-{block:04d}-{n:03d}",
+            role=PersonRole.TENANT,
+            name=f"Tenant {block}.{n}",
+            phones=(phone,),
+            unit_id=f"{n % 9 + 1}{'ABCD'[n % 4]}",
         )
+        seed_directory(stack, housed(tenant))
     return phone
 
 

@@ -24,11 +24,11 @@ from email.utils import parsedate_to_datetime
 from itertools import pairwise
 
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog
-from maestro.domain.models import Party, PartyRole
+from maestro.domain.directory import Person, PersonRole
 from maestro.domain.safety import safety_floor
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
-from maestro_dev.local.world import seed
+from maestro_dev.local.world import housed, seed, seed_directory
 
 LONG_FIRST = (
     "Hi, the water heater in our unit has been making a loud banging noise since last night "
@@ -92,8 +92,9 @@ class LoadReport:
 
 def _parties(
     count: int, unknown_share: float, rng: random.Random
-) -> list[tuple[str, Party | None]]:
-    senders: list[tuple[str, Party | None]] = []
+) -> list[tuple[str, Person | None]]:
+    """Each sender's phone and, unless unknown, the tenant the directory holds for it."""
+    senders: list[tuple[str, Person | None]] = []
     for n in range(count):
         phone = f"+1415556{n:04d}"
         if rng.random() < unknown_share:
@@ -102,12 +103,12 @@ def _parties(
             senders.append(
                 (
                     phone,
-                    Party(
-                        party_id=f"tenant-{n:03d}",
-                        role=PartyRole.TENANT,
-                        phone=phone,
+                    Person(
+                        person_id=f"tenant-{n:03d}",
+                        role=PersonRole.TENANT,
                         name=f"Tenant {n}",
-                        unit=f"{n % 9 + 1}{'ABCD'[n % 4]}",
+                        phones=(phone,),
+                        unit_id=f"{n % 9 + 1}{'ABCD'[n % 4]}",
                     ),
                 )
             )
@@ -138,9 +139,7 @@ def run_load(
 
     with LocalStack() as stack:
         seed(stack)
-        for _, party in people:
-            if party is not None:
-                stack.parties.put(party)
+        seed_directory(stack, housed(*(person for _, person in people if person is not None)))
         start = stack.clock.now().timestamp()
         accepted: dict[str, tuple[str, str]] = {}  # sid → (phone, text)
         for n, (at, phone, text) in enumerate(plan):
@@ -160,7 +159,7 @@ def run_load(
 
 
 def _check(
-    stack: LocalStack, people: list[tuple[str, Party | None]], accepted: dict[str, tuple[str, str]]
+    stack: LocalStack, people: list[tuple[str, Person | None]], accepted: dict[str, tuple[str, str]]
 ) -> LoadReport:
     log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
     executions = stack.executions()

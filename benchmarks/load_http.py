@@ -257,16 +257,14 @@ def run_http_load(
     drain_timeout: float = 300.0,
 ) -> HttpLoadReport:
     from maestro_dev.local.stack import LocalStack
-    from maestro_dev.local.world import seed
+    from maestro_dev.local.world import housed, seed, seed_directory
 
     rng = random.Random(seed_value)
     texts, people = plan_texts(parties, messages, rng, hour)
     began = time.perf_counter()
     with LocalStack(start=datetime.now(UTC), model=None) as stack:
         seed(stack)
-        for _, party in people:
-            if party is not None:
-                stack.parties.put(party)
+        seed_directory(stack, housed(*(person for _, person in people if person is not None)))
         sent, sending_done, drained = serve_and_send(stack, texts, senders, speed, drain_timeout)
         read = read_back(stack, people, texts, {s.sid for s in sent if s.status == 200})
     latencies = sorted(s.latency_ms for s in sent)

@@ -17,6 +17,7 @@ from typing import Any
 from twilio.rest import Client
 
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
+from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.adapters.twilio_sms import TwilioMessenger
@@ -31,6 +32,7 @@ from maestro_dev.local.events import form_body as form_body
 from maestro_dev.local.events import twilio_sid as twilio_sid
 from maestro_dev.local.twilio_loopback import LoopbackHttpClient, TwilioLoopback
 from maestro_dev.local.world import MARIA as MARIA
+from maestro_dev.local.world import WORLD, seed_directory
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 TOKEN = "twilio-test-auth-token"
@@ -53,6 +55,7 @@ class Rig:
     buffer: DynamoConversationBuffer
     statuses: DynamoOutboundStatusStore
     parties: DynamoPartyDirectory
+    directory: DynamoDirectory
     ingestor: Ingestor
     flusher: Flusher
     sfn: Any
@@ -135,7 +138,7 @@ def make_rig(aws: Any, *, idle: int = 300, max_wait: int = 900) -> Rig:
     buffer = DynamoConversationBuffer(ddb, names["messages"], names["conversations"])
     statuses = DynamoOutboundStatusStore(ddb, names["messages"])
     parties = DynamoPartyDirectory(ddb, names["parties"])
-    parties.put(MARIA)
+    directory = DynamoDirectory(ddb, names["directory"])
     sfn = aws.client("stepfunctions")
     iam_role = "arn:aws:iam::123456789012:role/maestro-test"
     arn = sfn.create_state_machine(
@@ -151,13 +154,14 @@ def make_rig(aws: Any, *, idle: int = 300, max_wait: int = 900) -> Rig:
         clock=clock,
         twilio_account_sid=ACCOUNT,
     )
-    return Rig(
+    rig = Rig(
         aws=aws,
         clock=clock,
         queue=queue,
         buffer=buffer,
         statuses=statuses,
         parties=parties,
+        directory=directory,
         ingestor=ingestor,
         flusher=flusher,
         sfn=sfn,
@@ -167,6 +171,8 @@ def make_rig(aws: Any, *, idle: int = 300, max_wait: int = 900) -> Rig:
         idle=idle,
         max_wait=max_wait,
     )
+    seed_directory(rig, WORLD.directory())  # Maria, Vic and Paula, imported
+    return rig
 
 
 def rest_event(

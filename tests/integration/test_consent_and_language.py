@@ -16,11 +16,12 @@ from embedded import log, new_executions, pages, sms, to_phone
 from maestro.adapters.dynamodb_consent import DynamoConsentStore
 from maestro.brain.scripted import ScriptedModel
 from maestro.domain.consent import ConsentChange
-from maestro.domain.models import Party, PartyRole
+from maestro.domain.directory import Person, PersonRole
+from maestro.domain.models import Party
 from maestro.lanes.escalate import PAGED_TEXTS
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.twilio_loopback import Fault
-from maestro_dev.local.world import MARIA, seed
+from maestro_dev.local.world import MARIA, housed, seed, seed_directory
 
 pytestmark = pytest.mark.integration
 
@@ -45,15 +46,18 @@ def _unsent(stack: LocalStack) -> list[str]:
 
 
 def _tenant(stack: LocalStack, phone: str, **fields: object) -> Party:
-    party = Party(
-        party_id=f"tenant-{phone[-4:]}",
-        role=PartyRole.TENANT,
-        phone=phone,
+    """A tenant of 4C, imported; their phone → party row."""
+    person = Person(
+        person_id=f"tenant-{phone[-4:]}",
+        role=PersonRole.TENANT,
+        phones=(phone,),
         name="Lucía",
-        unit="4C",
+        unit_id="4C",
         **fields,  # type: ignore[arg-type]
     )
-    stack.parties.put(party)
+    seed_directory(stack, housed(person))
+    party = stack.parties.by_phone(phone)
+    assert party is not None
     return party
 
 

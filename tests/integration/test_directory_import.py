@@ -10,13 +10,14 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from embedded import new_executions, pages
+from embedded import new_executions, to_phone
 
-from maestro.domain.directory import Directory, PersonRole
+from maestro.domain.directory import ALL_PROPERTIES, Directory, OnCall, PersonRole
 from maestro.domain.models import PartyRole
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro_dev.cli import main
@@ -26,14 +27,13 @@ from maestro_dev.cloud import (
     OUTPUT_PARTIES_TABLE,
     OUTPUT_STATE_MACHINE,
 )
-from maestro_dev.directory.apply import apply_directory
 from maestro_dev.directory.files import read_folder, write_folder
 from maestro_dev.directory.synthetic import synthetic_directory
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.operator_access import TOKEN_ENV, TOKEN_HEADER, write_token
 from maestro_dev.local.server import LocalServer, start
-from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, seed
+from maestro_dev.local.stack import ON_CALL_PM, LocalStack
+from maestro_dev.local.world import MARIA
 
 if TYPE_CHECKING:
     from conftest import AwsEnv
@@ -49,7 +49,7 @@ def _small() -> Directory:
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[LocalServer]:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    stack, srv = start(port=0, speed=1.0, step=False)
+    stack, srv = start(port=0, speed=0.0, step=False)  # time stands still: a test moves it
     write_token(srv.port, srv.token)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -246,39 +246,85 @@ def test_absent_rows_are_kept_unless_pruned_and_a_dropped_phone_is_unbound(
     )
 
 
-def test_a_text_from_an_imported_tenant_binds_to_them() -> None:
-    """Before the import the number is a stranger (no model call, the unknown-number path);
-    after it, the same kind of text is the tenant's: the brain reads it, no page is sent."""
-    directory = _small()
-    tenant = next(p for p in directory.people if p.role is PersonRole.TENANT and p.unit_id)
-    with LocalStack() as stack:
-        seed(stack)
-        stack.http(
-            signed_sms_event(
-                stack.twilio_token,
-                twilio_sid("SM", "before"),
-                tenant.phones[0],
-                "the dryer in my unit squeals every time it spins",
-            )
-        )
-        (before,) = new_executions(stack, stack.idle + 1)
-        assert "unknown sender" in json.loads(before["output"])["brain"]["skipped"]
+def _text(stack: LocalStack, phone: str, words: str) -> None:
+    event = signed_sms_event(stack.twilio_token, twilio_sid("SM", words), phone, words)
+    assert stack.http(event)["statusCode"] == 200
 
-        apply_directory(directory, stack.directory, stack.parties)
-        stack.http(
-            signed_sms_event(
-                stack.twilio_token,
-                twilio_sid("SM", "after"),
-                tenant.phones[0],
-                "also the dryer door latch came off in my hand",
-            )
-        )
-        (after,) = new_executions(stack, stack.idle + 1)
-        assert after["status"] == "SUCCEEDED"
-        brain = json.loads(after["output"]).get("brain") or {}
-        assert "unknown sender" not in str(brain.get("skipped") or "")
-        assert brain.get("samples")
-        assert [p for p in pages(stack) if tenant.phones[0] in p] == []
+
+def _digests(stack: LocalStack) -> list[str]:
+    return [m.body for m in stack.outbox() if m.body.startswith("[INFO] maestro digest")]
+
+
+def test_after_an_import_a_tenants_text_binds_and_their_gas_report_pages_their_on_call_pm(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    """Issue #18's "After the import ...", through `maestro directory import` on `maestro serve`:
+    before it, a tenant's number is a stranger (the unknown-number path: no brain, a digest
+    line); after it, their text is theirs (the brain reads it, no page, no digest line), and a gas
+    report from them pages the PM on call for their property at that hour, not the property's
+    default PM, not the all-properties on-call PM, not the account's fallback number."""
+    stack = server.stack
+    now = stack.clock.now()
+    # Property prop-00's 12-hour shifts alternate pm-000 (also its default PM: of its own PMs,
+    # the lowest id) and pm-002; starting 13 hours ago, pm-002's shift is the one under way.
+    # pm-001 (of prop-01) holds an all-properties shift now too: a property's own comes first.
+    synthetic = synthetic_directory(
+        properties=2, tenants=12, vendors=4, pms=3, start=now - timedelta(hours=13)
+    )
+    everywhere = OnCall(
+        property_id=ALL_PROPERTIES,
+        person_id="pm-001",
+        starts_at=now - timedelta(hours=2),
+        ends_at=now + timedelta(hours=4),
+    )
+    directory = synthetic.model_copy(update={"on_call": (*synthetic.on_call, everywhere)})
+    folder = tmp_path / "pms-export"
+    write_folder(directory, folder)
+    people = {p.person_id: p for p in directory.people}
+    tenant = people["tenant-00002"]
+    phone = tenant.phones[0]
+    unit = next(u for u in directory.units if u.unit_id == tenant.unit_id)
+    assert unit.property_id == "prop-00"
+    assert tenant.sms_consent
+    on_call, default, everyone, fallback = (
+        people["pm-002"].phones[0],
+        people["pm-000"].phones[0],
+        people["pm-001"].phones[0],
+        ON_CALL_PM,
+    )
+
+    _text(stack, phone, "the dryer in my unit squeals every time it spins")
+    (before,) = new_executions(stack, stack.idle + 1)
+    assert "unknown sender" in json.loads(before["output"])["brain"]["skipped"]
+    stack.advance(3600)  # the hour's digest goes out: it has the stranger's line
+    (digest,) = _digests(stack)
+    assert "1 number not in the directory" in digest
+    assert phone in digest
+
+    code, said = _cli("directory", "import", str(folder), "--url", server.url)
+    assert code == 0, said
+    bound = stack.parties.by_phone(phone)
+    assert bound is not None
+    assert (bound.party_id, bound.role) == (tenant.person_id, PartyRole.TENANT)
+
+    _text(stack, phone, "also the dryer door latch came off in my hand")
+    (after,) = new_executions(stack, stack.idle + 1)
+    assert after["status"] == "SUCCEEDED"
+    brain = json.loads(after["output"]).get("brain") or {}
+    assert "unknown sender" not in str(brain.get("skipped") or "")
+    assert brain.get("samples")
+    stack.advance(3600)
+    assert _digests(stack) == [digest]  # no new line: the number is someone now
+    assert [m.body for m in stack.outbox() if m.to != phone and phone in m.body] == [digest]
+
+    _text(stack, phone, "smells like rotten eggs by the stove, the gas is hissing")
+    stack.advance(60)  # the safety floor expedites it
+    (page,) = to_phone(stack, on_call)
+    assert page.startswith("[EMERGENCY]")
+    assert phone in page
+    assert to_phone(stack, default) == []
+    assert to_phone(stack, everyone) == []
+    assert [body for body in to_phone(stack, fallback) if body.startswith("[EMERGENCY]")] == []
 
 
 def test_import_and_export_on_a_deployed_stack(aws: AwsEnv, tmp_path: Path) -> None:

@@ -19,16 +19,26 @@ from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.brain.model import ModelRequest
 from maestro.brain.scripted import Scripted, ScriptedModel
-from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
+from maestro.domain.directory import Person, PersonRole
+from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.safety import safety_floor
 from maestro_dev.evals.model import new_messages
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, VIC, seed
+from maestro_dev.local.world import MARIA, VIC, housed, seed, seed_directory
 
 pytestmark = pytest.mark.integration
 
 LABELED = Path(__file__).resolve().parents[2] / "evals" / "labeled"
-JO = Party(party_id="tenant-jo", role=PartyRole.TENANT, phone="+14155550123", name="Jo", unit="9Z")
+JOS = housed(
+    Person(
+        person_id="tenant-jo",
+        role=PersonRole.TENANT,
+        name="Jo",
+        phones=("+14155550123",),
+        unit_id="9Z",
+    )
+)
+(JO,) = JOS.parties()
 STRANGER = "+14155550188"
 
 
@@ -38,7 +48,7 @@ def rows(name: str) -> list[dict[str, Any]]:
 
 def world(stack: LocalStack) -> DynamoWorkOrderStore:
     seed(stack)
-    stack.parties.put(JO)
+    seed_directory(stack, JOS)
     store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
     now = stack.clock.now()
     for wo_id, tenant, vendor, summary in (
@@ -197,10 +207,20 @@ def test_keyword_free_emergencies_are_escalated_within_one_flush() -> None:
     model = ScriptedModel(responder=_sees_emergencies)
     with LocalStack(model=model) as stack:
         seed(stack)
-        for n, row in enumerate(EMERGENCIES):
+        tenants = housed(
+            *(
+                Person(
+                    person_id=f"tenant-{n}",
+                    role=PersonRole.TENANT,
+                    phones=(f"+1415557{n:04d}",),
+                    unit_id=f"{n + 1}A",
+                )
+                for n in range(len(EMERGENCIES))
+            )
+        )
+        seed_directory(stack, tenants)
+        for row, tenant in zip(EMERGENCIES, tenants.parties(), strict=True):
             assert safety_floor(row["text"]) is None, row  # the floor is silent: the model sees it
-            tenant = Party(party_id=f"tenant-{n}", role=PartyRole.TENANT, phone=f"+1415557{n:04d}")
-            stack.parties.put(tenant)
             sms(stack, row["text"], sender=tenant.phone)
             started = new_executions(stack, 1)  # one second: no idle window
             assert len(started) == 1, row

@@ -18,6 +18,7 @@ from maestro.lanes.escalate import UNREACHED
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC
 from maestro.ports import DomainEvent
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
+from maestro_dev.local.world import seed_directory
 from tests.integration.embedded import completion, flush, outcomes, package_id, sms, to_phone
 
 pytestmark = pytest.mark.integration
@@ -38,11 +39,12 @@ def _pm(person_id: str, phone: str, *properties: str) -> Person:
 
 
 # Birch's default PM is pm-ada (of its own PMs, the lowest id); pm-wren, who manages both
-# properties, is on call for birch overnight; pm-roam, a PM of every property, holds the
-# all-properties shift in the afternoon.
+# properties, is on call for birch overnight; pm-roam, a PM of no property of their own, holds
+# the all-properties shift in the afternoon (people.csv has no "every property" PM: `*` there
+# is an unknown property to the importer).
 ADA = _pm("pm-ada", "+13125550201", "birch")
 WREN = _pm("pm-wren", "+13125550202", "birch", "cedar")
-ROAM = _pm("pm-roam", "+13125550203", "*")
+ROAM = _pm("pm-roam", "+13125550203")
 TENANTS = {hour: _tenant(f"t-{hour}", f"+1312555031{hour % 10}", "birch-1") for hour in (1, 14, 20)}
 CEDAR_TENANT = _tenant("t-cedar", "+13125550320", "cedar-1")
 DIRECTORY = Directory(
@@ -69,19 +71,6 @@ DIRECTORY = Directory(
 )
 
 
-def _load(stack: LocalStack, directory: Directory) -> None:
-    """Put the directory and its phone → party projection (what the importer writes)."""
-    for entity in (
-        *directory.properties,
-        *directory.units,
-        *directory.people,
-        *directory.on_call,
-    ):
-        stack.directory.put(entity)
-    for party in directory.parties():
-        stack.parties.put(party)
-
-
 @pytest.fixture
 def undeliverable_count(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every metric an undeliverable page counts (the embedded stack publishes none)."""
@@ -99,7 +88,7 @@ def undeliverable_count(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def stack() -> Iterator[LocalStack]:
     with LocalStack(start=MIDNIGHT + timedelta(minutes=55)) as local:
-        _load(local, DIRECTORY)
+        seed_directory(local, DIRECTORY)
         yield local
 
 
@@ -195,7 +184,7 @@ def test_with_no_on_call_no_pm_and_no_fallback_the_page_is_undeliverable_and_ala
         people=(TENANTS[1],),
     )
     with LocalStack(start=MIDNIGHT, settings={"on_call_pm_phone": ""}) as stack:
-        _load(stack, nobody)
+        seed_directory(stack, nobody)
         phone = TENANTS[1].phones[0]
         execution = _gas(stack, phone, "gas smell coming up the stairwell")
 

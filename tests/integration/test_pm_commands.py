@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from embedded import flush, outcomes, pages, sent_by, sms, to_phone
+from embedded import flush, outcomes, sent_by, sms, to_phone
 
 from maestro.adapters.dynamodb_memory import (
     DynamoPendingStore,
@@ -22,36 +22,58 @@ from maestro.adapters.dynamodb_memory import (
     DynamoTimeline,
     DynamoWorkOrderStore,
 )
+from maestro.domain.directory import Directory, Person, PersonRole, Property, Unit
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.records import PendingConfirmation
 from maestro.domain.timeline import NoteEntry
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, VIC, seed
+from maestro_dev.local.world import MARIA, VIC, seed, seed_directory
 
 pytestmark = pytest.mark.integration
 
 ELM, OAK = "prop-elm", "prop-oak"
-PAT = Party(
-    party_id="pm-pat",
-    role=PartyRole.PM,
-    phone="+14155550171",
-    name="Pat",
-    property_ids=(ELM,),
+# The directory as an import leaves it: Maria lives at Elm, Otto at Oak; Pat manages Elm, Olive
+# Oak.
+DIRECTORY = Directory(
+    properties=(Property(property_id=ELM, name="Elm"), Property(property_id=OAK, name="Oak")),
+    units=(
+        Unit(unit_id="elm-3B", property_id=ELM, label="3B"),
+        Unit(unit_id="oak-9", property_id=OAK, label="9"),
+    ),
+    people=(
+        Person(
+            person_id=MARIA.party_id,
+            role=PersonRole.TENANT,
+            name=MARIA.name,
+            phones=(MARIA.phone,),
+            unit_id="elm-3B",
+        ),
+        Person(
+            person_id="pm-pat",
+            role=PersonRole.PM,
+            name="Pat",
+            phones=("+14155550171",),
+            property_ids=(ELM,),
+        ),
+        Person(
+            person_id="pm-olive",
+            role=PersonRole.PM,
+            name="Olive",
+            phones=("+14155550172",),
+            property_ids=(OAK,),
+        ),
+        Person(
+            person_id="tenant-otto",
+            role=PersonRole.TENANT,
+            name="Otto",
+            phones=("+14155550173",),
+            unit_id="oak-9",
+        ),
+    ),
 )
-OLIVE = Party(
-    party_id="pm-olive",
-    role=PartyRole.PM,
-    phone="+14155550172",
-    name="Olive",
-    property_ids=(OAK,),
-)
-OTTO = Party(
-    party_id="tenant-otto",
-    role=PartyRole.TENANT,
-    phone="+14155550173",
-    name="Otto",
-    unit="9",
-    property_ids=(OAK,),
+PAT, OLIVE, OTTO = (
+    next(p for p in DIRECTORY.parties() if p.party_id == person_id)
+    for person_id in ("pm-pat", "pm-olive", "tenant-otto")
 )
 
 
@@ -59,10 +81,7 @@ OTTO = Party(
 def stack() -> Iterator[LocalStack]:
     with LocalStack() as local:
         seed(local)
-        # The directory as an import would leave it: Maria lives at Elm, Otto at Oak.
-        local.parties.put(MARIA.model_copy(update={"property_ids": (ELM,)}))
-        for party in (PAT, OLIVE, OTTO):
-            local.parties.put(party)
+        seed_directory(local, DIRECTORY)
         yield local
 
 
@@ -111,7 +130,9 @@ def holds(stack: LocalStack, party: Party) -> list[PendingConfirmation]:
 
 
 def info_pages(stack: LocalStack) -> list[str]:
-    return [p for p in pages(stack) if "[INFO]" in p or "fallback" in p.lower()]
+    """Every info or fallback page, to whoever the on-call order chose (with the directory
+    imported, an Elm page goes to Pat, Elm's default PM, not the account's fallback number)."""
+    return [m.body for m in stack.outbox() if "[INFO]" in m.body or "fallback" in m.body.lower()]
 
 
 def test_a_pm_asks_where_a_work_order_stands_and_gets_the_store_s_answer(
@@ -233,6 +254,10 @@ def test_a_pms_emergency_pages_and_puts_no_job_of_their_property_on_hold(
     sms(stack, "strong gas smell in the basement at elm, sending people out", PAT.phone)
     stack.advance(stack.idle + 1)
     stack.wait_for_executions()
-    assert any("gas" in page.lower() for page in pages(stack))
+    # Paged by the on-call order: Elm has no shift, so its default PM, Pat himself (nothing in
+    # that order skips the reporter).
+    assert any(
+        "gas" in page.lower() for page in to_phone(stack, PAT.phone) if "[EMERGENCY]" in page
+    )
     state = DynamoStateStore(stack.ddb, stack.tables["state"]).get("WO-204")
     assert state is None or state.interrupted_at is None

@@ -266,7 +266,7 @@ def test_the_commands_find_the_token_or_are_told_where_it_is(
     assert code == 1
     assert out.startswith("401 ")
     assert f"serve-{server.port}.token" in out
-    assert _cli("executions", "--url", server.url, "--token", server.token)[0] == 0
+    assert _cli("executions", "--url", server.url, f"--token={server.token}")[0] == 0
     monkeypatch.setenv(TOKEN_ENV, server.token)
     assert _cli("ledger", "--url", server.url)[0] == 0
     assert _cli("ledger", "--url", server.url, "--token", "not-the-token")[0] == 1

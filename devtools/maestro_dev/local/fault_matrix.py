@@ -43,7 +43,8 @@ from maestro.adapters.dynamodb_memory import (
 )
 from maestro.brain.model import ModelError, ModelRequest
 from maestro.brain.scripted import Scripted, ScriptedModel
-from maestro.domain.models import Party, PartyRole, WorkOrder
+from maestro.domain.directory import Person, PersonRole
+from maestro.domain.models import Party, WorkOrder
 from maestro.ingest.service import conversation_id_for
 from maestro.ports import DebounceSignal
 from maestro_dev.local.events import signed_sms_event
@@ -64,7 +65,7 @@ from maestro_dev.local.stack import (
     SWEEP_WINDOW_SECONDS,
     LocalStack,
 )
-from maestro_dev.local.world import VIC, seed
+from maestro_dev.local.world import VIC, housed, seed, seed_directory
 
 __all__ = [
     "CELLS",
@@ -399,14 +400,17 @@ class Matrix:
     def _play(self, cell: Cell, also: Callable[[], object] | None = None) -> CellResult:
         stack = self.stack
         n = next(self._tenants)
-        tenant = Party(
-            party_id=f"tenant-fm{n}",
-            role=PartyRole.TENANT,
-            phone=f"+1415556{n:04d}",
-            name=f"Tenant {n:04d}",
-            unit=f"{n}F",
+        newcomer = housed(
+            Person(
+                person_id=f"tenant-fm{n}",
+                role=PersonRole.TENANT,
+                name=f"Tenant {n:04d}",
+                phones=(f"+1415556{n:04d}",),
+                unit_id=f"{n}F",
+            )
         )
-        stack.parties.put(tenant)
+        seed_directory(stack, newcomer)
+        (tenant,) = newcomer.parties()
         wo_id = f"WO-FM{n:03d}"
         now = stack.clock.now()
         DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).create(

@@ -10,8 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from maestro.domain.directory import Directory, Person, Property, Unit
+from maestro.domain.directory_import import ImportPlan, check_directory
 from maestro.domain.models import Party
-from maestro.evals.scenario import World
+from maestro.evals.scenario import WORLD_PROPERTY, World
 from maestro_dev.evals.loader import load_world
 
 WORLD: World = load_world("maria")
@@ -26,13 +28,41 @@ VIC = _party("vendor-vic")
 PAULA = _party("pm-paula")
 
 
-def seed_world(stack: Any, world: World, now: datetime | None = None) -> dict[str, int]:
-    """Put ``world``'s parties (through the directory importer, as ``maestro directory import``
-    would) and work orders in the stack's stores; each WO's version."""
-    from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+def seed_directory(stack: Any, directory: Directory) -> ImportPlan:
+    """Import ``directory`` into ``stack`` (anything with ``.directory`` and ``.parties``
+    stores: the embedded stack, the ingestion rig) as ``maestro directory import`` does: the
+    same cross-row checks, then :func:`apply_directory` (entries it does not list are kept).
+    The one way tests, benchmarks and the demo put people in a stack; an error or a clash with
+    what is stored raises, naming each, so a test cannot seed what an import would refuse."""
     from maestro_dev.directory.apply import apply_directory
 
-    apply_directory(world.directory(), stack.directory, stack.parties)
+    problems = check_directory(directory)
+    plan = None if problems else apply_directory(directory, stack.directory, stack.parties)
+    if plan is None or plan.conflicts:
+        refused = plan.conflicts if plan is not None else problems
+        raise ValueError(
+            "the importer refuses this directory:\n" + "\n".join(p.line() for p in refused)
+        )
+    return plan
+
+
+def housed(*tenants: Person, at: Property = WORLD_PROPERTY) -> Directory:
+    """``tenants`` with the units they name (each ``unit_id`` also its label), all at ``at``
+    (the world's property unless given): a directory for :func:`seed_directory`."""
+    labels = dict.fromkeys(t.unit_id for t in tenants if t.unit_id)
+    return Directory(
+        properties=(at,),
+        units=tuple(Unit(unit_id=u, property_id=at.property_id, label=u) for u in labels),
+        people=tenants,
+    )
+
+
+def seed_world(stack: Any, world: World, now: datetime | None = None) -> dict[str, int]:
+    """Put ``world``'s parties (through the directory importer, :func:`seed_directory`) and
+    work orders in the stack's stores; each WO's version."""
+    from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+
+    seed_directory(stack, world.directory())
     store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
     versions: dict[str, int] = {}
     at = now or stack.clock.now()
