@@ -275,3 +275,50 @@ def test_a_digest_with_no_one_to_page_is_left_due_and_goes_once_someone_is_on_ca
     assert "+13125550999" in page.body
     (_, paged) = bus.events
     assert paged.claim["why"] == "on call for all properties Mar 09 02:00–Mar 10 02:00 UTC"
+
+
+def _as_party(person: Person) -> Party:
+    return Party(party_id=person.person_id, role=PartyRole.PM, phone=person.phones[0])
+
+
+def test_the_one_reporting_is_never_paged_about_their_own_text() -> None:
+    # Olu is on call and reports it: the default PM (Wren) is paged, and the why says why.
+    chosen = choose_page_recipient(
+        "birch",
+        shift=NIGHT_SHIFT,
+        on_call_person=OLU,
+        managers=[WREN, OLU],
+        fallback_phone=FALLBACK,
+        reporter=_as_party(OLU),
+    )
+    assert (chosen.person_id, chosen.source) == ("pm-wren", "default_pm")
+    assert chosen.why == "default PM of birch (on-call pm-olu is the one reporting)"
+    # Wren, birch's default PM, reports with no shift on: the next PM of birch, Olu.
+    chosen = choose_page_recipient(
+        "birch",
+        shift=None,
+        on_call_person=None,
+        managers=[WREN, OLU],
+        fallback_phone=FALLBACK,
+        reporter=_as_party(WREN),
+    )
+    assert chosen.person_id == "pm-olu"
+    # The only PM reports: the fallback number, unless it is their own phone too.
+    only = choose_page_recipient(
+        "birch",
+        shift=None,
+        on_call_person=None,
+        managers=[WREN],
+        fallback_phone=FALLBACK,
+        reporter=_as_party(WREN),
+    )
+    assert (only.phone, only.source) == (FALLBACK, "fallback")
+    own = choose_page_recipient(
+        "birch",
+        shift=None,
+        on_call_person=None,
+        managers=[WREN],
+        fallback_phone=WREN.phones[0],
+        reporter=_as_party(WREN),
+    )
+    assert own.source == "undeliverable"

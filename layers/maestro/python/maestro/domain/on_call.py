@@ -86,6 +86,14 @@ def default_pm(managers: Iterable[Person], property_id: str | None) -> Person | 
     return min(candidates, key=lambda p: (scope not in p.property_ids, p.person_id))
 
 
+def _is(reporter: Party | None, person: Person | None) -> bool:
+    return (
+        reporter is not None
+        and person is not None
+        and (reporter.party_id == person.person_id or reporter.phone in person.phones)
+    )
+
+
 def _span(shift: OnCall, zone: ZoneInfo) -> str:
     start, end = shift.starts_at.astimezone(zone), shift.ends_at.astimezone(zone)
     fmt = "%b %d %H:%M" if end - start >= timedelta(days=1) else "%H:%M"
@@ -100,11 +108,18 @@ def choose_page_recipient(
     managers: Iterable[Person],
     fallback_phone: str,
     timezone: str = "UTC",
+    reporter: Party | None = None,
 ) -> PageRecipient:
     """Who is paged about ``property_id``: the on-call PM of ``shift`` (``on_call_person`` is
     its person as the directory holds it), else the default PM among ``managers``, else
-    ``fallback_phone``, else no one. ``timezone`` (the property's) says the shift's hours."""
+    ``fallback_phone``, else no one. ``timezone`` (the property's) says the shift's hours.
+
+    Never the ``reporter``: a PM reporting an emergency is not paged about their own text
+    (nor told "we've alerted the on-call PM" when that PM is them); the next in line is."""
     skipped = ""
+    if shift is not None and _is(reporter, on_call_person):
+        skipped = f" (on-call {shift.person_id} is the one reporting)"
+        shift = None
     if shift is not None:
         if on_call_person is not None and on_call_person.role is PersonRole.PM:
             shift_scope = (
@@ -119,7 +134,7 @@ def choose_page_recipient(
             )
         # A shift naming someone the directory no longer holds as a PM is passed over, said.
         skipped = f" (on-call {shift.person_id} is not a PM in the directory)"
-    default = default_pm(managers, property_id)
+    default = default_pm([m for m in managers if not _is(reporter, m)], property_id)
     if default is not None:
         return PageRecipient(
             phone=default.phones[0],
@@ -128,7 +143,7 @@ def choose_page_recipient(
             person_id=default.person_id,
             property_id=property_id,
         )
-    if fallback_phone:
+    if fallback_phone and not (reporter is not None and reporter.phone == fallback_phone):
         return PageRecipient(
             phone=fallback_phone,
             source="fallback",

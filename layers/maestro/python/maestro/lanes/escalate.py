@@ -227,7 +227,7 @@ def _recipient(ctx: LaneContext, target: str | None) -> PageRecipient:
     """Who this page goes to: by the target WO's property, else the sender's one property."""
     wo = ctx.work_orders.get(target) if target else None
     about = page_property(wo.property_id if wo is not None else None, ctx.sender)
-    return page_recipient(ctx.directory, ctx.on_call_pm_phone, about, ctx.now)
+    return page_recipient(ctx.directory, ctx.on_call_pm_phone, about, ctx.now, ctx.sender)
 
 
 def _phone(recipient: PageRecipient) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from maestro.domain.directory import ALL_PROPERTIES, OnCall, Person, PersonRole
+from maestro.domain.models import Party
 from maestro.domain.on_call import PageRecipient, choose_page_recipient
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC, count, logger
 from maestro.ports import DirectoryReader
@@ -21,6 +22,7 @@ def page_recipient(
     fallback_phone: str,
     property_id: str | None,
     at: datetime,
+    reporter: Party | None = None,
 ) -> PageRecipient:
     """Who a page about ``property_id`` at ``at`` goes to. Reads only what the choice needs:
     the shift (and its PM), and the property's PMs only when no shift's PM answers. Without a
@@ -40,7 +42,12 @@ def page_recipient(
                 else directory.property(shift.property_id)
             )
             timezone = found.timezone if found is not None else "UTC"
-        if person is None or person.role is not PersonRole.PM:
+        reporting = (
+            reporter is not None
+            and person is not None
+            and (reporter.party_id == person.person_id or reporter.phone in person.phones)
+        )
+        if person is None or person.role is not PersonRole.PM or reporting:
             managers = directory.managers_of(property_id)
     return choose_page_recipient(
         property_id,
@@ -49,6 +56,7 @@ def page_recipient(
         managers=managers,
         fallback_phone=fallback_phone,
         timezone=timezone,
+        reporter=reporter,
     )
 
 

@@ -833,10 +833,12 @@ class Pipeline:
         account's fallback number (or records the page as undeliverable), saying so."""
         about = page_property(None, sender)
         try:
-            return page_recipient(self.deps.directory, self.deps.on_call_pm_phone, about, now)
+            return page_recipient(
+                self.deps.directory, self.deps.on_call_pm_phone, about, now, sender
+            )
         except Exception as error:
             logger.warning("fail-open could not read the directory", extra={"error": str(error)})
-            chosen = page_recipient(None, self.deps.on_call_pm_phone, about, now)
+            chosen = page_recipient(None, self.deps.on_call_pm_phone, about, now, sender)
             return chosen.model_copy(
                 update={
                     "why": truncate(f"{chosen.why}; the directory could not be read", WHY_CHARS)
