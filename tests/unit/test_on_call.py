@@ -48,7 +48,7 @@ def pm(person_id: str, phone: str, *properties: str) -> Person:
 
 WREN = pm("pm-wren", "+13125550101", "birch")
 OLU = pm("pm-olu", "+13125550102", "birch", "cedar")
-ANY = pm("pm-any", "+13125550103", "*")
+ANY = pm("pm-any", "+13125550103", "cedar")
 NIGHT_SHIFT = OnCall(
     property_id="birch", person_id="pm-olu", starts_at=NIGHT, ends_at=NIGHT + timedelta(hours=12)
 )
@@ -80,16 +80,16 @@ def test_an_all_properties_shift_says_so_and_a_long_one_says_its_days() -> None:
 
 
 def test_without_a_shift_the_default_pm_is_the_propertys_own_lowest_id_first() -> None:
-    # Given in any order, the choice is the same: a PM of the property itself (not one of
-    # every property), the lowest person id among them.
+    # Given in any order, the choice is the same: a PM of the property, the lowest person id
+    # among them (pm-any manages cedar alone).
     for managers in ([ANY, WREN, OLU], [OLU, ANY, WREN]):
         chosen = choose_page_recipient(
             "birch", shift=None, on_call_person=None, managers=managers, fallback_phone=FALLBACK
         )
         assert (chosen.person_id, chosen.source) == ("pm-olu", "default_pm")
         assert chosen.why == "default PM of birch"
-    assert default_pm([ANY, WREN], "cedar") == ANY  # only a PM of every property manages it
-    assert default_pm([WREN, OLU], None) is None  # no property: only a PM of every property
+    assert default_pm([ANY, WREN], "cedar") == ANY
+    assert default_pm([ANY, WREN, OLU], None) is None  # no property: no default PM
 
 
 def test_a_shift_whose_person_is_no_pm_of_the_directory_is_passed_over_and_said() -> None:

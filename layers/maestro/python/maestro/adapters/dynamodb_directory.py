@@ -145,13 +145,10 @@ class DynamoDirectory(DirectoryReader):
         return on_call_at(shifts, property_id, at)
 
     def managers_of(self, property_id: str | None) -> list[Person]:
-        scopes = [ALL_PROPERTIES] if property_id is None else [property_id, ALL_PROPERTIES]
-        found = {
-            person.person_id: person
-            for scope in scopes
-            for person in (load_model(Person, item) for item in self._partition(f"pm#{scope}"))
-        }
-        return sorted(found.values(), key=lambda p: p.person_id)
+        if property_id is None:
+            return []  # a PM manages the properties they list, never "every property"
+        found = (load_model(Person, item) for item in self._partition(f"pm#{property_id}"))
+        return sorted(found, key=lambda p: p.person_id)
 
     def vendors_for(
         self, property_id: str | None, trade: Trade, *, after_hours: bool = False

@@ -101,6 +101,14 @@ class Person(Frozen):
             raise ValueError("a tenant needs a unit_id")
         if self.role is PersonRole.PM and self.unit_id:
             raise ValueError("a property manager has properties, not a unit")
+        if ALL_PROPERTIES in self.property_ids:
+            # A PM acts on the WOs of the properties listed (their contexts are those
+            # properties' open WOs): every property is listed by name. Someone paged for every
+            # property is an on-call shift with property '*'.
+            raise ValueError(
+                "a person's property_ids list properties by id ('*' is for vendors and on-call "
+                "shifts)"
+            )
         if len(set(self.phones)) != len(self.phones):
             raise ValueError("a phone is listed twice")
         return self

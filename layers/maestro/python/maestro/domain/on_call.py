@@ -4,14 +4,13 @@ A page is about one property, or none:
 
 1. the property's on-call PM at that moment (its own shift before an all-properties ``*`` one,
    :func:`maestro.domain.directory.on_call_at`);
-2. else the property's default PM: a PM whose properties include it, its own before one listing
-   every property (``*``), the lowest person id first (deterministic, whatever order the
-   directory returns them in);
+2. else the property's default PM: of the PMs whose properties include it, the lowest person
+   id (deterministic, whatever order the directory returns them in);
 3. else the account's fallback number (the ``on_call_pm_phone`` setting; may be empty);
 4. else no one: the page is **undeliverable**, recorded and alarmed, never sent into nothing.
 
-Without a property (an unknown number, a PM of several properties), only ``*`` shifts and PMs
-of every property apply, then the fallback.
+Without a property (an unknown number, a PM of several properties), only ``*`` shifts apply,
+then the fallback.
 """
 
 from __future__ import annotations
@@ -73,17 +72,10 @@ def _scope(property_id: str | None) -> str:
 
 
 def default_pm(managers: Iterable[Person], property_id: str | None) -> Person | None:
-    """The property's default PM: of the PMs managing it (or every property, ``*``), one of
-    its own first, then the lowest person id."""
-    scope = property_id if property_id is not None else ALL_PROPERTIES
-    candidates = [
-        p
-        for p in managers
-        if p.role is PersonRole.PM and (scope in p.property_ids or ALL_PROPERTIES in p.property_ids)
-    ]
-    if not candidates:
-        return None
-    return min(candidates, key=lambda p: (scope not in p.property_ids, p.person_id))
+    """The property's default PM: of the PMs managing it, the lowest person id (none without a
+    property: a PM manages the properties they list, never "every property")."""
+    candidates = [p for p in managers if p.role is PersonRole.PM and property_id in p.property_ids]
+    return min(candidates, key=lambda p: p.person_id) if candidates else None
 
 
 def _is(reporter: Party | None, person: Person | None) -> bool:
