@@ -161,3 +161,14 @@ def test_the_file_token_is_never_sent_beyond_loopback(url: str) -> None:
     write_token(PORT, "from-the-file")
     assert token_for(url, None) is None
     assert token_for(url, "given") == "given"  # the user's own choice
+
+
+def test_a_new_token_can_always_be_passed_as_the_next_argument() -> None:
+    """`maestro step --token <token>` as serve prints it: a token starting with "-" would be
+    read as an option (one urlsafe token in 64 did)."""
+    from maestro_dev.cli import build_parser
+
+    for _ in range(500):
+        token = new_token()
+        args = build_parser().parse_args(["executions", "--token", token])
+        assert args.token == token

@@ -34,7 +34,9 @@ _URL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})  # urlsplit drops the 
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(32)
+    # Hex, not urlsafe: a urlsafe token starts with "-" one time in 64, and `--token <it>` is
+    # then read by argparse as an option (the printed command fails for that run).
+    return secrets.token_hex(32)
 
 
 def token_dir() -> Path:
