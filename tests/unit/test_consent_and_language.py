@@ -643,3 +643,53 @@ def test_dispose_asks_which_one_in_the_senders_language(rosa: Party, lead: str, 
     (question,) = [q.action for q in disposal.actions if isinstance(q.action, Clarify)]
     assert question.params.question.startswith(lead)
     assert new in question.params.question or "WO-302" in question.params.question
+
+
+@pytest.mark.parametrize(
+    ("rosa", "asked"),
+    [
+        (
+            ROSA_ES,
+            "Recibimos una llamada desde este número que pide abrir una nueva solicitud: la "
+            'ducha no calienta; y agregar esto a WO-301 (fuga bajo el fregadero, unidad 5C): "ya '
+            'gotea menos". Responda SÍ o YES para confirmar; si no fue usted, ignore este mensaje.',
+        ),
+        (
+            ROSA_EN,
+            "We got a call from this number asking to open a new request: la ducha no calienta; "
+            'and add this to WO-301 (fuga bajo el fregadero, unit 5C): "ya gotea menos". Reply '
+            "YES to confirm; if it wasn't you, ignore this text.",
+        ),
+    ],
+)
+def test_what_a_call_asked_is_held_with_a_prompt_in_the_tenants_language(
+    rosa: Party, asked: str
+) -> None:
+    world = _Rosa(rosa)
+    create = act("create_wo", summary="la ducha no calienta")
+    relay = act("relay_to_open_wo", "WO-301", note="ya gotea menos")
+    ctx = world.ctx("ok")
+    ctx.package = package("ok", phone=rosa.phone, channel=Channel.VOICE)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=create,
+        idempotency_key=ctx.idempotency_key,
+        decision_id="dispose#0",
+        held=(create, relay),
+        by_unverified_call=True,
+    )
+    execute(create, ctx)
+    assert world.to_rosa() == [asked]
+
+
+def test_a_si_in_the_app_to_a_texted_hold_is_asked_again_in_spanish() -> None:
+    world = _Rosa(ROSA_ES)
+    execute(act("manage_existing", operation="cancel", wo_ids=["WO-301"]), world.ctx("WO-301"))
+    (held,) = world.pending.confirmations_for(ROSA_ES.party_id, T0)
+    in_app = package("sí", phone=ROSA_ES.phone, flush=2, channel=Channel.IN_APP)
+    result = resolve_pending(
+        in_app, ROSA_ES, PendingSnapshot(confirmations=(held,)), {"WO-301": _rosas_wo()}, {}, T0
+    )
+    (again,) = result.actions
+    assert not again.release
+    assert again.say.startswith("Ese sí llegó por la app, pero se lo pregunté por mensaje de texto")

@@ -276,7 +276,11 @@ def _answer_hold(
         # asked again, by text, where only they read it.
         return Resolution(
             route="answered",
-            actions=(_ask_again(hold, say=_not_where_asked(package, hold.asked_on)),),
+            actions=(
+                _ask_again(
+                    hold, say=in_language(_not_where_asked(package, hold.asked_on), language)
+                ),
+            ),
             transitions=tuple(transitions),
             reason=f"{hold.confirmation_id}: a YES, but not on the {hold.asked_on.value} "
             "channel it was asked on (a call's caller ID alone proves nothing); asked again",
@@ -455,12 +459,21 @@ _WHICH_AGAIN = {
 }
 
 
-def _not_where_asked(package: Package, asked_on: Channel) -> str:
+def _not_where_asked(package: Package, asked_on: Channel) -> dict[str, str]:
     """Why a YES released nothing, said first when the party is asked again by text."""
     came = next((m.channel for m in package.messages if not m.answers_on(asked_on)), None)
     if came is Channel.IN_APP:
-        return "That yes came in the app, but I asked by text, so only a text back confirms it."
-    return "A call from this number said yes, but a call can't confirm it; only a text back can."
+        return {
+            "en": "That yes came in the app, but I asked by text, so only a text back confirms it.",
+            "es": "Ese sí llegó por la app, pero se lo pregunté por mensaje de texto, así que solo "
+            "una respuesta por texto lo confirma.",
+        }
+    return {
+        "en": "A call from this number said yes, but a call can't confirm it; only a text back "
+        "can.",
+        "es": "Una llamada desde este número dijo que sí, pero una llamada no puede confirmarlo; "
+        "solo una respuesta por texto puede.",
+    }
 
 
 # -- clarifications ------------------------------------------------------------------------------

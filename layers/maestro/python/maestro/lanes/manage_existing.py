@@ -598,7 +598,8 @@ def hold_actions(ctx: LaneContext) -> LaneOutcome:
             ctx, lane, status="skipped", note="nothing held: no work order it names is theirs"
         )
     by_call = queued.by_unverified_call
-    proposal = _held_proposal(kept, mine, queued.say, by_call, sender.role is PartyRole.TENANT)
+    tenant = sender.role is PartyRole.TENANT
+    proposal = _held_proposal(kept, mine, queued.say, by_call, tenant, ctx.sender_language)
     confirmation_id = ctx.idempotency_key
     superseded = supersede_open(ctx, keep=confirmation_id)
     hold = PendingConfirmation(
@@ -714,15 +715,32 @@ def _ids_of(actions: Sequence[Action]) -> list[str]:
 
 
 def _held_proposal(
-    actions: Sequence[Action], wos: dict[str, WorkOrder], say: str, by_call: bool, tenant: bool
+    actions: Sequence[Action],
+    wos: dict[str, WorkOrder],
+    say: str,
+    by_call: bool,
+    tenant: bool,
+    language: str = "en",
 ) -> str:
     """One text naming everything held, in the order it would run, and how to confirm it."""
-    parts = [_what(action, wos, tenant) for action in actions]
-    asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
-    lead = (f"{say} " if say else "") + (
-        "We got a call from this number asking to " if by_call else "You asked me to "
-    )
-    tail = ". Reply YES to confirm" + ("; if it wasn't you, ignore this text." if by_call else ".")
+    spanish = language == "es"
+    parts = [(_what_es if spanish else _what)(action, wos, tenant) for action in actions]
+    joiner = "; y " if spanish else "; and "
+    asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + joiner + parts[-1]
+    if spanish:
+        lead = (f"{say} " if say else "") + (
+            "Recibimos una llamada desde este número que pide " if by_call else "Me pidió "
+        )
+        tail = ". Responda SÍ o YES para confirmar" + (
+            "; si no fue usted, ignore este mensaje." if by_call else "."
+        )
+    else:
+        lead = (f"{say} " if say else "") + (
+            "We got a call from this number asking to " if by_call else "You asked me to "
+        )
+        tail = ". Reply YES to confirm" + (
+            "; if it wasn't you, ignore this text." if by_call else "."
+        )
     room = _MAX_PROPOSAL - len(lead) - len(tail)
     return truncate(lead + short(asked, max(room, 20)) + tail, _MAX_PROPOSAL)
 
@@ -753,4 +771,32 @@ def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
             return f"cancel {names}"
         when = f" to {short(action.params.request, 60)}" if action.params.request else ""
         return f"move the visit for {names}{when}"
+    return action.lane  # pragma: no cover - only what needs the owner is held
+
+
+def _what_es(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
+    """``_what`` in Spanish, action for action."""
+
+    def label(wo_id: str | None) -> str:
+        wo = wos.get(wo_id or "")
+        return _line(wo, 40, "es") if wo is not None else "la nueva solicitud"
+
+    if isinstance(action, CreateWo):
+        return f"abrir una nueva solicitud: {short(action.params.summary, 80)}"
+    if isinstance(action, ScheduleVisit):
+        what = "avisar cuándo está usted en casa para" if tenant else "proponer una visita para"
+        return f"{what} {label(action.target_wo_id)}: {short(action.params.availability, 60)}"
+    if isinstance(action, RelayToOpenWo):
+        return f'agregar esto a {label(action.target_wo_id)}: "{short(action.params.note, 100)}"'
+    if isinstance(action, RelayToVendor):
+        said = short(action.params.message, 100)
+        return f'decirle al técnico de {label(action.target_wo_id)}: "{said}"'
+    if isinstance(action, RecordRating):
+        return f"calificar {label(action.target_wo_id)} con {action.params.stars}/5"
+    if isinstance(action, ManageExisting):
+        names = ", ".join(label(i) for i in action.params.wo_ids)
+        if action.params.operation == "cancel":
+            return f"cancelar {names}"
+        when = f" para {short(action.params.request, 60)}" if action.params.request else ""
+        return f"cambiar la visita de {names}{when}"
     return action.lane  # pragma: no cover - only what needs the owner is held
