@@ -14,10 +14,11 @@ import pytest
 from embedded import log, new_executions, pages, sms, to_phone
 
 from maestro.adapters.dynamodb_consent import DynamoConsentStore
+from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.brain.scripted import ScriptedModel
 from maestro.domain.consent import ConsentChange
 from maestro.domain.directory import Person, PersonRole
-from maestro.domain.models import Party
+from maestro.domain.models import Party, WorkOrder, WorkOrderStatus
 from maestro.lanes.escalate import PAGED_TEXTS
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.twilio_loopback import Fault
@@ -265,3 +266,38 @@ def test_an_opt_out_outlives_the_erasure_of_whoever_sent_it(stack: LocalStack) -
     sms(stack, "the hallway light by my door flickers all night")
     new_executions(stack, stack.idle + 1)
     assert to_phone(stack, MARIA.phone) == []
+
+
+def test_a_spanish_tenant_cancels_with_si_after_a_spanish_hold_prompt(stack: LocalStack) -> None:
+    """The offline brain has no Spanish command grammar: "por favor cancele la orden de la
+    fuga" reads as a note for the WO, not a cancel. The command here is the English verb it
+    reads, from a tenant the directory says reads Spanish; the prompt, the "sí" and the
+    confirmation are Spanish."""
+    tenant = _tenant(stack, "+14155557764", language="es")
+    now = stack.clock.now()
+    leak = WorkOrder(
+        wo_id="WO-377",
+        tenant_id=tenant.party_id,
+        unit="4C",
+        summary="fuga en la tubería del baño",
+        category="plumbing",
+        created_at=now - timedelta(hours=5),
+        updated_at=now - timedelta(hours=2),
+    )
+    works = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+    works.create(leak)
+
+    sms(stack, "cancel WO-377, ya no hace falta", sender=tenant.phone)
+    new_executions(stack, stack.idle + 1)
+    (prompt,) = to_phone(stack, tenant.phone)
+    assert prompt.startswith("Responda SÍ o YES para cancelar WO-377 (fuga en la tubería del baño")
+    assert works.get("WO-377") == leak  # held, not done
+
+    sms(stack, "sí", sender=tenant.phone)
+    new_executions(stack, stack.idle + 1)
+    cancelled = works.get("WO-377")
+    assert cancelled is not None
+    assert cancelled.status is WorkOrderStatus.CANCELLED
+    assert to_phone(stack, tenant.phone)[-1] == (
+        "Listo: he cancelado WO-377 (fuga en la tubería del baño, unidad 4C)."
+    )

@@ -107,6 +107,26 @@ def test_a_confirmation_answer(reply: str, kind: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        ("sí", "yes"),
+        ("SÍ", "yes"),
+        ("si", "yes"),
+        ("Sí, por favor", "yes"),
+        ("no, gracias", "no"),
+    ],
+)
+def test_a_spanish_prompt_accepts_a_spanish_answer(reply: str, kind: str) -> None:
+    assert read_confirmation(reply, ("WO-301",), ("WO-301: fuga bajo el fregadero",)).kind == kind
+
+
+def test_si_picks_the_one_candidate_and_algo_nuevo_the_new_one() -> None:
+    assert read_answer("sí", ("WO-301",), ("WO-301: fuga",)).ids == ("WO-301",)
+    lines = ("WO-301: fuga", "something new")
+    assert read_answer("es algo nuevo", ("WO-301", "new"), lines).ids == ("new",)
+
+
 def test_a_number_narrows_a_hold_over_several() -> None:
     choices = ("WO-204", "WO-211", "WO-215")
     lines = ("WO-204: kitchen sink", "WO-211: bathroom ceiling", "WO-215: hallway light")

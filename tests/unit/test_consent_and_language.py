@@ -6,13 +6,14 @@ tests/integration/test_consent_and_language.py. Every wording here is this file'
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from builders import MARIA, T0, act, package
+from builders import MARIA, T0, act, consensus, package, wo_context
 from fakes import FixedClock, InMemoryBus
 
 from maestro.adapters.messaging import ConsentGuard
+from maestro.domain.actions import Clarify, ContinueWithAssistant
 from maestro.domain.consent import (
     ConsentChange,
     ConsentState,
@@ -22,8 +23,17 @@ from maestro.domain.consent import (
     only_consent_keywords,
 )
 from maestro.domain.digest import DigestEntry, hour_of
+from maestro.domain.dispose import QueuedAction, dispose
 from maestro.domain.language import detect_language, in_language, language_for
-from maestro.domain.models import Channel, Party, PartyRole
+from maestro.domain.models import (
+    Channel,
+    Party,
+    PartyRole,
+    VisitWindow,
+    WorkOrder,
+    WorkOrderStatus,
+)
+from maestro.domain.pending import PendingSnapshot, resolve_pending
 from maestro.domain.safety import safety_floor
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
@@ -378,3 +388,308 @@ def test_a_digest_page_to_an_opted_out_pm_is_not_sent_and_stays_due() -> None:
     assert bus.events == {}  # nothing claims a page that did not go
     consent.record(PM, ConsentChange(opted_out=False, source="keyword", detail="START"), T0)
     assert len(sender.run().pages) == 1  # still due: it goes once the PM opts back in
+
+
+# --- the tenant's other fixed texts in their language ---------------------------------------------
+
+ROSA_ES = Party(
+    party_id="tenant-rosa", role=PartyRole.TENANT, phone="+14155550331", unit="5C", language="es"
+)
+ROSA_EN = ROSA_ES.model_copy(update={"language": "en"})
+TECH = Party(party_id="vendor-tech", role=PartyRole.VENDOR, phone="+14155550332", name="Tech")
+
+
+def _rosas_wo(**changes: object) -> WorkOrder:
+    data: dict[str, object] = {
+        "wo_id": "WO-301",
+        "tenant_id": ROSA_ES.party_id,
+        "vendor_id": TECH.party_id,
+        "unit": "5C",
+        "summary": "fuga bajo el fregadero",
+        "created_at": T0 - timedelta(days=1),
+        "updated_at": T0 - timedelta(hours=3),
+    }
+    return WorkOrder.model_validate({**data, **changes})
+
+
+class _Rosa:
+    """One tenant (Rosa, Spanish or English in the directory), her work order and its vendor."""
+
+    def __init__(self, rosa: Party, wo: WorkOrder | None = None) -> None:
+        self.rosa = rosa
+        self.work_orders = InMemoryWorkOrderStore([wo or _rosas_wo()])
+        self.pending = InMemoryPendingStore()
+        self.messenger = RecordingMessenger()
+
+    def ctx(self, text: str, flush: int = 1, sender: Party | None = None) -> LaneContext:
+        sender = sender or self.rosa
+        pkg = package(text, phone=sender.phone, flush=flush)
+        return LaneContext(
+            package=pkg,
+            sender=sender,
+            open_contexts=(),
+            action_index=0,
+            idempotency_key=f"{pkg.package_id}#0",
+            work_orders=self.work_orders,
+            pending=self.pending,
+            parties=InMemoryPartyDirectory([self.rosa, TECH]),
+            messenger=self.messenger,
+            on_call_pm_phone=PM,
+            now=T0,
+            timeline=InMemoryTimeline(),
+        )
+
+    def to_rosa(self) -> list[str]:
+        return [m.body for m in self.messenger.to(self.rosa.phone)]
+
+
+# The words are neutral ("ok", an id) so the directory's language is what decides.
+@pytest.mark.parametrize(
+    ("rosa", "listing"),
+    [
+        (
+            ROSA_ES,
+            "Sus solicitudes abiertas: WO-301 (fuga bajo el fregadero, unidad 5C) [abierta].",
+        ),
+        (ROSA_EN, "Your open requests: WO-301 (fuga bajo el fregadero, unit 5C) [open]."),
+    ],
+)
+def test_the_listing_is_in_the_tenants_language(rosa: Party, listing: str) -> None:
+    world = _Rosa(rosa)
+    execute(act("manage_existing", operation="list"), world.ctx("ok"))
+    assert world.to_rosa() == [listing]
+
+
+@pytest.mark.parametrize(
+    ("rosa", "prompt", "done", "no"),
+    [
+        (
+            ROSA_ES,
+            "Responda SÍ o YES para cancelar WO-301 (fuga bajo el fregadero, unidad 5C). "
+            "Cualquier otra respuesta la deja como está.",
+            "Listo: he cancelado WO-301 (fuga bajo el fregadero, unidad 5C).",
+            "De acuerdo, he dejado WO-301 como estaba.",
+        ),
+        (
+            ROSA_EN,
+            "Reply YES to cancel WO-301 (fuga bajo el fregadero, unit 5C). "
+            "Anything else keeps it as it is.",
+            "Done: I've cancelled WO-301 (fuga bajo el fregadero, unit 5C).",
+            "OK, I've left WO-301 as it is.",
+        ),
+    ],
+)
+def test_a_held_cancel_its_release_and_a_no_are_in_the_tenants_language(
+    rosa: Party, prompt: str, done: str, no: str
+) -> None:
+    world = _Rosa(rosa)
+    cancel = act("manage_existing", operation="cancel", wo_ids=["WO-301"])
+    execute(cancel, world.ctx("WO-301"))
+    (held,) = world.pending.confirmations_for(rosa.party_id, T0)
+    assert world.to_rosa() == [prompt]
+    declined = resolve_pending(
+        package("no", phone=rosa.phone), rosa, PendingSnapshot(confirmations=(held,)), {}, {}, T0
+    )
+    (reply,) = declined.actions
+    assert isinstance(reply.action, ContinueWithAssistant)
+    assert reply.action.params.reply_hint == no
+    ctx = world.ctx("1", flush=2)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=cancel,
+        idempotency_key=ctx.idempotency_key,
+        decision_id="resolve#0",
+        pending_id=held.confirmation_id,
+        release=True,
+    )
+    assert execute(cancel, ctx).status == "done"
+    assert world.to_rosa()[-1] == done
+
+
+def test_an_unclear_answer_to_a_spanish_hold_is_asked_again_in_spanish() -> None:
+    world = _Rosa(ROSA_ES)
+    execute(act("manage_existing", operation="cancel", wo_ids=["WO-301"]), world.ctx("WO-301"))
+    (held,) = world.pending.confirmations_for(ROSA_ES.party_id, T0)
+    again = resolve_pending(
+        package("mmm", phone=ROSA_ES.phone), ROSA_ES, PendingSnapshot(confirmations=(held,)),
+        {"WO-301": _rosas_wo()}, {}, T0,
+    )  # fmt: skip
+    (ask,) = again.actions
+    assert ask.say == "Solo para confirmar:"
+
+
+def test_a_pm_cancelling_tells_a_spanish_tenant_in_spanish_and_the_vendor_in_english() -> None:
+    world = _Rosa(ROSA_ES, _rosas_wo(property_id="prop-1"))
+    pm = Party(party_id="pm-1", role=PartyRole.PM, phone=PM, property_ids=("prop-1",))
+    cancel = act("manage_existing", operation="cancel", wo_ids=["WO-301"])
+    execute(cancel, world.ctx("WO-301", sender=pm))
+    (held,) = world.pending.confirmations_for(pm.party_id, T0)
+    ctx = world.ctx("yes", flush=2, sender=pm)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=cancel,
+        idempotency_key=ctx.idempotency_key,
+        decision_id="resolve#0",
+        pending_id=held.confirmation_id,
+        release=True,
+    )
+    assert execute(cancel, ctx).status == "done"
+    assert world.to_rosa()[-1] == (
+        "WO-301 (fuga bajo el fregadero, unidad 5C) fue cancelada por el administrador de la "
+        "propiedad."
+    )
+    (to_tech,) = [m.body for m in world.messenger.to(TECH.phone)]
+    assert (
+        to_tech == "WO-301 (fuga bajo el fregadero, unit 5C) was cancelled by the property manager."
+    )
+
+
+@pytest.mark.parametrize(
+    ("rosa", "noted", "confirmed"),
+    [
+        (
+            ROSA_ES,
+            "Gracias, anoté su disponibilidad para WO-301 (fuga bajo el fregadero): "
+            "jueves por la tarde.",
+            "Visita confirmada para WO-301 (fuga bajo el fregadero): "
+            "del jue 18 jun 14:00 UTC al jue 18 jun 16:00 UTC.",
+        ),
+        (
+            ROSA_EN,
+            "Thanks, noted your availability for WO-301 (fuga bajo el fregadero): "
+            "jueves por la tarde.",
+            "Visit confirmed for WO-301 (fuga bajo el fregadero): "
+            "Thu 18 Jun 14:00 UTC to Thu 18 Jun 16:00 UTC.",
+        ),
+    ],
+)
+def test_visit_texts_to_the_tenant_are_in_their_language(
+    rosa: Party, noted: str, confirmed: str
+) -> None:
+    world = _Rosa(rosa)
+    propose = act("schedule_visit", "WO-301", mode="propose", availability="jueves por la tarde")
+    execute(propose, world.ctx("WO-301"))
+    window = {"window_start": T0 + timedelta(days=1), "window_end": T0 + timedelta(days=1, hours=2)}
+    execute(act("schedule_visit", "WO-301", mode="confirm", **window), world.ctx("ok", 2))
+    assert world.to_rosa() == [noted, confirmed]
+    # The vendor's copy of "confirmed" is in the vendor's language (none in the directory).
+    assert [m.body for m in world.messenger.to(TECH.phone)][-1].startswith("Visit confirmed for")
+
+
+def test_the_technicians_proposal_reaches_a_spanish_tenant_in_spanish() -> None:
+    world = _Rosa(ROSA_ES)
+    ctx = world.ctx("friday 9-11", sender=TECH)
+    execute(act("schedule_visit", "WO-301", mode="propose", availability="viernes 9-11"), ctx)
+    assert world.to_rosa() == [
+        "El técnico propone una visita para WO-301 (fuga bajo el fregadero): viernes 9-11. "
+        "¿Le parece bien?"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rosa", "status", "visit", "reply"),
+    [
+        (ROSA_ES, WorkOrderStatus.OPEN, False,
+         "WO-301 (fuga bajo el fregadero) está abierta; aún no hay visita programada. "
+         "Le avisaremos por mensaje cuando la haya."),
+        (ROSA_ES, WorkOrderStatus.SCHEDULED, True,
+         "WO-301 (fuga bajo el fregadero) está programada: la visita es "
+         "del sáb 20 jun 09:30 UTC al sáb 20 jun 11:00 UTC."),
+        (ROSA_ES, WorkOrderStatus.COMPLETED, False,
+         "WO-301 (fuga bajo el fregadero) está completada."),
+        (ROSA_EN, WorkOrderStatus.OPEN, False,
+         "WO-301 (fuga bajo el fregadero) is open; no visit is booked yet. "
+         "We'll text you when one is."),
+        (ROSA_EN, WorkOrderStatus.SCHEDULED, True,
+         "WO-301 (fuga bajo el fregadero) is scheduled: the visit is "
+         "Sat 20 Jun 09:30 UTC to Sat 20 Jun 11:00 UTC."),
+    ],
+)  # fmt: skip
+def test_the_status_reply_is_in_the_tenants_language(
+    rosa: Party, status: WorkOrderStatus, visit: bool, reply: str
+) -> None:
+    start = datetime(2026, 6, 20, 9, 30, tzinfo=UTC)
+    window = VisitWindow(start=start, end=start + timedelta(minutes=90)) if visit else None
+    world = _Rosa(rosa, _rosas_wo(status=status, visit=window))
+    execute(act("continue_with_assistant", "WO-301"), world.ctx("ok"))
+    assert world.to_rosa() == [reply]
+
+
+def test_a_clarifying_questions_fixed_framing_is_in_the_tenants_language() -> None:
+    world = _Rosa(ROSA_ES)
+    ask = act("clarify", question="¿Cuál?", candidate_ids=["WO-301", "new"], reason="multi_context")
+    ctx = world.ctx("ok")
+    ctx.open_contexts = (wo_context("WO-301", "fuga bajo el fregadero, unidad 5C"),)
+    execute(ask, ctx)
+    assert world.to_rosa() == ["¿Cuál? 1) WO-301: fuga bajo el fregadero, unidad 5C; 2) algo nuevo"]
+
+
+@pytest.mark.parametrize(
+    ("rosa", "lead", "new"),
+    [
+        (ROSA_ES, "Solo para entenderlo bien, ¿a cuál se refiere? ", "algo nuevo"),
+        (ROSA_EN, "Just to be sure I get this right, which one do you mean? ", "something new"),
+    ],
+)
+def test_dispose_asks_which_one_in_the_senders_language(rosa: Party, lead: str, new: str) -> None:
+    contexts = [wo_context("WO-301", "fuga bajo el fregadero"), wo_context("WO-302", "puerta")]
+    split = consensus(
+        [act("relay_to_open_wo", "WO-301", note="sigue goteando")],
+        [act("relay_to_open_wo", "WO-302", note="sigue goteando")],
+        [act("create_wo", summary="algo")],
+    )
+    pkg = package("sigue goteando", phone=rosa.phone)
+    disposal = dispose(pkg, rosa.model_copy(update={"party_id": MARIA.party_id}), contexts, split)
+    (question,) = [q.action for q in disposal.actions if isinstance(q.action, Clarify)]
+    assert question.params.question.startswith(lead)
+    assert new in question.params.question or "WO-302" in question.params.question
+
+
+@pytest.mark.parametrize(
+    ("rosa", "asked"),
+    [
+        (
+            ROSA_ES,
+            "Recibimos una llamada desde este número que pide abrir una nueva solicitud: la "
+            'ducha no calienta; y agregar esto a WO-301 (fuga bajo el fregadero, unidad 5C): "ya '
+            'gotea menos". Responda SÍ o YES para confirmar; si no fue usted, ignore este mensaje.',
+        ),
+        (
+            ROSA_EN,
+            "We got a call from this number asking to open a new request: la ducha no calienta; "
+            'and add this to WO-301 (fuga bajo el fregadero, unit 5C): "ya gotea menos". Reply '
+            "YES to confirm; if it wasn't you, ignore this text.",
+        ),
+    ],
+)
+def test_what_a_call_asked_is_held_with_a_prompt_in_the_tenants_language(
+    rosa: Party, asked: str
+) -> None:
+    world = _Rosa(rosa)
+    create = act("create_wo", summary="la ducha no calienta")
+    relay = act("relay_to_open_wo", "WO-301", note="ya gotea menos")
+    ctx = world.ctx("ok")
+    ctx.package = package("ok", phone=rosa.phone, channel=Channel.VOICE)
+    ctx.queued = QueuedAction(
+        index=0,
+        action=create,
+        idempotency_key=ctx.idempotency_key,
+        decision_id="dispose#0",
+        held=(create, relay),
+        by_unverified_call=True,
+    )
+    execute(create, ctx)
+    assert world.to_rosa() == [asked]
+
+
+def test_a_si_in_the_app_to_a_texted_hold_is_asked_again_in_spanish() -> None:
+    world = _Rosa(ROSA_ES)
+    execute(act("manage_existing", operation="cancel", wo_ids=["WO-301"]), world.ctx("WO-301"))
+    (held,) = world.pending.confirmations_for(ROSA_ES.party_id, T0)
+    in_app = package("sí", phone=ROSA_ES.phone, flush=2, channel=Channel.IN_APP)
+    result = resolve_pending(
+        in_app, ROSA_ES, PendingSnapshot(confirmations=(held,)), {"WO-301": _rosas_wo()}, {}, T0
+    )
+    (again,) = result.actions
+    assert not again.release
+    assert again.say.startswith("Ese sí llegó por la app, pero se lo pregunté por mensaje de texto")

@@ -3,7 +3,8 @@ all of them, yes, no, an unclear attempt, or something else entirely (a new topi
 
 Pure and deliberately narrow: it never guesses. "1", "#2", "the second one", "last", "WO-204",
 "the kitchen one" (words only one candidate's line has), "both", "all of them", "1 and 3" pick;
-"yes" picks only when there was one candidate. A number inside a longer sentence ("fine to come
+"yes" (or the Spanish "sí", written with or without its accent) picks only when there was one
+candidate. A number inside a longer sentence ("fine to come
 in, 2 onward") is not an ordinal (I7). What is neither an answer nor clearly a new topic is
 "unclear": the question is asked again, never guessed.
 """
@@ -11,6 +12,7 @@ in, 2 onward") is not an ordinal (I7). What is neither an answer nor clearly a n
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
@@ -61,8 +63,9 @@ _ALL = _vocab("all both everything every each")
 _YES = _vocab(
     "yes y yeah yea yep yup ya confirm confirmed sure correct right affirmative absolutely "
     "definitely do go ahead proceed please cancel reschedule move it them that"
+    " si por favor gracias"  # a Spanish prompt gets Spanish answers: "sí, por favor"
 )
-_YES_CORE = _vocab("yes y yeah yea yep yup ya confirm confirmed sure correct affirmative")
+_YES_CORE = _vocab("yes y yeah yea yep yup ya confirm confirmed sure correct affirmative si")
 _YES_PHRASES = ("go ahead", "do it", "please do", "that's right", "thats right")
 _NO = _vocab("no n nope nah don't dont not never mind nevermind keep stop leave wait neither none")
 _NO_CORE = _vocab("no n nope nah neither none nevermind")
@@ -76,7 +79,7 @@ _NO_PHRASES = (
     "leave it",
     "not now",
 )
-_NEW_WORDS = _vocab("new another different else")
+_NEW_WORDS = _vocab("new another different else nuevo nueva otro otra distinto")
 _STOPWORDS = _FILLERS | _vocab(
     "about and any are but can for from has have her his not our out over she something "
     "their then there they was were what when where which who why will your yours unit "
@@ -94,8 +97,14 @@ def _stem(word: str) -> str:
     return word
 
 
+def _fold(text: str) -> str:
+    # Accents dropped, so "sí" is the token "si" (and "cocina" meets "cocína"), not a stray "s".
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower().replace("’", "'").replace("'", ""))
+    return _TOKEN.findall(_fold(text.lower()).replace("’", "'").replace("'", ""))
 
 
 def _content(text: str) -> set[str]:
@@ -202,7 +211,7 @@ def _is_no(tokens: Sequence[str]) -> bool:
     return (
         bool(tokens)
         and tokens[0] in _NO_CORE
-        and set(tokens) <= _NO | _FILLERS | _vocab("thanks thank you cancel")
+        and set(tokens) <= _NO | _FILLERS | _vocab("thanks thank you cancel gracias")
     )
 
 

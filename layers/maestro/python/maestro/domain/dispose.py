@@ -73,6 +73,7 @@ from maestro.domain.guards import (
     TrailEntry,
     guard_before_asking,
 )
+from maestro.domain.language import DEFAULT_LANGUAGE, language_for
 from maestro.domain.models import DEFAULT_CONTEXT_TTL, OpenContext, Package, Party, PartyRole
 from maestro.domain.pending import PendingTransition, Resolution, ResolvedAction
 from maestro.domain.records import (
@@ -493,24 +494,54 @@ def trail_of(decisions: Sequence[MaestroDecision]) -> tuple[TrailEntry, ...]:
 _MAX_QUESTION = 400  # ClarifyParams.question's limit
 
 
-def _clarify_question(candidates: Sequence[str], contexts: Sequence[OpenContext]) -> str:
-    """One question naming the candidates, numbered. Each description is cut to its share of
-    the question's limit here, where the line is built: stored descriptions may be long."""
+_QUESTION_TEXTS = {
+    "en": {
+        "your": "your request",
+        "one": "Is this about {only} ({about})? Reply 1 for yes.",
+        "more": "Sorry, I want to get this right: could you tell me a bit more about what you "
+        "need?",
+        "lead": "Just to be sure I get this right, which one do you mean? ",
+        "new": "something new",
+    },
+    "es": {
+        "your": "su solicitud",
+        "one": "¿Se trata de {only} ({about})? Responda 1 para decir que sí.",
+        "more": "Disculpe, quiero entenderlo bien: ¿podría contarme un poco más sobre lo que "
+        "necesita?",
+        "lead": "Solo para entenderlo bien, ¿a cuál se refiere? ",
+        "new": "algo nuevo",
+    },
+}
+
+
+def _clarify_question(
+    candidates: Sequence[str],
+    contexts: Sequence[OpenContext],
+    sender: Party | None = None,
+    package: Package | None = None,
+) -> str:
+    """One question naming the candidates, numbered, in the sender's language (its fixed
+    framing; the descriptions are as stored). Each description is cut to its share of the
+    question's limit here, where the line is built: stored descriptions may be long."""
+    language = language_for(
+        sender.language if sender is not None else None, package.text if package else ""
+    )
+    said = _QUESTION_TEXTS.get(language, _QUESTION_TEXTS[DEFAULT_LANGUAGE])
     lines = {c.context_id: c.description for c in contexts}
     if len(candidates) == 1 and candidates[0] != "new":
         only = candidates[0]
-        about = truncate(lines.get(only, "your request"), 200)
-        return truncate(f"Is this about {only} ({about})? Reply 1 for yes.", _MAX_QUESTION)
+        about = truncate(lines.get(only, said["your"]), 200)
+        return truncate(said["one"].format(only=only, about=about), _MAX_QUESTION)
     if not candidates:
-        return "Sorry, I want to get this right: could you tell me a bit more about what you need?"
-    lead = "Just to be sure I get this right, which one do you mean? "
+        return said["more"]
+    lead = said["lead"]
     share = max(12, (_MAX_QUESTION - len(lead)) // len(candidates) - 8)
     options = []
     for number, candidate in enumerate(candidates, start=1):
         if candidate == "new":
-            options.append(f"{number}) something new")
+            options.append(f"{number}) {said['new']}")
         else:
-            described = truncate(f"{candidate}: {lines.get(candidate, 'your request')}", share)
+            described = truncate(f"{candidate}: {lines.get(candidate, said['your'])}", share)
             options.append(f"{number}) {described}")
     return truncate(lead + "; ".join(options), _MAX_QUESTION)
 
@@ -680,7 +711,7 @@ def dispose(
                 confidence=max((v.share for v in verdicts), default=0.0),
                 why=consensus.reason[:400],
                 params=ClarifyParams(
-                    question=_clarify_question(candidates, contexts),
+                    question=_clarify_question(candidates, contexts, sender, package),
                     candidate_ids=candidates,
                     reason="multi_context" if len(candidates) > 1 else "low_agreement",
                 ),
@@ -927,7 +958,7 @@ def _dispose_decided(
                 confidence=0.0,
                 why="; ".join(r.why for r in asking)[:400],
                 params=ClarifyParams(
-                    question=_clarify_question(candidates, contexts),
+                    question=_clarify_question(candidates, contexts, sender, package),
                     candidate_ids=candidates,
                     reason=reason,
                 ),

@@ -51,6 +51,7 @@ from maestro.domain.actions import (
 )
 from maestro.domain.answers import NEW_CANDIDATE, AnswerKind, read_answer, read_confirmation
 from maestro.domain.common import Frozen, truncate
+from maestro.domain.language import in_language, language_for
 from maestro.domain.models import Channel, Package, Party, WorkOrder, WoSnapshot
 from maestro.domain.records import (
     PendingClarification,
@@ -208,13 +209,20 @@ def _answer_hold(
         answer = answer.model_copy(update={"kind": "unclear", "why": "a pick, but none offered"})
     common = {"kind": "confirmation", "pending_id": hold.confirmation_id, "answer": answer.kind}
 
+    language = language_for(sender.language, text)
     if answer.kind == "no":
         transitions.append(_close("confirmation", hold.confirmation_id, "held", "discarded", "no"))
         if hold.call is not None:
-            as_is = "it is" if len(hold.wo_ids) == 1 else "they are"
-            reply = f"OK, I've left {_ids(hold.wo_ids)} as {as_is}."
+            one = len(hold.wo_ids) == 1
+            as_is = "it is" if one else "they are"
+            left = {
+                "en": f"OK, I've left {_ids(hold.wo_ids)} as {as_is}.",
+                "es": f"De acuerdo, he dejado {_ids(hold.wo_ids, 'y')} "
+                + ("como estaba." if one else "como estaban."),
+            }
         else:
-            reply = "OK, I haven't done any of it."
+            left = {"en": "OK, I haven't done any of it.", "es": "De acuerdo, no he hecho nada."}
+        reply = in_language(left, language)
         return Resolution(
             route="answered",
             actions=(_reply(reply, hold.confirmation_id),),
@@ -238,7 +246,7 @@ def _answer_hold(
         # Asked again (the guard breaks in if it keeps coming back): never taken for a yes.
         return Resolution(
             route="answered",
-            actions=(_ask_again(hold, say="Just to be sure:"),),
+            actions=(_ask_again(hold, say=in_language(_TO_BE_SURE, language)),),
             transitions=tuple(transitions),
             reason=f"{hold.confirmation_id}: '{truncate(text, 60)}' is not a clear yes or no",
             **common,  # type: ignore[arg-type]
@@ -268,7 +276,11 @@ def _answer_hold(
         # asked again, by text, where only they read it.
         return Resolution(
             route="answered",
-            actions=(_ask_again(hold, say=_not_where_asked(package, hold.asked_on)),),
+            actions=(
+                _ask_again(
+                    hold, say=in_language(_not_where_asked(package, hold.asked_on), language)
+                ),
+            ),
             transitions=tuple(transitions),
             reason=f"{hold.confirmation_id}: a YES, but not on the {hold.asked_on.value} "
             "channel it was asked on (a call's caller ID alone proves nothing); asked again",
@@ -436,12 +448,32 @@ def _still_held(
     )
 
 
-def _not_where_asked(package: Package, asked_on: Channel) -> str:
+_TO_BE_SURE = {"en": "Just to be sure:", "es": "Solo para confirmar:"}
+_NONE_OF_THEM = {
+    "en": "OK, I won't add it to any of them. Tell me more if it's something new.",
+    "es": "De acuerdo, no lo agregaré a ninguna. Cuénteme más si se trata de algo nuevo.",
+}
+_WHICH_AGAIN = {
+    "en": "Sorry, I didn't catch which one you mean. Please reply with the number:",
+    "es": "Disculpe, no entendí a cuál se refiere. Por favor, responda con el número:",
+}
+
+
+def _not_where_asked(package: Package, asked_on: Channel) -> dict[str, str]:
     """Why a YES released nothing, said first when the party is asked again by text."""
     came = next((m.channel for m in package.messages if not m.answers_on(asked_on)), None)
     if came is Channel.IN_APP:
-        return "That yes came in the app, but I asked by text, so only a text back confirms it."
-    return "A call from this number said yes, but a call can't confirm it; only a text back can."
+        return {
+            "en": "That yes came in the app, but I asked by text, so only a text back confirms it.",
+            "es": "Ese sí llegó por la app, pero se lo pregunté por mensaje de texto, así que solo "
+            "una respuesta por texto lo confirma.",
+        }
+    return {
+        "en": "A call from this number said yes, but a call can't confirm it; only a text back "
+        "can.",
+        "es": "Una llamada desde este número dijo que sí, pero una llamada no puede confirmarlo; "
+        "solo una respuesta por texto puede.",
+    }
 
 
 # -- clarifications ------------------------------------------------------------------------------
@@ -459,6 +491,7 @@ def _answer_question(
     answers_question: AnswerJudge | None,
 ) -> Resolution:
     answer = read_answer(text, question.candidate_ids, question.candidate_lines)
+    language = language_for(sender.language, text)
     if (
         answer.kind == "unclear"
         and answers_question is not None
@@ -486,7 +519,7 @@ def _answer_question(
             route="answered",
             actions=(
                 _reply(
-                    "OK, I won't add it to any of them. Tell me more if it's something new.",
+                    in_language(_NONE_OF_THEM, language),
                     question.clarification_id,
                 ),
             ),
@@ -501,8 +534,7 @@ def _answer_question(
                 why="the answer did not pick one of the options",
                 evidence=truncate(text, 400),
                 params=ClarifyParams(
-                    question="Sorry, I didn't catch which one you mean. Please reply with the "
-                    "number:",
+                    question=in_language(_WHICH_AGAIN, language),
                     candidate_ids=question.candidate_ids[:10],
                     reason="multi_context"
                     if len(question.candidate_ids) > 1
@@ -667,11 +699,11 @@ def _close(
     )
 
 
-def _ids(ids: Sequence[str]) -> str:
+def _ids(ids: Sequence[str], and_: str = "and") -> str:
     ids = list(ids)
     if len(ids) <= 1:
         return "".join(ids) or "nothing"
-    return ", ".join(ids[:-1]) + " and " + ids[-1]
+    return ", ".join(ids[:-1]) + f" {and_} " + ids[-1]
 
 
 def _capital(text: str) -> str:

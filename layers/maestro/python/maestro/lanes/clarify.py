@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from maestro.domain.actions import Clarify, Lane
 from maestro.domain.answers import NEW_CANDIDATE
 from maestro.domain.events import body_digest
+from maestro.domain.language import in_language
 from maestro.domain.models import WoSnapshot
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingClarification
 from maestro.lanes.base import LaneContext, LaneOutcome
@@ -31,23 +32,30 @@ def _candidates(action: Clarify, ctx: LaneContext) -> tuple[tuple[str, ...], tup
     ids = action.params.candidate_ids or tuple(c.context_id for c in ctx.open_contexts)
     ids = tuple(dict.fromkeys(ids))[:_MAX_CANDIDATES]
     lines = tuple(
-        "something new" if cid == NEW_CANDIDATE else f"{cid}: {described.get(cid, cid)}"
+        _SOMETHING_NEW["en"] if cid == NEW_CANDIDATE else f"{cid}: {described.get(cid, cid)}"
         for cid in ids
     )
     return ids, lines
 
 
-def _question(question: str, lines: Sequence[str]) -> str:
+_SOMETHING_NEW = {"en": "something new", "es": "algo nuevo"}
+
+
+def _question(question: str, lines: Sequence[str], language: str = "en") -> str:
     # "1" only means something if the tenant saw the options numbered: add them unless the
     # question (dispose's, for one) already numbers every candidate.
     if len(lines) < 2 or all(f"{n})" in question for n in range(1, len(lines) + 1)):
         return question
-    return question.rstrip() + " " + "; ".join(f"{n}) {line}" for n, line in enumerate(lines, 1))
+    shown = [
+        in_language(_SOMETHING_NEW, language) if line == _SOMETHING_NEW["en"] else line
+        for line in lines
+    ]
+    return question.rstrip() + " " + "; ".join(f"{n}) {line}" for n, line in enumerate(shown, 1))
 
 
 def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
     ids, lines = _candidates(action, ctx)
-    question = _question(action.params.question, lines)
+    question = _question(action.params.question, lines, ctx.sender_language)
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
     ctx.send(to, question, suffix="question")
     queued = ctx.queued

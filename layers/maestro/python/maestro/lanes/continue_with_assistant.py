@@ -34,10 +34,26 @@ _STATUS = {
 }
 
 
-def status_reply(wo: WorkOrder) -> str:
-    """Where a work order stands, from the stored record."""
-    if wo.status is WorkOrderStatus.SCHEDULED and wo.visit is not None:
-        where = f"is scheduled: the visit is {when(wo.visit)}"
+_STATUS_ES = {
+    WorkOrderStatus.OPEN: "está abierta; aún no hay visita programada. Le avisaremos por mensaje "
+    "cuando la haya",
+    WorkOrderStatus.SCHEDULED: "está programada",
+    WorkOrderStatus.IN_PROGRESS: "está en curso",
+    WorkOrderStatus.COMPLETED: "está completada",
+    WorkOrderStatus.CANCELLED: "fue cancelada",
+}
+
+
+def status_reply(wo: WorkOrder, language: str = "en") -> str:
+    """Where a work order stands, from the stored record, in English or Spanish."""
+    visit = wo.visit if wo.status is WorkOrderStatus.SCHEDULED else None
+    if language == "es":
+        if visit is not None:
+            where = f"está programada: la visita es {when(visit, 'es')}"
+        else:
+            where = _STATUS_ES.get(wo.status, f"está en estado {wo.status.value}")
+    elif visit is not None:
+        where = f"is scheduled: the visit is {when(visit)}"
     else:
         where = _STATUS.get(wo.status, f"is {wo.status.value}")
     return f"{wo.wo_id} ({short(wo.summary, 60)}) {where}."
@@ -87,6 +103,6 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
             if sender.role is PartyRole.PM:
                 reply = pm_status_reply(wo, _vendor_name(ctx, wo))
             else:
-                reply = status_reply(wo)
+                reply = status_reply(wo, ctx.sender_language)
     ctx.send(to, reply or in_language(NEUTRAL_REPLIES, ctx.sender_language), suffix="reply")
     return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")

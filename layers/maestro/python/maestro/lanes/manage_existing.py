@@ -36,6 +36,7 @@ from maestro.domain.actions import (
     ScheduleVisit,
 )
 from maestro.domain.common import truncate
+from maestro.domain.language import in_language
 from maestro.domain.models import (
     Channel,
     InvalidTransitionError,
@@ -70,16 +71,37 @@ PM_LISTED = 5
 """A PM's "open": this many of their properties' open work orders per text, and how many more."""
 
 
-def _line(wo: WorkOrder, width: int = 60) -> str:
-    unit = f", unit {short(wo.unit, 12)}" if wo.unit else ""
+_UNIT = {"en": "unit", "es": "unidad"}
+_STATUS_WORDS = {
+    "es": {
+        WorkOrderStatus.OPEN: "abierta",
+        WorkOrderStatus.SCHEDULED: "programada",
+        WorkOrderStatus.IN_PROGRESS: "en curso",
+        WorkOrderStatus.COMPLETED: "completada",
+        WorkOrderStatus.CANCELLED: "cancelada",
+    }
+}
+
+
+def _line(wo: WorkOrder, width: int = 60, language: str = "en") -> str:
+    unit = f", {in_language(_UNIT, language)} {short(wo.unit, 12)}" if wo.unit else ""
     return f"{wo.wo_id} ({short(wo.summary, width)}{unit})"
 
 
-def _listing(wos: list[WorkOrder]) -> str:
+def _status_word(wo: WorkOrder, language: str) -> str:
+    return _STATUS_WORDS.get(language, {}).get(wo.status, wo.status.value)
+
+
+def _listing(wos: list[WorkOrder], language: str = "en") -> str:
     if not wos:
-        return "You have no open requests."
+        return in_language(
+            {"en": "You have no open requests.", "es": "No tiene solicitudes abiertas."}, language
+        )
+    lead = in_language({"en": "Your open requests: ", "es": "Sus solicitudes abiertas: "}, language)
     return (
-        "Your open requests: " + "; ".join(f"{_line(wo)} [{wo.status.value}]" for wo in wos) + "."
+        lead
+        + "; ".join(f"{_line(wo, language=language)} [{_status_word(wo, language)}]" for wo in wos)
+        + "."
     )
 
 
@@ -154,7 +176,8 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
         ctx.send(sender.phone, truncate(_pm_listing(wos, total), 1500), suffix="list")
         return finish(ctx, lane, note=f"{fallback}listed {min(total, PM_LISTED)} of {total}")
     if params.operation == "list":
-        ctx.send(sender.phone, truncate(_listing(wos), 1500), suffix="list")
+        listed = _listing(wos, ctx.sender_language)
+        ctx.send(sender.phone, truncate(listed, 1500), suffix="list")
         return finish(ctx, lane, note=f"{fallback}listed {len(wos)} open WO(s)")
 
     # Only open WOs the sender may change (tenant or PM) can be cancelled or moved.
@@ -163,16 +186,18 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
     chosen = tuple(i for i in named if i in by_id)
     refused = [i for i in named if i not in by_id]
     if not chosen:
-        listing = _pm_listing(wos, total) if manager else _listing(wos)
-        ctx.send(
-            sender.phone,
-            truncate(
-                f"I couldn't match that to one of your open requests. {listing} "
+        language = ctx.sender_language
+        listing = _pm_listing(wos, total) if manager else _listing(wos, language)
+        which = in_language(
+            {
+                "en": f"I couldn't match that to one of your open requests. {listing} "
                 "Which one do you mean?",
-                1500,
-            ),
-            suffix="which",
+                "es": f"No pude relacionar eso con una de sus solicitudes abiertas. {listing} "
+                "¿A cuál se refiere?",
+            },
+            language,
         )
+        ctx.send(sender.phone, truncate(which, 1500), suffix="which")
         return finish(
             ctx,
             lane,
@@ -195,7 +220,15 @@ def _hold(
     queued = ctx.queued
     by_call = queued is not None and queued.by_unverified_call
     options = tuple(i for i in (queued.options if queued else ()) if i in by_id) or chosen
-    proposal = _proposal(params, chosen, options, by_id, queued.say if queued else "", by_call)
+    proposal = _proposal(
+        params,
+        chosen,
+        options,
+        by_id,
+        queued.say if queued else "",
+        by_call,
+        ctx.sender_language,
+    )
     confirmation_id = ctx.idempotency_key
     superseded = supersede_open(ctx, keep=confirmation_id)
     # Keyed by the idempotency key and created once: a re-run finds the hold already there
@@ -245,9 +278,13 @@ def _proposal(
     by_id: dict[str, WorkOrder],
     say: str,
     by_call: bool = False,
+    language: str = "en",
 ) -> str:
     """ "Reply YES to …", naming each WO; numbered when "1" could mean one of several. Asked
-    for by a call nothing vouches for, it says so, and that the owner may ignore it."""
+    for by a call nothing vouches for, it says so, and that the owner may ignore it. In Spanish
+    it asks for "SÍ o YES" (both read as a yes)."""
+    if language == "es":
+        return _proposal_es(params, chosen, options, by_id, say, by_call)
     verb = "cancel" if params.operation == "cancel" else "move the visit for"
     when = (
         f" to {short(params.request, 80)}"
@@ -284,6 +321,57 @@ def _proposal(
         text = (
             f"{lead}Reply YES to {verb} {_line(by_id[chosen[0]], 120)}{when}. Anything else "
             "keeps it as it is."
+        )
+    return truncate(text, _MAX_PROPOSAL)
+
+
+def _proposal_es(
+    params: ManageExistingParams,
+    chosen: tuple[str, ...],
+    options: tuple[str, ...],
+    by_id: dict[str, WorkOrder],
+    say: str,
+    by_call: bool,
+) -> str:
+    """The same proposal in Spanish, sentence for sentence."""
+    verb = "cancelar" if params.operation == "cancel" else "cambiar la visita de"
+    when = (
+        f" para {short(params.request, 80)}"
+        if params.operation == "reschedule" and params.request
+        else ""
+    )
+    lead = f"{say} " if say else ""
+    width = max(20, 300 // max(len(options), 1) - 20)
+    if len(options) > 1:
+        numbered = "; ".join(
+            f"{n}) {_line(by_id[i], width, 'es')}" for n, i in enumerate(options, 1)
+        )
+        which = (
+            "todas"
+            if set(chosen) == set(options)
+            else "la " + " y la ".join(f"{options.index(i) + 1}" for i in chosen)
+        )
+        if by_call:
+            text = (
+                f"{lead}Recibimos una llamada desde este número que pide {verb} {which}{when}: "
+                f"{numbered}. Responda SÍ o YES para confirmar, o un número para solo esa; si no "
+                "fue usted, ignore este mensaje."
+            )
+        else:
+            text = (
+                f"{lead}Responda SÍ o YES para {verb} {which}{when}: {numbered}. O responda con "
+                "un número para solo esa. Cualquier otra respuesta las deja como están."
+            )
+    elif by_call:
+        text = (
+            f"{lead}Recibimos una llamada desde este número que pide {verb} "
+            f"{_line(by_id[chosen[0]], 120, 'es')}{when}. Responda SÍ o YES para confirmar; si "
+            "no fue usted, ignore este mensaje."
+        )
+    else:
+        text = (
+            f"{lead}Responda SÍ o YES para {verb} {_line(by_id[chosen[0]], 120, 'es')}{when}. "
+            "Cualquier otra respuesta la deja como está."
         )
     return truncate(text, _MAX_PROPOSAL)
 
@@ -340,9 +428,13 @@ def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
             ctx.pending.set_status(
                 "confirmation", hold.confirmation_id, "held", "discarded", ctx.package.package_id
             )
+        changed = {
+            "en": f"{check.summary()} just now, so I haven't changed anything.",
+            "es": f"Algo acaba de cambiar ({check.summary()}), así que no he cambiado nada.",
+        }
         ctx.send(
             sender.phone,
-            truncate(f"{check.summary()} just now, so I haven't changed anything.", 500),
+            truncate(in_language(changed, ctx.sender_language), 500),
             suffix="changed",
         )
         return finish(
@@ -436,37 +528,48 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
     assert sender is not None
     if not done:
         return
-    names = ", ".join(_line(wo, 40) for wo in done)
+    language = ctx.sender_language
+    names = ", ".join(_line(wo, 40, language) for wo in done)
     if call.operation == "cancel":
-        ctx.send(sender.phone, truncate(f"Done: I've cancelled {names}.", 500), suffix="done")
+        said = {"en": f"Done: I've cancelled {names}.", "es": f"Listo: he cancelado {names}."}
     else:
         when = f": {short(call.request, 80)}" if call.request else ""
-        ctx.send(
-            sender.phone,
-            truncate(f"Done: I've passed on when you'd like the visit for {names}{when}.", 500),
-            suffix="done",
-        )
-    by = "the property manager" if sender.role is PartyRole.PM else "the tenant"
+        said = {
+            "en": f"Done: I've passed on when you'd like the visit for {names}{when}.",
+            "es": f"Listo: he transmitido cuándo desea la visita de {names}{when}.",
+        }
+    ctx.send(sender.phone, truncate(in_language(said, language), 500), suffix="done")
+    by_pm = sender.role is PartyRole.PM
+    by = "the property manager" if by_pm else "the tenant"
     for wo in done:
         tenant = phone_of(ctx, wo.tenant_id)
-        if call.operation == "cancel" and by != "the tenant" and tenant is not None:
+        if call.operation == "cancel" and by_pm and tenant is not None:
             # The tenant learns their request is closed, in fixed words: nothing the PM wrote.
             ctx.send(
                 tenant,
-                truncate(f"{_line(wo)} was cancelled by {by}.", 500),
+                truncate(_cancelled_by(wo, by_pm, ctx.language_of(tenant)), 500),
                 suffix=f"tenant#{wo.wo_id}",
             )
         vendor = phone_of(ctx, wo.vendor_id)
         if vendor is None or wo.vendor_id == sender.party_id:
             continue
         body = (
-            f"{_line(wo)} was cancelled by {by}."
+            _cancelled_by(wo, by_pm, ctx.language_of(vendor))
             if call.operation == "cancel"
             else f"{by.capitalize()} asks for the visit for {_line(wo)}"
             + (f": {short(call.request, 80)}." if call.request else ".")
             + " Please confirm a time."
         )
         ctx.send(vendor, truncate(body, 500), suffix=f"vendor#{wo.wo_id}")
+
+
+def _cancelled_by(wo: WorkOrder, by_pm: bool, language: str) -> str:
+    """The fixed notice that a work order was cancelled, and by whom."""
+    if language == "es":
+        by = "el administrador de la propiedad" if by_pm else "el inquilino"
+        return f"{_line(wo, language=language)} fue cancelada por {by}."
+    by = "the property manager" if by_pm else "the tenant"
+    return f"{_line(wo)} was cancelled by {by}."
 
 
 # -- what a call asked for, held until the number's owner confirms by text ---------------------
@@ -495,7 +598,8 @@ def hold_actions(ctx: LaneContext) -> LaneOutcome:
             ctx, lane, status="skipped", note="nothing held: no work order it names is theirs"
         )
     by_call = queued.by_unverified_call
-    proposal = _held_proposal(kept, mine, queued.say, by_call, sender.role is PartyRole.TENANT)
+    tenant = sender.role is PartyRole.TENANT
+    proposal = _held_proposal(kept, mine, queued.say, by_call, tenant, ctx.sender_language)
     confirmation_id = ctx.idempotency_key
     superseded = supersede_open(ctx, keep=confirmation_id)
     hold = PendingConfirmation(
@@ -611,15 +715,32 @@ def _ids_of(actions: Sequence[Action]) -> list[str]:
 
 
 def _held_proposal(
-    actions: Sequence[Action], wos: dict[str, WorkOrder], say: str, by_call: bool, tenant: bool
+    actions: Sequence[Action],
+    wos: dict[str, WorkOrder],
+    say: str,
+    by_call: bool,
+    tenant: bool,
+    language: str = "en",
 ) -> str:
     """One text naming everything held, in the order it would run, and how to confirm it."""
-    parts = [_what(action, wos, tenant) for action in actions]
-    asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
-    lead = (f"{say} " if say else "") + (
-        "We got a call from this number asking to " if by_call else "You asked me to "
-    )
-    tail = ". Reply YES to confirm" + ("; if it wasn't you, ignore this text." if by_call else ".")
+    spanish = language == "es"
+    parts = [(_what_es if spanish else _what)(action, wos, tenant) for action in actions]
+    joiner = "; y " if spanish else "; and "
+    asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + joiner + parts[-1]
+    if spanish:
+        lead = (f"{say} " if say else "") + (
+            "Recibimos una llamada desde este número que pide " if by_call else "Me pidió "
+        )
+        tail = ". Responda SÍ o YES para confirmar" + (
+            "; si no fue usted, ignore este mensaje." if by_call else "."
+        )
+    else:
+        lead = (f"{say} " if say else "") + (
+            "We got a call from this number asking to " if by_call else "You asked me to "
+        )
+        tail = ". Reply YES to confirm" + (
+            "; if it wasn't you, ignore this text." if by_call else "."
+        )
     room = _MAX_PROPOSAL - len(lead) - len(tail)
     return truncate(lead + short(asked, max(room, 20)) + tail, _MAX_PROPOSAL)
 
@@ -650,4 +771,32 @@ def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
             return f"cancel {names}"
         when = f" to {short(action.params.request, 60)}" if action.params.request else ""
         return f"move the visit for {names}{when}"
+    return action.lane  # pragma: no cover - only what needs the owner is held
+
+
+def _what_es(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
+    """``_what`` in Spanish, action for action."""
+
+    def label(wo_id: str | None) -> str:
+        wo = wos.get(wo_id or "")
+        return _line(wo, 40, "es") if wo is not None else "la nueva solicitud"
+
+    if isinstance(action, CreateWo):
+        return f"abrir una nueva solicitud: {short(action.params.summary, 80)}"
+    if isinstance(action, ScheduleVisit):
+        what = "avisar cuándo está usted en casa para" if tenant else "proponer una visita para"
+        return f"{what} {label(action.target_wo_id)}: {short(action.params.availability, 60)}"
+    if isinstance(action, RelayToOpenWo):
+        return f'agregar esto a {label(action.target_wo_id)}: "{short(action.params.note, 100)}"'
+    if isinstance(action, RelayToVendor):
+        said = short(action.params.message, 100)
+        return f'decirle al técnico de {label(action.target_wo_id)}: "{said}"'
+    if isinstance(action, RecordRating):
+        return f"calificar {label(action.target_wo_id)} con {action.params.stars}/5"
+    if isinstance(action, ManageExisting):
+        names = ", ".join(label(i) for i in action.params.wo_ids)
+        if action.params.operation == "cancel":
+            return f"cancelar {names}"
+        when = f" para {short(action.params.request, 60)}" if action.params.request else ""
+        return f"cambiar la visita de {names}{when}"
     return action.lane  # pragma: no cover - only what needs the owner is held

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from maestro.domain.actions import Lane, ScheduleVisit
+from maestro.domain.language import in_language
 from maestro.domain.models import (
     InvalidTransitionError,
     PartyRole,
@@ -35,12 +36,24 @@ __all__ = ["run", "when"]
 _SCHEDULABLE = frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED})
 
 
-def when(window: VisitWindow) -> str:
+# Day and month names by hand: strftime's follow the process locale, not the reader's.
+_DAYS_ES = ("lun", "mar", "mié", "jue", "vie", "sáb", "dom")
+_MONTHS_ES = ("ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sep", "oct", "nov", "dic")
+
+
+def when(window: VisitWindow, language: str = "en") -> str:
+    if language == "es":
+        return f"del {_stamp_es(window.start)} al {_stamp_es(window.end)}"
     return f"{_stamp(window.start)} to {_stamp(window.end)}"
 
 
 def _stamp(at: datetime) -> str:
     return at.strftime("%a %d %b %H:%M UTC")
+
+
+def _stamp_es(at: datetime) -> str:
+    day, month = _DAYS_ES[at.weekday()], _MONTHS_ES[at.month - 1]
+    return f"{day} {at.day:02d} {month} {at:%H:%M} UTC"
 
 
 def _confirm(window: VisitWindow, now: datetime) -> Change:
@@ -112,23 +125,35 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         and sender.role is PartyRole.PM
         and sender.party_id not in (updated.tenant_id, updated.vendor_id)
     )
-    to_tenant: str | None
+    # What the tenant reads, by language (the vendor's "confirmed" too: the same fixed text).
+    to_tenant: dict[str, str] | None
+    to_vendor: dict[str, str]
     if window:
-        to_tenant = to_vendor = f"Visit confirmed for {label}: {when(window)}."
+        to_tenant = to_vendor = {
+            "en": f"Visit confirmed for {label}: {when(window)}.",
+            "es": f"Visita confirmada para {label}: {when(window, 'es')}.",
+        }
     elif from_pm:
         to_tenant = None
-        to_vendor = (
-            f"The property manager suggests a visit for {label}: {params.availability}. "
+        to_vendor = {
+            "en": f"The property manager suggests a visit for {label}: {params.availability}. "
             "Please confirm a time with the tenant."
-        )
+        }
     elif from_vendor:
-        to_tenant = f"The technician proposes a visit for {label}: {params.availability}. OK?"
-        to_vendor = f"Thanks, I've asked the tenant about {label}: {params.availability}."
+        to_tenant = {
+            "en": f"The technician proposes a visit for {label}: {params.availability}. OK?",
+            "es": f"El técnico propone una visita para {label}: {params.availability}. "
+            "¿Le parece bien?",
+        }
+        to_vendor = {"en": f"Thanks, I've asked the tenant about {label}: {params.availability}."}
     else:
-        to_tenant = f"Thanks, noted your availability for {label}: {params.availability}."
-        to_vendor = (
-            f"Tenant availability for {label}: {params.availability}. Please confirm a time."
-        )
+        to_tenant = {
+            "en": f"Thanks, noted your availability for {label}: {params.availability}.",
+            "es": f"Gracias, anoté su disponibilidad para {label}: {params.availability}.",
+        }
+        to_vendor = {
+            "en": f"Tenant availability for {label}: {params.availability}. Please confirm a time."
+        }
 
     told: list[str] = []
     missing: list[str] = []
@@ -142,7 +167,7 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         if phone is None:
             missing.append(who)
             continue
-        ctx.send(phone, body, suffix=who)
+        ctx.send(phone, in_language(body, ctx.language_of(phone)), suffix=who)
         told.append(who)
 
     if from_pm and sender is not None:
