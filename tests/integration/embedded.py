@@ -23,6 +23,7 @@ from maestro.ingest.service import app_message_id
 from maestro.observability import logger
 from maestro.ports import Gate, SentMessage
 from maestro_dev.local.events import signed_app_event, signed_sms_event, twilio_sid
+from maestro_dev.local.server import LocalServer
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import MARIA, VIC
 
@@ -186,3 +187,33 @@ def open_wo(stack: LocalStack, wo_id: str, summary: str, **extra: Any) -> WorkOr
     )
     DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).create(wo)
     return wo
+
+
+@contextmanager
+def serving(monkeypatch: Any, home: Any, *, speed: float, step: bool) -> Iterator[LocalServer]:
+    """A `maestro serve` on a free loopback port, answering on a thread, its operator token
+    where the commands find it (in ``home``, the test's own, so no run sees another's)."""
+    from maestro_dev.local.operator_access import TOKEN_ENV, write_token
+    from maestro_dev.local.server import start
+
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    stack, srv = start(port=0, speed=speed, step=step)
+    write_token(srv.port, srv.token)  # as `maestro serve` does
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.httpd.shutdown()
+        thread.join(timeout=10)
+        stack.__exit__(None, None, None)
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    """The `maestro` command in this process: its exit code and what it printed."""
+    from maestro_dev.cli import main
+
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()

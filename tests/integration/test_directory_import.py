@@ -4,9 +4,7 @@ round-trips through export, and binds its tenants' texts (#18)."""
 
 from __future__ import annotations
 
-import io
 import json
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -15,12 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from embedded import new_executions, to_phone
+from embedded import new_executions, run_cli, serving, to_phone
 
 from maestro.domain.directory import ALL_PROPERTIES, Directory, OnCall, PersonRole
 from maestro.domain.models import PartyRole
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
-from maestro_dev.cli import main
 from maestro_dev.cloud import (
     OUTPUT_DIRECTORY_TABLE,
     OUTPUT_GATES_TABLE,
@@ -30,8 +27,8 @@ from maestro_dev.cloud import (
 from maestro_dev.directory.files import read_folder, write_folder
 from maestro_dev.directory.synthetic import synthetic_directory
 from maestro_dev.local.events import signed_sms_event, twilio_sid
-from maestro_dev.local.operator_access import TOKEN_ENV, TOKEN_HEADER, write_token
-from maestro_dev.local.server import LocalServer, start
+from maestro_dev.local.operator_access import TOKEN_HEADER
+from maestro_dev.local.server import LocalServer
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import MARIA
 
@@ -47,24 +44,13 @@ def _small() -> Directory:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[LocalServer]:
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv(TOKEN_ENV, raising=False)
-    stack, srv = start(port=0, speed=0.0, step=False)  # time stands still: a test moves it
-    write_token(srv.port, srv.token)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(
+        monkeypatch, tmp_path, speed=0.0, step=False
+    ) as srv:  # time stands still: a test moves it
         yield srv
-    finally:
-        srv.httpd.shutdown()
-        thread.join(timeout=10)
-        stack.__exit__(None, None, None)
 
 
-def _cli(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
+_cli = run_cli
 
 
 def _export(server: LocalServer, folder: Path) -> dict[str, str]:

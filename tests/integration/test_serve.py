@@ -4,7 +4,6 @@ routes answer the operator alone (the run's token, a loopback Host, no foreign O
 from __future__ import annotations
 
 import http.client
-import io
 import json
 import os
 import queue
@@ -21,34 +20,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from embedded import run_cli, serving
 
-from maestro_dev.cli import main
-from maestro_dev.local.operator_access import TOKEN_ENV, TOKEN_HEADER, write_token
-from maestro_dev.local.server import LocalServer, start
+from maestro_dev.local.operator_access import TOKEN_ENV, TOKEN_HEADER
+from maestro_dev.local.server import LocalServer
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[LocalServer]:
-    monkeypatch.setenv("HOME", str(tmp_path))  # the token file goes to a home of this test's
-    monkeypatch.delenv(TOKEN_ENV, raising=False)
-    stack, srv = start(port=0, speed=1000.0, step=True)  # port 0: any free loopback port
-    write_token(srv.port, srv.token)  # as `maestro serve` does: the commands find it there
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(monkeypatch, tmp_path, speed=1000.0, step=True) as srv:
         yield srv
-    finally:
-        srv.httpd.shutdown()
-        thread.join(timeout=10)
-        stack.__exit__(None, None, None)
 
 
-def _cli(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
+_cli = run_cli
 
 
 def _wait_for(predicate: object, timeout: float = 20) -> str:

@@ -724,7 +724,7 @@ def _held_proposal(
 ) -> str:
     """One text naming everything held, in the order it would run, and how to confirm it."""
     spanish = language == "es"
-    parts = [(_what_es if spanish else _what)(action, wos, tenant) for action in actions]
+    parts = [_what(action, wos, tenant, "es" if spanish else "en") for action in actions]
     joiner = "; y " if spanish else "; and "
     asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + joiner + parts[-1]
     if spanish:
@@ -745,58 +745,63 @@ def _held_proposal(
     return truncate(lead + short(asked, max(room, 20)) + tail, _MAX_PROPOSAL)
 
 
-def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
+_WHAT: dict[str, dict[str, str]] = {
+    "en": {
+        "new": "the new request",
+        "create": "open a new request: {summary}",
+        "home": "pass on when you're home for {wo}: {when}",
+        "propose": "propose a visit for {wo}: {when}",
+        "add": 'add this to {wo}: "{note}"',
+        "tell": 'tell the vendor of {wo}: "{said}"',
+        "rate": "rate {wo} {stars}/5",
+        "cancel": "cancel {names}",
+        "move": "move the visit for {names}{when}",
+        "move_when": " to {request}",
+    },
+    "es": {
+        "new": "la nueva solicitud",
+        "create": "abrir una nueva solicitud: {summary}",
+        "home": "avisar cuándo está usted en casa para {wo}: {when}",
+        "propose": "proponer una visita para {wo}: {when}",
+        "add": 'agregar esto a {wo}: "{note}"',
+        "tell": 'decirle al técnico de {wo}: "{said}"',
+        "rate": "calificar {wo} con {stars}/5",
+        "cancel": "cancelar {names}",
+        "move": "cambiar la visita de {names}{when}",
+        "move_when": " para {request}",
+    },
+}
+"""What a held action would do, per language: one table, so the languages say the same."""
+
+
+def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool, language: str = "en") -> str:
     """What one held action would do, in words (its quoted part cut short), as the party who
     asked would say it: a tenant says when they are home, a vendor or PM proposes a visit."""
+    say = _WHAT[language if language in _WHAT else "en"]
 
     def label(wo_id: str | None) -> str:
         wo = wos.get(wo_id or "")
-        return _line(wo, 40) if wo is not None else "the new request"
+        return _line(wo, 40, language) if wo is not None else say["new"]
 
     if isinstance(action, CreateWo):
-        return f"open a new request: {short(action.params.summary, 80)}"
+        return say["create"].format(summary=short(action.params.summary, 80))
     if isinstance(action, ScheduleVisit):
-        what = "pass on when you're home for" if tenant else "propose a visit for"
-        return f"{what} {label(action.target_wo_id)}: {short(action.params.availability, 60)}"
+        return say["home" if tenant else "propose"].format(
+            wo=label(action.target_wo_id), when=short(action.params.availability, 60)
+        )
     if isinstance(action, RelayToOpenWo):
-        return f'add this to {label(action.target_wo_id)}: "{short(action.params.note, 100)}"'
+        return say["add"].format(wo=label(action.target_wo_id), note=short(action.params.note, 100))
     if isinstance(action, RelayToVendor):
-        said = short(action.params.message, 100)
-        return f'tell the vendor of {label(action.target_wo_id)}: "{said}"'
+        return say["tell"].format(
+            wo=label(action.target_wo_id), said=short(action.params.message, 100)
+        )
     if isinstance(action, RecordRating):
-        return f"rate {label(action.target_wo_id)} {action.params.stars}/5"
+        return say["rate"].format(wo=label(action.target_wo_id), stars=action.params.stars)
     if isinstance(action, ManageExisting):
         names = ", ".join(label(i) for i in action.params.wo_ids)
         if action.params.operation == "cancel":
-            return f"cancel {names}"
-        when = f" to {short(action.params.request, 60)}" if action.params.request else ""
-        return f"move the visit for {names}{when}"
-    return action.lane  # pragma: no cover - only what needs the owner is held
-
-
-def _what_es(action: Action, wos: dict[str, WorkOrder], tenant: bool) -> str:
-    """``_what`` in Spanish, action for action."""
-
-    def label(wo_id: str | None) -> str:
-        wo = wos.get(wo_id or "")
-        return _line(wo, 40, "es") if wo is not None else "la nueva solicitud"
-
-    if isinstance(action, CreateWo):
-        return f"abrir una nueva solicitud: {short(action.params.summary, 80)}"
-    if isinstance(action, ScheduleVisit):
-        what = "avisar cuándo está usted en casa para" if tenant else "proponer una visita para"
-        return f"{what} {label(action.target_wo_id)}: {short(action.params.availability, 60)}"
-    if isinstance(action, RelayToOpenWo):
-        return f'agregar esto a {label(action.target_wo_id)}: "{short(action.params.note, 100)}"'
-    if isinstance(action, RelayToVendor):
-        said = short(action.params.message, 100)
-        return f'decirle al técnico de {label(action.target_wo_id)}: "{said}"'
-    if isinstance(action, RecordRating):
-        return f"calificar {label(action.target_wo_id)} con {action.params.stars}/5"
-    if isinstance(action, ManageExisting):
-        names = ", ".join(label(i) for i in action.params.wo_ids)
-        if action.params.operation == "cancel":
-            return f"cancelar {names}"
-        when = f" para {short(action.params.request, 60)}" if action.params.request else ""
-        return f"cambiar la visita de {names}{when}"
+            return say["cancel"].format(names=names)
+        request = action.params.request
+        when = say["move_when"].format(request=short(request, 60)) if request else ""
+        return say["move"].format(names=names, when=when)
     return action.lane  # pragma: no cover - only what needs the owner is held
