@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from builders import T0, TENANT_PHONE, act, package
+from fakes import FixedClock, InMemoryBus
 
 from maestro.domain.digest import DigestEntry
 from maestro.domain.directory import (
@@ -27,7 +28,6 @@ from maestro.lanes import on_call as on_call_lanes
 from maestro.lanes.base import LaneContext
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC
 from maestro.pipeline.digest import DigestDeps, DigestSender
-from maestro.ports import DomainEvent
 from maestro_dev.fakes import (
     InMemoryDigest,
     InMemoryPartyDirectory,
@@ -225,29 +225,13 @@ def test_the_escalate_lane_pages_by_the_target_wos_property_before_the_senders()
     assert messenger.to(FALLBACK) == []
 
 
-class _Clock:
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def now(self) -> datetime:
-        return self.at
-
-
-class _Bus:
-    def __init__(self) -> None:
-        self.events: list[DomainEvent] = []
-
-    def publish(self, events: list[DomainEvent]) -> None:
-        self.events.extend(events)
-
-
 def test_a_digest_with_no_one_to_page_is_left_due_and_goes_once_someone_is_on_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     counted: list[str] = []
     monkeypatch.setattr(on_call_lanes, "count", lambda name, *_a, **_k: counted.append(name))
     hour = datetime(2027, 3, 9, 2, 0, tzinfo=UTC)
-    digest, messenger, bus = InMemoryDigest(), RecordingMessenger(), _Bus()
+    digest, messenger, bus = InMemoryDigest(), RecordingMessenger(), InMemoryBus()
     digest.add(
         DigestEntry(
             subject="unknown#+13125550999",
@@ -258,7 +242,7 @@ def test_a_digest_with_no_one_to_page_is_left_due_and_goes_once_someone_is_on_ca
             at=hour + timedelta(minutes=10),
         )
     )
-    clock = _Clock(hour + timedelta(hours=1, minutes=1))
+    clock = FixedClock(hour + timedelta(hours=1, minutes=1))
     deps = DigestDeps(digest=digest, messenger=messenger, bus=bus, clock=clock, on_call_pm_phone="")
     assert DigestSender(deps).run().pages == ()
     assert counted == [UNDELIVERABLE_PAGE_METRIC]
@@ -273,7 +257,7 @@ def test_a_digest_with_no_one_to_page_is_left_due_and_goes_once_someone_is_on_ca
     assert report.hours == (hour,)
     (page,) = messenger.to(ANY.phones[0])
     assert "+13125550999" in page.body
-    (_, paged) = bus.events
+    (_, paged) = bus.events.values()
     assert paged.claim["why"] == "on call for all properties Mar 09 02:00–Mar 10 02:00 UTC"
 
 
