@@ -32,6 +32,7 @@ __all__ = [
     "PageSource",
     "choose_page_recipient",
     "default_pm",
+    "is_reporter",
     "page_property",
 ]
 
@@ -78,7 +79,8 @@ def default_pm(managers: Iterable[Person], property_id: str | None) -> Person | 
     return min(candidates, key=lambda p: p.person_id) if candidates else None
 
 
-def _is(reporter: Party | None, person: Person | None) -> bool:
+def is_reporter(reporter: Party | None, person: Person | None) -> bool:
+    """Whether ``person`` is the one reporting (by id, or by the phone they texted from)."""
     return (
         reporter is not None
         and person is not None
@@ -109,7 +111,7 @@ def choose_page_recipient(
     Never the ``reporter``: a PM reporting an emergency is not paged about their own text
     (nor told "we've alerted the on-call PM" when that PM is them); the next in line is."""
     skipped = ""
-    if shift is not None and _is(reporter, on_call_person):
+    if shift is not None and is_reporter(reporter, on_call_person):
         skipped = f" (on-call {shift.person_id} is the one reporting)"
         shift = None
     if shift is not None:
@@ -126,7 +128,7 @@ def choose_page_recipient(
             )
         # A shift naming someone the directory no longer holds as a PM is passed over, said.
         skipped = f" (on-call {shift.person_id} is not a PM in the directory)"
-    default = default_pm([m for m in managers if not _is(reporter, m)], property_id)
+    default = default_pm([m for m in managers if not is_reporter(reporter, m)], property_id)
     if default is not None:
         return PageRecipient(
             phone=default.phones[0],

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from maestro.domain.directory import ALL_PROPERTIES, OnCall, Person, PersonRole
 from maestro.domain.models import Party
-from maestro.domain.on_call import PageRecipient, choose_page_recipient
+from maestro.domain.on_call import PageRecipient, choose_page_recipient, is_reporter
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC, count, logger
 from maestro.ports import DirectoryReader
 
@@ -42,12 +42,7 @@ def page_recipient(
                 else directory.property(shift.property_id)
             )
             timezone = found.timezone if found is not None else "UTC"
-        reporting = (
-            reporter is not None
-            and person is not None
-            and (reporter.party_id == person.person_id or reporter.phone in person.phones)
-        )
-        if person is None or person.role is not PersonRole.PM or reporting:
+        if person is None or person.role is not PersonRole.PM or is_reporter(reporter, person):
             managers = directory.managers_of(property_id)
     return choose_page_recipient(
         property_id,
