@@ -7,8 +7,8 @@ tests pass fakes. Nothing here imports boto3, twilio or anthropic.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     # and the decision records into every handler, the inbound webhook included.
     from maestro.domain.consent import ConsentChange, ConsentState
     from maestro.domain.directory import OnCall, Person, Property, Trade, Unit, Vendor
+    from maestro.domain.dispatch import DispatchRun
     from maestro.domain.ledger import LedgerRow, Resolution
     from maestro.domain.memory import BrainRequest
     from maestro.domain.records import (
@@ -653,6 +654,30 @@ class Gate(Frozen):
     package_id: str
     index: int | None = None
     paused_at: AwareDatetime
+
+
+class DispatchStore(Protocol):
+    """Each work order's dispatch run (maestro.domain.dispatch): one record per WO, versioned."""
+
+    def get(self, wo_id: str) -> DispatchRun | None: ...
+
+    def put(self, run: DispatchRun, expected_version: int | None) -> None:
+        """Create (``expected_version`` None: raises AlreadyExistsError if there) or replace the
+        stored ``expected_version`` (raises StaleVersionError otherwise)."""
+
+    def waiting_for(self, party_id: str) -> list[DispatchRun]:
+        """The runs whose open wait is for ``party_id``'s answer (the sparse index), by WO id."""
+
+
+class TaskTokenGoneError(Exception):
+    """The task token no longer waits (answered already, timed out, or its execution ended)."""
+
+
+class TaskTokens(Protocol):
+    """Completing a Step Functions task token (a WO execution's wait)."""
+
+    def succeed(self, token: str, output: Mapping[str, Any]) -> None:
+        """SendTaskSuccess; raises TaskTokenGoneError when the token waits no more."""
 
 
 class GateStore(Protocol):

@@ -232,6 +232,20 @@ GATES = TableSpec(
     purpose="Paused step gates and their task tokens, for `maestro step` and the eval executor.",
 )
 
+DISPATCH = TableSpec(
+    logical_name="dispatch",
+    partition=Key(name="wo_id"),
+    indexes=(
+        # Sparse: only a run with an open wait carries it: "whose answer does a WO execution
+        # wait for" (a vendor's open offer, a PM's approval, a tenant's details) is one Query.
+        Index(
+            name="waiting_by_party", partition=Key(name="waiting_party_id"), sort=Key(name="wo_id")
+        ),
+    ),
+    purpose="Each work order's dispatch run (docs/dispatch.md): the gathered details, the "
+    "judgment, every offer and its outcome, and the open wait with its task token; versioned.",
+)
+
 LEDGER = TableSpec(
     logical_name="ledger",
     partition=Key(name="package_id"),
@@ -261,6 +275,7 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     PARTIES,
     DIRECTORY,
     GATES,
+    DISPATCH,
     IDEMPOTENCY,
     LEDGER,
 )

@@ -1,15 +1,23 @@
-"""Starting the package pipeline on Step Functions."""
+"""Starting the package pipeline on Step Functions, and completing a work order's waits."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from maestro.domain.models import Package
 from maestro.pipeline.contract import MAX_INLINE_PACKAGE_BYTES, execution_input
+from maestro.ports import TaskTokenGoneError
 
-__all__ = ["MAX_INLINE_PACKAGE_BYTES", "StepFunctionsStarter", "execution_input"]
+__all__ = [
+    "MAX_INLINE_PACKAGE_BYTES",
+    "StepFunctionsStarter",
+    "StepFunctionsTaskTokens",
+    "execution_input",
+]
 
 if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
@@ -37,3 +45,23 @@ class StepFunctionsStarter:
                 return False  # a redelivered flush: the execution is already there, so done
             raise
         return True
+
+
+_GONE = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})
+
+
+class StepFunctionsTaskTokens:
+    """:class:`maestro.ports.TaskTokens`: SendTaskSuccess. A token that waits no more (answered,
+    timed out, or its execution stopped) is :class:`TaskTokenGoneError`, not a failure: the
+    answer came too late to count, which the caller says."""
+
+    def __init__(self, client: SFNClient) -> None:
+        self._sfn = client
+
+    def succeed(self, token: str, output: Mapping[str, Any]) -> None:
+        try:
+            self._sfn.send_task_success(taskToken=token, output=json.dumps(dict(output)))
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") in _GONE:
+                raise TaskTokenGoneError(str(error)) from error
+            raise

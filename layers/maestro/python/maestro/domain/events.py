@@ -21,6 +21,12 @@ Each type, its ``subject_id`` and the surface the watcher reads:
 - ``clarification.asked`` (the clarification id): the pending store; the question's hash and
   the candidates.
 - ``decision.recorded`` (the package id): the decision log; decisions, route.
+- A work order's dispatch run (docs/dispatch.md; package id ``dispatch:<WO id>``, subject the
+  WO id): ``wo.gathered`` (the run record: what was asked and what is known),
+  ``wo.approval_requested`` (the PM's text by SID, and the run awaiting approval),
+  ``wo.offered`` (the offer text by SID, and the offer on the run), ``wo.dispatched`` (the WO
+  read back: its vendor and ``assigned`` status) and ``wo.dispatch_failed`` (the run's outcome,
+  and the PM's page by SID when one was sent).
 
 Events carry ids and digests, never a phone number or anything someone wrote: the bus's
 archive cannot be edited, so a person's erasure (docs/erase-and-retention.md) could not reach
@@ -58,6 +64,11 @@ EventType = Literal[
     "clarification.asked",
     "escalation.paged",
     "decision.recorded",
+    "wo.gathered",
+    "wo.approval_requested",
+    "wo.offered",
+    "wo.dispatched",
+    "wo.dispatch_failed",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
@@ -152,6 +163,44 @@ class DecisionRecorded(Claim):
     route: str
 
 
+class WoGathered(Claim):
+    asked: str = Field(description="Comma-separated items the one question asked ('' if none)")
+    have: str = Field(description="Comma-separated items known now")
+    by: Literal["tenant", "deadline", "skipped", "nothing_missing"]
+    run_version: int = Field(ge=1, description="The dispatch run's version the step left")
+
+
+class WoApprovalRequested(Claim):
+    sid: str = Field(description="The text asking the PM")
+    to_sha256: str = Field(pattern=_SHA256)
+    body_sha256: str = Field(pattern=_SHA256)
+    nte_usd: int = Field(ge=0)
+    person_id: str | None = None
+    run_version: int = Field(ge=1)
+
+
+class WoOffered(Claim):
+    offer_index: int = Field(ge=1)
+    vendor_id: str
+    sid: str = Field(description="The offer text")
+    to_sha256: str = Field(pattern=_SHA256)
+    body_sha256: str = Field(pattern=_SHA256)
+    run_version: int = Field(ge=1)
+
+
+class WoDispatched(Claim):
+    vendor_id: str
+    status: Literal["assigned"] = "assigned"
+    version: int = Field(ge=1, description="The WO's version the assignment left")
+
+
+class WoDispatchFailed(Claim):
+    reason: Literal["no_vendor", "refused_by_pm", "approval_timed_out", "closed"]
+    offers: int = Field(ge=0, description="How many vendors were offered the job")
+    paged_sid: str | None = Field(default=None, description="The PM's page, when one was sent")
+    run_version: int = Field(ge=1)
+
+
 CLAIMS: dict[EventType, type[Claim]] = {
     "message.sent": MessageSent,
     "escalation.paged": EscalationPaged,
@@ -162,6 +211,11 @@ CLAIMS: dict[EventType, type[Claim]] = {
     "confirm.released": ConfirmReleased,
     "clarification.asked": ClarificationAsked,
     "decision.recorded": DecisionRecorded,
+    "wo.gathered": WoGathered,
+    "wo.approval_requested": WoApprovalRequested,
+    "wo.offered": WoOffered,
+    "wo.dispatched": WoDispatched,
+    "wo.dispatch_failed": WoDispatchFailed,
 }
 if set(CLAIMS) != set(EVENT_TYPES):  # pragma: no cover - holds by construction
     raise AssertionError(f"event types without a schema: {set(EVENT_TYPES) - set(CLAIMS)}")

@@ -164,6 +164,7 @@ class Package(Frozen):
 
 class WorkOrderStatus(StrEnum):
     OPEN = "open"
+    ASSIGNED = "assigned"
     SCHEDULED = "scheduled"
     IN_PROGRESS = "in_progress"
     COMPLETED = "completed"
@@ -172,10 +173,20 @@ class WorkOrderStatus(StrEnum):
 
 TERMINAL_STATUSES = frozenset({WorkOrderStatus.COMPLETED, WorkOrderStatus.CANCELLED})
 
-# The lifecycle: open → scheduled → in_progress → completed | cancelled. A visit can start
-# unscheduled (open → in_progress); anything not finished can be cancelled.
+# The lifecycle: open → assigned (a vendor accepted the dispatch offer) → scheduled →
+# in_progress → completed | cancelled. A visit can be booked before dispatch (open →
+# scheduled) or start unscheduled (open | assigned → in_progress); anything not finished can
+# be cancelled.
 ALLOWED_TRANSITIONS: dict[WorkOrderStatus, frozenset[WorkOrderStatus]] = {
     WorkOrderStatus.OPEN: frozenset(
+        {
+            WorkOrderStatus.ASSIGNED,
+            WorkOrderStatus.SCHEDULED,
+            WorkOrderStatus.IN_PROGRESS,
+            WorkOrderStatus.CANCELLED,
+        }
+    ),
+    WorkOrderStatus.ASSIGNED: frozenset(
         {WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS, WorkOrderStatus.CANCELLED}
     ),
     WorkOrderStatus.SCHEDULED: frozenset({WorkOrderStatus.IN_PROGRESS, WorkOrderStatus.CANCELLED}),
@@ -183,6 +194,10 @@ ALLOWED_TRANSITIONS: dict[WorkOrderStatus, frozenset[WorkOrderStatus]] = {
     WorkOrderStatus.COMPLETED: frozenset(),
     WorkOrderStatus.CANCELLED: frozenset(),
 }
+
+
+SCHEDULABLE = frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.ASSIGNED, WorkOrderStatus.SCHEDULED})
+"""Where a visit can be booked or moved."""
 
 
 class Urgency(StrEnum):
@@ -254,9 +269,15 @@ class WorkOrder(Frozen):
             raise InvalidTransitionError(f"{self.wo_id}: {self.status} → {to} is not allowed")
         return self._changed(at, status=to)
 
+    def assign(self, vendor_id: str, at: AwareDatetime) -> WorkOrder:
+        """The vendor who accepted the dispatch offer; an open WO becomes assigned."""
+        if WorkOrderStatus.ASSIGNED not in ALLOWED_TRANSITIONS[self.status]:
+            raise InvalidTransitionError(f"{self.wo_id}: cannot assign a {self.status} work order")
+        return self._changed(at, status=WorkOrderStatus.ASSIGNED, vendor_id=vendor_id)
+
     def schedule(self, window: VisitWindow, at: AwareDatetime) -> WorkOrder:
         """Set (or move) the visit window; an open WO becomes scheduled."""
-        if self.status not in {WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED}:
+        if self.status not in SCHEDULABLE:
             raise InvalidTransitionError(
                 f"{self.wo_id}: cannot schedule a {self.status} work order"
             )

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from maestro.domain.common import Frozen
-from maestro.domain.models import Party, WorkOrder, WorkOrderStatus, WoSnapshot
+from maestro.domain.models import SCHEDULABLE, Party, WorkOrder, WorkOrderStatus, WoSnapshot
 from maestro.domain.records import RevalidationOutcome
 from maestro.domain.roles import part_of
 
@@ -35,12 +35,22 @@ Operation = Literal["cancel", "reschedule", "schedule", "relay", "rate"]
 
 _ALLOWED: dict[Operation, frozenset[WorkOrderStatus]] = {
     "cancel": frozenset(
-        {WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS}
+        {
+            WorkOrderStatus.OPEN,
+            WorkOrderStatus.ASSIGNED,
+            WorkOrderStatus.SCHEDULED,
+            WorkOrderStatus.IN_PROGRESS,
+        }
     ),
-    "reschedule": frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED}),
-    "schedule": frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED}),
+    "reschedule": SCHEDULABLE,
+    "schedule": SCHEDULABLE,
     "relay": frozenset(
-        {WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS}
+        {
+            WorkOrderStatus.OPEN,
+            WorkOrderStatus.ASSIGNED,
+            WorkOrderStatus.SCHEDULED,
+            WorkOrderStatus.IN_PROGRESS,
+        }
     ),
     "rate": frozenset({WorkOrderStatus.COMPLETED}),
 }

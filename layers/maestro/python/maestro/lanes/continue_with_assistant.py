@@ -28,6 +28,7 @@ NEUTRAL_REPLY = NEUTRAL_REPLIES["en"]
 
 _STATUS = {
     WorkOrderStatus.OPEN: "is open; no visit is booked yet. We'll text you when one is",
+    WorkOrderStatus.ASSIGNED: "has a vendor assigned; no visit is booked yet",
     WorkOrderStatus.IN_PROGRESS: "is in progress",
     WorkOrderStatus.COMPLETED: "is completed",
     WorkOrderStatus.CANCELLED: "was cancelled",
@@ -37,6 +38,7 @@ _STATUS = {
 _STATUS_ES = {
     WorkOrderStatus.OPEN: "está abierta; aún no hay visita programada. Le avisaremos por mensaje "
     "cuando la haya",
+    WorkOrderStatus.ASSIGNED: "tiene un técnico asignado; aún no hay visita programada",
     WorkOrderStatus.SCHEDULED: "está programada",
     WorkOrderStatus.IN_PROGRESS: "está en curso",
     WorkOrderStatus.COMPLETED: "está completada",

@@ -75,6 +75,7 @@ _UNIT = {"en": "unit", "es": "unidad"}
 _STATUS_WORDS = {
     "es": {
         WorkOrderStatus.OPEN: "abierta",
+        WorkOrderStatus.ASSIGNED: "asignada",
         WorkOrderStatus.SCHEDULED: "programada",
         WorkOrderStatus.IN_PROGRESS: "en curso",
         WorkOrderStatus.COMPLETED: "completada",

@@ -13,6 +13,7 @@ from datetime import datetime
 from maestro.domain.actions import Lane, ScheduleVisit
 from maestro.domain.language import in_language
 from maestro.domain.models import (
+    SCHEDULABLE,
     InvalidTransitionError,
     PartyRole,
     VisitWindow,
@@ -33,7 +34,7 @@ from maestro.lanes.common import (
 
 __all__ = ["run", "when"]
 
-_SCHEDULABLE = frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.SCHEDULED})
+_SCHEDULABLE = SCHEDULABLE
 
 
 # Day and month names by hand: strftime's follow the process locale, not the reader's.
