@@ -23,12 +23,15 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = [
+    "DISPATCH_STEPS",
     "EVENT_PUBLISHERS",
     "FUNCTION_TABLES",
     "PIPELINE_STEPS",
     "READ_ACTIONS",
+    "STATE_MACHINES",
     "WRITE_ACTIONS",
     "Access",
+    "placeholder",
     "tables_of",
 ]
 
@@ -64,6 +67,24 @@ PIPELINE_STEPS = (
     "step_gate",
 )
 """The package pipeline's steps, one function each (``maestro.pipeline.entry.STEPS``)."""
+
+DISPATCH_STEPS = ("wo_gather", "wo_ask", "wo_record", "wo_judge", "wo_assign", "wo_page")
+"""The work order machine's steps (gather → judge → dispatch → persist, docs/dispatch.md), one
+function each (``maestro.dispatch.entry``)."""
+
+STATE_MACHINES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "package_pipeline": ("package_pipeline.asl.json", PIPELINE_STEPS),
+    "work_order": ("work_order.asl.json", DISPATCH_STEPS),
+}
+"""Each state machine: its ASL file (``statemachines/``) and the functions its Task states
+invoke, each by the placeholder :func:`placeholder` names. The one list the runtime, the
+embedded stack, the fault matrix and the CDK stack read."""
+
+
+def placeholder(step: str) -> str:
+    """The ASL's ``${...}`` for a step's function ARN: ``wo_gather`` → ``WoGatherFunctionArn``."""
+    return "".join(part.capitalize() for part in step.split("_")) + "FunctionArn"
+
 
 FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     # -- the package pipeline's steps ---------------------------------------------------------
@@ -141,7 +162,80 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     },
     # Renews the lease for the gate's wait; stores the task token.
     "step_gate": {"conversations": "write", "gates": "write"},
+    # -- the work order machine's steps (docs/dispatch.md) -------------------------------------
+    # Each reads the WO and writes its dispatch run (versioned). Those that text (the question,
+    # the approval, an offer, the access details, a withdrawal, the PM's page) have the
+    # messenger's tables: sends claims, messages records, conversations holds the consent and
+    # the daily caps, parties says whether the directory lets a number be texted.
+    "wo_gather": {
+        # What the job lacks: the WO, its timeline (notes, media), the tenant's unit.
+        "dispatch": "write",
+        "work_orders": "read",
+        "timeline": "read",
+        "directory": "read",
+    },
+    "wo_ask": {
+        # Stores the task token, texts the question (tenant), approval (PM) or offer (vendor);
+        # re-reads the WO first (I6); marks the WO awaiting the tenant's answer (state).
+        "dispatch": "write",
+        "work_orders": "read",
+        "timeline": "read",
+        "state": "write",
+        "directory": "read",
+        "parties": "read",
+        "conversations": "write",
+        "messages": "write",
+        "sends": "write",
+    },
+    "wo_record": {
+        # A wait's outcome on the run (answered, declined, timed out, withdrawn); a withdrawn
+        # offer's text to its vendor; the WO's awaited answer cleared (state).
+        "dispatch": "write",
+        "work_orders": "read",
+        "timeline": "read",
+        "state": "write",
+        "directory": "read",
+        "parties": "read",
+        "conversations": "write",
+        "messages": "write",
+        "sends": "write",
+    },
+    # Priority, trade, budget, approval and the ranked vendors (the directory; open jobs and
+    # ratings from the WOs), recorded as a decision in the log.
+    "wo_judge": {
+        "dispatch": "write",
+        "work_orders": "read",
+        "directory": "read",
+        "decisions": "write",
+    },
+    "wo_assign": {
+        # The WO gets its vendor (assigned), its timeline the entry; the vendor the access
+        # details, the tenant who is coming.
+        "dispatch": "write",
+        "work_orders": "write",
+        "timeline": "write",
+        "directory": "read",
+        "parties": "read",
+        "conversations": "write",
+        "messages": "write",
+        "sends": "write",
+    },
+    "wo_page": {
+        # No vendor (or no approval): the on-call PM paged with the trail (the run, the WO's
+        # timeline and the tenant conversation's recent decisions).
+        "dispatch": "write",
+        "work_orders": "read",
+        "timeline": "read",
+        "decisions": "read",
+        "directory": "read",
+        "parties": "read",
+        "conversations": "write",
+        "messages": "write",
+        "sends": "write",
+    },
     # -- the functions around it -------------------------------------------------------------
+    # Starts a WO's execution (named by its id) from its wo.created event: no table.
+    "wo_start": {},
     # Webhooks: dedupe and buffer (messages, conversations), bind the sender (parties), record
     # Twilio's delivery statuses (messages).
     "inbound_sms": {"messages": "write", "conversations": "write", "parties": "read"},
@@ -177,13 +271,16 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
 }
 """Function (``functions/<name>``) → logical table name (``maestro.tables``) → its access."""
 
-EVENT_PUBLISHERS: frozenset[str] = frozenset({"escalate", "act", "fail_open", "digest"})
+EVENT_PUBLISHERS: frozenset[str] = frozenset(
+    {"escalate", "act", "fail_open", "digest", *DISPATCH_STEPS}
+)
 """The functions that put domain events on the bus themselves (persist's ``decision.recorded``
 is put by the state machine's own EventBridge integration, not by a function): three pipeline
-steps, and the digest (its page's ``message.sent`` and ``escalation.paged``)."""
+steps, the digest (its page's ``message.sent`` and ``escalation.paged``) and the work order
+machine's steps (the ``wo.*`` events of docs/dispatch.md and their texts' ``message.sent``)."""
 
 
-_unlisted = sorted(set(PIPELINE_STEPS) - set(FUNCTION_TABLES))
+_unlisted = sorted(set(PIPELINE_STEPS + DISPATCH_STEPS) - set(FUNCTION_TABLES))
 if _unlisted:  # a step without a row would be granted nothing and fail on its first call
     raise ValueError(f"maestro.access.FUNCTION_TABLES has no row for the steps {_unlisted}")
 
