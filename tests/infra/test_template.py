@@ -387,7 +387,7 @@ def _expected(synth: Synth, env: str, lid: str, name: str) -> set[tuple[str, str
 
 
 @pytest.mark.xfail(
-    strict=True, reason="#19 in progress: the work order machine's functions are not in the stack yet"
+    strict=True, reason="#19 in progress: the work order machine's functions are not in the stack"
 )
 def test_every_role_is_granted_its_row_of_tables_and_nothing_more(synth: Synth, env: str) -> None:
     """Naive: every pipeline step's role could read and write every pipeline table, PutItem

