@@ -26,7 +26,7 @@ from harness import (
 
 from maestro.adapters.twilio_status import message_statuses, status_rank
 from maestro.adapters.webhook_auth import app_signature
-from maestro.domain.models import Channel, FlushTrigger
+from maestro.domain.models import Channel, FlushTrigger, MediaRef
 from maestro.ingest.service import app_message_id, conversation_id_for
 from maestro.ingest.webhooks import WebhookDeps, build_resolver
 from maestro_dev.local.threads import thread_safe_moto
@@ -483,18 +483,55 @@ def test_an_unknown_number_is_stored_and_flagged_never_bound(rig: Rig) -> None:
     assert known["Item"]["conversation_id"]["S"] == conversation_id_for("+14155559999")
 
 
-def test_media_urls_are_kept(rig: Rig) -> None:
+def test_an_mms_keeps_each_files_url_and_content_type_as_references(rig: Rig) -> None:
     sid = twilio_sid("MM", "photo")
-    rig.sms(
-        "photo of the leak",
+    response = rig.sms(
+        "the damp patch behind the fridge, two pictures",
         sid=sid,
         NumMedia="2",
         MediaUrl0="https://api.twilio.com/m/ME1",
+        MediaContentType0="image/jpeg",
         MediaUrl1="https://api.twilio.com/m/ME2",
+        MediaContentType1="Video/MP4",  # a MIME type is case-insensitive: kept in lower case
+        MediaUrl2="https://api.twilio.com/m/ME3",  # beyond NumMedia: not one of this message's
     )
+    assert response["statusCode"] == 200
     stored = rig.buffer.get_message(sid)
     assert stored is not None
-    assert stored.media_urls == ("https://api.twilio.com/m/ME1", "https://api.twilio.com/m/ME2")
+    assert stored.media == (
+        MediaRef(url="https://api.twilio.com/m/ME1", content_type="image/jpeg"),
+        MediaRef(url="https://api.twilio.com/m/ME2", content_type="video/mp4"),
+    )
+    assert [ref.is_photo for ref in stored.media] == [True, False]
+    rig.drain()
+    (package,) = rig.packages
+    assert package.media == stored.media  # the package carries them on to the lanes
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"NumMedia": "2", "MediaUrl0": "https://api.twilio.com/m/ME1"}, "MediaUrl1 is missing"),
+        (
+            {"NumMedia": "1", "MediaUrl0": "https://x/1", "MediaContentType0": "image/jpeg; x=<"},
+            "media.0.content_type",
+        ),
+        (
+            {"NumMedia": "1", "MediaUrl0": "https://x/1", "MediaContentType0": "a" * 200},
+            "media.0.content_type",
+        ),
+        ({"NumMedia": "1", "MediaUrl0": "ftp://x/1", "MediaContentType0": "image/png"}, "url"),
+    ],
+    ids=["a declared file without its URL", "a content type with junk", "a 200-char type", "ftp"],
+)
+def test_an_mms_whose_files_are_out_of_shape_is_refused_and_nothing_stored(
+    rig: Rig, fields: dict[str, str], why: str
+) -> None:
+    sid = twilio_sid("MM", f"bad media {why}")
+    response = rig.sms("see attached", sid=sid, **fields)
+    assert response["statusCode"] == 400, response
+    assert why in json.loads(response["body"])["message"]
+    assert rig.buffer.get_message(sid) is None
 
 
 def test_a_claim_whose_start_crashed_is_started_by_the_next_signal(rig: Rig) -> None:

@@ -16,6 +16,7 @@ from maestro.domain.dispose import QueuedAction
 from maestro.domain.events import body_digest
 from maestro.domain.models import (
     Channel,
+    MediaRef,
     OpenContext,
     Package,
     Party,
@@ -268,6 +269,50 @@ def test_create_wo_opens_the_tenants_wo_and_texts_its_reference(world: World) ->
     }
     (text,) = world.bodies_to(TENANT_PHONE)
     assert text.startswith(f"Got it: I've opened {wo_id} for fridge not cooling (kitchen).")
+
+
+def _with_media(pkg: Package, *media: MediaRef) -> Package:
+    """``pkg`` with its first message carrying ``media`` (an MMS's files)."""
+    first = pkg.messages[0].model_copy(update={"media": media})
+    return pkg.model_copy(update={"messages": (first, *pkg.messages[1:])})
+
+
+BOILER_PHOTO = MediaRef(url="https://api.twilio.com/m/MEboiler", content_type="image/png")
+BOILER_CLIP = MediaRef(url="https://api.twilio.com/m/MEclip", content_type="video/3gpp")
+
+
+def test_create_wo_keeps_the_files_sent_with_the_report_on_its_first_entry(world: World) -> None:
+    pkg = _with_media(package("boiler display shows E119, pic attached"), BOILER_PHOTO, BOILER_CLIP)
+    outcome = world.run(act("create_wo", summary="boiler error E119", category="hvac"), pkg=pkg)
+    wo_id = wo_id_for(pkg.package_id, "new:1")
+    (entry,) = world.timeline.for_wo(wo_id)
+    assert isinstance(entry, NoteEntry)
+    assert entry.media == (BOILER_PHOTO, BOILER_CLIP)
+    assert entry.photos == 1
+    assert "(1 photo, 1 file)" in entry.what
+    # The timeline write is claimed, as every write is (the watcher reads the entry back).
+    (updated,) = [e for e in outcome.events if e.type == "wo.updated"]
+    assert updated.subject_id == wo_id
+    assert updated.claim["entry_id"] == entry.entry_id
+    assert updated.claim["note_sha256"] == body_digest(entry.note)
+    # A re-run appends nothing twice.
+    world.run(act("create_wo", summary="boiler error E119", category="hvac"), pkg=pkg)
+    assert len(world.timeline.for_wo(wo_id)) == 1
+
+
+def test_create_wo_without_files_writes_no_timeline_entry(world: World) -> None:
+    pkg = package("boiler display shows E119")
+    outcome = world.run(act("create_wo", summary="boiler error E119", category="hvac"), pkg=pkg)
+    assert world.timeline.for_wo(wo_id_for(pkg.package_id, "new:1")) == []
+    assert "wo.updated" not in _types(outcome)
+
+
+def test_a_relayed_note_keeps_the_photos_sent_with_it(world: World) -> None:
+    pkg = _with_media(package("here's the cabinet floor now", "all warped"), BOILER_PHOTO)
+    world.run(act("relay_to_open_wo", "WO-204", note="cabinet floor warped"), pkg=pkg)
+    (entry,) = world.timeline.for_wo("WO-204")
+    assert isinstance(entry, NoteEntry)
+    assert (entry.note, entry.media, entry.photos) == ("cabinet floor warped", (BOILER_PHOTO,), 1)
 
 
 def test_create_then_schedule_new_ref_in_the_same_package_targets_the_created_wo(

@@ -37,7 +37,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.utils import format_datetime
@@ -415,10 +415,11 @@ class TwilioLoopback:
         body: str,
         *,
         to: str | None = None,
-        media_urls: tuple[str, ...] = (),
+        media: Sequence[tuple[str, str]] = (),
     ) -> Delivery:
-        """A phone texts one of the account's numbers (``to``, default its first): Twilio posts
-        the signed webhook to the number's ``sms_url`` and, when that fails, to its
+        """A phone texts one of the account's numbers (``to``, default its first), with the
+        files of an MMS (``media``: each its URL and content type), and Twilio posts the signed
+        webhook to the number's ``sms_url`` and, when that fails, to its
         ``sms_fallback_url``. Returns what happened; nothing is retried beyond that."""
         with self._lock:
             line = to or next(iter(self._numbers))
@@ -441,7 +442,7 @@ class TwilioLoopback:
                 "error_code": None,
                 "error_message": None,
                 "from": from_phone,
-                "num_media": str(len(media_urls)),
+                "num_media": str(len(media)),
                 "sid": sid,
                 "status": "received",
                 "to": line,
@@ -457,11 +458,12 @@ class TwilioLoopback:
             "From": from_phone,
             "To": line,
             "Body": body,
-            "NumMedia": str(len(media_urls)),
+            "NumMedia": str(len(media)),
             "NumSegments": str(max(1, -(-len(body) // 153))),
             "SmsStatus": "received",
             "ApiVersion": API_VERSION,
-            **{f"MediaUrl{n}": url for n, url in enumerate(media_urls)},
+            **{f"MediaUrl{n}": url for n, (url, _) in enumerate(media)},
+            **{f"MediaContentType{n}": kind for n, (_, kind) in enumerate(media)},
         }
         form = {k: v for k, v in form.items() if v != ""}
         primary, fallback = number["sms_url"], number["sms_fallback_url"]

@@ -20,9 +20,11 @@ from maestro.domain.events import DomainEvent as DomainEvent
 from maestro.domain.events import Effect as Effect
 from maestro.domain.events import EventType as EventType
 from maestro.domain.models import (
+    MAX_MEDIA,
     Attestation,
     Channel,
     FlushTrigger,
+    MediaRef,
     Message,
     Package,
     Party,
@@ -78,7 +80,7 @@ class InboundDraft(Frozen):
     from_phone: E164
     to_phone: E164 | None = None
     body: str = ""
-    media_urls: tuple[str, ...] = ()
+    media: tuple[MediaRef, ...] = Field(default=(), max_length=MAX_MEDIA)
     received_at: AwareDatetime
     sender_party_id: str | None = None
     unknown_sender: bool = Field(description="No party has this number: stored, never bound")

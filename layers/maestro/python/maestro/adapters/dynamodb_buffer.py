@@ -150,7 +150,7 @@ class DynamoConversationBuffer:
                 from_phone=draft.from_phone,
                 to_phone=draft.to_phone,
                 body=draft.body,
-                media_urls=draft.media_urls,
+                media=draft.media,
                 received_at=draft.received_at,
                 seq=seq,
                 attestation=draft.attestation,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import timedelta
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -75,6 +76,41 @@ def attestation_of(verstat: str | None) -> Attestation | None:
     return VERSTAT_ATTESTATION.get(verstat or "")
 
 
+MAX_MEDIA = 10
+"""Files one message may carry: Twilio sends at most 10 (``MediaUrl0`` … ``MediaUrl9``)."""
+MAX_MEDIA_URL_CHARS = 2_048
+MAX_MEDIA_TYPE_CHARS = 127
+MEDIA_URL_PATTERN = r"^https?://\S+$"
+MEDIA_TYPE_PATTERN = r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$"
+"""A MIME type without parameters, as Twilio's ``MediaContentType{N}`` gives it ("image/jpeg")."""
+
+
+class MediaRef(Frozen):
+    """A file someone sent with a message (an MMS photo): a reference, never the bytes. The URL
+    is where the provider keeps it (Twilio's media URL, behind the account's credentials)."""
+
+    url: str = Field(max_length=MAX_MEDIA_URL_CHARS, pattern=MEDIA_URL_PATTERN)
+    content_type: str | None = Field(
+        default=None,
+        max_length=MAX_MEDIA_TYPE_CHARS,
+        pattern=MEDIA_TYPE_PATTERN,
+        description="Its MIME type as the provider gave it (None: not given)",
+    )
+
+    @property
+    def is_photo(self) -> bool:
+        return (self.content_type or "").startswith("image/")
+
+
+def media_of(messages: Sequence[Message], limit: int = 2 * MAX_MEDIA) -> tuple[MediaRef, ...]:
+    """The files a run of messages carried, in order, each URL once, at most ``limit``."""
+    seen: dict[str, MediaRef] = {}
+    for message in messages:
+        for ref in message.media:
+            seen.setdefault(ref.url, ref)
+    return tuple(seen.values())[:limit]
+
+
 class Message(Frozen):
     """One inbound SMS, call transcript or in-app message, keyed by the provider's id."""
 
@@ -84,7 +120,7 @@ class Message(Frozen):
     from_phone: E164
     to_phone: E164 | None = None
     body: str = ""
-    media_urls: tuple[str, ...] = ()
+    media: tuple[MediaRef, ...] = Field(default=(), max_length=MAX_MEDIA)
     received_at: AwareDatetime
     seq: int = Field(ge=0, description="Position in the conversation, assigned at ingestion")
     probe: PreCheckResult | None = Field(
@@ -94,6 +130,21 @@ class Message(Frozen):
         default=None,
         description="A call's verified STIR/SHAKEN attestation (Twilio's StirVerstat), if any",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_before_content_types(cls, data: Any) -> Any:
+        """A message stored before media kept their content type held ``media_urls`` only."""
+        if isinstance(data, dict) and "media_urls" in data:
+            data = dict(data)
+            urls = data.pop("media_urls") or ()
+            if urls and not data.get("media"):
+                data["media"] = [{"url": url} for url in urls]
+        return data
+
+    @property
+    def media_urls(self) -> tuple[str, ...]:
+        return tuple(ref.url for ref in self.media)
 
     @property
     def unverified_call(self) -> bool:
@@ -156,6 +207,11 @@ class Package(Frozen):
         """Some of its words came by a call whose caller ID nothing vouches for: what they ask
         to change is held until the number's owner confirms it by text."""
         return any(m.unverified_call for m in self.messages)
+
+    @property
+    def media(self) -> tuple[MediaRef, ...]:
+        """The files its messages carried (references), each once, bounded."""
+        return media_of(self.messages)
 
     def answers_on(self, channel: Channel) -> bool:
         """Whether the package may answer a question asked on ``channel``: every message did."""

@@ -1,9 +1,11 @@
 """A work order's timeline: what happened to it, one typed entry per effect.
 
-A relay adds a note, a schedule a visit (proposed, confirmed or requested), a rating its stars,
-a released cancel a status change. Each entry says who (the party, and their part), when, what,
-and which package and decision it came from, and a read of the WO's timeline returns it: "note
-added to WO-204" is then a claim an independent read can confirm, not a version bump.
+A relay adds a note (with the files the party sent, as references: ``media``), a WO opened
+with files a first note holding them, a schedule a visit (proposed, confirmed or requested), a
+rating its stars, a released cancel a status change. Each entry says who (the party, and their
+part), when, what, and which package and decision it came from, and a read of the WO's timeline
+returns it: "note added to WO-204" is then a claim an independent read can confirm, not a
+version bump.
 
 Entries are create-once under a deterministic id (the action's idempotency key and the kind),
 so a re-run appends nothing twice. Pure: no I/O.
@@ -16,7 +18,7 @@ from typing import Annotated, Literal
 from pydantic import Field, TypeAdapter
 
 from maestro.domain.common import AwareDatetime, Frozen
-from maestro.domain.models import PartyRole, WorkOrderStatus
+from maestro.domain.models import MAX_MEDIA, MediaRef, PartyRole, WorkOrderStatus
 
 __all__ = [
     "TIMELINE_ENTRY",
@@ -48,6 +50,16 @@ class _Entry(Frozen):
     package_id: str
     decision_id: str | None = Field(default=None, description="The decision that made it")
     what: str = Field(max_length=500, description="One line, as a person reads it")
+    media: tuple[MediaRef, ...] = Field(
+        default=(),
+        max_length=2 * MAX_MEDIA,
+        description="The files the party sent with it (an MMS's photos): references (URL and "
+        "content type), never the bytes; what gather counts as photos",
+    )
+
+    @property
+    def photos(self) -> int:
+        return sum(ref.is_photo for ref in self.media)
 
 
 class NoteEntry(_Entry):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from maestro.domain.consent import consent_change, is_bare_consent_keyword
-from maestro.domain.models import Attestation, Channel, FlushTrigger
+from maestro.domain.models import Attestation, Channel, FlushTrigger, MediaRef
 from maestro.domain.safety import safety_floor
 from maestro.ports import (
     MAX_DEBOUNCE_DELAY_SECONDS,
@@ -47,7 +47,7 @@ class Inbound:
     from_phone: str
     to_phone: str | None
     body: str
-    media_urls: tuple[str, ...]
+    media: tuple[MediaRef, ...]
     received_at: datetime
     trigger: FlushTrigger | None = None  # e.g. a call transcript ends the conversation
     attestation: Attestation | None = None  # a call's verified STIR/SHAKEN attestation
@@ -82,7 +82,7 @@ class Ingestor:
             from_phone=inbound.from_phone,
             to_phone=inbound.to_phone,
             body=inbound.body,
-            media_urls=inbound.media_urls,
+            media=inbound.media,
             received_at=inbound.received_at,
             # Never guess a person: only an exact directory match binds the sender.
             sender_party_id=party.party_id if party else None,

@@ -70,21 +70,29 @@ from maestro.adapters.webhook_auth import (
 from maestro.clock import SystemClock
 from maestro.domain.common import E164, E164_PATTERN
 from maestro.domain.consent import TWILIO_UNSUBSCRIBED, ConsentChange
-from maestro.domain.models import Channel, FlushTrigger, attestation_of
+from maestro.domain.models import (
+    MAX_MEDIA,
+    MAX_MEDIA_TYPE_CHARS,
+    MAX_MEDIA_URL_CHARS,
+    MEDIA_URL_PATTERN,
+    Channel,
+    FlushTrigger,
+    MediaRef,
+    attestation_of,
+)
 from maestro.ingest.service import Inbound, Ingestor, app_message_id, conversation_id_for
 from maestro.observability import count, logger
 from maestro.ports import Clock, ConsentStore, DeliveryStatus, OutboundStatusStore
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
-MAX_MEDIA = 10  # Twilio sends at most 10 MediaUrlN per message
 MAX_SMS_CHARS = 1_600
 """Twilio's own limit for a message body: a longer one did not come from an SMS."""
 MAX_APP_CHARS = 4_000
 MAX_TRANSCRIPT_CHARS = 16_000
 """About 18 minutes of speech (Twilio's transcriptions are of recordings up to 2 minutes)."""
-MAX_URL_CHARS = 2_048
-MAX_MESSAGE_BYTES = 4 * MAX_TRANSCRIPT_CHARS + MAX_MEDIA * MAX_URL_CHARS
-"""The most UTF-8 a message the webhooks accept can hold (text and media URLs): far from
+MAX_URL_CHARS = MAX_MEDIA_URL_CHARS
+MAX_MESSAGE_BYTES = 4 * MAX_TRANSCRIPT_CHARS + MAX_MEDIA * (MAX_URL_CHARS + MAX_MEDIA_TYPE_CHARS)
+"""The most UTF-8 a message the webhooks accept can hold (text, media URLs and types): far from
 DynamoDB's 400 KB item, though every message is stored twice (the message, its buffered copy)."""
 FORM_OVERHEAD_BYTES = 64 * 1024
 MAX_REQUEST_BYTES = 3 * MAX_MESSAGE_BYTES + FORM_OVERHEAD_BYTES
@@ -126,7 +134,7 @@ AppId = Annotated[str, StringConstraints(pattern=r"^[\x21-\x7e]{1,128}$")]
 """The app's own message id: printable ASCII, no spaces."""
 Address = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 """A Twilio From/To as received: E.164 for a phone, else a short code, a sender id, whatsapp:…"""
-MediaUrl = Annotated[str, StringConstraints(max_length=MAX_URL_CHARS, pattern=r"^https?://\S+$")]
+MediaUrl = Annotated[str, StringConstraints(max_length=MAX_URL_CHARS, pattern=MEDIA_URL_PATTERN)]
 
 
 class TwilioForm(BaseModel):
@@ -171,18 +179,30 @@ class TwilioSms(TwilioForm):
     to: Address | None = Field(default=None, validation_alias="To")
     body: str | None = Field(default=None, validation_alias="Body", max_length=MAX_SMS_CHARS)
     num_media: int = Field(default=0, validation_alias="NumMedia", ge=0, le=MAX_MEDIA)
-    media_urls: tuple[MediaUrl, ...] = ()
+    media: tuple[MediaRef, ...] = Field(default=(), max_length=MAX_MEDIA)
 
     @model_validator(mode="before")
     @classmethod
     def _media(cls, data: Any) -> Any:
-        """MediaUrl0 … MediaUrl{NumMedia-1}, as Twilio numbers them."""
+        """An MMS's files, as Twilio numbers them: ``MediaUrl{N}`` and ``MediaContentType{N}``
+        for N below ``NumMedia`` (references only: maestro never fetches them). A file the
+        count declares without its URL is a 400: the form is not as Twilio sends one."""
         if not isinstance(data, dict):
             return data
         declared = str(data.get("NumMedia") or "0")
         count = min(int(declared), MAX_MEDIA) if declared.isdigit() else 0
-        urls = [data[f"MediaUrl{n}"] for n in range(count) if data.get(f"MediaUrl{n}")]
-        return {**data, "media_urls": tuple(urls)}
+        media: list[dict[str, Any]] = []
+        for n in range(count):
+            url = data.get(f"MediaUrl{n}")
+            if not url:
+                raise PydanticCustomError(
+                    "missing_media",
+                    "NumMedia is {count} and MediaUrl{n} is missing",
+                    {"count": count, "n": n},
+                )
+            kind = data.get(f"MediaContentType{n}")
+            media.append({"url": url, "content_type": kind.lower() if kind else None})
+        return {**data, "media": tuple(media)}
 
 
 class TwilioStatus(TwilioForm):
@@ -236,6 +256,7 @@ class AppMessage(BaseModel):
     from_phone: E164
     body: str = Field(max_length=MAX_APP_CHARS)
     media_urls: tuple[MediaUrl, ...] = Field(default=(), max_length=MAX_MEDIA)
+    """The app sends URLs alone: their content type is not known (None)."""
 
 
 class KickoffRequest(BaseModel):
@@ -381,7 +402,7 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             from_phone=_served(sms.sender, "From"),
             to_phone=_served(sms.to, "To") if sms.to else None,
             body=sms.body or "",
-            media_urls=sms.media_urls,
+            media=sms.media,
             received_at=deps.clock.now(),
         )
         _receive(deps, inbound)
@@ -421,7 +442,7 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             from_phone=sender,
             to_phone=_served(call.to, "To") if call.to else None,
             body=call.text or "",
-            media_urls=(),
+            media=(),
             received_at=deps.clock.now(),
             trigger=FlushTrigger.CONVERSATION_ENDED,
             attestation=attestation_of(call.verstat),
@@ -438,7 +459,7 @@ def build_resolver(deps: WebhookDeps) -> APIGatewayRestResolver:
             from_phone=message.from_phone,
             to_phone=None,
             body=message.body,
-            media_urls=message.media_urls,
+            media=tuple(MediaRef(url=url) for url in message.media_urls),
             received_at=deps.clock.now(),
         )
         duplicate = _receive(deps, inbound)
@@ -527,7 +548,7 @@ def _single_values(form: FormParams, model: type[BaseModel]) -> dict[str, str]:
 
 def _form_names(model: type[BaseModel]) -> frozenset[str]:
     """Every form parameter ``model`` reads."""
-    names = {f"MediaUrl{n}" for n in range(MAX_MEDIA)}
+    names = {f"{name}{n}" for name in ("MediaUrl", "MediaContentType") for n in range(MAX_MEDIA)}
     if issubclass(model, TwilioForm):
         names.update(model.FALLBACKS.values())
         names.update(name for others in model.SAME_SID.values() for name in others)

@@ -4,11 +4,11 @@ the versioned WO update with one retry."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from maestro.domain.actions import Lane
-from maestro.domain.models import WorkOrder
+from maestro.domain.models import MediaRef, WorkOrder
 from maestro.domain.roles import allowed, part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.ports import StaleVersionError, WorkOrderStore
@@ -179,6 +179,14 @@ def who_said(ctx: LaneContext) -> str:
         return "an unknown number"
     name = f" ({short(sender.name, 40)})" if sender.name else ""
     return f"the {sender.role.value}{name}"
+
+
+def attached(media: Sequence[MediaRef]) -> str:
+    """What a timeline line says of the files it holds: " (2 photos)", " (1 photo, 1 file)"."""
+    photos = sum(ref.is_photo for ref in media)
+    counts = ((photos, "photo"), (len(media) - photos, "file"))
+    parts = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in counts if n]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def short(text: str, limit: int = 80) -> str:

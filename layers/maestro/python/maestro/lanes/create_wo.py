@@ -12,7 +12,7 @@ from maestro.domain.language import in_language
 from maestro.domain.models import PartyRole, Urgency, WorkOrder
 from maestro.domain.roles import allowed
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
-from maestro.lanes.common import finish, short
+from maestro.lanes.common import attached, finish, short, who_said
 from maestro.ports import AlreadyExistsError
 
 __all__ = ["run"]
@@ -72,6 +72,26 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
         tenant_id=wo.tenant_id,
         version=wo.version,
     )
+    if media := ctx.package.media:
+        # The files they sent with the report (an MMS photo) stay with the WO, as references on
+        # its first entry: what dispatch's gather counts before asking for a photo.
+        entry = ctx.append_entry(
+            "note",
+            wo_id,
+            f"{who_said(ctx)} reported it{attached(media)}: {short(wo.summary, 300)}",
+            note=wo.summary,
+            media=media,
+        )
+        ctx.event(
+            "wo.updated",
+            wo_id,
+            wo_id=wo_id,
+            entry_id=entry.entry_id,
+            entry="note",
+            version=wo.version,
+            status=wo.status.value,
+            note_sha256=body_digest(wo.summary),
+        )
     opened = {
         "en": f"Got it: I've opened {wo_id} for {short(wo.summary, 120)}. "
         "We'll be in touch to arrange a visit; reply here with anything to add.",

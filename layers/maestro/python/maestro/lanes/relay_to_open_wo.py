@@ -11,6 +11,7 @@ from maestro.domain.language import in_language
 from maestro.domain.models import PartyRole, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
+    attached,
     finish,
     phone_of,
     short,
@@ -33,9 +34,14 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
         return finish(ctx, lane, status="skipped", target=wo_id, note=f"{wo_id} is {wo.status}")
 
     note = action.params.note
+    media = ctx.package.media  # the files they sent with it: references on the note
     updated = update_work_order(ctx.work_orders, wo_id, touch(ctx)) or wo
     entry = ctx.append_entry(
-        "note", wo_id, f"{who_said(ctx)} added a note: {short(note, 300)}", note=note
+        "note",
+        wo_id,
+        f"{who_said(ctx)} added a note{attached(media)}: {short(note, 300)}",
+        note=note,
+        media=media,
     )
     ctx.event(
         "wo.updated",
