@@ -15,6 +15,9 @@
   directory from CSV files, on ``maestro serve`` or a deployed stack (docs/directory.md).
 - ``maestro directory erase PHONE|ID``: erase a person, on ``maestro serve`` or a deployed
   stack (``maestro_dev.directory_erase``, docs/erase-and-retention.md).
+- ``maestro wo show WO-… [--json] | list [--status S] [--property P] [--json]``: a work order
+  with its timeline, dispatch run and execution, or a list; on ``maestro serve`` or a deployed
+  stack (``maestro_dev.work_orders``, docs/work-orders.md).
 - ``maestro twilio wire --env ENV [--dry-run]``: point the environment's Twilio number at its
   deployed stack (SMS URL, SMS fallback URL, status callback) and print what changed
   (``maestro_dev.twilio_wire``).
@@ -44,7 +47,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
 from maestro.domain.ledger import LedgerRow
-from maestro_dev import directory_erase, twilio_wire
+from maestro_dev import directory_erase, twilio_wire, work_orders
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
 from maestro_dev.demo import StoryRun, run_all
 from maestro_dev.directory import cli as directory_cli
@@ -245,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parsers(eval_commands)
     eval_labeled.add_parser(eval_commands)
     twilio_wire.add_parser(sub)
+    work_orders.add_parser(sub, _target)
     directory_erase.add_parser(directory_cli.add_parser(sub, _target), _target)
     return parser
 

@@ -10,7 +10,7 @@ table the watcher writes (by package, or by WO through its index).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -21,9 +21,14 @@ from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.domain.ledger import LedgerRow
 from maestro.ports import Gate
 
+if TYPE_CHECKING:
+    from maestro_dev.work_orders import WoStores
+
 STACK_PREFIX = "maestro-"
 # Output names the CDK stack declares (infra/stack.py imports them from here).
 OUTPUT_STATE_MACHINE = "StateMachineArn"
+OUTPUT_WORK_ORDER_MACHINE = "WorkOrderStateMachineArn"
+"""Optional: `maestro wo show` finds a WO's execution by name with it before the run names it."""
 OUTPUT_GATES_TABLE = "GatesTableName"
 OUTPUT_LEDGER_TABLE = "LedgerTableName"
 OUTPUT_DIRECTORY_TABLE = "DirectoryTableName"
@@ -32,6 +37,7 @@ OUTPUT_SMS_URL = "TwilioSmsWebhookUrl"
 OUTPUT_SMS_FALLBACK_URL = "TwilioSmsFallbackUrl"
 OUTPUT_WEBHOOK_BASE_URL = "WebhookBaseUrl"
 OUTPUT_AUTH_TOKEN_SECRET = "TwilioAuthTokenSecretArn"
+_WO_TABLES = ("work_orders", "timeline", "dispatch")
 # A token Step Functions no longer waits for: the gate timed out, or the execution ended.
 _STALE_TOKEN = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
 
@@ -101,6 +107,22 @@ class CloudStack:
         if wo_id:
             return ledger.for_wo(wo_id)
         return ledger.scan()
+
+    def wo_stores(self) -> WoStores:
+        """What `maestro wo show|list` reads: the work orders, timeline and dispatch tables,
+        and Step Functions (the execution a WO's dispatch run names)."""
+        from maestro_dev.work_orders import WoStores
+
+        names = {name: self.outputs.get(table_output(name)) for name in _WO_TABLES}
+        missing = sorted(table_output(name) for name, table in names.items() if table is None)
+        if missing:
+            raise LookupError(f"stack {self.stack_name} has no output {missing}")
+        return WoStores(
+            self._ddb,
+            {name: table for name, table in names.items() if table is not None},
+            self._sfn,
+            machine_arn=self.outputs.get(OUTPUT_WORK_ORDER_MACHINE),
+        )
 
     def directory_stores(self) -> tuple[DynamoDirectory, DynamoPartyDirectory]:
         """The directory table and the phone → party table the importer writes."""

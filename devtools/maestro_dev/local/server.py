@@ -8,10 +8,11 @@ headers out of shape: a 403 before any handler), then the inbound function (a 50
 raised) or, for the fallback, the fallback queue. (Serve sets no stage throttle: the embedded
 stack's tests rehearse a 429 with ``LocalStack(stage_throttle=...)``.)
 Operator routes under ``/local/`` serve `maestro executions`, `maestro step`, `maestro
-ledger` and `maestro directory` (import, export, show, erase; the import's is the one body that
-may be large: a whole directory), to the operator alone: the run's token, a loopback Host and
-no foreign Origin (:mod:`maestro_dev.local.operator_access`). A ticker moves the virtual clock
-with real time (scaled by ``--speed``), so idle windows pass as they would.
+ledger`, `maestro wo` (show, list) and `maestro directory` (import, export, show, erase; the
+import's is the one body that may be large: a whole directory), to the operator alone: the
+run's token, a loopback Host and no foreign Origin (:mod:`maestro_dev.local.operator_access`).
+A ticker moves the virtual clock with real time (scaled by ``--speed``), so idle windows pass
+as they would.
 
 It takes load the way the cloud does: every request is answered on its own thread and holds no
 lock across the pipeline (the stack serializes each AWS call inside, see ``threads.py``), and the
@@ -43,7 +44,7 @@ from maestro.domain.directory_import import Problem, check_directory
 from maestro.ingest.fallback import FALLBACK_ROUTE
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro.observability import logger
-from maestro_dev import directory_erase
+from maestro_dev import directory_erase, work_orders
 from maestro_dev.directory.apply import apply_directory
 from maestro_dev.local.edge import FALLBACK_PREFIX
 from maestro_dev.local.operator_access import OperatorAccess, new_token
@@ -390,6 +391,26 @@ class LocalServer:
             )
         return Reply(200, plan.model_dump_json())
 
+    def wo_stores(self) -> work_orders.WoStores:
+        return work_orders.WoStores(self.stack.ddb, self.stack.tables, self.stack.sfn)
+
+    def answer_wo(self, request: Request) -> Reply:
+        wo_id = _query(request).get("id", "")
+        found = work_orders.show(self.wo_stores(), wo_id) if wo_id else None
+        if found is None:
+            message = f"no work order {wo_id!r}" if wo_id else "expected ?id=WO-…"
+            return Reply(404 if wo_id else 400, json.dumps({"error": message}))
+        return Reply(200, found.model_dump_json())
+
+    def answer_wos(self, request: Request) -> Reply:
+        query = _query(request)
+        status = query.get("status", "unfinished")
+        if status not in work_orders.STATUS_CHOICES:
+            choices = ", ".join(work_orders.STATUS_CHOICES)
+            return Reply(400, json.dumps({"error": f"status must be one of {choices}"}))
+        found = work_orders.listing(self.wo_stores(), status, query.get("property") or None)
+        return Reply(200, found.model_dump_json())
+
     def answer_erase(self, request: Request) -> Reply:
         try:
             who = str(json.loads(request.body or b"{}")["who"])
@@ -475,8 +496,14 @@ ROUTES: dict[str, Route] = {
         max_body=DIRECTORY_IMPORT_MAX_BYTES,
     ),
     directory_erase.ROUTE: Route("POST", "operator", LocalServer.answer_erase),
+    work_orders.SHOW_ROUTE: Route("GET", "operator", LocalServer.answer_wo),
+    work_orders.LIST_ROUTE: Route("GET", "operator", LocalServer.answer_wos),
 }
 """Path → route. A new route is one row here: its method, its guard, its answer."""
+
+
+def _query(request: Request) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(request.query).items()}
 
 
 class _DirectoryImport(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from botocore.exceptions import ClientError
 
@@ -29,7 +29,7 @@ from maestro.adapters.ddb import query_all as _query
 
 # Re-exported: the directory lives apart so the inbound webhook can load it without the records.
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
-from maestro.domain.models import WorkOrder
+from maestro.domain.models import TERMINAL_STATUSES, WorkOrder, WorkOrderStatus
 from maestro.domain.records import (
     ActionOutcomeRecord,
     HoldStatus,
@@ -71,10 +71,14 @@ __all__ = [
     "DynamoStateStore",
     "DynamoTimeline",
     "DynamoWorkOrderStore",
+    "WoListRead",
 ]
 
 P = TypeVar("P", PendingClarification, PendingConfirmation)
 ConflictFactory = type[AlreadyExistsError] | type[StaleVersionError]
+
+WoListRead = Literal["open_by_property index", "scan"]
+"""How `maestro wo list` read the work orders it lists."""
 
 # Attributes that are not a key: the record's JSON dump and kind, and the pending item's kind.
 _DOC = "doc"
@@ -455,6 +459,71 @@ class DynamoWorkOrderStore(WorkOrderStore):
             else:
                 gone += 1
         return found, len(ids) - gone
+
+    def listed(
+        self, statuses: frozenset[WorkOrderStatus] | None, property_id: str | None
+    ) -> tuple[list[WorkOrder], WoListRead]:
+        """For operators (`maestro wo list`), not a hot path: the WOs in ``statuses`` (None:
+        any) of ``property_id`` (None: any), oldest first, and how they were read. A property's
+        unfinished WOs come from its ``open_by_property`` index (a Query, each re-read
+        consistently); anything else is a paged, consistent Scan filtered by the table."""
+        if (
+            property_id is not None
+            and statuses is not None
+            and statuses.isdisjoint(TERMINAL_STATUSES)
+        ):
+            ids = [
+                from_item(item)[WORK_ORDERS.partition.name]
+                for item in _query(
+                    self._client,
+                    TableName=self._table,
+                    IndexName=self._by_property.name,
+                    KeyConditionExpression="#pk = :pk",
+                    ExpressionAttributeNames={"#pk": self._by_property.partition.name},
+                    ExpressionAttributeValues={":pk": to_value(property_id)},
+                )
+            ]
+            read = [wo for wo_id in sorted(set(ids)) if (wo := self.get(wo_id)) is not None]
+            how: WoListRead = "open_by_property index"
+        else:
+            read = [_load(WorkOrder, item) for item in self._scan(statuses, property_id)]
+            how = "scan"
+        found = [
+            wo
+            for wo in read
+            if (statuses is None or wo.status in statuses)
+            and (property_id is None or wo.property_id == property_id)
+        ]
+        return sorted(found, key=lambda wo: (wo.created_at, wo.wo_id)), how
+
+    def _scan(
+        self, statuses: frozenset[WorkOrderStatus] | None, property_id: str | None
+    ) -> Iterator[dict[str, Any]]:
+        kwargs: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True}
+        filters: list[str] = []
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {}
+        if statuses is not None:
+            names["#status"] = "status"
+            keys = [f":s{n}" for n in range(len(statuses))]
+            values |= {k: to_value(s.value) for k, s in zip(keys, sorted(statuses), strict=True)}
+            filters.append(f"#status IN ({', '.join(keys)})")
+        if property_id is not None:
+            names["#property"] = "property_id"
+            values[":property"] = to_value(property_id)
+            filters.append("#property = :property")
+        if filters:
+            kwargs |= {
+                "FilterExpression": " AND ".join(filters),
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        while True:
+            page = self._client.scan(**kwargs)
+            yield from page.get("Items", [])
+            if not page.get("LastEvaluatedKey"):
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def _item(self, wo: WorkOrder) -> dict[str, Any]:
         extra: dict[str, Any] = {}

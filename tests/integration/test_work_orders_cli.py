@@ -1,0 +1,333 @@
+"""`maestro wo show|list` on `maestro serve` (its operator routes) and on a deployed stack
+(`--env`, on moto): the WO as the stores hold it, its timeline with the files a tenant's MMS
+carried, its dispatch run without the wait's task token, its execution and the state it is in;
+never a whole phone number."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from embedded import run_cli, serving
+
+from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
+from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore
+from maestro.domain.directory import Trade
+from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor, Wait
+from maestro.domain.models import MediaRef, Urgency, WorkOrder, WorkOrderStatus
+from maestro.domain.timeline import NoteEntry
+from maestro.evals.scenario import WORLD_PROPERTY
+from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_STATE_MACHINE, table_output
+from maestro_dev.local.server import LocalServer
+from maestro_dev.local.world import MARIA, VIC
+
+if TYPE_CHECKING:  # conftest is not importable at run time (pytest's importlib mode)
+    from conftest import AwsEnv
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "AAAAKgAAAAIAAAAAAAAAAWz2-the-task-token-nobody-may-print"
+CALLBACK = "415-555-0142"
+PHOTO = (
+    "https://api.twilio.com/2010-04-01/Accounts/AC0/Messages/MM0/Media/ME0f3a",
+    "image/jpeg",
+)
+OFFERING = "Dispatch: offer to vendor 2 of 3"
+T0 = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)
+_WHOLE_PHONE = re.compile(r"555[ .-]?0142|\+1415\d{7}")
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[LocalServer]:
+    with serving(monkeypatch, tmp_path, speed=0.0, step=False) as srv:  # a test moves time
+        yield srv
+
+
+def _report_by_mms(server: LocalServer) -> WorkOrder:
+    """Maria texts a photo of a new problem, with her callback number in the words."""
+    stack = server.stack
+    delivery = stack.twilio.text(
+        MARIA.phone,
+        f"the bedroom closet door is broken, call me on {CALLBACK}",
+        media=[PHOTO],
+    )
+    assert [status for _, status in delivery.attempts] == [200]
+    stack.advance(stack.idle + 1)
+    found = [
+        wo
+        for wo in DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).listed(None, None)[0]
+        if wo.wo_id != "WO-198"
+    ]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _judgment() -> Judgment:
+    vendors = (
+        RankedVendor(vendor_id=VIC.party_id, name="Vic", rank=1, why="plumbing, covers world"),
+        RankedVendor(vendor_id="vendor-hal", name="Hal", rank=2, open_jobs=3, rating=4.5),
+    )
+    return Judgment(
+        priority=Urgency.ROUTINE,
+        trade=Trade.PLUMBING,
+        nte_usd=350,
+        approval_needed=False,
+        after_hours=False,
+        vendors=vendors,
+        reasons=("routine: no hazard in the report", "plumbing from the category"),
+        offer_timeout_seconds=14_400,
+    )
+
+
+def _offering_run(wo: WorkOrder, execution_arn: str) -> DispatchRun:
+    """A run that has offered the job to Vic (declined) and now waits on Hal."""
+    at = wo.created_at
+    return DispatchRun(
+        wo_id=wo.wo_id,
+        execution_arn=execution_arn,
+        step="offering",
+        started_at=at,
+        updated_at=at + timedelta(minutes=40),
+        judgment=_judgment(),
+        offers=(
+            Offer(
+                index=1,
+                vendor_id=VIC.party_id,
+                sent_at=at + timedelta(minutes=1),
+                sid="SM" + "1" * 32,
+                outcome="declined",
+                answered_at=at + timedelta(minutes=39),
+                by_package="pkg-vic-1",
+            ),
+            Offer(index=2, vendor_id="vendor-hal", sent_at=at + timedelta(minutes=40)),
+        ),
+        waiting=Wait(
+            kind="offer",
+            token=TOKEN,
+            party_id="vendor-hal",
+            started_at=at + timedelta(minutes=40),
+            deadline=at + timedelta(hours=4, minutes=40),
+            offer_index=2,
+            vendor_id="vendor-hal",
+        ),
+    )
+
+
+def _running_execution(sfn: Any, wo_id: str) -> str:
+    """An execution of a work order machine, named by the WO, parked in an offer's state."""
+    definition = {
+        "StartAt": "Gather: go on with what it has",
+        "States": {
+            "Gather: go on with what it has": {"Type": "Pass", "Next": OFFERING},
+            OFFERING: {"Type": "Wait", "Seconds": 86_400, "End": True},
+        },
+    }
+    machine = sfn.create_state_machine(
+        name="maestro-test-work-order",
+        definition=json.dumps(definition),
+        roleArn="arn:aws:iam::123456789012:role/x",
+    )["stateMachineArn"]
+    return str(sfn.start_execution(stateMachineArn=machine, name=wo_id, input="{}")["executionArn"])
+
+
+def _until(read: Any, timeout: float = 20) -> Any:
+    """Poll ``read`` until it answers (an execution's next history event, on its own thread)."""
+    deadline = time.monotonic() + timeout
+    while (value := read()) is None:
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+    return value
+
+
+def test_wo_show_on_serve_has_the_record_the_mms_photo_the_run_and_the_execution(
+    server: LocalServer,
+) -> None:
+    stack = server.stack
+    wo = _report_by_mms(server)
+    arn = _running_execution(stack.sfn, wo.wo_id)
+    DynamoDispatchStore(stack.ddb, stack.tables["dispatch"]).put(_offering_run(wo, arn), None)
+
+    def entered() -> str | None:
+        code, said = run_cli("wo", "show", wo.wo_id, "--json", "--url", server.url)
+        assert code == 0, said
+        shown = json.loads(said)
+        return said if (shown["execution"] or {}).get("current_state") == OFFERING else None
+
+    said = _until(entered)
+    shown = json.loads(said)
+    assert shown["work_order"]["wo_id"] == wo.wo_id
+    assert shown["work_order"]["status"] == "open"
+    (first,) = shown["timeline"]
+    assert first["kind"] == "note"
+    assert first["media"] == [{"url": PHOTO[0], "content_type": PHOTO[1]}]
+    run = shown["dispatch"]["run"]
+    assert (run["step"], run["execution_arn"]) == ("offering", arn)
+    assert [(o["index"], o["vendor_id"], o["outcome"]) for o in run["offers"]] == [
+        (1, VIC.party_id, "declined"),
+        (2, "vendor-hal", "open"),
+    ]
+    assert [v["vendor_id"] for v in run["judgment"]["vendors"]] == [VIC.party_id, "vendor-hal"]
+    assert run["judgment"]["reasons"][0] == "routine: no hazard in the report"
+    waiting = shown["dispatch"]["waiting"]
+    assert (waiting["kind"], waiting["party_id"], waiting["offer_index"]) == (
+        "offer",
+        "vendor-hal",
+        2,
+    )
+    assert "token" not in waiting
+    assert (shown["execution"]["arn"], shown["execution"]["status"]) == (arn, "RUNNING")
+
+    code, text = run_cli("wo", "show", wo.wo_id, "--url", server.url)
+    assert code == 0, text
+    assert f"execution: RUNNING at {OFFERING!r}" in text
+    assert "offer 1: vendor-vic declined" in text
+    assert "offer 2: vendor-hal open" in text
+    assert "waiting: offer 2 for vendor-hal's answer until" in text
+    assert f"image/jpeg  {PHOTO[0]}" in text
+    for output in (said, text):
+        assert TOKEN not in output  # whoever holds the token can answer for the vendor
+        assert not _WHOLE_PHONE.search(output), output  # the number the tenant wrote, masked
+        assert MARIA.phone not in output
+    assert "…0142" in text
+
+
+def test_wo_list_on_serve_filters_by_status_and_property_and_says_how_it_read(
+    server: LocalServer,
+) -> None:
+    wo = _report_by_mms(server)
+
+    def listed(*argv: str) -> dict[str, Any]:
+        code, said = run_cli("wo", "list", *argv, "--json", "--url", server.url)
+        assert code == 0, said
+        answer: dict[str, Any] = json.loads(said)
+        return answer
+
+    unfinished = listed()  # the default: all but completed and cancelled
+    assert [w["wo_id"] for w in unfinished["work_orders"]] == [wo.wo_id]
+    assert unfinished["read"] == "scan"
+    everything = listed("--status", "all")
+    assert [w["wo_id"] for w in everything["work_orders"]] == ["WO-198", wo.wo_id]  # oldest first
+    assert [w["wo_id"] for w in listed("--status", "completed")["work_orders"]] == ["WO-198"]
+    by_property = listed("--property", WORLD_PROPERTY.property_id)
+    assert [w["wo_id"] for w in by_property["work_orders"]] == [wo.wo_id]
+    assert by_property["read"] == "open_by_property index"
+    assert listed("--property", "nowhere")["work_orders"] == []
+    finished_there = listed("--property", WORLD_PROPERTY.property_id, "--status", "completed")
+    assert ([w["wo_id"] for w in finished_there["work_orders"]], finished_there["read"]) == (
+        ["WO-198"],
+        "scan",
+    )
+
+    code, text = run_cli("wo", "list", "--status", "all", "--url", server.url)
+    assert code == 0, text
+    lines = text.splitlines()
+    assert lines[0].startswith("WO-198  completed")
+    assert lines[1].startswith(f"{wo.wo_id}  open")
+    assert lines[-1] == "2 work orders (any status; read by scan)"
+    assert not _WHOLE_PHONE.search(text), text
+
+
+def test_wo_show_of_no_such_wo_and_a_caller_without_the_token_are_refused(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, said = run_cli("wo", "show", "WO-NOPE", "--url", server.url)
+    assert code == 1
+    assert "no work order 'WO-NOPE'" in said
+    code, said = run_cli("wo", "list", "--url", server.url, "--token", "0" * 64)
+    assert code == 1
+    assert said.startswith("401 ")
+
+
+# -- a deployed stack, on moto --------------------------------------------------------------------
+
+
+def _deploy(aws: AwsEnv, *, tables: tuple[str, ...]) -> None:
+    outputs = {
+        OUTPUT_STATE_MACHINE: {"Value": "arn:aws:states:us-east-1:123456789012:stateMachine:p"},
+        OUTPUT_GATES_TABLE: {"Value": aws.table_names["gates"]},
+        **{table_output(name): {"Value": aws.table_names[name]} for name in tables},
+    }
+    aws.client("cloudformation").create_stack(
+        StackName="maestro-dev",
+        TemplateBody=json.dumps(
+            {"Resources": {"Placeholder": {"Type": "AWS::SQS::Queue"}}, "Outputs": outputs}
+        ),
+    )
+
+
+def test_wo_show_and_list_on_a_deployed_stack(aws: AwsEnv) -> None:
+    _deploy(aws, tables=("work_orders", "timeline", "dispatch"))
+    created = WorkOrder(
+        wo_id="WO-7C1D",
+        tenant_id=MARIA.party_id,
+        unit="3B",
+        property_id=WORLD_PROPERTY.property_id,
+        summary=f"bathroom fan rattles; tenant asks for a call on {CALLBACK}",
+        category="hvac",
+        created_at=T0,
+        updated_at=T0,
+    )
+    done = created.model_copy(
+        update={"wo_id": "WO-0AA1", "status": WorkOrderStatus.CANCELLED, "property_id": "elm"}
+    )
+    store = DynamoWorkOrderStore(aws.dynamodb, aws.table_names["work_orders"])
+    store.create(created)
+    store.create(done)
+    DynamoTimeline(aws.dynamodb, aws.table_names["timeline"]).append(
+        NoteEntry(
+            wo_id=created.wo_id,
+            entry_id="pkg-1#0#note",
+            at=created.created_at,
+            who=MARIA.party_id,
+            package_id="pkg-1",
+            what="the tenant (Maria) reported it (1 photo): bathroom fan rattles",
+            note="bathroom fan rattles",
+            media=(MediaRef(url=PHOTO[0], content_type=PHOTO[1]),),
+        )
+    )
+    arn = _running_execution(aws.client("stepfunctions"), created.wo_id)
+    DynamoDispatchStore(aws.dynamodb, aws.table_names["dispatch"]).put(
+        _offering_run(created, arn), None
+    )
+
+    code, said = run_cli("wo", "show", created.wo_id, "--json", "--env", "dev")
+    assert code == 0, said
+    shown = json.loads(said)
+    assert shown["work_order"]["wo_id"] == created.wo_id
+    assert shown["timeline"][0]["media"] == [{"url": PHOTO[0], "content_type": PHOTO[1]}]
+    assert shown["dispatch"]["waiting"]["party_id"] == "vendor-hal"
+    assert shown["execution"]["arn"] == arn
+    assert shown["execution"]["status"] == "RUNNING"
+    assert TOKEN not in said
+    assert not _WHOLE_PHONE.search(said), said
+
+    code, said = run_cli("wo", "list", "--env", "dev")
+    assert code == 0, said
+    assert said.splitlines()[-1] == "1 work order (unfinished; read by scan)"
+    assert created.wo_id in said
+    assert "WO-0AA1" not in said
+    code, said = run_cli(
+        "wo", "list", "--property", WORLD_PROPERTY.property_id, "--json", "--env", "dev"
+    )
+    listed = json.loads(said)
+    assert ([w["wo_id"] for w in listed["work_orders"]], listed["read"]) == (
+        [created.wo_id],
+        "open_by_property index",
+    )
+    code, said = run_cli("wo", "list", "--status", "cancelled", "--json", "--env", "dev")
+    assert [w["wo_id"] for w in json.loads(said)["work_orders"]] == ["WO-0AA1"]
+
+    code, said = run_cli("wo", "show", "WO-NONE", "--env", "dev")
+    assert (code, said.strip()) == (1, "no work order WO-NONE in maestro-dev")
+
+
+def test_a_deployed_stack_without_the_dispatch_table_is_named_as_such(aws: AwsEnv) -> None:
+    _deploy(aws, tables=("work_orders", "timeline"))
+    with pytest.raises(LookupError, match="DispatchTableName"):
+        run_cli("wo", "show", "WO-1", "--env", "dev")
