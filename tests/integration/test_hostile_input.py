@@ -690,6 +690,7 @@ def test_the_largest_messages_accepted_fit_under_the_request_limit(rig: Rig) -> 
         _valid_params("/twilio/transcript"), "TranscriptionText", "𝕏" * MAX_TRANSCRIPT_CHARS
     )
     urls = [(f"MediaUrl{n}", "https://api.twilio.com/" + "m" * 2_000) for n in range(10)]
+    urls += [(f"MediaContentType{n}", "image/" + "x" * 57) for n in range(10)]
     sms = [
         *_replace(
             _replace(_valid_params("/twilio/sms"), "Body", "𝕏" * MAX_SMS_CHARS), "NumMedia", "10"
