@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +26,7 @@ from maestro.domain.models import MediaRef, Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import NoteEntry
 from maestro.evals.scenario import WORLD_PROPERTY
 from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_STATE_MACHINE, table_output
+from maestro_dev.local.operator_access import TOKEN_HEADER
 from maestro_dev.local.server import LocalServer
 from maestro_dev.local.world import MARIA, VIC
 
@@ -242,6 +245,14 @@ def test_wo_show_of_no_such_wo_and_a_caller_without_the_token_are_refused(
     code, said = run_cli("wo", "list", "--url", server.url, "--token", "0" * 64)
     assert code == 1
     assert said.startswith("401 ")
+    # The route checks what it is asked, whoever built the request.
+    request = urllib.request.Request(
+        f"{server.url}/local/wos?status=closed", headers={TOKEN_HEADER: server.token}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 400
+    assert "status must be one of unfinished, all, open" in refused.value.read().decode()
 
 
 # -- a deployed stack, on moto --------------------------------------------------------------------
@@ -331,3 +342,43 @@ def test_a_deployed_stack_without_the_dispatch_table_is_named_as_such(aws: AwsEn
     _deploy(aws, tables=("work_orders", "timeline"))
     with pytest.raises(LookupError, match="DispatchTableName"):
         run_cli("wo", "show", "WO-1", "--env", "dev")
+
+
+class _OneItemPages:
+    """A DynamoDB client whose scans read one item a page (DynamoDB filters after the limit,
+    so most pages come back empty with a key to go on from)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.scans = 0
+
+    def scan(self, **kwargs: Any) -> Any:
+        self.scans += 1
+        return self._client.scan(Limit=1, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def test_a_scan_reads_every_page_and_keeps_what_the_filter_lets_through(aws: AwsEnv) -> None:
+    paging = _OneItemPages(aws.dynamodb)
+    store = DynamoWorkOrderStore(paging, aws.table_names["work_orders"])
+    statuses = [WorkOrderStatus.OPEN, WorkOrderStatus.CANCELLED, WorkOrderStatus.SCHEDULED] * 3
+    for n, status in enumerate(statuses):
+        store.create(
+            WorkOrder(
+                wo_id=f"WO-{n:04d}",
+                tenant_id=MARIA.party_id,
+                property_id="elm" if n % 2 else "oak",
+                summary=f"job {n}",
+                status=status,
+                created_at=T0 + timedelta(minutes=n),
+                updated_at=T0 + timedelta(minutes=n),
+            )
+        )
+    found, how = store.listed(frozenset({WorkOrderStatus.CANCELLED}), None)
+    assert how == "scan"
+    assert [wo.wo_id for wo in found] == ["WO-0001", "WO-0004", "WO-0007"]
+    assert paging.scans >= len(statuses)  # one item a page: every page was read
+    found, _ = store.listed(frozenset({WorkOrderStatus.CANCELLED}), "elm")
+    assert [wo.wo_id for wo in found] == ["WO-0001", "WO-0007"]
