@@ -25,7 +25,12 @@ from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor, 
 from maestro.domain.models import MediaRef, Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import NoteEntry
 from maestro.evals.scenario import WORLD_PROPERTY
-from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_STATE_MACHINE, table_output
+from maestro_dev.cloud import (
+    OUTPUT_GATES_TABLE,
+    OUTPUT_STATE_MACHINE,
+    OUTPUT_WORK_ORDER_MACHINE,
+    table_output,
+)
 from maestro_dev.local.operator_access import TOKEN_HEADER
 from maestro_dev.local.server import LocalServer
 from maestro_dev.local.world import MARIA, VIC
@@ -258,11 +263,12 @@ def test_wo_show_of_no_such_wo_and_a_caller_without_the_token_are_refused(
 # -- a deployed stack, on moto --------------------------------------------------------------------
 
 
-def _deploy(aws: AwsEnv, *, tables: tuple[str, ...]) -> None:
+def _deploy(aws: AwsEnv, *, tables: tuple[str, ...], **more: str) -> None:
     outputs = {
         OUTPUT_STATE_MACHINE: {"Value": "arn:aws:states:us-east-1:123456789012:stateMachine:p"},
         OUTPUT_GATES_TABLE: {"Value": aws.table_names["gates"]},
         **{table_output(name): {"Value": aws.table_names[name]} for name in tables},
+        **{name: {"Value": value} for name, value in more.items()},
     }
     aws.client("cloudformation").create_stack(
         StackName="maestro-dev",
@@ -336,6 +342,35 @@ def test_wo_show_and_list_on_a_deployed_stack(aws: AwsEnv) -> None:
 
     code, said = run_cli("wo", "show", "WO-NONE", "--env", "dev")
     assert (code, said.strip()) == (1, "no work order WO-NONE in maestro-dev")
+
+
+def test_before_its_run_is_written_a_wos_execution_is_found_by_its_name(aws: AwsEnv) -> None:
+    """wo_start has started the execution and its first step has not written the run yet: the
+    work order machine's output names where to look."""
+    sfn = aws.client("stepfunctions")
+    wo = WorkOrder(
+        wo_id="WO-5E5E",
+        tenant_id=MARIA.party_id,
+        summary="hallway light out",
+        created_at=T0,
+        updated_at=T0,
+    )
+    arn = _running_execution(sfn, wo.wo_id)
+    machine = sfn.describe_execution(executionArn=arn)["stateMachineArn"]
+    _deploy(
+        aws,
+        tables=("work_orders", "timeline", "dispatch"),
+        **{OUTPUT_WORK_ORDER_MACHINE: machine},
+    )
+    DynamoWorkOrderStore(aws.dynamodb, aws.table_names["work_orders"]).create(wo)
+    code, said = run_cli("wo", "show", wo.wo_id, "--json", "--env", "dev")
+    assert code == 0, said
+    shown = json.loads(said)
+    assert shown["dispatch"] is None
+    assert (shown["execution"]["arn"], shown["execution"]["status"]) == (arn, "RUNNING")
+    code, said = run_cli("wo", "show", wo.wo_id, "--stack", "maestro-dev")
+    assert "dispatch: no run" in said
+    assert f"  {arn}" in said
 
 
 def test_a_deployed_stack_without_the_dispatch_table_is_named_as_such(aws: AwsEnv) -> None:
