@@ -114,6 +114,9 @@ def test_the_job_trade_is_the_category_first_then_the_summary_then_the_notes() -
         ("behind the water heater", {"location", "trade"}),
         ("Only if I'm there please, no entry without me", {"access"}),
         ("weekend mornings, and mind the kitten", {"availability", "pets"}),
+        ("6 onwards suits me", {"availability"}),
+        ("7ish is best", {"availability"}),
+        ("9 till 11 works", {"availability"}),
         # Spanish (with and without accents: people type both).
         ("Sólo estoy en casa los sábados después de las 4", {"access", "availability"}),
         ("No tenemos mascotas", {"pets"}),
@@ -125,6 +128,8 @@ def test_the_job_trade_is_the_category_first_then_the_summary_then_the_notes() -
         ("esta en el bano de arriba", {"location"}),
         ("si no estoy, que entre con el encargado", {"access"}),
         ("el jueves a las 11 le abro yo", {"availability", "access"}),
+        ("de 9 a 1 sin problema", {"availability"}),
+        ("mejor el 12 de enero", {"availability"}),
     ],
 )
 def test_a_reply_gives_what_it_speaks_of(reply: str, given: set[GatherItem]) -> None:
