@@ -117,6 +117,9 @@ def test_the_job_trade_is_the_category_first_then_the_summary_then_the_notes() -
         ("6 onwards suits me", {"availability"}),
         ("7ish is best", {"availability"}),
         ("9 till 11 works", {"availability"}),
+        ("after school works best", {"availability"}),
+        # A door in a reply is the way in, not the job.
+        ("the side door code is 2231; any weekday", {"access", "availability"}),
         # Spanish (with and without accents: people type both).
         ("Sólo estoy en casa los sábados después de las 4", {"access", "availability"}),
         ("No tenemos mascotas", {"pets"}),
@@ -130,6 +133,8 @@ def test_the_job_trade_is_the_category_first_then_the_summary_then_the_notes() -
         ("el jueves a las 11 le abro yo", {"availability", "access"}),
         ("de 9 a 1 sin problema", {"availability"}),
         ("mejor el 12 de enero", {"availability"}),
+        ("pasen nomás, queda abierto", {"access"}),
+        ("después del trabajo", {"availability"}),
     ],
 )
 def test_a_reply_gives_what_it_speaks_of(reply: str, given: set[GatherItem]) -> None:

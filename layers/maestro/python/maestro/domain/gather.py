@@ -491,6 +491,7 @@ _ACCESS = _rule(
     r"entr(?:ar|en|ando)",
     r"que entre",
     r"(?:puede|pueden|podra|podran) pasar",
+    r"pasen? (?:nomas|nada mas|adelante|sin problema|con confianza)",
     r"abrir(?:le|les)? la puerta",
     r"(?:le|les|te) abr(?:o|imos|e|en)",
     r"llaves?",
@@ -581,6 +582,8 @@ _AVAILABILITY = _rule(
     r"noon",
     r"midday",
     r"lunch ?time",
+    r"(?:after|before) (?:lunch|work|school|dinner|breakfast)",
+    r"(?:antes|despues) (?:de|del) (?:almuerzo|comer|comida|trabajo|la escuela|cenar)",
     r"any ?time",
     r"any ?day",
     r"every ?day",
@@ -633,7 +636,9 @@ _RULES: dict[GatherItem, re.Pattern[str]] = {
 def _said(text: str) -> set[GatherItem]:
     normal = _normal(text)
     found: set[GatherItem] = {item for item, rule in _RULES.items() if rule.search(normal)}
-    if trade_in(text) is not None:
+    # A reply names a trade by a trade's own words: its doors and windows are, far more often,
+    # how to get in ("door code 4412", "the back door is open") than the job.
+    if trade_in(text) not in (None, Trade.GENERAL):
         found.add("trade")
     return found
 
@@ -645,7 +650,8 @@ def _in_order(items: Iterable[GatherItem]) -> tuple[GatherItem, ...]:
 
 def items_in(text: str) -> tuple[GatherItem, ...]:
     """What a tenant's reply tells (English or Spanish), in GATHER_ITEMS order: "fine to come
-    in, 2 onward" → access and availability; "tengo un perro" → pets. Never "photo": a photo
+    in, 2 onward" → access and availability; "tengo un perro" → pets. The trade only by a
+    trade's own words (a handyman's "door" in a reply is how to get in). Never "photo": a photo
     comes as media, which the caller counts."""
     return _in_order(_said(text))
 
