@@ -235,8 +235,17 @@ def test_the_page_says_who_was_asked_and_how_each_answered() -> None:
         ({"approval": "refused"}, "the approval was refused, no vendor was asked"),
         ({"approval": "timed_out"}, "no answer to the approval request"),
         (
+            {
+                "judgment": judgment(Urgency.URGENT).model_copy(
+                    update={"vendors": (), "after_hours": True}
+                )
+            },
+            "no plumbing vendor serves the property after hours.",
+        ),
+        (
+            # Routine work after hours was offered to every vendor: none at all serves it.
             {"judgment": judgment().model_copy(update={"vendors": (), "after_hours": True})},
-            "no plumbing vendor serves the property after hours",
+            "no plumbing vendor serves the property.",
         ),
         ({}, "no vendor was offered the job"),
     ],

@@ -277,8 +277,10 @@ def _why_no_vendor(run: DispatchRun) -> str:
     if run.approval == "timed_out":
         return "no answer to the approval request, no vendor was asked"
     if judgment is not None and not judgment.vendors:
+        # After hours, only urgent work was limited to after-hours vendors (judge).
+        limited = judgment.after_hours and judgment.priority is not Urgency.ROUTINE
         return f"no {judgment.trade.value} vendor serves the property" + (
-            " after hours" if judgment.after_hours else ""
+            " after hours" if limited else ""
         )
     if run.offers:
         return "no vendor accepted"
