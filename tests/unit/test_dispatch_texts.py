@@ -7,6 +7,8 @@ from datetime import timedelta
 
 import pytest
 from builders import T0, work_order
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maestro.domain.directory import Property, Trade, Vendor
 from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor
@@ -293,3 +295,59 @@ def test_a_cut_offer_still_says_how_to_answer(language: str) -> None:
     }[language]
     assert answer in text
     assert "…" in text  # the summary was cut, not the instructions
+
+
+# --- any words a person wrote still leave every text whole --------------------------------------
+
+_WORDS = st.text(min_size=1, max_size=400).filter(lambda s: s.strip() != "")
+_ID = st.from_regex(r"WO-[0-9A-F]{4,12}", fullmatch=True)
+
+
+@settings(max_examples=80)
+@given(
+    wo_id=_ID,
+    summary=_WORDS,
+    unit=st.none() | _WORDS,
+    names=st.tuples(_WORDS, _WORDS, st.text(max_size=300)),
+    notes=st.lists(st.text(max_size=300), max_size=6),
+    reason=st.text(max_size=200),
+    language=st.sampled_from(["en", "es", "de"]),
+    priority=st.sampled_from(list(Urgency)),
+    seconds=st.integers(min_value=1, max_value=7 * 24 * 3600),
+    nte=st.integers(min_value=0, max_value=10**7),
+)
+def test_every_text_fits_and_names_its_wo_whatever_was_written(
+    wo_id: str,
+    summary: str,
+    unit: str | None,
+    names: tuple[str, str, str],
+    notes: list[str],
+    reason: str,
+    language: str,
+    priority: Urgency,
+    seconds: int,
+    nte: int,
+) -> None:
+    vendor_name, property_name, address = names
+    wo = work_order(wo_id=wo_id, summary=summary, unit=unit, urgency=priority)
+    who = OTTO.model_copy(update={"name": vendor_name})
+    where = ASPEN.model_copy(update={"name": property_name, "address": address})
+    judged = judgment(priority, seconds=seconds, nte=nte)
+    texts = [
+        offer_text(wo, who, where, unit, judged, 1, language),
+        assigned_vendor_text(wo, where, unit, notes, language),
+        tenant_coming_text(wo, who, language),
+        approval_text(wo, judged, language),
+        withdrawn_text(wo, reason, language),
+        lapsed_text(wo, language),
+    ]
+    for text in texts:
+        assert len(text) <= MAX_TEXT_CHARS
+        assert wo_id in text
+    answer = {"es": f"Responda 1 para aceptar {wo_id}, 2 para rechazar."}.get(
+        language, f"Reply 1 to accept {wo_id}, 2 to decline."
+    )
+    assert answer in texts[0]
+    page = no_vendor_page(wo, run(offers=(offer(1, "v-otto", "declined"),)), notes)
+    assert len(page) <= MAX_PAGE_CHARS
+    assert wo_id in page

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 from builders import work_order
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maestro.domain.directory import Trade
 from maestro.domain.dispatch import GATHER_ITEMS, GatherItem
@@ -290,3 +292,21 @@ def test_the_question_lists_items_in_order_once_whatever_order_it_is_given() -> 
 def test_nothing_missing_is_not_a_question() -> None:
     with pytest.raises(ValueError, match="nothing to ask"):
         question(work_order(), (), "en")
+
+
+@settings(max_examples=80)
+@given(
+    wo_id=st.from_regex(r"WO-[0-9A-F]{4,12}", fullmatch=True),
+    summary=st.text(min_size=1, max_size=400).filter(lambda s: s.strip() != ""),
+    missing=st.lists(st.sampled_from(GATHER_ITEMS), min_size=1),
+    language=st.sampled_from(["en", "es", "it"]),
+)
+def test_any_question_fits_names_the_wo_and_asks_every_item(
+    wo_id: str, summary: str, missing: list[GatherItem], language: str
+) -> None:
+    text = question(work_order(wo_id=wo_id, summary=summary), missing, language)
+    assert len(text) <= MAX_QUESTION_CHARS
+    assert wo_id in text
+    asked = len(set(missing))
+    if asked > 1:
+        assert f"{asked}) " in text  # the last item is there, not cut
