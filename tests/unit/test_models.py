@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from maestro.domain.models import (
     ContextKind,
     InvalidTransitionError,
+    MediaRef,
     Message,
     OpenContext,
     Package,
@@ -18,8 +19,10 @@ from maestro.domain.models import (
     WorkOrder,
     WorkOrderStatus,
     context_for_work_order,
+    media_of,
     package_id_for,
 )
+from maestro.domain.timeline import NoteEntry, photo_entries, photos_on
 
 
 def _wo(**changes: object) -> WorkOrder:
@@ -149,3 +152,71 @@ def test_context_description_is_one_bounded_line() -> None:
         OpenContext(
             context_id="x", kind=ContextKind.WORK_ORDER, description="y" * 201, opened_at=T0
         )
+
+
+# -- MMS media: references on messages, packages and timeline entries -----------------------------
+
+SNAP = "https://api.twilio.com/2010-04-01/Accounts/AC0/Messages/MM1/Media/ME1"
+
+
+@pytest.mark.parametrize(
+    ("url", "content_type"),
+    [
+        ("javascript:alert(1)", "image/png"),
+        ("https://x/" + "a" * 2_100, "image/png"),
+        ("https://x/a b", "image/png"),
+        (SNAP, "image"),
+        (SNAP, "image/png; name=x.png"),
+        (SNAP, "IMAGE/PNG"),  # the webhook lower-cases what Twilio sends: stored in lower case
+    ],
+)
+def test_a_media_reference_out_of_shape_is_refused(url: str, content_type: str) -> None:
+    with pytest.raises(ValidationError):
+        MediaRef(url=url, content_type=content_type)
+
+
+def test_a_message_stored_before_content_types_reads_back_with_its_urls() -> None:
+    (stored,) = package("see the photo").messages
+    legacy = {**stored.model_dump(mode="json", exclude={"media"}), "media_urls": [SNAP]}
+    message = Message.model_validate(legacy)
+    assert message.media == (MediaRef(url=SNAP),)
+    assert message.media_urls == (SNAP,)
+    assert not message.media[0].is_photo  # no content type: not known to be a photo
+
+
+def test_a_packages_media_are_its_messages_each_url_once_in_order() -> None:
+    first, second = package("here", "and again").messages
+    photo = MediaRef(url=SNAP, content_type="image/jpeg")
+    other = MediaRef(url=SNAP.replace("ME1", "ME2"), content_type="application/pdf")
+    pkg = package("here", "and again").model_copy(
+        update={
+            "messages": (
+                first.model_copy(update={"media": (photo,)}),
+                second.model_copy(update={"media": (other, photo)}),
+            )
+        }
+    )
+    assert pkg.media == (photo, other)
+    assert media_of(pkg.messages, limit=1) == (photo,)
+
+
+def test_a_timelines_photos_count_each_image_once_across_entries() -> None:
+    photo = MediaRef(url=SNAP, content_type="image/heic")
+    clip = MediaRef(url=SNAP.replace("ME1", "ME2"), content_type="video/mp4")
+
+    def note(entry_id: str, *media: MediaRef) -> NoteEntry:
+        return NoteEntry(
+            wo_id="WO-204",
+            entry_id=entry_id,
+            at=T0,
+            package_id="pkg-1",
+            what="a note",
+            note="the cabinet base is soft",
+            media=media,
+        )
+
+    entries = [note("a", photo, clip), note("b"), note("c", photo)]
+    assert [e.photos for e in entries] == [1, 0, 1]
+    assert photos_on(entries) == 1  # the same MMS kept on two entries is one photo
+    assert photo_entries(entries) == ("a", "c")
+    assert photos_on([note("d", clip)]) == 0

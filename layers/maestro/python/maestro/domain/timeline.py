@@ -13,6 +13,7 @@ so a re-run appends nothing twice. Pure: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
@@ -29,6 +30,8 @@ __all__ = [
     "TimelineEntry",
     "VisitEntry",
     "entry_id_for",
+    "photo_entries",
+    "photos_on",
 ]
 
 EntryKind = Literal["note", "visit", "rating", "status"]
@@ -93,3 +96,14 @@ TimelineEntry = Annotated[
 ]
 TIMELINE_ENTRY: TypeAdapter[TimelineEntry] = TypeAdapter(TimelineEntry)
 """Reads any stored entry back into its own type."""
+
+
+def photos_on(entries: Sequence[TimelineEntry]) -> int:
+    """How many photos a WO's timeline holds: its entries' ``image/*`` files, each URL once (one
+    MMS kept on two entries, a WO's first note and a relay of the same package, is one photo)."""
+    return len({ref.url for entry in entries for ref in entry.media if ref.is_photo})
+
+
+def photo_entries(entries: Sequence[TimelineEntry]) -> tuple[str, ...]:
+    """The ids of the entries holding a photo, in timeline order (``Gathered.photos``)."""
+    return tuple(entry.entry_id for entry in entries if entry.photos)
