@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from embedded import run_cli, serving
+from embedded import open_wo, run_cli, serving
 
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore
@@ -153,11 +153,30 @@ def _until(read: Any, timeout: float = 20) -> Any:
     return value
 
 
-def test_wo_show_on_serve_has_the_record_the_mms_photo_the_run_and_the_execution(
+def test_wo_show_on_serve_has_the_record_the_timeline_the_run_and_the_execution(
     server: LocalServer,
 ) -> None:
     stack = server.stack
-    wo = _report_by_mms(server)
+    # Written straight to the stores (a WO seeded so publishes nothing and starts no execution
+    # of its own): a run mid-dispatch, with a declined offer, that no test could wait for.
+    wo = open_wo(
+        stack,
+        "WO-3141",
+        f"closet door off its hinge; call {CALLBACK}",
+        property_id=WORLD_PROPERTY.property_id,
+    )
+    DynamoTimeline(stack.ddb, stack.tables["timeline"]).append(
+        NoteEntry(
+            wo_id=wo.wo_id,
+            entry_id="pkg-1#0#note",
+            at=wo.created_at,
+            who=MARIA.party_id,
+            package_id="pkg-1",
+            what=f"the tenant (Maria) added a note (1 photo): text me on {CALLBACK}",
+            note=f"text me on {CALLBACK}",
+            media=(MediaRef(url=PHOTO[0], content_type=PHOTO[1]),),
+        )
+    )
     arn = _running_execution(stack.sfn, wo.wo_id)
     DynamoDispatchStore(stack.ddb, stack.tables["dispatch"]).put(_offering_run(wo, arn), None)
 
