@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore, WoListRead
+from maestro.domain.common import truncate
 from maestro.domain.dispatch import DispatchRun, Wait
 from maestro.domain.models import TERMINAL_STATUSES, WorkOrder, WorkOrderStatus
 from maestro.domain.privacy import mask_phone_numbers
@@ -43,6 +44,8 @@ __all__ = [
 SHOW_ROUTE = "/local/wo"
 LIST_ROUTE = "/local/wos"
 STATUS_CHOICES = ("unfinished", "all", *(s.value for s in WorkOrderStatus))
+LIST_SUMMARY_CHARS = 60
+"""A listed WO is one line: its summary cut to this (``wo show`` prints it whole)."""
 _HISTORY_PAGE = 25
 """Events read back from the end of an execution's history to find the state it is in."""
 
@@ -320,7 +323,7 @@ def _at(value: str | datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def _wo_line(wo: WorkOrder) -> str:
+def _wo_line(wo: WorkOrder, summary_chars: int | None = None) -> str:
     where = " ".join(
         part
         for part in (
@@ -331,13 +334,13 @@ def _wo_line(wo: WorkOrder) -> str:
     )
     return (
         f"{wo.wo_id}  {wo.status.value:<11} {wo.urgency.value:<9} {wo.category:<12} "
-        f"{where or '-'}  {wo.summary}"
+        f"{where or '-'}  {truncate(wo.summary, summary_chars) if summary_chars else wo.summary}"
     )
 
 
 def render_list(view: WoList) -> str:
     wos = [WorkOrder.model_validate(wo) for wo in view.work_orders]
-    lines = [_wo_line(wo) for wo in wos]
+    lines = [_wo_line(wo, LIST_SUMMARY_CHARS) for wo in wos]
     which = "any status" if view.status == "all" else view.status
     where = f" of property {view.property_id}" if view.property_id else ""
     noun = "work order" if len(wos) == 1 else "work orders"
