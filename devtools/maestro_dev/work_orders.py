@@ -245,9 +245,11 @@ def add_parser(sub: argparse._SubParsersAction, target: Target) -> None:  # type
         "--status",
         choices=STATUS_CHOICES,
         default="unfinished",
-        help="one status, 'unfinished' (the default: all but completed and cancelled) or 'all'",
+        metavar="S",
+        help=f"one of {', '.join(STATUS_CHOICES[2:])}; 'unfinished' (the default: all but "
+        "completed and cancelled) or 'all'",
     )
-    many.add_argument("--property", dest="property_id", help="one property's id")
+    many.add_argument("--property", dest="property_id", metavar="P", help="one property's id")
     many.add_argument("--json", action="store_true", help="one JSON object")
     target(many)
     many.set_defaults(handler=cmd_list)
