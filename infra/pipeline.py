@@ -1,12 +1,12 @@
 """The package pipeline: one function per step and the Standard state machine that sequences
 them, from ``statemachines/package_pipeline.asl.json`` itself.
 
-The ``${Placeholder}`` substitutions come from the same step list as the handlers
-(``maestro.pipeline.entry.STEPS``) and the same placeholder names as the embedded stack
-(``PLACEHOLDER_FOR_STEP``), so the cloud, the local stack and the ASL cannot drift (a test
-compares the three against the synthesized template). The state machine's role may invoke
-exactly these functions and put events on this bus (plus the log delivery and X-Ray calls that
-logging ALL and tracing need).
+The ``${Placeholder}`` substitutions come from the one list of both machines' steps
+(``maestro.access.STATE_MACHINES``, each step's placeholder by ``maestro.access.placeholder``),
+which the handlers and the embedded stack read too, so the cloud, the local stack and the ASL
+cannot drift (a test compares the three against the synthesized template). The state
+machine's role may invoke exactly these functions and put events on this bus (plus the log
+delivery and X-Ray calls that logging ALL and tracing need).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from constructs import Construct
 
 from infra.config import ROOT, EnvConfig
 from infra.functions import retention
-from maestro.pipeline.entry import STEPS
-from maestro_dev.local.stack import PLACEHOLDER_FOR_STEP
+from maestro.access import STATE_MACHINES, placeholder
 
-ASL_PATH = ROOT / "statemachines" / "package_pipeline.asl.json"
+ASL_FILE, STEPS = STATE_MACHINES["package_pipeline"]
+ASL_PATH = ROOT / "statemachines" / ASL_FILE
 BUS_PLACEHOLDER = "EventBusName"
 
 
@@ -34,7 +34,7 @@ def asl_substitutions(function_arns: dict[str, str], bus_name: str) -> dict[str,
     missing = sorted(set(STEPS) - set(function_arns))
     if missing:
         raise ValueError(f"no function for the steps {missing}")
-    subs = {PLACEHOLDER_FOR_STEP[step]: function_arns[step] for step in STEPS}
+    subs = {placeholder(step): function_arns[step] for step in STEPS}
     subs[BUS_PLACEHOLDER] = bus_name
     return subs
 

@@ -16,14 +16,20 @@ from infra.config import DEFAULT_WEBHOOK_RATE_LIMIT_PER_IP
 from infra.layers import DEPENDENCY_LAYER_DIR, PYTHON_VERSION
 from infra.observability import SHAME_METRIC, SHAME_RESOLVED_METRIC
 from infra.stack import MODEL_STEPS, OUTPUT_STATE_MACHINE, TEXTING_STEPS, table_output
-from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, READ_ACTIONS, WRITE_ACTIONS
+from maestro.access import (
+    EVENT_PUBLISHERS,
+    FUNCTION_TABLES,
+    READ_ACTIONS,
+    WRITE_ACTIONS,
+    placeholder,
+)
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.adapters.webhook_auth import SIGNATURE_HEADER_PATTERNS, app_signature, twilio_signature
 from maestro.observability import DAILY_CAP_METRIC, UNDELIVERABLE_PAGE_METRIC
 from maestro.pipeline.entry import STEPS
 from maestro.tables import ALL_TABLES
 from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_LEDGER_TABLE
-from maestro_dev.local.stack import ASL_PATH, PLACEHOLDER_FOR_STEP, asl_substitutions
+from maestro_dev.local.stack import ASL_PATH, asl_substitutions
 
 CONFIG = synthesized_environments()  # cdk.json's, with staging's and prod's people
 
@@ -199,7 +205,7 @@ def test_asl_placeholders_equal_the_cloud_and_the_local_substitutions(
     assert cloud == in_asl == set(asl_substitutions("bus"))
     functions = _function_steps(synth, env)
     for step in STEPS:
-        value = props["DefinitionSubstitutions"][PLACEHOLDER_FOR_STEP[step]]
+        value = props["DefinitionSubstitutions"][placeholder(step)]
         assert functions[value["Fn::GetAtt"][0]] == step
         assert value["Fn::GetAtt"][1] == "Arn"
     assert props["DefinitionSubstitutions"]["EventBusName"]["Ref"].startswith("EventsBus")
