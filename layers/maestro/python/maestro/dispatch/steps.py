@@ -695,7 +695,9 @@ class Dispatch:
         self._publish(step)
 
     def _await_answer(self, wo: WorkOrder, now: datetime) -> None:
-        """The WO's state says it awaits the tenant's answer, so their next package binds to it."""
+        """The WO's state says it awaits the tenant's answer, so their next package binds to it.
+        After what the state already asks (an availability question stays first: its answer is
+        re-validated as before)."""
 
         def awaiting(state: MaestroState | None) -> MaestroState:
             kept = tuple(o for o in (state.outstanding if state else ()) if o.kind != "answer")
@@ -706,7 +708,7 @@ class Dispatch:
                 )
             return state.model_copy(
                 update={
-                    "outstanding": (item, *kept),
+                    "outstanding": (*kept, item),
                     "version": state.version + 1,
                     "updated_at": now,
                 }
