@@ -56,13 +56,15 @@ class DispatchPolicy(Frozen):
     offer_timeout_seconds: Mapping[Urgency, int]
     gather_deadline_seconds: int
     approval_timeout_seconds: int
-    business_hours: tuple[int, int] = (8, 18)
+    business_hours_start: int = 8
+    business_hours_end: int = 18
+    business_days: tuple[int, ...] = (0, 1, 2, 3, 4)
 
 
 def is_after_hours(now: datetime, timezone: str, policy: DispatchPolicy) -> bool:
-    hour = now.astimezone(ZoneInfo(timezone)).hour
-    start, end = policy.business_hours
-    return not start <= hour < end
+    local = now.astimezone(ZoneInfo(timezone))
+    open_now = policy.business_hours_start <= local.hour < policy.business_hours_end
+    return not (open_now and local.weekday() in policy.business_days)
 
 
 def judge(
@@ -75,19 +77,20 @@ def judge(
     property: Property | None,
     policy: DispatchPolicy,
     now: datetime,
+    notes: Sequence[str] = (),
 ) -> Judgment:
     priority = Urgency.EMERGENCY if trail_emergency else wo.urgency
     after_hours = is_after_hours(now, property.timezone if property else "UTC", policy)
-    pool = [
-        v for v in vendors if v.after_hours or not (after_hours and priority is not Urgency.ROUTINE)
-    ]
+    trade = trade_for(wo.category) or Trade.GENERAL
+    only_after_hours = after_hours and priority is not Urgency.ROUTINE
+    pool = [v for v in vendors if trade in v.trades and (v.after_hours or not only_after_hours)]
     pool.sort(key=lambda v: (v.rank, open_jobs.get(v.vendor_id, 0), v.vendor_id))
     nte = policy.nte_usd[priority]
     return Judgment(
         priority=priority,
-        trade=trade_for(wo.category) or Trade.GENERAL,
+        trade=trade,
         nte_usd=nte,
-        approval_needed=nte > policy.approval_over_usd,
+        approval_needed=priority is not Urgency.EMERGENCY and nte > policy.approval_over_usd,
         after_hours=after_hours,
         vendors=tuple(
             RankedVendor(

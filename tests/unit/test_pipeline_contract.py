@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from maestro.access import STATE_MACHINES, placeholder
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.pipeline.contract import ActItem, ExecutionState, GatePayload
 from maestro.pipeline.entry import STEPS
 from maestro.pipeline.errors import STATE_MACHINE_ERRORS
-from maestro.access import STATE_MACHINES, placeholder
 from maestro_dev.local.stack import ASL_PATH, asl_substitutions
 
 ROOT = Path(__file__).resolve().parents[2]

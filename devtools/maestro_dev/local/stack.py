@@ -233,8 +233,9 @@ class LocalStack:
     def __exit__(self, *exc: object) -> None:
         try:
             self.wait_for_executions(timeout=10, allow_paused=True)
+            mine = (self.machine_arn, self.wo_machine_arn)
             with self._progress:
-                running = list(self._running)
+                running = [a for a, e in self._running.items() if e.state_machine_arn in mine]
             for arn in running:  # both machines' (a WO's waits for its people)
                 self.sfn.stop_execution(executionArn=arn)
         finally:
@@ -1026,8 +1027,9 @@ class LocalStack:
         deadline = time.monotonic() + timeout
         while True:
             seen = self.progress()
+            mine = (self.machine_arn, self.wo_machine_arn)  # not an eval executor's, say
             with self._progress:
-                running = set(self._running)
+                running = {a for a, e in self._running.items() if e.state_machine_arn in mine}
             running -= set(self.waiting_work_orders())
             if running and allow_paused:
                 running -= self.idle_executions()

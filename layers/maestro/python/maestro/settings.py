@@ -343,7 +343,6 @@ DISPATCH_TABLES = (
     "state",
     "directory",
     "parties",
-    "decisions",
     "conversations",
     "messages",
     "sends",
@@ -352,8 +351,8 @@ DISPATCH_TABLES = (
 
 
 class DispatchPolicySettings(_Base):
-    """The account's dispatch policy (docs/dispatch.md): what a property's own policy (the
-    directory) does not say. Seconds and US dollars."""
+    """The account's dispatch policy (docs/dispatch.md): what a property's own (the directory's
+    ``nte_usd``/``approval_over_usd``) does not say. Seconds, US dollars, local hours."""
 
     offer_timeout_emergency_seconds: int = Field(default=600, ge=60, le=86_400)
     offer_timeout_urgent_seconds: int = Field(default=1800, ge=60, le=86_400)
@@ -362,16 +361,22 @@ class DispatchPolicySettings(_Base):
         default=7200, ge=60, le=7 * 86_400, description="How long gather waits for the tenant"
     )
     approval_timeout_seconds: int = Field(
-        default=14_400, ge=60, le=7 * 86_400, description="How long the PM's approval is awaited"
+        default=3600, ge=60, le=7 * 86_400, description="How long the PM's approval is awaited"
     )
-    nte_emergency_usd: int = Field(default=1000, ge=0, description="Not to exceed, emergency")
+    nte_emergency_usd: int = Field(default=1500, ge=0, description="Not to exceed, emergency")
     nte_urgent_usd: int = Field(default=600, ge=0, description="Not to exceed, urgent")
-    nte_routine_usd: int = Field(default=350, ge=0, description="Not to exceed, routine")
+    nte_routine_usd: int = Field(default=300, ge=0, description="Not to exceed, routine")
     approval_over_usd: int = Field(
-        default=500, ge=0, description="A job whose not-to-exceed is above this needs approval"
+        default=500,
+        ge=0,
+        description="A job whose not-to-exceed is above this needs the PM's approval (never "
+        "an emergency's)",
     )
     business_hours_start: int = Field(default=8, ge=0, le=23, description="Local hour, from")
     business_hours_end: int = Field(default=18, ge=1, le=24, description="Local hour, until")
+    business_days: tuple[int, ...] = Field(
+        default=(0, 1, 2, 3, 4), description="Weekdays open, Monday = 0"
+    )
 
     @model_validator(mode="after")
     def _hours_in_order(self) -> DispatchPolicySettings:
@@ -394,7 +399,6 @@ class DispatchSettings(DispatchPolicySettings, TwilioSettings, SendCapSettings):
     state_table: str | None = None
     directory_table: str | None = None
     parties_table: str | None = None
-    decisions_table: str | None = None
     conversations_table: str | None = None
     messages_table: str | None = None
     sends_table: str | None = None

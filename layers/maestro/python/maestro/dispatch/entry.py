@@ -63,7 +63,9 @@ def policy_of(settings: DispatchPolicySettings) -> DispatchPolicy:
         },
         gather_deadline_seconds=settings.gather_deadline_seconds,
         approval_timeout_seconds=settings.approval_timeout_seconds,
-        business_hours=(settings.business_hours_start, settings.business_hours_end),
+        business_hours_start=settings.business_hours_start,
+        business_hours_end=settings.business_hours_end,
+        business_days=settings.business_days,
     )
 
 

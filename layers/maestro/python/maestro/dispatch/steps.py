@@ -430,8 +430,18 @@ class Dispatch:
         if wo is None or not wo.is_open:
             self._close(run, wo, step, "the work order closed before it was judged")
             raise WorkOrderClosed(f"{payload.wo_id} is {wo.status.value if wo else 'gone'}")
-        trade = gather.trade_for(wo.category) or Trade.GENERAL
-        candidates = self.deps.directory.vendors_for(wo.property_id, trade)
+        notes, _ = self._notes_and_photos(wo.wo_id)
+        # The vendors of the category's trade; when it names none, the judge reads the trade in
+        # the notes, so every trade's vendors serving the property are its to choose from.
+        trade = gather.trade_for(wo.category)
+        trades = [trade] if trade is not None else list(Trade)
+        candidates = list(
+            {
+                v.vendor_id: v
+                for t in trades
+                for v in self.deps.directory.vendors_for(wo.property_id, t)
+            }.values()
+        )
         open_jobs = self._open_jobs(wo, candidates)
         snapshot = self.deps.state.get(wo.wo_id)
         judgment = judge.judge(
@@ -443,6 +453,7 @@ class Dispatch:
             property=self._property(wo),
             policy=self.deps.policy,
             now=step.now,
+            notes=notes,
         )
         self._update(run, lambda r: r.changed(step.now, step="judging", judgment=judgment))
         return dump(
