@@ -11,6 +11,7 @@ the issue, not merged yet): until it is, each test completes the wait's task tok
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -336,3 +337,19 @@ def test_a_redelivered_wo_created_starts_nothing_twice(stack: LocalStack) -> Non
     assert [e["name"] for e in stack.wo_executions()] == [wo_id]
     assert len(to_phone(stack, TENANT.phones[0])) == 2  # one reference, one question
     assert stack.sqs.receive_message(QueueUrl=stack.wo_start_dlq).get("Messages", []) == []
+
+
+def test_closing_the_stack_ends_every_wait_no_thread_is_left_behind() -> None:
+    """moto runs each execution, each Task's timeout and each task-token wait on a thread of its
+    own: a wait on virtual time that nobody ends would outlive the test."""
+    from moto.stepfunctions.parser import utils
+
+    before = set(threading.enumerate())
+    for stack in _stack(DAY_START):
+        wo_id = _open(stack, "the basin tap drips even when it's turned off hard")
+        assert list(stack.waiting_work_orders()) == [stack.wo_execution(wo_id)["executionArn"]]
+        waiting = [t for t in utils.TMP_THREADS if t.is_alive() and t not in before]
+        assert waiting  # the execution's, its wait's
+    for thread in waiting:
+        thread.join(timeout=5)
+    assert [t.name for t in waiting if t.is_alive()] == []

@@ -27,7 +27,7 @@ from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro_dev.local.fault_matrix import Cell, Matrix
 from maestro_dev.local.faults import DYNAMODB_WRITES, Crash, Stages, Wire
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
-from maestro_dev.local.world import MARIA, seed
+from maestro_dev.local.world import MARIA, seed, seed_directory
 
 pytestmark = pytest.mark.integration
 
@@ -155,13 +155,22 @@ def _paged_by_act_story() -> Calls:
 
 def _dispatch_story() -> Calls:
     """Work orders' executions (docs/dispatch.md): one gathers, is offered to Vic and assigned
-    to him; one, of a trade no vendor has, goes on at the gather deadline to the on-call PM's
-    page. The waits are completed with the answers the package pipeline sends."""
+    to him; one goes on at the gather deadline, its offer to an electrician lapses (they are
+    told) and the on-call PM is paged. The waits are completed with the answers the package
+    pipeline sends."""
     from maestro.adapters.stepfunctions import StepFunctionsTaskTokens
+    from maestro.domain.directory import Directory, Trade, Vendor
     from maestro.domain.dispatch import WaitAnswer
 
     with Wire() as wire, LocalStack() as stack:
         seed(stack)
+        sparks = Vendor(
+            vendor_id="v-lp-sparks",
+            name="LP Sparks",
+            phone="+14155550188",
+            trades=(Trade.ELECTRICAL,),
+        )
+        seed_directory(stack, Directory(vendors=(sparks,)))
         Stages(stack, wire)
         _webhook_tagged(stack, wire)
         tokens = StepFunctionsTaskTokens(stack.sfn)
@@ -180,9 +189,9 @@ def _dispatch_story() -> Calls:
         answer(leak, "details")
         answer(leak, "accept")
         assert stack.wo_execution(leak)["status"] == "SUCCEEDED"
-        sms(stack, "the hallway light has been out since friday")
+        sms(stack, "the hallway light keeps flickering and buzzing")
         flush(stack)
-        stack.advance(3 * 3600)  # the gather deadline: judged, no electrician, the PM paged
+        stack.advance(7 * 3600)  # the gather deadline, then the offer's: the PM paged
         assert [e["status"] for e in stack.wo_executions()] == ["SUCCEEDED", "SUCCEEDED"]
     return wire.calls
 
