@@ -33,11 +33,6 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# The dispatch domain's stand-ins, only where the real modules are not there yet (see the module).
-from tests.dispatch_standins import install as _install_dispatch_standins  # noqa: E402
-
-DISPATCH_STANDINS = _install_dispatch_standins()
-
 
 @pytest.fixture(autouse=True)
 def _no_model_key(monkeypatch: pytest.MonkeyPatch) -> None:
