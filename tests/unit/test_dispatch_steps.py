@@ -15,7 +15,7 @@ from maestro.domain.directory import Directory, Person, PersonRole, Property, Tr
 from maestro.domain.dispatch import DispatchRun, run_package_id
 from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import NoteEntry
-from maestro.ports import StaleVersionError
+from maestro.ports import SendFailedError, StaleVersionError
 from maestro.settings import DispatchPolicySettings
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,
@@ -343,3 +343,29 @@ def test_a_write_that_meets_the_pipelines_write_reads_again_and_keeps_both() -> 
     rig.record("offer", {"kind": "offer", "answer": "decline"}, 1)
     assert rig.run.outcome == "touched"
     assert rig.run.offers[0].outcome == "declined"
+
+
+class _FailingMessenger(RecordingMessenger):
+    """Twilio fails every text to one number through every retry."""
+
+    def __init__(self, failing: str) -> None:
+        super().__init__()
+        self.failing = failing
+
+    def send(self, to: str, body: str, *, idempotency_key: str) -> Any:
+        if to == self.failing:
+            raise SendFailedError(idempotency_key, "503", transient=True, attempts=4)
+        return super().send(to, body, idempotency_key=idempotency_key)
+
+
+def test_an_offer_twilio_cannot_send_still_waits_and_a_page_that_cannot_go_fails() -> None:
+    rig = Rig()
+    rig.dispatch.deps.messenger = _FailingMessenger(FIRST.phone)
+    rig.judged()
+    rig.ask("offer", 1)  # the wait is entered: unanswered, it times out to the next vendor
+    assert rig.run.waiting is not None
+    assert rig.run.offers[0].sid is None
+    assert rig.events("wo.offered") == []  # nothing was sent: nothing is claimed
+    rig.dispatch.deps.messenger = _FailingMessenger(PM.phones[0])
+    with pytest.raises(SendFailedError):
+        rig.dispatch.page({"wo_id": "WO-OAK1", "reason": "no_vendor"})

@@ -51,6 +51,7 @@ from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.records import MaestroState, OutstandingItem
 from maestro.domain.timeline import NoteEntry, StatusEntry, entry_id_for
 from maestro.lanes.on_call import page_recipient, undeliverable
+from maestro.observability import logger
 from maestro.pipeline.contract import StepError, dump
 from maestro.ports import (
     AlreadyExistsError,
@@ -64,6 +65,7 @@ from maestro.ports import (
     Messenger,
     NotTextableError,
     PartyDirectory,
+    SendFailedError,
     SentMessage,
     StaleVersionError,
     StateStore,
@@ -764,13 +766,21 @@ class Dispatch:
         self, step: _Step, to: str, body: str, key: str, *, cap: CapName = "texts"
     ) -> SentMessage | None:
         """One text, keyed (a re-run sends nothing twice), charged to today's cap once, and its
-        ``message.sent``. None when the cap or the recipient's consent refuses it."""
+        ``message.sent``. None when the cap or the recipient's consent refuses it, or (but for a
+        page) Twilio failed it through every retry: the send record says so, and the run goes
+        on (an unanswered question or offer times out). A page that cannot go fails the step,
+        as a lane's does: the execution fails, and its alarm fires."""
         caps = self.deps.caps
         if caps is not None and not caps.charge(cap, key, step.now):
             return None
         try:
             sent = self.deps.messenger.send(to, body, idempotency_key=key)
         except NotTextableError:
+            return None
+        except SendFailedError:
+            if cap == "pages":
+                raise
+            logger.warning("dispatch text not sent", extra={"key": key, "wo_id": step.wo_id})
             return None
         step.event(
             "message.sent",
