@@ -912,9 +912,13 @@ class LocalStack:
             self.wait_for_executions(allow_paused=True)
 
     def _next_stop(self, target: float) -> datetime | None:
-        """Where ``advance`` stops next on its way to ``target``: a debounce signal due, or the
-        deadline of a Step Functions wait (an offer's timeout, a gate's heartbeat)."""
-        stops = [self.debounce.next_due(), self.waits.next_deadline(after=self.clock.now())]
+        """Where ``advance`` stops next on its way to ``target``: a debounce signal due, the
+        deadline of a Step Functions wait (an offer's timeout, a gate's heartbeat), or the top
+        of the hour when the digest is due (the cloud's hourly rule fires then: a stop at a
+        wait's deadline must not send it later in the hour instead)."""
+        now = self.clock.now()
+        digest = self._next_digest if self._next_digest > now else None
+        stops = [self.debounce.next_due(), self.waits.next_deadline(after=now), digest]
         due = [moment for moment in stops if moment is not None and moment.timestamp() <= target]
         return min(due, default=None)
 
