@@ -105,7 +105,13 @@ def test_the_map_items_are_act_items() -> None:
     (queue,) = [s for s in ASL["States"].values() if s["Type"] == "Map"]
     assert resolves(ExecutionState, queue["ItemsPath"])
     selector = queue["ItemSelector"]
-    assert {key.removesuffix(".$") for key in selector} == set(ActItem.model_fields)
+    # Every field but the one the item's gate writes itself when it times out (its Catch).
+    assert {key.removesuffix(".$") for key in selector} == set(ActItem.model_fields) - {
+        "gate_timeout"
+    }
+    gate = queue["ItemProcessor"]["States"]["Step gate: before the action"]
+    (timeout,) = [c for c in gate["Catch"] if c["ErrorEquals"] == ["States.Timeout"]]
+    assert resolves(ActItem, timeout["ResultPath"])
     for path in _paths(selector):
         assert resolves(ExecutionState, path), path
 

@@ -986,7 +986,10 @@ class LocalStack:
         }
 
     def paused_executions(self) -> set[str]:
-        return {gate.execution_id for gate in self.pipeline.deps.gates.open_gates()}
+        """Executions paused at a step gate: its token stored, and the execution waiting on it
+        now (a gate that timed out in virtual time leaves its record behind, and moves on)."""
+        waiting = self.waits.waiting_on_tokens()
+        return {g.execution_id for g in self.pipeline.deps.gates.open_gates()} & set(waiting)
 
     def idle_executions(self) -> set[str]:
         """Running executions that cannot move until someone acts or virtual time passes: paused
