@@ -21,6 +21,7 @@ from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.verify.sweeper import Sweeper, SweeperDeps
 from maestro.verify.watcher import Watcher, WatcherDeps
 from maestro_dev.fakes import (
+    InMemoryDispatchStore,
     InMemoryLedger,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
@@ -104,6 +105,7 @@ class World:
                 timeline=self.timeline,
                 pending=self.pending,
                 decisions=self.decisions,
+                dispatch=InMemoryDispatchStore(),
                 ledger=self.ledger,
                 clock=self.clock,
             )
