@@ -119,10 +119,10 @@ class InMemoryDispatchStore:
     conditional on the stored version); ``waiting_for`` by the open wait's party, by WO id."""
 
     def __init__(self, runs: Iterable[DispatchRun] = ()) -> None:
-        self._runs: dict[str, DispatchRun] = {run.wo_id: run for run in runs}
+        self.runs: dict[str, DispatchRun] = {run.wo_id: run for run in runs}
 
     def get(self, wo_id: str) -> DispatchRun | None:
-        return self._runs.get(wo_id)
+        return self.runs.get(wo_id)
 
     def put(self, run: DispatchRun, expected_version: int | None) -> None:
         wanted = 1 if expected_version is None else expected_version + 1
@@ -130,7 +130,7 @@ class InMemoryDispatchStore:
             raise ValueError(
                 f"version must be {wanted} after {expected_version}, got {run.version}"
             )
-        stored = self._runs.get(run.wo_id)
+        stored = self.runs.get(run.wo_id)
         if expected_version is None and stored is not None:
             raise AlreadyExistsError(f"dispatch run {run.wo_id} already exists")
         if expected_version is not None and (stored is None or stored.version != expected_version):
@@ -138,12 +138,12 @@ class InMemoryDispatchStore:
             raise StaleVersionError(
                 f"{run.wo_id}: expected version {expected_version}, got {found}"
             )
-        self._runs[run.wo_id] = run
+        self.runs[run.wo_id] = run
 
     def waiting_for(self, party_id: str) -> list[DispatchRun]:
         return [
             run
-            for _, run in sorted(self._runs.items())
+            for _, run in sorted(self.runs.items())
             if run.waiting is not None and run.waiting.party_id == party_id
         ]
 

@@ -314,7 +314,7 @@ def test_an_offer_the_run_does_not_record_is_shame(played: Run) -> None:
     assert "no offer 3" in row.detail
     # The run's offer names another text than the one claimed: not the offer that was made.
     first = played.run().offers[0]
-    played.runs._runs[WO_ID] = played.run().model_copy(
+    played.runs.runs[WO_ID] = played.run().model_copy(
         update={"offers": (first.model_copy(update={"sid": None}), *played.run().offers[1:])}
     )
     row = played.watcher.check(offered)
@@ -355,7 +355,7 @@ def test_an_approval_request_the_run_is_not_waiting_on_is_a_mismatch() -> None:
     asked = run.ask_approval()
     assert run.watcher.check(asked).verdict == "evidence"
     stored = run.run()
-    run.runs._runs[WO_ID] = stored.model_copy(update={"waiting": None})
+    run.runs.runs[WO_ID] = stored.model_copy(update={"waiting": None})
     row = run.watcher.check(asked)
     assert (row.kind, "waiting: claimed 'approval', read None" in row.detail) == ("mismatch", True)
 
@@ -398,7 +398,7 @@ def test_what_was_gathered_is_read_on_the_run(played: Run) -> None:
     assert "have: claimed 'trade,location,access,pets'" in row.detail
     row = played.watcher.check(_forged(gathered, by="deadline"))
     assert "by: claimed 'deadline', read 'tenant'" in row.detail
-    played.runs._runs.clear()
+    played.runs.runs.clear()
     row = played.watcher.check(gathered)
     assert (row.kind, row.detail) == ("unverified_claim", f"no dispatch run for {WO_ID}")
 
@@ -419,7 +419,7 @@ def test_a_skipped_gather_is_read_as_skipped() -> None:
     [
         ("no_vendor", "no_vendor", {}),
         ("refused_by_pm", "refused_by_pm", {"approval": "refused"}),
-        ("approval_timed_out", "refused_by_pm", {"approval": "timed_out"}),
+        ("approval_timed_out", "no_vendor", {"approval": "timed_out"}),
     ],
 )
 def test_a_failed_dispatch_is_read_on_the_run_and_its_page_by_sid(
@@ -451,3 +451,17 @@ def test_a_failure_claimed_while_the_run_goes_on_is_a_mismatch() -> None:
     )
     row = run.watcher.check(event)
     assert (row.kind, "reason: claimed 'no_vendor', read None" in row.detail) == ("mismatch", True)
+
+
+def test_an_approval_asked_of_the_fallback_number_quotes_no_number() -> None:
+    """No PM on call: the approval goes to the account's fallback number, which is then the
+    wait's party; the row reads it back masked, never whole."""
+    run = Run()
+    run.gather()
+    asked = run.ask_approval()
+    claim = {k: v for k, v in asked.claim.items() if k != "person_id"}
+    run.runs.runs[WO_ID] = run.run().model_copy(update={"approver_id": PM[1]})
+    row = run.watcher.watch(asked.model_copy(update={"claim": claim}))
+    assert row.verdict == "evidence", row.detail
+    assert PM[1] not in row.model_dump_json()
+    assert row.read["approver_id"] != PM[1]

@@ -496,8 +496,8 @@ class Watcher:
             "nte_usd": run.judgment.nte_usd,
             "approval_needed": run.judgment.approval_needed,
         }
-        if run.approver_id is not None:
-            read.values["approver_id"] = run.approver_id
+        if run.approver_id is not None:  # the fallback number when no PM is on call: masked
+            read.values["approver_id"] = mask_phone_numbers(run.approver_id)
         _differs(read.diffs, "nte_usd", claim.nte_usd, run.judgment.nte_usd)
         _differs(read.diffs, "approval_needed", True, run.judgment.approval_needed)
         if claim.person_id is not None:
@@ -585,10 +585,10 @@ def gathered_by(gathered: Gathered) -> str:
 def failure_reason(run: DispatchRun) -> str | None:
     """Why a run ended without a vendor, as ``wo.dispatch_failed`` claims it
     (``WoDispatchFailed.reason``); None while it has not (or ended assigned)."""
-    if run.step == "no_vendor":
-        return "no_vendor"
     if run.step == "closed":
         return "closed"
-    if run.step == "refused_by_pm":
-        return "approval_timed_out" if run.approval == "timed_out" else "refused_by_pm"
-    return None
+    if run.step not in ("no_vendor", "refused_by_pm"):
+        return None
+    if run.approval == "timed_out":  # the PM never answered: paged, no vendor was offered it
+        return "approval_timed_out"
+    return run.step
