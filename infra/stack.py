@@ -62,8 +62,9 @@ TEXTING_STEPS = frozenset(
 )
 # The package pipeline's steps that complete a work order execution's wait (a vendor's answer
 # to an offer, a PM's to an approval, the tenant's details, a withdrawal when a WO closes): they
-# alone may send task success to the work order machine (and to no other).
-COMPLETES_WAITS = frozenset({"act", "persist"})
+# alone may send task success, to the work order machine alone. Act's lanes do it all (its
+# PipelineDeps alone get TaskTokens: maestro.pipeline.entry); persist completes none.
+COMPLETES_WAITS = frozenset({"act"})
 STEP_TIMEOUTS = {"brain": cdk.Duration.seconds(120), "act": cdk.Duration.seconds(60)}
 STEP_DESCRIPTIONS = {
     "precheck": "Pre-check: the safety floor before anything else",

@@ -315,8 +315,8 @@ def test_a_state_machines_role_invokes_exactly_its_own_functions(
 def test_only_the_starter_starts_work_orders_and_only_the_answering_steps_complete_waits(
     synth: Synth, env: str
 ) -> None:
-    """wo_start alone may start the work order machine (and nothing else); act and persist
-    alone may send task success, on the work order machine only (never the package
+    """wo_start alone may start the work order machine (and nothing else); act alone (its lanes
+    answer the waits) may send task success, on the work order machine only (never the package
     pipeline's step gates: those are released by the operator's credentials)."""
     machines = _machines(synth, env)
     wo_machine, _ = machines["work_order"]
@@ -339,6 +339,7 @@ def test_only_the_starter_starts_work_orders_and_only_the_answering_steps_comple
     assert set(starters) == {"wo_start", "flusher"}
     assert starters["flusher"] == {machines["package_pipeline"][0]}
     assert answerers == {step: {wo_machine} for step in COMPLETES_WAITS}
+    assert set(answerers) == {"act"}
     (starter,) = [lid for lid, name in functions.items() if name == "wo_start"]
     variables = synth.resources(env, "AWS::Lambda::Function")[starter]["Properties"]["Environment"][
         "Variables"
