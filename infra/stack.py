@@ -483,7 +483,7 @@ class MaestroStack(cdk.Stack):
             "The package pipeline (Step Functions)",
         )
         output(
-            "WorkOrderMachineArn",
+            "WorkOrderStateMachineArn",  # what `maestro wo show --env` reads
             self.work_orders.state_machine.state_machine_arn,
             "The work order machine (Step Functions): one execution per WO, named by its id",
         )

@@ -1164,7 +1164,7 @@ def test_every_function_outside_the_state_machine_alarms_on_its_errors(
 def test_outputs_for_the_operators(synth: Synth, env: str) -> None:
     outputs = synth.templates[env]["Outputs"]
     assert OUTPUT_STATE_MACHINE in outputs
-    assert "WorkOrderMachineArn" in outputs  # `maestro wo show` reads an execution's state
+    assert "WorkOrderStateMachineArn" in outputs  # `maestro wo show --env` finds executions
     assert table_output("gates") == OUTPUT_GATES_TABLE  # what `maestro step --stack` reads
     assert table_output("ledger") == OUTPUT_LEDGER_TABLE  # what `maestro ledger --stack` reads
     assert "TwilioSmsWebhookUrl" in outputs
