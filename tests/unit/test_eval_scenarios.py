@@ -343,7 +343,8 @@ def test_a_new_work_order_is_named_by_its_order_and_graded_with_its_dispatch() -
     assert grade(Expect.model_validate({"work_orders": {"new:1": want}}), reads, PHONES).passed
     # The second new one was never created; the first was not offered to Vic first and accepted.
     missing = grade(Expect.model_validate({"work_orders": {"new:2": {}}}), reads, PHONES)
-    assert not missing.passed and "only 1 created" in missing.reason
+    assert not missing.passed
+    assert "only 1 created" in missing.reason
     wrong = {"offers": ["vendor-vic:accepted"], "vendor": "vendor-vic"}
     graded = grade(Expect.model_validate({"work_orders": {"new:1": wrong}}), reads, PHONES)
     assert [f.passed for f in graded.findings] == [False, False]
