@@ -923,7 +923,8 @@ RETENTION_WRITERS = {
         "wo_assign",
         "wo_page",
     },
-    "decisions_retention_days": {"escalate", "dispose", "act", "persist", "fail_open", "wo_judge"},
+    # (wo_judge records its judgment on the dispatch run, not in the decision log.)
+    "decisions_retention_days": {"escalate", "dispose", "act", "persist", "fail_open"},
     "ledger_retention_days": {"watcher", "sweeper"},
 }
 
