@@ -15,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
 
 from maestro.domain.digest import DigestEntry, DigestLine, hour_of
-from maestro.domain.dispatch import DispatchRun
 from maestro.domain.ledger import LedgerRow, Resolution
 from maestro.domain.models import Party, WorkOrder
 from maestro.domain.records import (
@@ -40,7 +39,6 @@ __all__ = [
     "RECORDED_SID_PREFIX",
     "InMemoryDailyCaps",
     "InMemoryDigest",
-    "InMemoryDispatchStore",
     "InMemoryLedger",
     "InMemoryPageThrottle",
     "InMemoryPartyDirectory",
@@ -112,40 +110,6 @@ class InMemoryWorkOrderStore:
 
     def all(self) -> list[WorkOrder]:
         return [wo for _, wo in sorted(self._items.items())]
-
-
-class InMemoryDispatchStore:
-    """DispatchStore in a dict: versioned puts as the adapter (create-once, then each put
-    conditional on the stored version); ``waiting_for`` by the open wait's party, by WO id."""
-
-    def __init__(self, runs: Iterable[DispatchRun] = ()) -> None:
-        self.runs: dict[str, DispatchRun] = {run.wo_id: run for run in runs}
-
-    def get(self, wo_id: str) -> DispatchRun | None:
-        return self.runs.get(wo_id)
-
-    def put(self, run: DispatchRun, expected_version: int | None) -> None:
-        wanted = 1 if expected_version is None else expected_version + 1
-        if run.version != wanted:  # a caller bug, refused before the race (as the adapter)
-            raise ValueError(
-                f"version must be {wanted} after {expected_version}, got {run.version}"
-            )
-        stored = self.runs.get(run.wo_id)
-        if expected_version is None and stored is not None:
-            raise AlreadyExistsError(f"dispatch run {run.wo_id} already exists")
-        if expected_version is not None and (stored is None or stored.version != expected_version):
-            found = None if stored is None else stored.version
-            raise StaleVersionError(
-                f"{run.wo_id}: expected version {expected_version}, got {found}"
-            )
-        self.runs[run.wo_id] = run
-
-    def waiting_for(self, party_id: str) -> list[DispatchRun]:
-        return [
-            run
-            for _, run in sorted(self.runs.items())
-            if run.waiting is not None and run.waiting.party_id == party_id
-        ]
 
 
 class InMemoryTimeline:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from builders import T0
-from fakes import InMemoryDecisionLog
+from fakes import InMemoryDecisionLog, InMemoryDispatchStore
 
 from maestro.domain.directory import Trade
 from maestro.domain.dispatch import (
@@ -28,7 +28,6 @@ from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
 from maestro.ports import SentMessage
 from maestro.verify.watcher import Watcher, WatcherDeps
 from maestro_dev.fakes import (
-    InMemoryDispatchStore,
     InMemoryLedger,
     InMemoryPendingStore,
     InMemoryTimeline,
