@@ -615,6 +615,7 @@ class LocalStack:
                 timeline_table=self.tables["timeline"],
                 pending_table=self.tables["pending"],
                 decisions_table=self.tables["decisions"],
+                dispatch_table=self.tables["dispatch"],
                 region=REGION,
             ),
             self.clock,

@@ -247,7 +247,7 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "parties": "read",
         "work_orders": "read",
     },
-    # Read-verify: reads every claimed surface, writes only the ledger.
+    # Read-verify: reads every claimed surface (a dispatch run's too), writes only the ledger.
     "watcher": {
         "ledger": "write",
         "messages": "read",
@@ -255,6 +255,7 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "timeline": "read",
         "pending": "read",
         "decisions": "read",
+        "dispatch": "read",
     },
     "sweeper": {"decisions": "read", "ledger": "write"},
     # The hourly digest: the hour's lines and its closing (conversations), its one page to the

@@ -312,7 +312,7 @@ class DigestSettings(TwilioSettings, SendCapSettings):
 class WatcherSettings(TwilioSettings):
     """functions/watcher: reads each claimed surface back (the messenger's surface by the same
     choice as the pipeline's messenger, the WO store and timelines, the pending store, the
-    decision log) and writes the ledger."""
+    decision log, the work orders' dispatch runs) and writes the ledger."""
 
     ledger_table: str
     messages_table: str
@@ -320,6 +320,7 @@ class WatcherSettings(TwilioSettings):
     timeline_table: str
     pending_table: str
     decisions_table: str
+    dispatch_table: str
 
 
 class SweeperSettings(RetentionSettings):
