@@ -436,3 +436,70 @@ def test_a_scan_reads_every_page_and_keeps_what_the_filter_lets_through(aws: Aws
     assert paging.scans >= len(statuses)  # one item a page: every page was read
     found, _ = store.listed(frozenset({WorkOrderStatus.CANCELLED}), "elm")
     assert [wo.wo_id for wo in found] == ["WO-0001", "WO-0007"]
+
+
+def test_wo_show_on_serve_follows_a_real_dispatch_from_gather_to_the_first_offer(
+    server: LocalServer,
+) -> None:
+    """Maria's MMS opens a WO whose execution gathers (her photo counted from the timeline:
+    no photo is asked for), then, past the gather deadline, offers the job to Vic: `wo show`
+    reads each state as the execution reaches it."""
+    stack = server.stack
+    stack.twilio.text(MARIA.phone, "the kitchen sink is leaking under the cabinet", media=[PHOTO])
+    stack.advance(stack.idle + 1)
+    store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+    (wo,) = [w for w in store.listed(None, None)[0] if w.wo_id != "WO-198"]
+
+    def shown() -> dict[str, Any]:
+        code, said = run_cli("wo", "show", wo.wo_id, "--json", "--url", server.url)
+        assert code == 0, said
+        assert TOKEN not in said
+        assert MARIA.phone not in said
+        answer: dict[str, Any] = json.loads(said)
+        return answer
+
+    gathering = shown()
+    assert gathering["execution"]["current_state"] == "Gather: ask the tenant and wait"
+    gathered = gathering["dispatch"]["run"]["gathered"]
+    assert gathering["dispatch"]["run"]["step"] == "gathering"
+    assert "photo" in gathered["have"]  # the MMS's photo, read from the WO's timeline
+    assert "photo" not in gathered["asked"]
+    waiting = gathering["dispatch"]["waiting"]
+    assert (waiting["kind"], waiting["party_id"]) == ("gather", MARIA.party_id)
+    assert "token" not in waiting
+
+    deadline = datetime.fromisoformat(waiting["deadline"])
+    stack.advance((deadline - stack.clock.now()).total_seconds() + 60)  # nobody answers
+    offering = shown()
+    assert offering["execution"]["current_state"] == "Dispatch: offer to vendor 1 of 3"
+    run = offering["dispatch"]["run"]
+    assert run["step"] == "offering"
+    assert [(o["index"], o["vendor_id"], o["outcome"]) for o in run["offers"]] == [
+        (1, VIC.party_id, "open")
+    ]
+    assert offering["dispatch"]["waiting"]["party_id"] == VIC.party_id
+    code, text = run_cli("wo", "show", wo.wo_id, "--url", server.url)
+    assert code == 0, text
+    assert "execution: RUNNING at 'Dispatch: offer to vendor 1 of 3'" in text
+    assert "offer 1: vendor-vic open" in text
+
+
+def test_a_photo_sent_with_the_report_is_not_asked_for_again(server: LocalServer) -> None:
+    """An appliance's vendor needs to see it: the photo of Maria's MMS, kept on the new WO's
+    first entry, is counted by gather, which asks only for what is still missing."""
+    stack = server.stack
+    stack.twilio.text(
+        MARIA.phone, "the dishwasher in the kitchen won't drain, see the error on it", media=[PHOTO]
+    )
+    stack.advance(stack.idle + 1)
+    store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+    (wo,) = [w for w in store.listed(None, None)[0] if w.wo_id != "WO-198"]
+    code, said = run_cli("wo", "show", wo.wo_id, "--json", "--url", server.url)
+    assert code == 0, said
+    shown = json.loads(said)
+    assert shown["work_order"]["category"] == "appliance"
+    gathered = shown["dispatch"]["run"]["gathered"]
+    assert "photo" in gathered["have"]
+    assert "photo" not in gathered["asked"]
+    (question,) = [m.body for m in stack.outbox(MARIA.phone) if "please reply with" in m.body]
+    assert "photo" not in question

@@ -392,7 +392,9 @@ class LocalServer:
         return Reply(200, plan.model_dump_json())
 
     def wo_stores(self) -> work_orders.WoStores:
-        return work_orders.WoStores(self.stack.ddb, self.stack.tables, self.stack.sfn)
+        return work_orders.WoStores(
+            self.stack.ddb, self.stack.tables, self.stack.sfn, self.stack.wo_machine_arn
+        )
 
     def answer_wo(self, request: Request) -> Reply:
         wo_id = _query(request).get("id", "")
