@@ -503,3 +503,19 @@ def test_a_photo_sent_with_the_report_is_not_asked_for_again(server: LocalServer
     assert "photo" not in gathered["asked"]
     (question,) = [m.body for m in stack.outbox(MARIA.phone) if "please reply with" in m.body]
     assert "photo" not in question
+
+
+def test_a_video_alone_is_no_photo_and_gather_still_asks_for_one(server: LocalServer) -> None:
+    stack = server.stack
+    clip = (PHOTO[0].replace("ME0f3a", "ME0f3b"), "video/mp4")
+    stack.twilio.text(
+        MARIA.phone, "the dishwasher in the kitchen won't drain, clip attached", media=[clip]
+    )
+    stack.advance(stack.idle + 1)
+    store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+    (wo,) = [w for w in store.listed(None, None)[0] if w.wo_id != "WO-198"]
+    code, said = run_cli("wo", "show", wo.wo_id, "--json", "--url", server.url)
+    assert code == 0, said
+    shown = json.loads(said)
+    assert shown["timeline"][0]["media"] == [{"url": clip[0], "content_type": clip[1]}]
+    assert "photo" in shown["dispatch"]["run"]["gathered"]["asked"]

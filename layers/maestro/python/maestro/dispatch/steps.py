@@ -49,7 +49,7 @@ from maestro.domain.judge import DispatchPolicy
 from maestro.domain.language import language_for
 from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.records import MaestroState, OutstandingItem
-from maestro.domain.timeline import NoteEntry, StatusEntry, entry_id_for
+from maestro.domain.timeline import NoteEntry, StatusEntry, entry_id_for, photos_on
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import logger
 from maestro.pipeline.contract import StepError, dump
@@ -638,14 +638,10 @@ class Dispatch:
 
     def _notes_and_photos(self, wo_id: str) -> tuple[list[str], int]:
         """The notes on the WO's timeline (the tenant's words, read here, never carried) and how
-        many media references its entries keep."""
-        notes: list[str] = []
-        photos = 0
-        for entry in self.deps.timeline.for_wo(wo_id):
-            if isinstance(entry, NoteEntry):
-                notes.append(entry.note)
-            photos += len(getattr(entry, "media", ()) or ())
-        return notes, photos
+        many photos its entries keep (``image/*`` media, each URL once: a video is no photo)."""
+        entries = self.deps.timeline.for_wo(wo_id)
+        notes = [entry.note for entry in entries if isinstance(entry, NoteEntry)]
+        return notes, photos_on(entries)
 
     def _trail(self, wo_id: str) -> list[str]:
         lines = [entry.what for entry in self.deps.timeline.for_wo(wo_id)]
