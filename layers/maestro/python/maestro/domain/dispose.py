@@ -46,6 +46,7 @@ from maestro.domain.actions import (
     LANE_SPECS,
     Action,
     ActionBase,
+    AnswerWait,
     Clarify,
     ClarifyParams,
     ContinueWithAssistant,
@@ -446,6 +447,10 @@ def asks_signal(action: Action, release: bool = False, held: Sequence[Action] = 
         return "ask:" + ",".join(sorted(action.params.candidate_ids) or ["*"])
     if isinstance(action, ManageExisting) and action.params.operation != "list" and not release:
         return f"hold:{action.params.operation}:" + ",".join(sorted(action.params.wo_ids))
+    if isinstance(action, AnswerWait) and action.params.answer == "unclear":
+        # An offer or approval asked again: the guards break in if it keeps coming back.
+        asked = action.params.candidates or (action.target_wo_id or "*",)
+        return f"ask:{action.params.kind}:" + ",".join(sorted(set(asked)))
     return None
 
 
