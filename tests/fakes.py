@@ -2,15 +2,18 @@
 
 The lane ports' fakes live in ``maestro_dev.fakes``; these complete the set so the pipeline's
 steps can run in-process without AWS: the decision log, the state store, the conversation
-buffer's lease, the event bus and the gate store. They follow the adapters' observable rules
-(append-only, optimistic versions, flush-order turns with takeover of an expired holder).
+buffer's lease, the event bus, the gate store, the dispatch runs and the task tokens. They follow
+the adapters' observable rules (append-only, optimistic versions, flush-order turns with
+takeover of an expired holder, a task token answered once).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
+from maestro.domain.dispatch import DispatchRun
 from maestro.domain.models import Message
 from maestro.domain.records import (
     ActionOutcomeRecord,
@@ -18,7 +21,14 @@ from maestro.domain.records import (
     MaestroState,
     PackageCompletion,
 )
-from maestro.ports import AlreadyExistsError, DomainEvent, FlushClaim, Gate, StaleVersionError
+from maestro.ports import (
+    AlreadyExistsError,
+    DomainEvent,
+    FlushClaim,
+    Gate,
+    StaleVersionError,
+    TaskTokenGoneError,
+)
 
 
 class InMemoryDecisionLog:
@@ -180,3 +190,51 @@ class FixedClock:
 
     def now(self) -> datetime:
         return self.at
+
+
+class InMemoryDispatchStore:
+    """:class:`maestro.ports.DispatchStore`: versioned puts, and the runs waiting on a party."""
+
+    def __init__(self, runs: Sequence[DispatchRun] = ()) -> None:
+        self.runs: dict[str, DispatchRun] = {run.wo_id: run for run in runs}
+        self.reads = 0
+
+    def get(self, wo_id: str) -> DispatchRun | None:
+        self.reads += 1
+        return self.runs.get(wo_id)
+
+    def put(self, run: DispatchRun, expected_version: int | None) -> None:
+        current = self.runs.get(run.wo_id)
+        if expected_version is None:
+            if current is not None:
+                raise AlreadyExistsError(run.wo_id)
+        elif current is None or current.version != expected_version:
+            raise StaleVersionError(run.wo_id)
+        if run.version != (1 if expected_version is None else expected_version + 1):
+            raise ValueError(f"{run.wo_id}: version {run.version} after {expected_version}")
+        self.runs[run.wo_id] = run
+
+    def waiting_for(self, party_id: str) -> list[DispatchRun]:
+        return [
+            run
+            for wo_id, run in sorted(self.runs.items())
+            if run.waiting is not None and run.waiting.party_id == party_id
+        ]
+
+
+class RecordingTaskTokens:
+    """:class:`maestro.ports.TaskTokens`: records each SendTaskSuccess; a token answered once,
+    or marked ``gone`` (timed out, its execution stopped), raises TaskTokenGoneError."""
+
+    def __init__(self) -> None:
+        self.succeeded: list[tuple[str, dict[str, Any]]] = []
+        self.gone: set[str] = set()
+
+    def succeed(self, token: str, output: Mapping[str, Any]) -> None:
+        if token in self.gone:
+            raise TaskTokenGoneError(token)
+        self.gone.add(token)
+        self.succeeded.append((token, dict(output)))
+
+    def outputs(self, token: str) -> list[dict[str, Any]]:
+        return [output for sent, output in self.succeeded if sent == token]
