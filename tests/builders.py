@@ -16,6 +16,8 @@ from maestro.domain.models import (
     Message,
     OpenContext,
     Package,
+    Urgency,
+    WorkOrder,
 )
 from maestro.domain.records import BrainSample, SampleFailure
 from maestro_dev.local.world import MARIA
@@ -75,6 +77,31 @@ def wo_context(
         awaiting="rating" if rating_requested else awaiting,
         rating_requested=rating_requested,
         wo_id=wo_id,
+    )
+
+
+def work_order(
+    wo_id: str = "WO-5c21",
+    summary: str = "bathroom fan rattles",
+    *,
+    category: str = "general",
+    urgency: Urgency = Urgency.ROUTINE,
+    unit: str | None = "7A",
+    property_id: str | None = "larch",
+    **extra: Any,
+) -> WorkOrder:
+    """An open work order as create_wo stores it (its fields overridable)."""
+    return WorkOrder(
+        wo_id=wo_id,
+        tenant_id=extra.pop("tenant_id", "tenant-ines"),
+        unit=unit,
+        property_id=property_id,
+        summary=summary,
+        category=category,
+        urgency=urgency,
+        created_at=extra.pop("created_at", T0),
+        updated_at=extra.pop("updated_at", T0),
+        **extra,
     )
 
 

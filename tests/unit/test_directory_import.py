@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 from maestro.domain.directory import Directory, PersonRole, Trade
 from maestro.domain.directory_import import (
@@ -14,6 +15,7 @@ from maestro.domain.directory_import import (
     validate_tables,
 )
 from maestro.evals.scenario import WORLD_PROPERTY, PartySpec, World
+from maestro_dev.directory.files import read_folder, write_folder
 from maestro_dev.directory.synthetic import synthetic_directory
 
 GOOD = {
@@ -309,3 +311,75 @@ def test_a_world_vendor_keeps_the_trades_it_states() -> None:
     )
     (vendor,) = world.directory().vendors
     assert vendor.trades == (Trade.PEST,)
+
+
+# -- a property's own dispatch amounts (#19) --------------------------------------------------
+
+AMOUNTS = """property_id,name,address,timezone,approval_over_usd,nte_usd
+oak,Oak Terrace,1 Oak Rd,America/Denver,750,"$1,200"
+pine,Pine Lofts,2 Pine Rd,Europe/Madrid,,
+"""
+
+
+def test_a_propertys_approval_limit_and_nte_are_read_in_whole_dollars() -> None:
+    validated = validate_tables(_with(properties=AMOUNTS))
+    assert validated.errors == ()
+    assert validated.directory is not None
+    by_id = {p.property_id: p for p in validated.directory.properties}
+    assert (by_id["oak"].approval_over_usd, by_id["oak"].nte_usd) == (750, 1200)
+    # Blank: the account's policy applies.
+    assert (by_id["pine"].approval_over_usd, by_id["pine"].nte_usd) == (None, None)
+
+
+def test_a_file_without_the_amount_columns_keeps_the_accounts_policy() -> None:
+    directory = _good()
+    assert all(p.approval_over_usd is None and p.nte_usd is None for p in directory.properties)
+
+
+def test_an_amount_that_is_not_whole_dollars_is_an_error_at_its_row_and_column() -> None:
+    validated = validate_tables(
+        _with(
+            properties="""property_id,name,address,timezone,approval_over_usd,nte_usd
+oak,Oak Terrace,1 Oak Rd,America/Denver,499.99,300
+pine,Pine Lofts,2 Pine Rd,Europe/Madrid,500,-40
+elm,Elm Court,3 Elm Rd,UTC,lots,
+"""
+        )
+    )
+    assert validated.directory is None
+    found = {(p.file, p.row, p.column): p.message for p in validated.errors}
+    assert set(found) == {
+        ("properties.csv", 2, "approval_over_usd"),
+        ("properties.csv", 3, "nte_usd"),
+        ("properties.csv", 4, "approval_over_usd"),
+    }
+    assert (
+        "expected whole US dollars such as 500, got '499.99'"
+        in found[("properties.csv", 2, "approval_over_usd")]
+    )
+    assert "'-40'" in found[("properties.csv", 3, "nte_usd")]
+
+
+def test_export_then_import_keeps_a_propertys_amounts(tmp_path: Path) -> None:
+    directory = _good()
+    oak, pine = directory.properties
+    priced = directory.model_copy(
+        update={
+            "properties": (
+                oak.model_copy(update={"approval_over_usd": 0, "nte_usd": 2500}),
+                pine,
+            )
+        }
+    )
+    tables = directory_tables(priced)
+    header = tables["properties.csv"].header
+    assert header[-2:] == ("approval_over_usd", "nte_usd")
+    assert [(r["approval_over_usd"], r["nte_usd"]) for r in tables["properties.csv"].rows] == [
+        ("0", "2500"),
+        ("", ""),
+    ]
+    # Through the files on disk, as `maestro directory export` and `import` do.
+    write_folder(priced, tmp_path)
+    read_back = read_folder(tmp_path)
+    assert read_back.errors == ()
+    assert read_back.directory == priced

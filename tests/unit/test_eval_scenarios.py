@@ -315,6 +315,59 @@ def test_a_created_work_order_missing_from_the_store_fails_the_count() -> None:
     assert grade(Expect(new_work_orders=1), real, PHONES).passed
 
 
+def test_a_new_work_order_is_named_by_its_order_and_graded_with_its_dispatch() -> None:
+    from maestro.domain.dispatch import DispatchRun, Offer
+
+    assigned = wo("WO-AB12CD34").assign("vendor-ana", T0)
+    run = DispatchRun(
+        wo_id="WO-AB12CD34",
+        step="assigned",
+        started_at=T0,
+        updated_at=T0,
+        offers=(
+            Offer(index=1, vendor_id="vendor-vic", sent_at=T0, outcome="declined"),
+            Offer(index=2, vendor_id="vendor-ana", sent_at=T0, outcome="accepted"),
+        ),
+    )
+    reads = Reads(
+        work_orders={"WO-AB12CD34": assigned},
+        created=("WO-AB12CD34",),
+        dispatch={"WO-AB12CD34": run},
+    )
+    want = {
+        "status": "assigned",
+        "vendor": "vendor-ana",
+        "dispatch": "assigned",
+        "offers": ["vendor-vic:declined", "vendor-ana:accepted"],
+    }
+    assert grade(Expect.model_validate({"work_orders": {"new:1": want}}), reads, PHONES).passed
+    # The second new one was never created; the first was not offered to Vic first and accepted.
+    missing = grade(Expect.model_validate({"work_orders": {"new:2": {}}}), reads, PHONES)
+    assert not missing.passed
+    assert "only 1 created" in missing.reason
+    wrong = {"offers": ["vendor-vic:accepted"], "vendor": "vendor-vic"}
+    graded = grade(Expect.model_validate({"work_orders": {"new:1": wrong}}), reads, PHONES)
+    assert [f.passed for f in graded.findings] == [False, False]
+    # Without a dispatch run, a dispatch expectation has nothing to hold on.
+    bare = reads.model_copy(update={"dispatch": {}})
+    assert not grade(
+        Expect.model_validate({"work_orders": {"new:1": {"dispatch": "assigned"}}}), bare, PHONES
+    ).passed
+
+
+def test_an_offer_expectation_names_a_vendor_and_a_known_outcome() -> None:
+    with pytest.raises(ValueError, match="vendor-id:outcome"):
+        Expect.model_validate({"work_orders": {"new:1": {"offers": ["vendor-vic:maybe"]}}})
+
+
+def test_a_wait_is_a_positive_duration() -> None:
+    turns = [{"from": "tenant-maria", "text": "hi"}, {"wait": "4h"}]
+    assert parse_scenario(minimal(turns=turns))
+    for bad in ("+4h", "-4h", "0s"):
+        with pytest.raises(ScenarioError):
+            parse_scenario(minimal(turns=[{"from": "tenant-maria", "text": "hi"}, {"wait": bad}]))
+
+
 def test_failed_open_reads_the_completion_record() -> None:
     opened = Reads(
         packages=(PackageReads(package_id="p1", completion=completion("p1", by="fail_open")),)

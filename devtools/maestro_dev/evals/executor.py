@@ -24,6 +24,7 @@ from maestro.evals.scenario import (
     Step,
     TurnStep,
     UpdateStep,
+    WaitStep,
     is_relative,
     offset,
 )
@@ -108,9 +109,11 @@ class EvalExecutor:
         return {"steps": steps}
 
     @staticmethod
-    def _kind(turn: Step) -> Literal["turn", "flush", "update"]:
+    def _kind(turn: Step) -> Literal["turn", "flush", "update", "wait"]:
         if isinstance(turn, TurnStep):
             return "turn"
+        if isinstance(turn, WaitStep):
+            return "wait"
         return "update" if isinstance(turn, UpdateStep) else "flush"
 
     def gate(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +134,9 @@ class EvalExecutor:
         turn = self.scenario.turns[e.index]
         before = tuple(self.surfaces.execution_arns())
         injected: dict[str, Any]
-        if isinstance(turn, UpdateStep):
+        if isinstance(turn, WaitStep):
+            injected = {"wait": turn.wait}  # nothing sent: settle lets the time pass
+        elif isinstance(turn, UpdateStep):
             self._move_to(self._when(turn.at))
             injected = self._update(turn)
         elif isinstance(turn, TurnStep):
@@ -172,6 +177,8 @@ class EvalExecutor:
             wait: float = self.stack.idle + 1
         elif isinstance(turn, FlushStep) and turn.flush == "max_wait":
             wait = self.stack.max_wait + 1
+        elif isinstance(turn, WaitStep):
+            wait = offset(turn.wait).total_seconds()
         else:
             wait = SETTLE_SECONDS
         self.stack.advance(wait)
@@ -200,11 +207,17 @@ class EvalExecutor:
             raise RuntimeError(f"no checkpoint after step {e.index}")
         earlier = [c.after for c in self.scenario.checkpoints if c.after < e.index]
         since = max(earlier, default=-1)
-        packages = tuple(
-            p for s in self.store.steps(e.run_id) if since < s.index <= e.index for p in s.packages
-        )
+        steps = self.store.steps(e.run_id)
+        packages = tuple(p for s in steps if since < s.index <= e.index for p in s.packages)
+        earlier_packages = tuple(p for s in steps if s.index <= since for p in s.packages)
+        graded_before = [c.graded_at for c in self.store.checkpoints(e.run_id)]
         run = self.store.run(e.run_id)
-        reads = self.surfaces.reads(packages, run.seeded_versions)
+        reads = self.surfaces.reads(
+            packages,
+            run.seeded_versions,
+            every_package=earlier_packages,
+            since=max(graded_before, default=None),
+        )
         graded = grade(checkpoint.expect, reads, self.phones())
         self.store.put_checkpoint(
             e.run_id,

@@ -46,7 +46,7 @@ class RunRow(_Row):
 
 class StepRow(_Row):
     index: int
-    kind: Literal["turn", "flush", "update"]
+    kind: Literal["turn", "flush", "update", "wait"]
     at: datetime
     before: tuple[str, ...] = Field(default=(), description="Executions that existed before it")
     injected: dict[str, Any] = Field(default_factory=dict)

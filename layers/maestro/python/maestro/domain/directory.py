@@ -57,6 +57,14 @@ class Property(Frozen):
     name: str = Field(min_length=1)
     address: str = ""
     timezone: str = "UTC"
+    # The property's own dispatch amounts (docs/directory.md), over the account's policy:
+    # None keeps the account's.
+    approval_over_usd: int | None = Field(
+        default=None, ge=0, description="A PM approves a job whose NTE is over this (USD)"
+    )
+    nte_usd: int | None = Field(
+        default=None, ge=0, description="Not to exceed for every job here, any priority (USD)"
+    )
 
     @field_validator("timezone")
     @classmethod

@@ -51,7 +51,10 @@ _TRUE = frozenset({"yes", "y", "true", "1"})
 _FALSE = frozenset({"no", "n", "false", "0"})
 
 COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "properties.csv": (("property_id", "name"), ("address", "timezone")),
+    "properties.csv": (
+        ("property_id", "name"),
+        ("address", "timezone", "approval_over_usd", "nte_usd"),
+    ),
     "units.csv": (("unit_id", "property_id", "label"), ()),
     "people.csv": (
         ("person_id", "role", "name", "phones"),
@@ -137,11 +140,24 @@ def _optional(cells: Mapping[str, str], column: str) -> str | None:
     return cells.get(column, "").strip() or None
 
 
+def _dollars(cells: Mapping[str, str], column: str) -> int | None:
+    """Whole US dollars ("500", "$1,200"), or None for a blank cell (the account's policy)."""
+    text = _optional(cells, column)
+    if text is None:
+        return None
+    digits = text.removeprefix("$").replace(",", "")
+    if not digits.isdigit():
+        raise _RowError(column, f"expected whole US dollars such as 500, got {text!r}")
+    return int(digits)
+
+
 def _property_row(cells: Mapping[str, str]) -> dict[str, Any]:
     data: dict[str, Any] = {
         "property_id": cells["property_id"].strip(),
         "name": cells["name"].strip(),
         "address": cells.get("address", "").strip(),
+        "approval_over_usd": _dollars(cells, "approval_over_usd"),
+        "nte_usd": _dollars(cells, "nte_usd"),
     }
     if zone := _optional(cells, "timezone"):
         data["timezone"] = zone
@@ -459,6 +475,10 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
+def _amount(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
 def directory_tables(directory: Directory) -> dict[str, CsvTable]:
     """The directory as the import files: what ``maestro directory export`` writes."""
 
@@ -476,6 +496,8 @@ def directory_tables(directory: Directory) -> dict[str, CsvTable]:
                     "name": p.name,
                     "address": p.address,
                     "timezone": p.timezone,
+                    "approval_over_usd": _amount(p.approval_over_usd),
+                    "nte_usd": _amount(p.nte_usd),
                 }
                 for p in directory.properties
             ),

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from maestro.domain.common import Frozen
+from maestro.domain.dispatch import DispatchRun
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.evals.scenario import DecisionExpect, Expect, MessageExpect
@@ -56,6 +57,13 @@ class Reads(Frozen):
     work_orders: dict[str, WorkOrder] = Field(default_factory=dict)
     seeded_versions: dict[str, int] = Field(
         default_factory=dict, description="Each seeded WO's version when the scenario started"
+    )
+    created: tuple[str, ...] = Field(
+        default=(),
+        description="The WOs the scenario's packages created so far, in order ('new:N' keys)",
+    )
+    dispatch: dict[str, DispatchRun] = Field(
+        default_factory=dict, description="The created WOs' dispatch runs (the dispatch store)"
     )
     messages: tuple[SentRecord, ...] = Field(
         default=(), description="Sent by the covered packages, read back by SID"
@@ -255,16 +263,19 @@ def _decision_fields(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -
 
 def _work_orders(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Finding]:
     out: list[Finding] = []
-    for wo_id, want in expect.work_orders.items():
-        wo = reads.work_orders.get(wo_id)
-        if wo is None:
-            out.append(
-                Finding(expectation=wo_id, passed=False, reason="nothing to read: no such WO")
-            )
+    for key, want in expect.work_orders.items():
+        wo_id = _wo_id(key, reads)
+        wo = reads.work_orders.get(wo_id) if wo_id is not None else None
+        if wo_id is None or wo is None:
+            why = f"only {len(reads.created)} created" if wo_id is None else "no such WO"
+            out.append(Finding(expectation=key, passed=False, reason=f"nothing to read: {why}"))
             continue
+        run = reads.dispatch.get(wo_id)
+        offers = _offers(run)
         state = (
-            f"status={wo.status.value} rating={wo.rating} "
-            f"rating_requested={wo.rating_requested} version={wo.version}"
+            f"{wo_id} status={wo.status.value} vendor={wo.vendor_id} rating={wo.rating} "
+            f"rating_requested={wo.rating_requested} version={wo.version} "
+            f"dispatch={run.step if run else None} offers={','.join(offers) or '-'}"
         )
         checks: list[tuple[str, bool]] = []
         if want.status is not None:
@@ -278,12 +289,20 @@ def _work_orders(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> li
                     wo.rating_requested == want.rating_requested,
                 )
             )
+        if want.vendor is not None:
+            checks.append((f"vendor={want.vendor}", wo.vendor_id == want.vendor))
+        if want.dispatch is not None:
+            checks.append(
+                (f"dispatch={want.dispatch}", run is not None and run.step == want.dispatch)
+            )
+        if want.offers is not None:
+            checks.append((f"offers={','.join(want.offers)}", offers == want.offers))
         if want.unchanged is not None:
             seeded = reads.seeded_versions.get(wo_id)
             same = seeded is not None and wo.version == seeded
             checks.append((f"unchanged={want.unchanged}", same == want.unchanged))
         for what, held in checks:
-            out.append(Finding(expectation=f"{wo_id} {what}", passed=held, reason=state))
+            out.append(Finding(expectation=f"{key} {what}", passed=held, reason=state))
     if expect.new_work_orders is not None:
         created = [o.created_wo_id for p in reads.packages for o in p.outcomes if o.created_wo_id]
         real = [i for i in created if i in reads.work_orders]
@@ -296,6 +315,18 @@ def _work_orders(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> li
             )
         )
     return out
+
+
+def _wo_id(key: str, reads: Reads) -> str | None:
+    """A WO id as given, or ``new:N``: the Nth work order the scenario created (1-based)."""
+    if not key.startswith("new:"):
+        return key
+    n = int(key.removeprefix("new:"))
+    return reads.created[n - 1] if 0 < n <= len(reads.created) else None
+
+
+def _offers(run: DispatchRun | None) -> tuple[str, ...]:
+    return tuple(f"{o.vendor_id}:{o.outcome}" for o in run.offers) if run else ()
 
 
 def _recipient(to: str, phones: Mapping[str, str]) -> str:

@@ -57,6 +57,7 @@ __all__ = [
     "Step",
     "TurnStep",
     "UpdateStep",
+    "WaitStep",
     "WorkOrderExpect",
     "WorkOrderSpec",
     "World",
@@ -105,13 +106,17 @@ class PartySpec(_Spec):
         description="A tenant's property (one), a PM's managed ones, a vendor's served ones "
         "(Party.property_ids); none: the world's one property (every property, for a vendor)",
     )
+    rank: int = Field(default=1, ge=1, description="A vendor's preference: 1 is offered first")
+    after_hours: bool = Field(default=False, description="A vendor who takes after-hours work")
 
 
 class WorkOrderSpec(_Spec):
     id: str = Field(min_length=1)
     tenant: str = Field(description="The tenant's party id")
     vendor: str | None = Field(default=None, description="The vendor's party id")
-    status: Literal["open", "scheduled", "in_progress", "completed", "cancelled"] = "open"
+    status: Literal["open", "assigned", "scheduled", "in_progress", "completed", "cancelled"] = (
+        "open"
+    )
     description: str = Field(min_length=1)
     category: str = "general"
     unit: str | None = None
@@ -204,6 +209,8 @@ class World(_Spec):
                         phone=party.phone,
                         trades=party.trades or (Trade.GENERAL,),
                         property_ids=party.properties or (ALL_PROPERTIES,),
+                        rank=party.rank,
+                        after_hours=party.after_hours,
                     )
                 )
                 continue
@@ -326,7 +333,21 @@ class UpdateStep(_Spec):
         return value
 
 
-Step = TurnStep | FlushStep | UpdateStep
+class WaitStep(_Spec):
+    """Nothing is sent: virtual time passes (``"4h"``), and whatever falls due on the way runs:
+    an offer's or a question's deadline, the idle window, the digest, the sweeps."""
+
+    wait: str = Field(description="How long: '30m', '4h', '2d'")
+
+    @field_validator("wait")
+    @classmethod
+    def _a_duration(cls, value: str) -> str:
+        if offset(value).total_seconds() <= 0 or value.strip().startswith(("+", "-")):
+            raise ValueError(f"a wait is a positive duration such as '4h', not {value!r}")
+        return value
+
+
+Step = TurnStep | FlushStep | UpdateStep | WaitStep
 
 
 class ModelRule(_Spec):
@@ -370,7 +391,29 @@ class DecisionExpect(_Spec):
 
 
 class WorkOrderExpect(_Spec):
+    """One work order as the WO store has it (and its dispatch run, read from the dispatch
+    store). Keyed by id, or ``new:N`` for the Nth work order the scenario's packages created."""
+
     status: str | None = None
+    vendor: str | None = Field(default=None, description="The vendor's party id")
+    dispatch: str | None = Field(
+        default=None, description="Its dispatch run's step: assigned, no_vendor, closed, ..."
+    )
+    offers: tuple[str, ...] | None = Field(
+        default=None,
+        description="Each offer as 'vendor-id:outcome' in order (accepted, declined, "
+        "timed_out, withdrawn, open)",
+    )
+
+    @field_validator("offers")
+    @classmethod
+    def _vendor_and_outcome(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        outcomes = ("open", "accepted", "declined", "timed_out", "withdrawn")
+        for offer in value or ():
+            if offer.rpartition(":")[2] not in outcomes:
+                raise ValueError(f"an offer is 'vendor-id:outcome' ({'|'.join(outcomes)})")
+        return value
+
     rating: int | None = None
     rating_requested: bool | None = None
     unchanged: bool | None = Field(default=None, description="Still at its seeded version")
@@ -392,7 +435,10 @@ class Expect(_Spec):
     no_decision: tuple[DecisionExpect, ...] = Field(
         default=(), description="No decision of the covered packages may match any of these"
     )
-    work_orders: dict[str, WorkOrderExpect] = Field(default_factory=dict)
+    work_orders: dict[str, WorkOrderExpect] = Field(
+        default_factory=dict,
+        description="By WO id, or 'new:N' for the Nth work order the scenario's packages created",
+    )
     new_work_orders: int | None = Field(default=None, ge=0)
     messages: tuple[MessageExpect, ...] = ()
     no_message_containing: tuple[str, ...] = ()
@@ -414,7 +460,7 @@ class Scenario(_Spec):
     description: str = ""
     naive_failure: str = Field(min_length=1, description="The behaviour it is written to catch")
     world: World
-    turns: tuple[TurnStep | FlushStep | UpdateStep, ...] = Field(min_length=1)
+    turns: tuple[TurnStep | FlushStep | UpdateStep | WaitStep, ...] = Field(min_length=1)
     model: ModelScript | None = None
     checkpoints: tuple[Checkpoint, ...] = Field(min_length=1)
 

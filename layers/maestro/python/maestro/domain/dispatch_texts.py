@@ -1,0 +1,326 @@
+"""Every text a dispatch run sends, in English and Spanish.
+
+Each says only what is so when it is sent: an offer says how long it stays open (the offer's
+wait times out then) and exactly how to answer it; an offer names the property and the unit and
+nothing more (the address and the tenant's access details go to the vendor who accepts); the
+tenant hears who accepted, not a time nobody has set. Each fits in MAX_TEXT_CHARS (two SMS
+segments), the page to the PM in MAX_PAGE_CHARS: what does not fit is the tenant's own words,
+cut with "…", never the WO id or how to answer.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from maestro.domain.common import truncate
+from maestro.domain.directory import Property, Trade, Vendor
+from maestro.domain.dispatch import DispatchRun, Judgment, OfferOutcome
+from maestro.domain.language import in_language
+from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
+
+__all__ = [
+    "MAX_PAGE_CHARS",
+    "MAX_TEXT_CHARS",
+    "approval_text",
+    "assigned_vendor_text",
+    "lapsed_text",
+    "no_vendor_page",
+    "offer_text",
+    "tenant_coming_text",
+    "withdrawn_text",
+]
+
+MAX_TEXT_CHARS = 320
+"""A text to a vendor, tenant or PM: two SMS segments at most."""
+
+MAX_PAGE_CHARS = 600
+"""The page to the on-call PM carries the trail: it may run longer."""
+
+_MIN_SUMMARY = 20
+"""Below this a summary says nothing: left out rather than cut to a stub."""
+
+_TRADE: dict[Trade, dict[str, str]] = {
+    Trade.PLUMBING: {"en": "plumbing", "es": "plomería"},
+    Trade.ELECTRICAL: {"en": "electrical", "es": "electricidad"},
+    Trade.HVAC: {"en": "heating/cooling", "es": "climatización"},
+    Trade.APPLIANCE: {"en": "appliance", "es": "electrodomésticos"},
+    Trade.PEST: {"en": "pest control", "es": "control de plagas"},
+    Trade.LOCKSMITH: {"en": "locksmith", "es": "cerrajería"},
+    Trade.ROOFING: {"en": "roofing", "es": "techos"},
+    Trade.GENERAL: {"en": "general repair", "es": "mantenimiento general"},
+}
+
+_PRIORITY: dict[Urgency, dict[str, str]] = {
+    Urgency.ROUTINE: {"en": "", "es": ""},
+    Urgency.URGENT: {"en": "URGENT ", "es": "URGENTE "},
+    Urgency.EMERGENCY: {"en": "EMERGENCY ", "es": "EMERGENCIA "},
+}
+
+
+def _fit(build: Callable[[str], str], summary: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``build(summary)`` within ``limit``: the summary is cut to the room the rest leaves (or
+    left out when that room is too small), the rest is kept whole."""
+    room = limit - len(build(""))
+    if room >= _MIN_SUMMARY:
+        return truncate(build(truncate(summary, room)), limit)
+    return truncate(build(""), limit)
+
+
+def _duration(seconds: int, language: str) -> str:
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return in_language(
+            {
+                "en": f"{hours} hour{'s' if hours != 1 else ''}",
+                "es": f"{hours} hora{'s' if hours != 1 else ''}",
+            },
+            language,
+        )
+    minutes = max(1, round(seconds / 60))
+    return in_language(
+        {
+            "en": f"{minutes} minute{'s' if minutes != 1 else ''}",
+            "es": f"{minutes} minuto{'s' if minutes != 1 else ''}",
+        },
+        language,
+    )
+
+
+def _place(property: Property | None, unit_label: str | None, language: str) -> str:
+    name = truncate(property.name, 60) if property is not None else None
+    unit = truncate(unit_label, 30) if unit_label else None
+    texts = {
+        "en": (name or "one of our properties") + (f", unit {unit}" if unit else ""),
+        "es": (name or "una de nuestras propiedades") + (f", unidad {unit}" if unit else ""),
+    }
+    return in_language(texts, language)
+
+
+def offer_text(
+    wo: WorkOrder,
+    vendor: Vendor,
+    property: Property | None,
+    unit_label: str | None,
+    judgment: Judgment,
+    index: int,
+    language: str,
+) -> str:
+    """The job offered to ``vendor``: what, for how much, where (the property and the unit only:
+    the address and access details come after acceptance), how long it is open, how to answer.
+    ``index`` (which offer this is) is not told: a vendor is not told they were not first."""
+    del index
+    kind = in_language(_PRIORITY[judgment.priority], language) + in_language(
+        _TRADE[judgment.trade], language
+    )
+    place = _place(property, unit_label or wo.unit, language)
+    open_for = _duration(judgment.offer_timeout_seconds, language)
+    name = truncate(vendor.name, 40)
+
+    def build(summary: str) -> str:
+        what = f": {summary}" if summary else ""
+        return in_language(
+            {
+                "en": f"{name}, new job {wo.wo_id} ({kind}, up to ${judgment.nte_usd}){what}. "
+                f"At {place}. Reply 1 to accept {wo.wo_id}, 2 to decline. "
+                f"The offer is open for {open_for}.",
+                "es": f"{name}, trabajo nuevo {wo.wo_id} ({kind}, hasta ${judgment.nte_usd})"
+                f"{what}. En {place}. Responda 1 para aceptar {wo.wo_id}, 2 para rechazar. "
+                f"La oferta está abierta {open_for}.",
+            },
+            language,
+        )
+
+    return _fit(build, wo.summary)
+
+
+def assigned_vendor_text(
+    wo: WorkOrder,
+    property: Property | None,
+    unit_label: str | None,
+    access_notes: Sequence[str],
+    language: str,
+) -> str:
+    """To the vendor who accepted: the job is theirs, the address, and what the tenant said
+    about access, pets and times (``access_notes``, their words, cut to fit)."""
+    place = _place(property, unit_label or wo.unit, language)
+    address = truncate(property.address, 100) if property is not None and property.address else ""
+    where = f"{place} ({address})" if address else place
+    notes = " / ".join(" ".join(note.split()) for note in access_notes if note.strip())
+
+    def build(said: str) -> str:
+        return in_language(
+            {
+                "en": f"{wo.wo_id} is yours. Go to {where}. "
+                + (f"The tenant says: {said}" if said else "The tenant gave no access details."),
+                "es": f"{wo.wo_id} es suyo. Dirección: {where}. "
+                + (
+                    f"El inquilino dice: {said}"
+                    if said
+                    else "El inquilino no dio detalles de acceso."
+                ),
+            },
+            language,
+        )
+
+    if not notes:
+        return truncate(build(""), MAX_TEXT_CHARS)
+    return _fit(build, notes)
+
+
+def tenant_coming_text(wo: WorkOrder, vendor: Vendor, language: str) -> str:
+    """To the tenant: who accepted the job, and what is next (the visit's time, not set yet)."""
+    name = truncate(vendor.name, 40)
+
+    def build(summary: str) -> str:
+        what = f" ({summary})" if summary else ""
+        return in_language(
+            {
+                "en": f"{name} has accepted {wo.wo_id}{what} and is the one coming to fix it. "
+                "Next is the visit time: reply here with times that suit you, or if anything "
+                "changes.",
+                "es": f"{name} aceptó {wo.wo_id}{what} y es quien vendrá a arreglarlo. "
+                "Falta acordar la hora de la visita: responda aquí con los horarios que le "
+                "convienen, o si algo cambia.",
+            },
+            language,
+        )
+
+    return _fit(build, wo.summary)
+
+
+def approval_text(wo: WorkOrder, judgment: Judgment, language: str) -> str:
+    """To the PM: approve the job up to its NTE, YES or NO, with what it is."""
+    kind = in_language(_PRIORITY[judgment.priority], language) + in_language(
+        _TRADE[judgment.trade], language
+    )
+    unit = truncate(wo.unit, 30) if wo.unit else None
+    job = in_language(
+        {"en": f"{kind[:1].upper()}{kind[1:]} job", "es": f"Trabajo de {kind}"}, language
+    )
+
+    def build(summary: str) -> str:
+        what = f": {summary}" if summary else ""
+        return in_language(
+            {
+                "en": f"Approve {wo.wo_id} up to ${judgment.nte_usd}? YES/NO. {job}"
+                + (f", unit {unit}" if unit else "")
+                + f"{what}.",
+                "es": f"¿Aprueba {wo.wo_id} hasta ${judgment.nte_usd}? SÍ/NO. {job}"
+                + (f", unidad {unit}" if unit else "")
+                + f"{what}.",
+            },
+            language,
+        )
+
+    return _fit(build, wo.summary)
+
+
+_CLOSED: dict[WorkOrderStatus, dict[str, str]] = {
+    WorkOrderStatus.CANCELLED: {"en": "was cancelled", "es": "se canceló"},
+    WorkOrderStatus.COMPLETED: {"en": "was completed", "es": "ya se completó"},
+}
+
+
+def withdrawn_text(wo: WorkOrder, reason: str, language: str) -> str:
+    """To the vendor whose offer was open when the WO closed: the offer is withdrawn. The WO's
+    own status says why when it is final; else ``reason`` (English), else "is closed"."""
+    closed = _CLOSED.get(wo.status)
+    said = truncate(" ".join(reason.split()), 120)
+    head_en = (
+        f"{wo.wo_id} {closed['en']}"
+        if closed
+        else f"{wo.wo_id}: {said}"
+        if said
+        else f"{wo.wo_id} is closed"
+    )
+    why_es = closed["es"] if closed else "ya no está abierta"
+    return truncate(
+        in_language(
+            {
+                "en": f"{head_en}; the offer is withdrawn. No need to reply.",
+                "es": f"La orden {wo.wo_id} {why_es}; la oferta queda retirada. "
+                "No hace falta responder.",
+            },
+            language,
+        ),
+        MAX_TEXT_CHARS,
+    )
+
+
+def lapsed_text(wo: WorkOrder, language: str) -> str:
+    """To a vendor whose offer timed out: it is closed now, an answer no longer takes it."""
+    return in_language(
+        {
+            "en": f"The offer for {wo.wo_id} has closed: no answer came in time. No need to reply.",
+            "es": f"La oferta de {wo.wo_id} se cerró: no llegó respuesta a tiempo. "
+            "No hace falta responder.",
+        },
+        language,
+    )
+
+
+_OUTCOME: dict[OfferOutcome, str] = {
+    "open": "no answer yet",
+    "accepted": "accepted",
+    "declined": "declined",
+    "timed_out": "no answer in time",
+    "withdrawn": "withdrawn",
+}
+
+
+def _why_no_vendor(run: DispatchRun) -> str:
+    judgment = run.judgment
+    if run.approval == "refused":
+        return "the approval was refused, no vendor was asked"
+    if run.approval == "timed_out":
+        return "no answer to the approval request, no vendor was asked"
+    if judgment is not None and not judgment.vendors:
+        # After hours, only urgent work was limited to after-hours vendors (judge).
+        limited = judgment.after_hours and judgment.priority is not Urgency.ROUTINE
+        return f"no {judgment.trade.value} vendor serves the property" + (
+            " after hours" if limited else ""
+        )
+    if run.offers:
+        return "no vendor accepted"
+    return "no vendor was offered the job"
+
+
+def no_vendor_page(wo: WorkOrder, run: DispatchRun, trail: Sequence[str]) -> str:
+    """To the on-call PM: the WO has no vendor, why, who was asked and how each answered, and
+    as much of the trail as fits (the newest last), within MAX_PAGE_CHARS."""
+    judgment = run.judgment
+    about = ", ".join(
+        part
+        for part in (
+            judgment.priority.value if judgment else wo.urgency.value,
+            judgment.trade.value if judgment else None,
+            f"NTE ${judgment.nte_usd}" if judgment else None,
+            f"property {wo.property_id}" if wo.property_id else None,
+            f"unit {truncate(wo.unit, 30)}" if wo.unit else None,
+        )
+        if part
+    )
+    names = {v.vendor_id: v.name for v in judgment.vendors} if judgment else {}
+    asked = "; ".join(
+        f"{truncate(names.get(o.vendor_id, o.vendor_id), 40)}: {_OUTCOME[o.outcome]}"
+        for o in run.offers
+    )
+    head = (
+        f"{wo.wo_id} needs a vendor by hand: {_why_no_vendor(run)}. ({about}) "
+        f"{truncate(wo.summary, 120)}." + (f" Asked: {asked}." if asked else "")
+    )
+    head = truncate(head, MAX_PAGE_CHARS)
+    lines = [" ".join(line.split()) for line in trail if line.strip()]
+    room = MAX_PAGE_CHARS - len(head) - len(" Trail: ")
+    kept: list[str] = []
+    # The newest lines matter most: walk back from the end while they fit.
+    for line in reversed(lines):
+        piece = truncate(line, 160)
+        if len(" | ".join([piece, *kept])) > room:
+            break
+        kept.insert(0, piece)
+    if not kept:
+        return head
+    return f"{head} Trail: " + " | ".join(kept)
