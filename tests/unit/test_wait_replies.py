@@ -35,7 +35,7 @@ from maestro.domain.models import (
     WorkOrderStatus,
 )
 from maestro.domain.records import PendingClarification
-from maestro.lanes import dispatch_waits
+from maestro.lanes.dispatch_waits import gather_items
 from maestro.pipeline.contract import ActItem, PackageRef
 from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
@@ -374,14 +374,11 @@ def _act(world: World, who: Party, text: str, action: Any) -> dict[str, Any]:
     return world.pipeline.act(json.loads(item.model_dump_json()))
 
 
-def test_the_tenants_details_during_gather_complete_the_wait_and_she_hears_the_truth(
-    monkeypatch: Any,
-) -> None:
+def test_the_tenants_details_during_gather_complete_the_wait_and_she_hears_the_truth() -> None:
     """Naive: the relay answered "no vendor assigned yet" (and relayed nothing) while the WO's
     execution waited on these very details until its deadline."""
-    monkeypatch.setattr(dispatch_waits, "gather_items", lambda text: ("access", "pets"))
     world = World(runs=[_run("WO-410", "gather", TENANT)])
-    words = "the closet key is with the super, and we have a shy cat"
+    words = "the super has a key so you can let yourselves in, and we have a shy cat"
     outcome = _act(
         world,
         TENANT,
@@ -452,3 +449,19 @@ def test_the_lane_asks_which_with_each_open_wait_named() -> None:
         "You have offers open for WO-410 and WO-412. Reply 1 to accept or 2 to decline with "
         'the work order, e.g. "1 WO-410".'
     ]
+
+
+def test_a_tenants_photo_counts_as_a_photo_given() -> None:
+    world = World()
+    package = world.package(TENANT, "here it is, no pets here")
+    with_media = package.model_copy(
+        update={
+            "messages": (
+                package.messages[0].model_copy(
+                    update={"media_urls": ("https://api.twilio.com/media/ME1",)}
+                ),
+            )
+        }
+    )
+    assert gather_items(with_media) == ("pets", "photo")
+    assert gather_items(package) == ("pets",)

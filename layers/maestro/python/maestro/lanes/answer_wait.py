@@ -58,7 +58,7 @@ _GONE = {
 _ASK = {
     "offer": {
         "en": "Reply 1 to accept {wo}, 2 to decline.",
-        "es": "Responda 1 para aceptar {wo}, 2 para rechazarla.",
+        "es": "Responda 1 para aceptar {wo}, 2 para rechazar.",
     },
     "approval": {
         "en": "Reply YES to approve {wo}, NO to refuse it.",

@@ -19,13 +19,11 @@ after the cancel still stops the run (persist would never run then).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-
 from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
-from maestro.domain.dispatch import DispatchRun, GatherItem, WaitAnswer
-from maestro.domain.models import WorkOrderStatus
+from maestro.domain.dispatch import GATHER_ITEMS, DispatchRun, GatherItem, WaitAnswer
+from maestro.domain.gather import items_in
+from maestro.domain.models import Package, WorkOrderStatus
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.ports import TaskTokenGoneError
 
@@ -39,21 +37,13 @@ _CLOSED = {
 }
 
 
-def _items_in_from_domain() -> Callable[[str], tuple[GatherItem, ...]] | None:
-    """``maestro.domain.gather.items_in`` (the domain part of #19), looked up when called: the
-    switch until that module is on main; then this becomes a plain import."""
-    try:
-        module = importlib.import_module("maestro.domain.gather")
-    except ImportError:
-        return None
-    found: Callable[[str], tuple[GatherItem, ...]] | None = getattr(module, "items_in", None)
-    return found
-
-
-def gather_items(text: str) -> tuple[GatherItem, ...]:
-    """What a tenant's reply gives towards what gather asked (none known without the reader)."""
-    reader = _items_in_from_domain()
-    return tuple(reader(text)) if reader is not None else ()
+def gather_items(package: Package) -> tuple[GatherItem, ...]:
+    """What a tenant's package gives towards what gather asked: what its words tell
+    (``maestro.domain.gather.items_in``), and a photo when a message came with media."""
+    given = set(items_in(package.text))
+    if any(m.media_urls for m in package.messages):
+        given.add("photo")
+    return tuple(item for item in GATHER_ITEMS if item in given)
 
 
 def active_run(ctx: LaneContext, wo_id: str) -> DispatchRun | None:
@@ -112,7 +102,7 @@ def _gathered(ctx: LaneContext, wo_id: str) -> str:
     wait = run.waiting if run is not None else None
     if sender is None or wait is None or wait.kind != "gather" or wait.party_id != sender.party_id:
         return ""
-    items = gather_items(ctx.package.text)
+    items = gather_items(ctx.package)
     answer = WaitAnswer(
         kind="gather",
         answer="details",
