@@ -104,7 +104,8 @@ class World:
 
     def __post_init__(self) -> None:
         self.work_orders = InMemoryWorkOrderStore(self.wos)
-        self.dispatch = InMemoryDispatchStore(self.runs)
+        self.dispatch = InMemoryDispatchStore()
+        self.dispatch.runs.update((run.wo_id, run) for run in self.runs)
         self.tokens = RecordingTaskTokens()
         self.messenger = RecordingMessenger()
         self.pending = InMemoryPendingStore()
