@@ -466,3 +466,16 @@ def test_a_tenants_photo_counts_as_a_photo_given() -> None:
     )
     assert gather_items(with_media) == ("pets", "photo")
     assert gather_items(package) == ("pets",)
+
+
+def test_an_offer_asked_again_and_again_brings_the_pm_in_instead() -> None:
+    """Naive: every unclear reply got the same "Reply 1 to accept…" again, forever."""
+    world = World(runs=[_run("WO-410", "offer", ROSA, 1)])
+    world.send(ROSA, "hmm")
+    world.clock.at += timedelta(minutes=2)
+    world.send(ROSA, "umm what")
+    world.clock.at += timedelta(minutes=2)
+    third = world.send(ROSA, "eh")
+    assert _lanes(third) == ["escalate"]  # the guard broke in: the PM gets the trail
+    assert world.bodies(ROSA)[:2] == ["Reply 1 to accept WO-410, 2 to decline."] * 2
+    assert world.tokens.succeeded == []

@@ -469,7 +469,8 @@ def _signal(queued: Sequence[MaestroDecision]) -> tuple[str, str]:
         return ESCALATE, "escalated"
     for d in queued:
         released = d.lane is Lane.MANAGE_EXISTING and d.revalidation == "valid" and not d.asks
-        if LANE_SPECS[d.lane].mutating or released:
+        # A wait's answer asked again (answer_wait, unclear) is a question, not progress.
+        if (LANE_SPECS[d.lane].mutating and not d.asks) or released:
             return PROGRESS, f"{d.lane.value} {d.target_wo_id or ''}".strip()
     for d in queued:
         if d.asks is not None:
