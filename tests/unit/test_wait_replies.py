@@ -22,7 +22,14 @@ from fakes import (
 )
 
 from maestro.brain.models import models_for
-from maestro.domain.actions import AnswerWait, AnswerWaitParams, RelayToOpenWo, RelayToOpenWoParams
+from maestro.domain.actions import (
+    AnswerWait,
+    AnswerWaitParams,
+    RelayToOpenWo,
+    RelayToOpenWoParams,
+    ScheduleVisit,
+    ScheduleVisitParams,
+)
 from maestro.domain.dispatch import DispatchRun, Wait, WaitAnswer, WaitKind
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.models import (
@@ -479,3 +486,19 @@ def test_an_offer_asked_again_and_again_brings_the_pm_in_instead() -> None:
     assert _lanes(third) == ["escalate"]  # the guard broke in: the PM gets the trail
     assert world.bodies(ROSA)[:2] == ["Reply 1 to accept WO-410, 2 to decline."] * 2
     assert world.tokens.succeeded == []
+
+
+def test_the_tenants_availability_during_gather_completes_the_wait_too() -> None:
+    world = World(runs=[_run("WO-410", "gather", TENANT)])
+    outcome = _act(
+        world,
+        TENANT,
+        "any weekday after 5",
+        ScheduleVisit(
+            target_wo_id="WO-410", params=ScheduleVisitParams(availability="weekdays after 5")
+        ),
+    )
+    assert _answer(world, "token-WO-410-gather-0").answer == "details"
+    assert "gather wait answered" in outcome["note"]
+    (told,) = world.bodies(TENANT)
+    assert told.endswith("I'm finding a vendor for it now and will text you when one accepts.")
