@@ -502,3 +502,22 @@ def test_the_tenants_availability_during_gather_completes_the_wait_too() -> None
     assert "gather wait answered" in outcome["note"]
     (told,) = world.bodies(TENANT)
     assert told.endswith("I'm finding a vendor for it now and will text you when one accepts.")
+
+
+def test_a_pms_bare_yes_answers_the_hold_asked_since_not_an_older_approval() -> None:
+    """Naive: the approval came first in resolve, so the PM's YES to "Reply YES to cancel
+    WO-412" approved spending on WO-410 and left WO-412 as it was."""
+    world = World(
+        wos=[_wo("WO-410"), _wo("WO-412", summary="ceiling fan wobbles")],
+        runs=[_run("WO-410", "approval", PM)],
+    )
+    world.send(PM, "cancel WO-412 please, the tenant moved out")
+    assert world.tokens.succeeded == []
+    assert "YES" in world.bodies(PM)[-1]
+    world.clock.at += timedelta(minutes=1)
+    world.send(PM, "YES")
+    assert world.work_orders.get("WO-412").status is WorkOrderStatus.CANCELLED  # type: ignore[union-attr]
+    assert world.tokens.succeeded == []  # the approval is still open
+    world.clock.at += timedelta(minutes=1)
+    world.send(PM, "yes WO-410")  # named: the approval's
+    assert _answer(world, "token-WO-410-approval-0").answer == "approve"

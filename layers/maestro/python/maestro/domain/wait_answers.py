@@ -26,6 +26,7 @@ the answer_wait lane re-reads the run for the token.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
@@ -92,6 +93,7 @@ class WaitReply(Frozen):
     answer: ReplyKind
     wo_ids: tuple[str, ...] = Field(default=(), description="The open waits it answers")
     which: bool = Field(default=False, description="Several open and none named: ask which")
+    named: bool = Field(default=False, description="It names the work orders it answers")
     why: str = ""
 
 
@@ -305,9 +307,11 @@ def read_wait_reply(text: str, kind: AnsweredKind, open_wo_ids: Sequence[str]) -
 
     if answer == "unclear":
         which = len(open_ids) > 1 and not named
-        return WaitReply(answer=answer, wo_ids=named, which=which, why=why)
+        return WaitReply(answer=answer, wo_ids=named, which=which, named=bool(named), why=why)
     if named:
-        return WaitReply(answer=answer, wo_ids=named, why=f"{why}, naming {', '.join(named)}")
+        return WaitReply(
+            answer=answer, wo_ids=named, named=True, why=f"{why}, naming {', '.join(named)}"
+        )
     if len(open_ids) == 1:
         return WaitReply(answer=answer, wo_ids=open_ids, why=f"{why}, to the one open")
     if set(core) & _ALL:
@@ -329,11 +333,19 @@ _BY_CALL = {
 
 
 def resolve_waits(
-    package: Package, sender: Party | None, waits: Sequence[OpenWait]
+    package: Package,
+    sender: Party | None,
+    waits: Sequence[OpenWait],
+    holds_asked_at: Sequence[datetime] = (),
 ) -> Resolution | None:
     """The package read as the answer to the sender's open offers or approvals: the resolution
     whose queue answers them (``answer_wait``), or None when it is something else (or the
-    sender has none open): then holds, questions and the brain read it as before."""
+    sender has none open): then holds, questions and the brain read it as before.
+
+    ``holds_asked_at``: when the sender's live held confirmations were asked ("Reply YES to
+    cancel WO-…"). A bare yes or no that names no work order answers the newest thing asked:
+    when a hold was asked after every open wait of the kind, it is the hold's (a PM's YES to a
+    cancel never approves a job instead); naming the WO ("YES WO-301") still answers the wait."""
     if sender is None:
         return None
     text = " ".join(package.text.split())
@@ -345,6 +357,9 @@ def resolve_waits(
         reply = read_wait_reply(text, kind, list(by_wo))
         if reply.answer == "other":
             continue
+        newest = max(w.started_at for w in mine)
+        if not reply.named and any(at > newest for at in holds_asked_at):
+            continue  # a bare answer, and a hold was asked since: it answers the hold
         say = ""
         answer = reply.answer
         if answer != "unclear" and not package.answers_on(Channel.SMS):

@@ -422,7 +422,9 @@ class Pipeline:
         self._hold(s)
         package = self.load_package(s)
         lease = _lease(s)
-        waited = resolve_waits(package, lease.sender, lease.waits)
+        now = self.deps.clock.now()
+        live_holds = [h.held_at for h in lease.pending.confirmations if h.expires_at > now]
+        waited = resolve_waits(package, lease.sender, lease.waits, live_holds)
         if waited is not None:
             count("PendingAnswers", outcome="wait")
             return dump(waited)
