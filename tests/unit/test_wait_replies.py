@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from fakes import (
     FixedClock,
     InMemoryBus,
@@ -45,6 +46,7 @@ from maestro.domain.records import PendingClarification
 from maestro.lanes.dispatch_waits import gather_items
 from maestro.pipeline.contract import ActItem, PackageRef
 from maestro.pipeline.steps import Pipeline, PipelineDeps
+from maestro.ports import SendFailedError, SentMessage
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,
     InMemoryPendingStore,
@@ -521,3 +523,25 @@ def test_a_pms_bare_yes_answers_the_hold_asked_since_not_an_older_approval() -> 
     world.clock.at += timedelta(minutes=1)
     world.send(PM, "yes WO-410")  # named: the approval's
     assert _answer(world, "token-WO-410-approval-0").answer == "approve"
+
+
+class _FailsTheTenantsReceipt(RecordingMessenger):
+    def send(self, to: str, body: str, *, idempotency_key: str) -> SentMessage:
+        if body.startswith("Done: I've cancelled"):
+            raise SendFailedError(
+                idempotency_key, "the provider kept failing", transient=True, attempts=3
+            )
+        return super().send(to, body, idempotency_key=idempotency_key)
+
+
+def test_a_cancel_whose_receipt_text_fails_still_withdraws_the_wait() -> None:
+    """Naive: the withdrawal came after the lane's last text, so a text that failed (the
+    package then fails open) left the cancelled WO's offer open, and the next vendor was
+    offered a cancelled job after the timeout."""
+    world = World(runs=[_run("WO-410", "offer", ROSA, 1)])
+    world.send(TENANT, "please cancel WO-410, the landlord sorted it")
+    world.pipeline.deps.messenger = _FailsTheTenantsReceipt()
+    with pytest.raises(SendFailedError):
+        world.send(TENANT, "YES")
+    assert world.work_orders.get("WO-410").status is WorkOrderStatus.CANCELLED  # type: ignore[union-attr]
+    assert _answer(world, "token-WO-410-offer-1").answer == "withdrawn"

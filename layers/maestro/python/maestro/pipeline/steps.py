@@ -580,22 +580,20 @@ class Pipeline:
             # wrote (the decision log says it), claim it, and fail the step: the package fails
             # open and the PM is paged. Never a silent drop.
             count("SendFailures")
+            partial = LaneOutcome(
+                idempotency_key=queued.idempotency_key,
+                lane=queued.lane.value,
+                target_wo_id=ctx.target_wo_id,
+                message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
+                events=tuple({e.event_id: e for e in ctx.events}.values()),
+                effects=tuple(ctx.effects),
+                note=truncate(f"a text could not be sent: {failed.reason}", 500),
+                unsent=tuple(ctx.unsent),
+            )
+            # A WO it closed before the text failed still stops its execution's wait.
+            partial = settle(ctx, partial)
             self.deps.decisions.record_outcome(
-                _outcome_record(
-                    package,
-                    queued,
-                    LaneOutcome(
-                        idempotency_key=queued.idempotency_key,
-                        lane=queued.lane.value,
-                        target_wo_id=ctx.target_wo_id,
-                        message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
-                        effects=tuple(ctx.effects),
-                        note=truncate(f"a text could not be sent: {failed.reason}", 500),
-                        unsent=tuple(ctx.unsent),
-                    ),
-                    now,
-                    status="failed",
-                )
+                _outcome_record(package, queued, partial, now, status="failed")
             )
             self.deps.bus.publish(tuple({e.event_id: e for e in ctx.events}.values()))
             raise
