@@ -545,3 +545,16 @@ def test_a_cancel_whose_receipt_text_fails_still_withdraws_the_wait() -> None:
         world.send(TENANT, "YES")
     assert world.work_orders.get("WO-410").status is WorkOrderStatus.CANCELLED  # type: ignore[union-attr]
     assert _answer(world, "token-WO-410-offer-1").answer == "withdrawn"
+
+
+def test_asked_which_when_none_is_open_any_more_says_so() -> None:
+    world = World(wos=[_wo("WO-410"), _wo("WO-412")])  # both offers ended since the lease
+    _act(
+        world,
+        ROSA,
+        "2",
+        AnswerWait(
+            params=AnswerWaitParams(kind="offer", answer="unclear", candidates=("WO-410", "WO-412"))
+        ),
+    )
+    assert world.bodies(ROSA) == ["The offers for WO-410 and WO-412 are no longer open."]

@@ -55,6 +55,16 @@ _GONE = {
         "es": "La solicitud de aprobación de {wo} ya no está abierta.",
     },
 }
+_NONE_OPEN = {
+    "offer": {
+        "en": "The offers for {wos} are no longer open.",
+        "es": "Las ofertas de {wos} ya no están abiertas.",
+    },
+    "approval": {
+        "en": "The approval requests for {wos} are no longer open.",
+        "es": "Las solicitudes de aprobación de {wos} ya no están abiertas.",
+    },
+}
 _ASK = {
     "offer": {
         "en": "Reply 1 to accept {wo}, 2 to decline.",
@@ -101,7 +111,11 @@ def run(action: AnswerWait, ctx: LaneContext) -> LaneOutcome:
         wos = list(params.candidates)
         live = [w for w in wos if _still_waiting(ctx, w, params.kind, None) is not None]
         if not live:
-            return tell(_GONE[params.kind], "asked which, but none is open now", wo=", ".join(wos))
+            return tell(
+                _NONE_OPEN[params.kind],
+                "asked which, but none is open now",
+                wos=_listed(wos, language),
+            )
         if len(live) == 1:
             return tell(_ASK[params.kind], f"asked again about {live[0]}", wo=live[0])
         return tell(
