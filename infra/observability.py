@@ -10,7 +10,9 @@ Alarms:
 - functions: the errors of every function outside the state machine (the inbound webhook, the
   flusher, the watcher, the sweeper, and any function added later); the steps' failures are the
   state machine's to retry and catch, watched by the failed-execution and fail-open alarms;
-- messages in any dead-letter queue; failed (or timed-out, or aborted) executions; fail-open
+- messages in any dead-letter queue; failed (or timed-out, or aborted) executions of the
+  package pipeline, and of the work order machine (a WO whose dispatch broke: no vendor and no
+  page may have come of it); fail-open
   decisions (invocations of the fail-open step); the fallback rate (fallbacks per package, from
   the pipeline's own ``Fallbacks`` metric and the executions started); shame rows that stand
   (``ShameRows``, counted by the watcher and the sweeper for every Shame row they write, less
@@ -42,6 +44,7 @@ from infra.api import RATE_LIMITED, WebhookApi
 from infra.config import EnvConfig
 from infra.fallback import FallbackApi
 from infra.functions import METRICS_NAMESPACE, SERVICE
+from maestro.access import DISPATCH_STEPS
 from maestro.observability import (
     DAILY_CAP_METRIC,
     FALLBACK_DRAINED_METRIC,
@@ -73,6 +76,8 @@ FUNCTION_ERRORS = {
     "digest-delivery DLQ; the next run sends every closed hour not yet sent.",
     "inbound_fallback": "The fallback drain raised: the webhooks Twilio's fallback URL kept "
     "wait on the fallback queue (retried, then its DLQ). They are stored once it recovers.",
+    "wo_start": "The work order starter raised on a whole batch: its wo.created events are "
+    "retried, then go to the wo-start DLQ. Those WOs have no dispatch execution yet.",
 }
 """Why a function's errors matter; a function not named here gets a general description."""
 
@@ -96,6 +101,7 @@ class Observability(Construct):
         *,
         config: EnvConfig,
         state_machine: sfn.StateMachine,
+        work_order_machine: sfn.StateMachine,
         fail_open: lambda_.Function,
         dead_letter_queues: dict[str, sqs.IQueue],
         functions: dict[str, lambda_.Function],
@@ -177,8 +183,8 @@ class Observability(Construct):
             "retry. They are handled now; the flusher's logs and DLQ say why.",
         )
         for name, function in sorted(functions.items()):
-            if name in STEPS:
-                continue  # the state machine retries and catches these (fail-open, failed)
+            if name in STEPS or name in DISPATCH_STEPS:
+                continue  # their state machine retries and catches these (failed executions)
             alarm(
                 f"errors-{name.replace('_', '-')}",
                 function.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
@@ -228,6 +234,24 @@ class Observability(Construct):
             "A package execution failed, timed out or was aborted. A fail-open ends in the "
             "Fail state 'Failed open (PM paged)' and counts here too (its record is written); "
             "anything else may have ended without one. Open it in the Step Functions console.",
+        )
+        wo_failed = cw.MathExpression(
+            expression="failed + timedout + aborted",
+            using_metrics={
+                "failed": work_order_machine.metric_failed(period=FIVE_MINUTES),
+                "timedout": work_order_machine.metric_timed_out(period=FIVE_MINUTES),
+                "aborted": work_order_machine.metric_aborted(period=FIVE_MINUTES),
+            },
+            label="Work order executions failed, timed out or aborted",
+            period=FIVE_MINUTES,
+        )
+        alarm(
+            "failed-wo-executions",
+            wo_failed,
+            1,
+            "A work order's dispatch execution failed, timed out or was aborted: its WO may "
+            "have no vendor and no page to the PM. `maestro wo show WO-…` gives its execution; "
+            "the Step Functions console says which state failed and why.",
         )
         fail_opens = fail_open.metric_invocations(period=FIVE_MINUTES, statistic="Sum")
         alarm(
@@ -287,6 +311,15 @@ class Observability(Construct):
                     state_machine.metric_started(period=FIVE_MINUTES),
                     state_machine.metric_succeeded(period=FIVE_MINUTES),
                     failed,
+                ],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Work orders (dispatch executions)",
+                left=[
+                    work_order_machine.metric_started(period=FIVE_MINUTES),
+                    work_order_machine.metric_succeeded(period=FIVE_MINUTES),
+                    wo_failed,
                 ],
                 width=12,
             ),

@@ -1,15 +1,19 @@
-"""The package pipeline: one function per step and the Standard state machine that sequences
-them, from ``statemachines/package_pipeline.asl.json`` itself.
+"""The state machines: each a Standard state machine from its own ASL file
+(``statemachines/<file>.asl.json``, ``maestro.access.STATE_MACHINES``) over one function per
+step, made by the same code for both: the package pipeline and the work order machine.
 
-The ``${Placeholder}`` substitutions come from the same step list as the handlers
-(``maestro.pipeline.entry.STEPS``) and the same placeholder names as the embedded stack
-(``PLACEHOLDER_FOR_STEP``), so the cloud, the local stack and the ASL cannot drift (a test
-compares the three against the synthesized template). The state machine's role may invoke
-exactly these functions and put events on this bus (plus the log delivery and X-Ray calls that
-logging ALL and tracing need).
+The ``${Placeholder}`` substitutions come from the same step list as the handlers and the
+embedded stack (``STATE_MACHINES`` and ``maestro.access.placeholder``), so the cloud, the local
+stack and the ASL cannot drift (a test compares the three against the synthesized template).
+A machine's role may invoke exactly its own functions, and put events on the bus only when its
+ASL puts them itself (the package pipeline's ``decision.recorded``), plus the log delivery and
+X-Ray calls that logging ALL and tracing need.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
 
 import aws_cdk as cdk
 from aws_cdk import aws_events as events
@@ -22,41 +26,63 @@ from constructs import Construct
 
 from infra.config import ROOT, EnvConfig
 from infra.functions import retention
-from maestro.pipeline.entry import STEPS
-from maestro_dev.local.stack import PLACEHOLDER_FOR_STEP
+from maestro.access import STATE_MACHINES, placeholder
 
-ASL_PATH = ROOT / "statemachines" / "package_pipeline.asl.json"
 BUS_PLACEHOLDER = "EventBusName"
 
 
-def asl_substitutions(function_arns: dict[str, str], bus_name: str) -> dict[str, str]:
-    """Every ``${Placeholder}`` of the pipeline's ASL → its value in the cloud."""
-    missing = sorted(set(STEPS) - set(function_arns))
+def asl_path(machine: str) -> Path:
+    """``statemachines/<its file>``."""
+    return ROOT / "statemachines" / STATE_MACHINES[machine][0]
+
+
+def asl_substitutions(
+    machine: str, function_arns: Mapping[str, str], bus_name: str | None = None
+) -> dict[str, str]:
+    """Every ``${Placeholder}`` of the machine's ASL → its value in the cloud: each step's
+    function ARN, and the bus's name for a machine whose ASL puts events itself."""
+    steps = STATE_MACHINES[machine][1]
+    missing = sorted(set(steps) - set(function_arns))
     if missing:
-        raise ValueError(f"no function for the steps {missing}")
-    subs = {PLACEHOLDER_FOR_STEP[step]: function_arns[step] for step in STEPS}
-    subs[BUS_PLACEHOLDER] = bus_name
+        raise ValueError(f"{machine}: no function for the steps {missing}")
+    subs = {placeholder(step): function_arns[step] for step in steps}
+    if bus_name is not None:
+        subs[BUS_PLACEHOLDER] = bus_name
     return subs
 
 
+def _camel(machine: str) -> str:
+    return "".join(part.capitalize() for part in machine.split("_"))
+
+
 class Pipeline(Construct):
+    """One of ``STATE_MACHINES``: its functions (``steps``, one per step of its list), its
+    role, its execution logs and the Standard state machine from its ASL file."""
+
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
         config: EnvConfig,
-        steps: dict[str, lambda_.Function],
-        bus: events.EventBus,
+        machine: str,
+        description: str,
+        steps: Mapping[str, lambda_.Function],
+        bus: events.IEventBus | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.steps = steps
+        self.machine = machine
+        self.steps = dict(steps)
         stack = cdk.Stack.of(self)
+        name = f"{stack.stack_name}-{machine.replace('_', '-')}"
+        own = STATE_MACHINES[machine][1]
+        if set(steps) != set(own):  # a function no state invokes would be granted for nothing
+            raise ValueError(f"{machine}: functions {sorted(steps)}, its steps {sorted(own)}")
         self.log_group = logs.LogGroup(
             self,
             "ExecutionLogs",
             # The /aws/vendedlogs/ prefix keeps CloudWatch's resource policy small.
-            log_group_name=f"/aws/vendedlogs/states/{stack.stack_name}-package-pipeline",
+            log_group_name=f"/aws/vendedlogs/states/{name}",
             retention=retention(config.log_retention_days),
             removal_policy=config.removal,
         )
@@ -64,30 +90,34 @@ class Pipeline(Construct):
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
-            description="The package pipeline: invoke its step functions, put events on its bus",
+            description=f"{description}: invoke its step functions"
+            + (", put events on its bus" if bus is not None else ""),
         )
         self.role.add_to_policy(
             iam.PolicyStatement(
-                sid="InvokeThePipelineStepsOnly",
+                sid=f"Invoke{_camel(machine)}StepsOnly",
                 actions=["lambda:InvokeFunction"],
-                resources=[steps[step].function_arn for step in STEPS],
+                resources=[steps[step].function_arn for step in own],
             )
         )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="PutEventsOnTheMaestroBus",
-                actions=["events:PutEvents"],
-                resources=[bus.event_bus_arn],
+        if bus is not None:
+            self.role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="PutEventsOnTheMaestroBus",
+                    actions=["events:PutEvents"],
+                    resources=[bus.event_bus_arn],
+                )
             )
-        )
         self.state_machine = sfn.StateMachine(
             self,
-            "PackagePipeline",
-            state_machine_name=f"{stack.stack_name}-package-pipeline",
+            _camel(machine),
+            state_machine_name=name,
             state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_file(str(ASL_PATH)),
+            definition_body=sfn.DefinitionBody.from_file(str(asl_path(machine))),
             definition_substitutions=asl_substitutions(
-                {step: fn.function_arn for step, fn in steps.items()}, bus.event_bus_name
+                machine,
+                {step: fn.function_arn for step, fn in steps.items()},
+                bus.event_bus_name if bus is not None else None,
             ),
             role=self.role,
             tracing_enabled=True,
@@ -106,7 +136,8 @@ class Pipeline(Construct):
                     reason="Logging ALL needs CloudWatch Logs' log-delivery actions "
                     "(logs:CreateLogDelivery, PutResourcePolicy, …) and tracing needs X-Ray's "
                     "PutTraceSegments: neither supports resource-level permissions, so they "
-                    "are granted on '*'. Lambda invoke and PutEvents are on exact ARNs.",
+                    "are granted on '*'. Lambda invoke (and PutEvents, where granted) are on "
+                    "exact ARNs.",
                     applies_to=["Resource::*"],
                 )
             ],

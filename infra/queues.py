@@ -36,8 +36,9 @@ def queue_with_dlq(
 
 
 class Queues(Construct):
-    """The debounce queue (→ the flusher), the watcher queue (EventBridge rule → the watcher)
-    and the inbound fallback queue (Twilio's fallback URL → the drain)."""
+    """The debounce queue (→ the flusher), the watcher queue (EventBridge rule → the watcher),
+    the inbound fallback queue (Twilio's fallback URL → the drain) and the wo-start queue
+    (the ``wo.created`` rule → the work order machine's starter)."""
 
     def __init__(
         self,
@@ -47,6 +48,7 @@ class Queues(Construct):
         flusher_timeout: cdk.Duration,
         watcher_timeout: cdk.Duration,
         drain_timeout: cdk.Duration,
+        wo_start_timeout: cdk.Duration,
     ) -> None:
         super().__init__(scope, construct_id)
         # AWS's advice for a Lambda event source: visibility at least six times the timeout.
@@ -63,6 +65,11 @@ class Queues(Construct):
             "InboundFallback",
             visibility=cdk.Duration.seconds(6 * drain_timeout.to_seconds()),
         )
+        # New work orders whose execution is to start: a start that failed every receive waits
+        # in the DLQ (alarmed): that WO has no dispatch until it is redriven.
+        self.wo_start, self.wo_start_dlq = queue_with_dlq(
+            self, "WoStart", visibility=cdk.Duration.seconds(6 * wo_start_timeout.to_seconds())
+        )
 
     @property
     def dead_letter_queues(self) -> dict[str, sqs.Queue]:
@@ -70,4 +77,5 @@ class Queues(Construct):
             "debounce": self.debounce_dlq,
             "watcher": self.watcher_dlq,
             "inbound-fallback": self.fallback_dlq,
+            "wo-start": self.wo_start_dlq,
         }

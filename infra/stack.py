@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import aws_cdk as cdk
@@ -13,7 +14,7 @@ from pydantic_settings import BaseSettings
 
 from infra.api import WebhookApi
 from infra.config import EnvConfig
-from infra.events import DIGEST_TIMEOUT, SWEEPER_TIMEOUT, WATCHER_TIMEOUT, Events
+from infra.events import DIGEST_TIMEOUT, SWEEPER_TIMEOUT, WATCHER_TIMEOUT, WO_START_TIMEOUT, Events
 from infra.fallback import FallbackApi
 from infra.functions import Bound, FunctionFactory, FunctionSpec, Setting
 from infra.layers import Layers
@@ -22,16 +23,18 @@ from infra.pipeline import Pipeline
 from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
-from maestro.access import EVENT_PUBLISHERS, tables_of
+from maestro.access import DISPATCH_STEPS, EVENT_PUBLISHERS, tables_of
 from maestro.pipeline.entry import STEPS
 from maestro.ports import StrandedSweep
 from maestro.settings import (
     DigestSettings,
+    DispatchSettings,
     FlusherSettings,
     InboundSettings,
     PipelineSettings,
     SweeperSettings,
     WatcherSettings,
+    WoStartSettings,
 )
 from maestro.tables import RETENTION_DAYS
 from maestro_dev.cloud import (
@@ -52,8 +55,16 @@ STRANDED_SWEEP_EVERY = cdk.Duration.minutes(5)
 # (act). They alone can read the Anthropic key.
 MODEL_STEPS = frozenset({"precheck", "lease", "resolve", "brain", "dispose", "act"})
 # The steps that text (the lanes run in act; escalate runs act's lanes in-process; fail-open
-# pages the PM itself): they alone get Twilio's settings and may read its auth token.
-TEXTING_STEPS = frozenset({"act", "escalate", "fail_open"})
+# pages the PM itself; the work order machine's question, approval request, offers, access
+# details, withdrawals and pages): they alone get Twilio's settings and may read its auth token.
+TEXTING_STEPS = frozenset(
+    {"act", "escalate", "fail_open", "wo_ask", "wo_record", "wo_assign", "wo_page"}
+)
+# The package pipeline's steps that complete a work order execution's wait (a vendor's answer
+# to an offer, a PM's to an approval, the tenant's details, a withdrawal when a WO closes): they
+# alone may send task success, to the work order machine alone. Act's lanes do it all (its
+# PipelineDeps alone get TaskTokens: maestro.pipeline.entry); persist completes none.
+COMPLETES_WAITS = frozenset({"act"})
 STEP_TIMEOUTS = {"brain": cdk.Duration.seconds(120), "act": cdk.Duration.seconds(60)}
 STEP_DESCRIPTIONS = {
     "precheck": "Pre-check: the safety floor before anything else",
@@ -66,6 +77,12 @@ STEP_DESCRIPTIONS = {
     "persist": "Persist: decision log and state; release the lease",
     "fail_open": "Fail open: record the default, page the PM, release",
     "step_gate": "Step gate: store the task token and wait (step mode)",
+    "wo_gather": "Dispatch, gather: what the work order lacks before a vendor can go",
+    "wo_ask": "Dispatch: ask the tenant, the PM or a vendor, and keep the wait's task token",
+    "wo_record": "Dispatch: record a wait's answer (or its timeout, or a withdrawal)",
+    "wo_judge": "Dispatch, judge: priority, trade, budget, approval and the ranked vendors",
+    "wo_assign": "Dispatch: assign the vendor who accepted; tell them and the tenant",
+    "wo_page": "Dispatch: page the on-call PM (no vendor, or no approval)",
 }
 
 
@@ -118,6 +135,7 @@ class MaestroStack(cdk.Stack):
             flusher_timeout=FLUSHER_TIMEOUT,
             watcher_timeout=WATCHER_TIMEOUT,
             drain_timeout=DRAIN_TIMEOUT,
+            wo_start_timeout=WO_START_TIMEOUT,
         )
         self.events = Events(self, "Events", config=config, watcher_queue=self.queues.watcher)
         self.layers = Layers(self, "Layers", removal=config.removal)
@@ -247,8 +265,22 @@ class MaestroStack(cdk.Stack):
             )
             for step in STEPS
         }
-        self.pipeline = Pipeline(self, "Pipeline", config=config, steps=steps, bus=self.events.bus)
+        self.pipeline = Pipeline(
+            self,
+            "Pipeline",
+            config=config,
+            machine="package_pipeline",
+            description="The package pipeline",
+            steps=steps,
+            bus=self.events.bus,
+        )
         machine = self.pipeline.state_machine
+        self.work_orders = self._work_order_machine(
+            tables=tables, bus=bus, twilio=twilio, send_caps=send_caps
+        )
+        # The answers that complete a WO execution's wait come through the package pipeline.
+        for step in sorted(COMPLETES_WAITS):
+            self.work_orders.state_machine.grant(steps[step], "states:SendTaskSuccess")
         self.flusher = self.factory.make(
             FunctionSpec(
                 name="flusher",
@@ -351,18 +383,80 @@ class MaestroStack(cdk.Stack):
             "Observability",
             config=config,
             state_machine=machine,
+            work_order_machine=self.work_orders.state_machine,
             fail_open=steps["fail_open"],
             dead_letter_queues={
                 **self.queues.dead_letter_queues,
                 "event-delivery": self.events.delivery_dlq,
                 "sweep-delivery": self.events.sweep_dlq,
                 "digest-delivery": self.events.digest_dlq,
+                "wo-created-delivery": self.events.wo_created_dlq,
             },
             functions=self.factory.functions,
             webhooks=self.webhooks,
             fallback=self.fallback,
         )
         self._outputs()
+
+    def _work_order_machine(
+        self,
+        *,
+        tables: Callable[[str], dict[str, Bound]],
+        bus: Bound,
+        twilio: dict[str, Setting],
+        send_caps: dict[str, Setting],
+    ) -> Pipeline:
+        """The work order machine (docs/dispatch.md): its steps' functions (each its row of
+        tables, the bus, Twilio when it texts), the machine, and its starter: ``wo.created`` →
+        the wo-start queue → ``wo_start``, which alone may start its executions."""
+        config = self.config
+
+        def settings(step: str) -> dict[str, Setting]:
+            made: dict[str, Setting] = {
+                "step": step,
+                **tables(step),
+                "event_bus_name": bus,  # every step publishes its wo.* event
+                "on_call_pm_phone": config.on_call_pm_phone,
+            }
+            if step in TEXTING_STEPS:
+                made |= twilio | send_caps
+            return made | retention_settings(config, step, DispatchSettings)
+
+        functions = {
+            step: self.factory.make(
+                FunctionSpec(
+                    name=step,
+                    description=STEP_DESCRIPTIONS[step],
+                    settings_model=DispatchSettings,
+                    settings=settings(step),
+                )
+            )
+            for step in DISPATCH_STEPS
+        }
+        work_orders = Pipeline(
+            self,
+            "WorkOrders",
+            config=config,
+            machine="work_order",
+            description="The work order machine",
+            steps=functions,
+        )
+        machine = work_orders.state_machine
+        starter = self.factory.make(
+            FunctionSpec(
+                name="wo_start",
+                description="wo.created → start the work order's execution (named by its id)",
+                settings_model=WoStartSettings,
+                settings={
+                    "work_order_machine_arn": Bound(
+                        machine.state_machine_arn, machine.grant_start_execution
+                    )
+                },
+                timeout=WO_START_TIMEOUT,
+            )
+        )
+        self.events.add_wo_start(self.queues.wo_start, starter)
+        return work_orders
 
     def _outputs(self) -> None:
         def output(name: str, value: str, description: str) -> None:
@@ -387,6 +481,11 @@ class MaestroStack(cdk.Stack):
             OUTPUT_STATE_MACHINE,
             self.pipeline.state_machine.state_machine_arn,
             "The package pipeline (Step Functions)",
+        )
+        output(
+            "WorkOrderStateMachineArn",  # what `maestro wo show --env` reads
+            self.work_orders.state_machine.state_machine_arn,
+            "The work order machine (Step Functions): one execution per WO, named by its id",
         )
         for name, table in sorted(self.memory.tables.items()):
             output(table_output(name), table.table_name, f"The {name} table")

@@ -2,9 +2,10 @@
 
 The lane ports' fakes live in ``maestro_dev.fakes``; these complete the set so the pipeline's
 steps can run in-process without AWS: the decision log, the state store, the conversation
-buffer's lease, the event bus, the gate store, the dispatch runs and the task tokens. They follow
-the adapters' observable rules (append-only, optimistic versions, flush-order turns with
-takeover of an expired holder, a task token answered once).
+buffer's lease, the event bus and the gate store; and for the work order machine's steps, the
+dispatch runs, the directory and the task tokens. They follow the adapters' observable rules
+(append-only, optimistic versions, flush-order turns with takeover of an expired holder, a task
+token answered once).
 """
 
 from __future__ import annotations
@@ -13,6 +14,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from maestro.domain.directory import (
+    ALL_PROPERTIES,
+    Directory,
+    OnCall,
+    Person,
+    PersonRole,
+    Property,
+    Trade,
+    Unit,
+    Vendor,
+    on_call_at,
+    vendors_for,
+)
 from maestro.domain.dispatch import DispatchRun
 from maestro.domain.models import Message
 from maestro.domain.records import (
@@ -217,6 +231,43 @@ class InMemoryDispatchStore:
             (r for r in self.runs.values() if r.waiting and r.waiting.party_id == party_id),
             key=lambda r: r.wo_id,
         )
+
+
+class InMemoryDirectory:
+    """DirectoryReader over a whole :class:`Directory`, with the domain's own choices."""
+
+    def __init__(self, directory: Directory) -> None:
+        self.directory = directory
+
+    def person(self, person_id: str) -> Person | None:
+        return next((p for p in self.directory.people if p.person_id == person_id), None)
+
+    def vendor(self, vendor_id: str) -> Vendor | None:
+        return next((v for v in self.directory.vendors if v.vendor_id == vendor_id), None)
+
+    def property(self, property_id: str) -> Property | None:
+        return next((p for p in self.directory.properties if p.property_id == property_id), None)
+
+    def unit(self, unit_id: str) -> Unit | None:
+        return next((u for u in self.directory.units if u.unit_id == unit_id), None)
+
+    def on_call_at(self, property_id: str | None, at: datetime) -> OnCall | None:
+        return on_call_at(self.directory.on_call, property_id, at)
+
+    def managers_of(self, property_id: str | None) -> list[Person]:
+        if property_id is None or property_id == ALL_PROPERTIES:
+            return []
+        found = [
+            p
+            for p in self.directory.people
+            if p.role is PersonRole.PM and property_id in p.property_ids
+        ]
+        return sorted(found, key=lambda p: p.person_id)
+
+    def vendors_for(
+        self, property_id: str | None, trade: Trade, *, after_hours: bool = False
+    ) -> list[Vendor]:
+        return vendors_for(self.directory.vendors, property_id, trade, after_hours=after_hours)
 
 
 class RecordingTaskTokens:

@@ -20,12 +20,11 @@ from infra.api import MAX_REQUEST_BYTES, ROUTE_AUTH, greater_than_pattern, route
 from infra.config import CONTEXT_KEY, EnvConfig, NotReachingAPersonError
 from infra.functions import Bound, FunctionSpec, settings_environment
 from infra.layers import PLATFORMS, PYTHON_VERSION, pip_command, runtime_requirements
-from infra.pipeline import asl_substitutions
+from infra.pipeline import asl_path, asl_substitutions
+from maestro.access import STATE_MACHINES, placeholder
 from maestro.adapters.webhook_auth import SIGNATURE_HEADER_PATTERNS, app_signature, twilio_signature
 from maestro.ingest.webhooks import MAX_MESSAGE_BYTES
-from maestro.pipeline.entry import STEPS
 from maestro.settings import FlusherSettings, PipelineSettings
-from maestro_dev.local.stack import ASL_PATH
 
 
 @pytest.fixture(autouse=True)
@@ -103,11 +102,17 @@ def test_the_anthropic_key_is_a_secret_name_setting() -> None:
     assert not field.is_required()
 
 
-def test_substitutions_cover_the_asl_and_refuse_a_missing_step() -> None:
-    subs = asl_substitutions({step: f"arn:{step}" for step in STEPS}, "bus")
-    assert set(subs) == set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", ASL_PATH.read_text()))
-    with pytest.raises(ValueError, match="brain"):
-        asl_substitutions({step: "arn" for step in STEPS if step != "brain"}, "bus")
+@pytest.mark.parametrize("machine", sorted(STATE_MACHINES))
+def test_substitutions_cover_the_asl_and_refuse_a_missing_step(machine: str) -> None:
+    """Each machine's: every placeholder of its ASL file, and the bus only where it puts events
+    itself (the package pipeline's decision.recorded)."""
+    steps = STATE_MACHINES[machine][1]
+    bus = "bus" if machine == "package_pipeline" else None
+    subs = asl_substitutions(machine, {step: f"arn:{step}" for step in steps}, bus)
+    assert set(subs) == set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", asl_path(machine).read_text()))
+    assert {subs[placeholder(step)] for step in steps} == {f"arn:{step}" for step in steps}
+    with pytest.raises(ValueError, match=steps[1]):
+        asl_substitutions(machine, {step: "arn" for step in steps if step != steps[1]}, bus)
 
 
 def test_the_dependency_layer_is_built_for_lambda_arm64_without_docker(tmp_path: Path) -> None:

@@ -13,17 +13,33 @@ from infra_synth import Synth, cdk_environments, synthesized_environments
 
 from infra.api import MAX_REQUEST_BYTES, ROUTES, greater_than_pattern, waf_regex
 from infra.config import DEFAULT_WEBHOOK_RATE_LIMIT_PER_IP
+from infra.events import wo_created_pattern
 from infra.layers import DEPENDENCY_LAYER_DIR, PYTHON_VERSION
 from infra.observability import SHAME_METRIC, SHAME_RESOLVED_METRIC
-from infra.stack import MODEL_STEPS, OUTPUT_STATE_MACHINE, TEXTING_STEPS, table_output
-from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, READ_ACTIONS, WRITE_ACTIONS
+from infra.pipeline import asl_path
+from infra.stack import (
+    COMPLETES_WAITS,
+    MODEL_STEPS,
+    OUTPUT_STATE_MACHINE,
+    TEXTING_STEPS,
+    table_output,
+)
+from maestro.access import (
+    DISPATCH_STEPS,
+    EVENT_PUBLISHERS,
+    FUNCTION_TABLES,
+    READ_ACTIONS,
+    STATE_MACHINES,
+    WRITE_ACTIONS,
+    placeholder,
+)
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.adapters.webhook_auth import SIGNATURE_HEADER_PATTERNS, app_signature, twilio_signature
 from maestro.observability import DAILY_CAP_METRIC, UNDELIVERABLE_PAGE_METRIC
 from maestro.pipeline.entry import STEPS
 from maestro.tables import ALL_TABLES
 from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_LEDGER_TABLE
-from maestro_dev.local.stack import ASL_PATH, PLACEHOLDER_FOR_STEP, asl_substitutions
+from maestro_dev.local.stack import asl_substitutions as local_substitutions
 
 CONFIG = synthesized_environments()  # cdk.json's, with staging's and prod's people
 
@@ -74,7 +90,7 @@ def test_every_queue_has_a_dlq_or_is_one_and_all_enforce_ssl(synth: Synth, env: 
             else:  # the stranded sweep's schedule: a constant record on the debounce queue
                 assert target["Arn"]["Fn::GetAtt"][0].startswith("QueuesDebounce"), target
     sources = [lid for lid, q in queues.items() if "RedrivePolicy" in q["Properties"]]
-    assert len(sources) == 3  # the debounce, watcher and inbound fallback queues
+    assert len(sources) == 4  # the debounce, watcher, inbound fallback and wo-start queues
     assert set(queues) == set(sources) | dlqs, "a queue is neither redriven nor a DLQ"
     for lid in sources:
         assert queues[lid]["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 5
@@ -184,46 +200,94 @@ def _placeholders(text: str) -> set[str]:
     return set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", text))
 
 
+def _machines(synth: Synth, env: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``STATE_MACHINES`` name → (logical id, properties) of its state machine."""
+    by_name = {
+        m["Properties"]["StateMachineName"]: (lid, m["Properties"])
+        for lid, m in synth.resources(env, "AWS::StepFunctions::StateMachine").items()
+    }
+    assert len(by_name) == len(STATE_MACHINES)
+    return {
+        machine: by_name[f"maestro-{env}-{machine.replace('_', '-')}"] for machine in STATE_MACHINES
+    }
+
+
+@pytest.mark.parametrize("machine", sorted(STATE_MACHINES))
 def test_asl_placeholders_equal_the_cloud_and_the_local_substitutions(
-    synth: Synth, env: str
+    synth: Synth, env: str, machine: str
 ) -> None:
-    machines = synth.resources(env, "AWS::StepFunctions::StateMachine")
-    assert len(machines) == 1
-    (machine,) = machines.values()
-    props = machine["Properties"]
+    """Each machine is its ASL file, and every placeholder in it is substituted: a step's by
+    that step's function, the bus only in the package pipeline (which puts events itself)."""
+    _, props = _machines(synth, env)[machine]
     # The definition the stack deploys is the ASL file itself, staged as an asset.
     asset = synth.outdir / f"asset.{props['DefinitionS3Location']['Key']}"
-    assert asset.read_text() == ASL_PATH.read_text()
-    in_asl = _placeholders(ASL_PATH.read_text())
+    assert asset.read_text() == asl_path(machine).read_text()
+    in_asl = _placeholders(asl_path(machine).read_text())
     cloud = set(props["DefinitionSubstitutions"])
-    assert cloud == in_asl == set(asl_substitutions("bus"))
+    assert cloud == in_asl == set(local_substitutions("bus", machine))
     functions = _function_steps(synth, env)
-    for step in STEPS:
-        value = props["DefinitionSubstitutions"][PLACEHOLDER_FOR_STEP[step]]
+    steps = STATE_MACHINES[machine][1]
+    for step in steps:
+        value = props["DefinitionSubstitutions"][placeholder(step)]
         assert functions[value["Fn::GetAtt"][0]] == step
         assert value["Fn::GetAtt"][1] == "Arn"
-    assert props["DefinitionSubstitutions"]["EventBusName"]["Ref"].startswith("EventsBus")
+    others = cloud - {placeholder(step) for step in steps}
+    if machine == "package_pipeline":
+        assert others == {"EventBusName"}
+        assert props["DefinitionSubstitutions"]["EventBusName"]["Ref"].startswith("EventsBus")
+    else:
+        assert others == set()
 
 
-def test_state_machine_is_standard_logged_all_and_traced(synth: Synth, env: str) -> None:
-    Template.from_json(synth.templates[env]).has_resource_properties(
-        "AWS::StepFunctions::StateMachine",
-        {
-            "StateMachineType": "STANDARD",
-            "TracingConfiguration": {"Enabled": True},
-            "LoggingConfiguration": {
-                "Level": "ALL",
-                # No execution data in the logs: states carry phone numbers and message bodies.
-                "IncludeExecutionData": False,
-                "Destinations": [Match.any_value()],
-            },
-        },
-    )
+def test_the_work_order_machine_has_the_consoles_state_names(synth: Synth, env: str) -> None:
+    """Named for the Step Functions console (docs/dispatch.md): a gather, a judge, an offer to
+    each of the three vendors by number, the on-call PM's page; its waits time out."""
+    _, props = _machines(synth, env)["work_order"]
+    asset = synth.outdir / f"asset.{props['DefinitionS3Location']['Key']}"
+    states: dict[str, Any] = json.loads(asset.read_text())["States"]
+    names = set(states)
+    assert any(n.startswith("Gather: ") for n in names)
+    assert any(n.startswith("Judge: ") for n in names)
+    for n in (1, 2, 3):
+        assert f"Dispatch: offer to vendor {n} of 3" in names
+        offer = states[f"Dispatch: offer to vendor {n} of 3"]
+        assert offer["Resource"].endswith(".waitForTaskToken")
+        assert "TimeoutSecondsPath" in offer or "TimeoutSeconds" in offer
+    assert "Dispatch: page the on-call PM" in names
+    assert "Stopped: the work order closed" in names
+    # Every wait on a person has a deadline: none may wait forever.
+    for name, state in states.items():
+        if str(state.get("Resource", "")).endswith(".waitForTaskToken"):
+            assert "TimeoutSecondsPath" in state or "TimeoutSeconds" in state, name
 
 
-def test_state_machine_role_invokes_exactly_the_pipeline_functions(synth: Synth, env: str) -> None:
-    (machine,) = synth.resources(env, "AWS::StepFunctions::StateMachine").values()
-    role_id = machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]
+@pytest.mark.parametrize("machine", sorted(STATE_MACHINES))
+def test_state_machines_are_standard_logged_all_and_traced(
+    synth: Synth, env: str, machine: str
+) -> None:
+    _, props = _machines(synth, env)[machine]
+    assert props["StateMachineType"] == "STANDARD"
+    assert props["TracingConfiguration"] == {"Enabled": True}
+    logging = props["LoggingConfiguration"]
+    assert logging["Level"] == "ALL"
+    # No execution data in the logs: states carry phone numbers and message bodies.
+    assert logging["IncludeExecutionData"] is False
+    (destination,) = logging["Destinations"]
+    group = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    retention = synth.templates[env]["Resources"][group]["Properties"]["RetentionInDays"]
+    assert retention == CONFIG[env]["log_retention_days"]
+
+
+@pytest.mark.parametrize("machine", sorted(STATE_MACHINES))
+def test_a_state_machines_role_invokes_exactly_its_own_functions(
+    synth: Synth, env: str, machine: str
+) -> None:
+    """Naive: one role for both machines, or ``lambda:InvokeFunction`` on every function: the
+    work order machine could run the package pipeline's steps, and the other way round."""
+    _, props = _machines(synth, env)[machine]
+    role_id = props["RoleArn"]["Fn::GetAtt"][0]
+    others = {m for m, (_, p) in _machines(synth, env).items() if p["RoleArn"] != props["RoleArn"]}
+    assert others == set(STATE_MACHINES) - {machine}, "a role shared by two machines"
     role = synth.templates[env]["Resources"][role_id]["Properties"]
     assert "ManagedPolicyArns" not in role
     assert "Policies" not in role
@@ -240,9 +304,88 @@ def test_state_machine_role_invokes_exactly_the_pipeline_functions(synth: Synth,
         else:  # log delivery and X-Ray: no resource-level permissions exist for them
             assert resources == ["*"]
             assert all(a.startswith(("logs:", "xray:")) for a in actions), actions
-    assert invoke == set(STEPS)
-    assert len(put_events) == 1
-    assert put_events[0]["Fn::GetAtt"][0].startswith("EventsBus")
+    assert invoke == set(STATE_MACHINES[machine][1])
+    if machine == "package_pipeline":
+        assert len(put_events) == 1
+        assert put_events[0]["Fn::GetAtt"][0].startswith("EventsBus")
+    else:  # its steps publish their events themselves
+        assert put_events == []
+
+
+def test_only_the_starter_starts_work_orders_and_only_the_answering_steps_complete_waits(
+    synth: Synth, env: str
+) -> None:
+    """wo_start alone may start the work order machine (and nothing else); act alone (its lanes
+    answer the waits) may send task success, on the work order machine only (never the package
+    pipeline's step gates: those are released by the operator's credentials)."""
+    machines = _machines(synth, env)
+    wo_machine, _ = machines["work_order"]
+    functions = _function_steps(synth, env)
+    starters: dict[str, set[str]] = {}
+    answerers: dict[str, set[str]] = {}
+    for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
+        for statement in _statements(synth, env, fn["Properties"]["Role"]["Fn::GetAtt"][0]):
+            for action in _list(statement["Action"]):
+                if not action.startswith("states:"):
+                    continue
+                on = {_resource(r) for r in _list(statement["Resource"])}
+                if action == "states:StartExecution":
+                    starters.setdefault(functions[lid], set()).update(on)
+                elif action == "states:SendTaskSuccess":
+                    answerers.setdefault(functions[lid], set()).update(on)
+                else:
+                    raise AssertionError(f"{functions[lid]}: {action}")
+    assert starters["wo_start"] == {wo_machine}
+    assert set(starters) == {"wo_start", "flusher"}
+    assert starters["flusher"] == {machines["package_pipeline"][0]}
+    assert answerers == {step: {wo_machine} for step in COMPLETES_WAITS}
+    assert set(answerers) == {"act"}
+    (starter,) = [lid for lid, name in functions.items() if name == "wo_start"]
+    variables = synth.resources(env, "AWS::Lambda::Function")[starter]["Properties"]["Environment"][
+        "Variables"
+    ]
+    assert variables["MAESTRO_WORK_ORDER_MACHINE_ARN"] == {"Ref": wo_machine}
+
+
+def test_wo_created_goes_to_the_wo_start_queue_and_its_starter(synth: Synth, env: str) -> None:
+    """Naive: every domain event starts an execution, or the starter reads the watcher's queue
+    (each event consumed once: the watcher would miss them)."""
+    rules = [
+        r["Properties"]
+        for r in synth.resources(env, "AWS::Events::Rule").values()
+        if r["Properties"].get("EventPattern", {}).get("detail-type")
+    ]
+    (rule,) = rules
+    assert rule["EventPattern"] == {"source": [EVENT_SOURCE], "detail-type": ["wo.created"]}
+    assert wo_created_pattern().detail_type == ["wo.created"]
+    (bus,) = synth.resources(env, "AWS::Events::EventBus")
+    assert rule["EventBusName"] == {"Ref": bus}
+    (target,) = rule["Targets"]
+    queue = target["Arn"]["Fn::GetAtt"][0]
+    assert queue.startswith("QueuesWoStart")
+    # EventBridge's own failures to deliver go to a DLQ of their own (alarmed).
+    delivery_dlq = target["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0]
+    assert delivery_dlq.startswith("EventsWoCreatedDeliveryDlq")
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 185
+    queues = synth.resources(env, "AWS::SQS::Queue")
+    redrive = queues[queue]["Properties"]["RedrivePolicy"]
+    assert redrive["deadLetterTargetArn"]["Fn::GetAtt"][0].startswith("QueuesWoStartDlq")
+    assert redrive["maxReceiveCount"] == 5
+    functions = _function_steps(synth, env)
+    (mapping,) = [
+        m["Properties"]
+        for m in synth.resources(env, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["EventSourceArn"]["Fn::GetAtt"][0] == queue
+    ]
+    assert functions[mapping["FunctionName"]["Ref"]] == "wo_start"
+    assert (mapping["BatchSize"], mapping["FunctionResponseTypes"]) == (
+        10,
+        ["ReportBatchItemFailures"],
+    )
+    # AWS's advice for an event source: visibility at least six times the function's timeout.
+    (starter,) = [lid for lid, name in functions.items() if name == "wo_start"]
+    timeout = synth.resources(env, "AWS::Lambda::Function")[starter]["Properties"]["Timeout"]
+    assert queues[queue]["Properties"]["VisibilityTimeout"] >= 6 * timeout
 
 
 # -- functions ---------------------------------------------------------------------------------
@@ -253,6 +396,8 @@ def test_every_function_is_arm64_traced_layered_and_logged(synth: Synth, env: st
     functions = synth.resources(env, "AWS::Lambda::Function")
     assert set(_function_steps(synth, env).values()) == {
         *STEPS,
+        *DISPATCH_STEPS,
+        "wo_start",
         "inbound_sms",
         "inbound_fallback",
         "flusher",
@@ -379,6 +524,8 @@ def _expected(synth: Synth, env: str, lid: str, name: str) -> set[tuple[str, str
             expected |= {(action, named) for action in _SEND}
         elif named in machines:
             expected.add(("states:StartExecution", named))
+    if name in COMPLETES_WAITS:  # a wait's answer comes through the package pipeline
+        expected.add(("states:SendTaskSuccess", _machines(synth, env)["work_order"][0]))
     for mapping in synth.resources(env, "AWS::Lambda::EventSourceMapping").values():
         if mapping["Properties"]["FunctionName"] == {"Ref": lid}:
             queue = _resource(mapping["Properties"]["EventSourceArn"])
@@ -386,9 +533,6 @@ def _expected(synth: Synth, env: str, lid: str, name: str) -> set[tuple[str, str
     return expected
 
 
-@pytest.mark.xfail(
-    strict=True, reason="#19 in progress: the work order machine's functions are not in the stack"
-)
 def test_every_role_is_granted_its_row_of_tables_and_nothing_more(synth: Synth, env: str) -> None:
     """Naive: every pipeline step's role could read and write every pipeline table, PutItem
     and DeleteItem on the party directory included."""
@@ -420,7 +564,7 @@ def test_each_step_is_configured_with_its_row_and_says_which_step_it_is(
             if key.endswith("_TABLE")
         }
         assert tables == set(FUNCTION_TABLES[name]), name
-        if name in STEPS:
+        if name in STEPS or name in DISPATCH_STEPS:
             assert variables["MAESTRO_STEP"] == name
             assert ("MAESTRO_EVENT_BUS_NAME" in variables) == (name in EVENT_PUBLISHERS), name
 
@@ -454,6 +598,10 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
                 assert variables["MAESTRO_SEVERITY_PROBE"] == "true"
                 # The webhooks accept the configured account's alone.
                 assert variables["MAESTRO_TWILIO_ACCOUNT_SID"] == CONFIG[env]["twilio_account_sid"]
+        elif functions[lid] == "wo_start":  # the machine it starts, and nothing else
+            assert {k for k in variables if k.startswith("MAESTRO_")} == {
+                "MAESTRO_WORK_ORDER_MACHINE_ARN"
+            }
         elif functions[lid] in ("watcher", "sweeper"):
             assert "MAESTRO_LEDGER_TABLE" in variables
             assert "MAESTRO_STRONG_MODEL_ID" not in variables  # read-verify calls no model
@@ -697,7 +845,12 @@ def _statements_of(statement: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_domain_events_go_to_the_watcher_queue_and_the_archive(synth: Synth, env: str) -> None:
     rules = synth.resources(env, "AWS::Events::Rule").values()
-    (rule,) = [r for r in rules if "EventPattern" in r["Properties"]]
+    (rule,) = [
+        r
+        for r in rules
+        if "EventPattern" in r["Properties"]
+        and "detail-type" not in r["Properties"]["EventPattern"]  # not wo.created's alone
+    ]
     assert rule["Properties"]["EventPattern"] == {"source": [EVENT_SOURCE]}
     (target,) = rule["Properties"]["Targets"]
     assert target["Arn"]["Fn::GetAtt"][0].startswith("QueuesWatcher")
@@ -765,7 +918,12 @@ RETENTION_WRITERS = {
         "act",
         "fail_open",
         "digest",
+        "wo_ask",
+        "wo_record",
+        "wo_assign",
+        "wo_page",
     },
+    # (wo_judge records its judgment on the dispatch run, not in the decision log.)
     "decisions_retention_days": {"escalate", "dispose", "act", "persist", "fail_open"},
     "ledger_retention_days": {"watcher", "sweeper"},
 }
@@ -812,19 +970,23 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "errors-watcher",
         "errors-sweeper",
         "errors-digest",
+        "errors-wo-start",
         "daily-cap",
         "undeliverable-pages",
         "dlq-debounce",
         "dlq-watcher",
         "dlq-inbound-fallback",
+        "dlq-wo-start",
         "fallback-api-5xx",
         "fallback-api-429",
         "stranded-flushes",
         "dlq-event-delivery",
         "dlq-sweep-delivery",
         "dlq-digest-delivery",
+        "dlq-wo-created-delivery",
         "send-failures",
         "failed-executions",
+        "failed-wo-executions",
         "fail-open",
         "fallback-rate",
         "shame-rows",
@@ -856,6 +1018,47 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         1,
     )
     assert len(synth.resources(env, "AWS::CloudWatch::Dashboard")) == 1
+
+
+def _alarm_metrics(alarm: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """A math alarm's metrics: id → (metric name, the resource its dimension names)."""
+    return {
+        m["Id"]: (
+            m["MetricStat"]["Metric"]["MetricName"],
+            m["MetricStat"]["Metric"]["Dimensions"][0]["Value"]["Ref"],
+        )
+        for m in alarm["Metrics"]
+        if "MetricStat" in m
+    }
+
+
+def test_failed_executions_alarm_per_machine_and_the_wo_queues_dlqs(synth: Synth, env: str) -> None:
+    """Each machine's failed, timed-out and aborted executions raise its own alarm (a broken
+    dispatch is not a broken package); a wo.created that never started an execution (the
+    wo-start DLQ, or EventBridge's delivery DLQ) raises one too."""
+    alarms = _alarms(synth, env)
+    machines = _machines(synth, env)
+    for name, machine in (
+        ("failed-executions", "package_pipeline"),
+        ("failed-wo-executions", "work_order"),
+    ):
+        alarm = alarms[name]
+        (expression,) = [m["Expression"] for m in alarm["Metrics"] if "Expression" in m]
+        assert expression == "failed + timedout + aborted"
+        assert _alarm_metrics(alarm) == {
+            "failed": ("ExecutionsFailed", machines[machine][0]),
+            "timedout": ("ExecutionsTimedOut", machines[machine][0]),
+            "aborted": ("ExecutionsAborted", machines[machine][0]),
+        }
+        assert alarm["Threshold"] == 1
+    for name, prefix in (
+        ("dlq-wo-start", "QueuesWoStartDlq"),
+        ("dlq-wo-created-delivery", "EventsWoCreatedDeliveryDlq"),
+    ):
+        alarm = alarms[name]
+        assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+        (dimension,) = alarm["Dimensions"]
+        assert dimension["Value"]["Fn::GetAtt"][0].startswith(prefix)
 
 
 def test_the_topic_reaches_the_configured_people(synth: Synth, env: str) -> None:
@@ -953,13 +1156,16 @@ def test_every_function_outside_the_state_machine_alarms_on_its_errors(
         for a in alarms.values()
         if a.get("MetricName") == "Errors" and a.get("Namespace") == "AWS/Lambda"
     }
-    assert watched == set(functions.values()) - set(STEPS)
+    # The machines' steps are their machine's to retry and catch (its failed-executions alarm).
+    assert watched == set(functions.values()) - set(STEPS) - set(DISPATCH_STEPS)
+    assert "wo_start" in watched
     assert "inbound_sms" in watched
 
 
 def test_outputs_for_the_operators(synth: Synth, env: str) -> None:
     outputs = synth.templates[env]["Outputs"]
     assert OUTPUT_STATE_MACHINE in outputs
+    assert "WorkOrderStateMachineArn" in outputs  # `maestro wo show --env` finds executions
     assert table_output("gates") == OUTPUT_GATES_TABLE  # what `maestro step --stack` reads
     assert table_output("ledger") == OUTPUT_LEDGER_TABLE  # what `maestro ledger --stack` reads
     assert "TwilioSmsWebhookUrl" in outputs

@@ -340,3 +340,25 @@ def test_a_task_client_is_made_once_per_region_and_service(stack: LocalStack) ->
     assert make("us-east-1", "lambda") is make("us-east-1", "lambda")
     assert make("us-east-1", "lambda") is not make("us-east-1", "events")
     assert make("us-east-1", "lambda") is not make("eu-west-1", "lambda")
+
+
+def test_a_forgotten_step_gate_times_out_in_virtual_time_and_the_package_goes_on() -> None:
+    """A paused gate with no heartbeat for an hour times out (States.Timeout) and the package
+    goes on past it, as in the cloud: virtual time passes it, no wall hour. The action's gate,
+    too: its timeout on the item does not make the act step refuse it."""
+    with LocalStack(step_mode=True) as stack:
+        seed(stack)
+        sms(stack, "is the laundry room open on sundays?")
+        stack.advance(stack.idle + 1)
+        (execution,) = stack.executions()
+        arn = execution["executionArn"]
+        assert stack.states_entered(arn)[-1] == "Step gate: before the brain"
+        assert stack.paused_executions() == {arn}
+        stack.advance(3600)
+        assert stack.states_entered(arn)[-1] == "Step gate: before the action"
+        stack.advance(3600)
+        assert stack.sfn.describe_execution(executionArn=arn)["status"] == "SUCCEEDED"
+        states = stack.states_entered(arn)
+        assert "Act: run the lane" in states
+        assert not any(s.startswith("Fail open") for s in states)
+        assert stack.paused_executions() == set()  # the gates' records stay, nothing waits

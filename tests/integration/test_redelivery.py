@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 from embedded import open_wo
 
+from maestro.adapters.stepfunctions import StepFunctionsTaskTokens
+from maestro.domain.directory import Directory, Trade, Vendor
+from maestro.domain.dispatch import WaitAnswer
 from maestro.domain.events import EVENT_TYPES
 from maestro.domain.models import FlushTrigger
 from maestro_dev.local.events import (
@@ -25,9 +28,13 @@ from maestro_dev.local.events import (
 )
 from maestro_dev.local.faults import Stages, Wire
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
-from maestro_dev.local.world import MARIA, seed
+from maestro_dev.local.world import MARIA, seed, seed_directory
 
 pytestmark = pytest.mark.integration
+
+FIXER = Vendor(
+    vendor_id="v-fixit", name="Fixit Appliances", phone="+14155550166", trades=(Trade.APPLIANCE,)
+)
 
 
 def _stores(stack: LocalStack) -> dict[str, list[str]]:
@@ -49,9 +56,23 @@ def test_every_message_type_delivered_again_changes_nothing() -> None:
     """Every kind of debounce signal (idle, max-wait, kickoff, call ended, urgency; the probe's
     is in the matrix) and every domain event type, each delivered twice more after it was
     handled, and every inbound webhook posted twice more: no store changes."""
-    with Wire() as wire, LocalStack() as stack:
+    # Every routine job needs the PM's approval here, and the directory has an appliance
+    # repairer: the two appliance WOs below run the work order machine through every wo.* event.
+    with Wire() as wire, LocalStack(settings={"approval_over_usd": 100}) as stack:
         seed(stack)
+        seed_directory(stack, Directory(vendors=(FIXER,)))
         stages = Stages(stack, wire)
+        tokens = StepFunctionsTaskTokens(stack.sfn)
+
+        def answer(wo_id: str, said: str) -> None:
+            """What the package pipeline sends when the waited-for party replies."""
+            run = stack.dispatch.deps.runs.get(wo_id)
+            assert run is not None
+            assert run.waiting is not None
+            reply = WaitAnswer(kind=run.waiting.kind, answer=said)  # type: ignore[arg-type]
+            tokens.succeed(run.waiting.token, reply.model_dump(mode="json"))
+            stack.wait_for_executions(allow_paused=True)
+
         posted: list[Callable[[], dict[str, Any]]] = []  # each request, signed when sent
 
         def post(event: Callable[[], dict[str, Any]]) -> None:
@@ -80,6 +101,12 @@ def test_every_message_type_delivered_again_changes_nothing() -> None:
         post(lambda: signed_transcript_event(stack.twilio_token, call_sid, MARIA.phone, call))
         stack.advance(1)
         text("I smell gas in the kitchen", 1)  # urgency: escalation.paged
+        text("the bedroom window latch is broken and won't lock", stack.idle + 1)
+        appliance, latch = (e["name"] for e in stack.wo_executions())
+        for said in ("details", "approve", "accept"):  # wo.gathered, .approval_requested,
+            answer(appliance, said)  # .offered, .dispatched
+        for said in ("details", "refuse"):  # wo.dispatch_failed
+            answer(latch, said)
         stack.advance(SWEEP_WINDOW_SECONDS + 60)
         stack.sweep()
 

@@ -17,15 +17,19 @@ from maestro.access import (
     PIPELINE_STEPS,
     tables_of,
 )
+from maestro.dispatch.entry import STEPS as DISPATCH_ENTRY_STEPS
 from maestro.pipeline.entry import STEPS
 from maestro.settings import (
+    DISPATCH_TABLES,
     PIPELINE_TABLES,
     DigestSettings,
+    DispatchSettings,
     FlusherSettings,
     InboundSettings,
     PipelineSettings,
     SweeperSettings,
     WatcherSettings,
+    WoStartSettings,
 )
 from maestro.tables import ALL_TABLES
 
@@ -38,6 +42,7 @@ OWN_SETTINGS: dict[str, type[BaseSettings]] = {
     "watcher": WatcherSettings,
     "sweeper": SweeperSettings,
     "digest": DigestSettings,
+    "wo_start": WoStartSettings,  # no table: it starts executions
 }
 PM = "+14155550123"
 
@@ -46,14 +51,15 @@ def _table_fields(model: type[BaseSettings]) -> set[str]:
     return {name.removesuffix("_table") for name in model.model_fields if name.endswith("_table")}
 
 
-@pytest.mark.xfail(strict=True, reason="#19 in progress: functions/wo_* are not there yet")
 def test_every_function_has_a_row_and_every_row_a_function() -> None:
     functions = {p.name for p in FUNCTIONS_DIR.iterdir() if (p / "handler.py").is_file()}
     assert set(FUNCTION_TABLES) == functions
     assert tuple(STEPS) == PIPELINE_STEPS
-    assert set(FUNCTION_TABLES) == set(STEPS) | set(OWN_SETTINGS)
-    # Three steps publish, and the digest (its page's claims), which is no step.
-    assert EVENT_PUBLISHERS - set(STEPS) == {"digest"}
+    assert tuple(DISPATCH_ENTRY_STEPS) == DISPATCH_STEPS
+    assert set(FUNCTION_TABLES) == set(STEPS) | set(DISPATCH_STEPS) | set(OWN_SETTINGS)
+    # Three pipeline steps publish, every work order machine step, and the digest (its page's
+    # claims), which is no step.
+    assert EVENT_PUBLISHERS - set(STEPS) == {"digest", *DISPATCH_STEPS}
 
 
 def test_rows_name_real_tables_with_a_kind_of_access() -> None:
@@ -82,9 +88,10 @@ def test_the_directory_is_read_only_and_the_ledger_is_read_verifys() -> None:
         assert row.get("parties", "read") == "read", function  # imported by an operator only
         assert row.get("directory", "read") == "read", function  # the same
     # Every function that pages reads who is on call (docs/on-call.md), and the work order
-    # machine's steps read the vendors, the property and its people (docs/dispatch.md); only those.
+    # machine's steps after gather read the vendors, the property and its people
+    # (docs/dispatch.md); only those.
     pagers = {f for f, row in FUNCTION_TABLES.items() if "directory" in row}
-    assert pagers == {"escalate", "act", "fail_open", "digest", *DISPATCH_STEPS}
+    assert pagers == {"escalate", "act", "fail_open", "digest", *DISPATCH_STEPS} - {"wo_gather"}
     writers = {f for f, row in FUNCTION_TABLES.items() if row.get("ledger") == "write"}
     assert writers == {"watcher", "sweeper"}
     assert not any("ledger" in FUNCTION_TABLES[step] for step in STEPS)
@@ -137,3 +144,33 @@ def test_without_a_step_every_table_is_required_and_a_stranger_step_is_refused()
         PipelineSettings.model_validate(
             {"step": "watcher", "on_call_pm_phone": PM, "ledger_table": "maestro-ledger"}
         )
+
+
+def _dispatch_settings(step: str | None, **extra: Any) -> DispatchSettings:
+    tables = DISPATCH_TABLES if step is None else FUNCTION_TABLES[step]
+    values: dict[str, Any] = {f"{t}_table": f"maestro-{t}" for t in tables}
+    return DispatchSettings.model_validate(
+        {"step": step, "event_bus_name": "bus", **values, **extra}
+    )
+
+
+@pytest.mark.parametrize("step", DISPATCH_STEPS)
+def test_a_work_order_step_is_configured_with_its_row_exactly(step: str) -> None:
+    assert set(FUNCTION_TABLES[step]) <= set(DISPATCH_TABLES), step
+    settings = _dispatch_settings(step)
+    assert {t for t in DISPATCH_TABLES if settings.table(t)} == set(FUNCTION_TABLES[step])
+    missing = sorted(FUNCTION_TABLES[step])[0]
+    with pytest.raises(ValidationError, match=f"{step}: {missing}_table is required"):
+        _dispatch_settings(step, **{f"{missing}_table": ""})
+    extra = sorted(set(DISPATCH_TABLES) - set(FUNCTION_TABLES[step]))[0]
+    with pytest.raises(ValidationError, match=f"{extra}_table is not one of the step's tables"):
+        _dispatch_settings(step, **{f"{extra}_table": "maestro-x"})
+    with pytest.raises(ValidationError, match="event_bus_name is required"):
+        _dispatch_settings(step, event_bus_name="")
+
+
+def test_the_work_order_tables_are_its_steps_and_a_pipeline_step_is_refused() -> None:
+    assert set(DISPATCH_TABLES) == _table_fields(DispatchSettings)
+    assert set().union(*(FUNCTION_TABLES[s] for s in DISPATCH_STEPS)) == set(DISPATCH_TABLES)
+    with pytest.raises(ValidationError, match="'act' is not one of"):
+        _dispatch_settings("act")

@@ -16,16 +16,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from maestro.access import STATE_MACHINES, placeholder
 from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.pipeline.contract import ActItem, ExecutionState, GatePayload
 from maestro.pipeline.entry import STEPS
 from maestro.pipeline.errors import STATE_MACHINE_ERRORS
-from maestro_dev.local.stack import (
-    ASL_PATH,
-    PLACEHOLDER_FOR_STEP,
-    STEP_FUNCTIONS,
-    asl_substitutions,
-)
+from maestro_dev.local.stack import ASL_PATH, asl_substitutions
 
 ROOT = Path(__file__).resolve().parents[2]
 ASL: dict[str, Any] = json.loads(ASL_PATH.read_text())
@@ -64,13 +60,18 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 
 def resolves(model: type[BaseModel], path: str) -> bool:
-    """Whether a JSONPath like ``$.precheck.route`` names a field through the models."""
+    """Whether a JSONPath like ``$.precheck.route`` (or ``$.judged.vendors[0]``, an item of a
+    tuple field) names a field through the models."""
     assert path.startswith("$."), path
     current: type[BaseModel] | None = model
     for part in path[2:].split("."):
-        if current is None or part not in current.model_fields:
+        name, _, index = part.partition("[")
+        if current is None or name not in current.model_fields:
             return False
-        current = _model_of(current.model_fields[part].annotation)
+        annotation = current.model_fields[name].annotation
+        if index and typing.get_origin(annotation) is not tuple:
+            return False
+        current = _model_of(annotation)
     return True
 
 
@@ -104,7 +105,13 @@ def test_the_map_items_are_act_items() -> None:
     (queue,) = [s for s in ASL["States"].values() if s["Type"] == "Map"]
     assert resolves(ExecutionState, queue["ItemsPath"])
     selector = queue["ItemSelector"]
-    assert {key.removesuffix(".$") for key in selector} == set(ActItem.model_fields)
+    # Every field but the one the item's gate writes itself when it times out (its Catch).
+    assert {key.removesuffix(".$") for key in selector} == set(ActItem.model_fields) - {
+        "gate_timeout"
+    }
+    gate = queue["ItemProcessor"]["States"]["Step gate: before the action"]
+    (timeout,) = [c for c in gate["Catch"] if c["ErrorEquals"] == ["States.Timeout"]]
+    assert resolves(ActItem, timeout["ResultPath"])
     for path in _paths(selector):
         assert resolves(ExecutionState, path), path
 
@@ -143,7 +150,9 @@ def test_the_event_source_is_the_bus_adapter_s() -> None:
 
 
 def test_every_lambda_step_has_a_handler_a_placeholder_and_a_function() -> None:
-    assert set(STEPS) == set(STEP_FUNCTIONS) == set(PLACEHOLDER_FOR_STEP)
+    _, steps = STATE_MACHINES["package_pipeline"]
+    assert tuple(STEPS) == steps
+    assert {placeholder(step) for step in steps} | {"EventBusName"} == set(asl_substitutions("b"))
     functions = {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
     assert set(STEPS) <= functions
     placeholders = {p for p in asl_substitutions("bus") if p.endswith("FunctionArn")}

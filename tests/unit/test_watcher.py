@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from builders import MARIA, T0, act, package
-from fakes import InMemoryDecisionLog
+from fakes import InMemoryDecisionLog, InMemoryDispatchStore
 
 from maestro.domain.actions import Action, Lane
 from maestro.domain.dispose import QueuedAction
@@ -104,6 +104,7 @@ class World:
                 timeline=self.timeline,
                 pending=self.pending,
                 decisions=self.decisions,
+                dispatch=InMemoryDispatchStore(),
                 ledger=self.ledger,
                 clock=self.clock,
             )

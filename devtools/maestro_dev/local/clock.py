@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from maestro.ports import DebounceSignal
@@ -15,20 +16,33 @@ class VirtualClock:
         if start.tzinfo is None:
             raise ValueError("the virtual clock needs a timezone-aware start")
         self._now = start
+        self._listeners: list[Callable[[], None]] = []
 
     def now(self) -> datetime:
         return self._now
+
+    def listen(self, moved: Callable[[], None]) -> Callable[[], None]:
+        """Call ``moved`` whenever time is set or advanced (what waits on virtual time wakes
+        on); returns what stops it."""
+        self._listeners.append(moved)
+        return lambda: self._listeners.remove(moved)
 
     def advance(self, seconds: float) -> datetime:
         if seconds < 0:
             raise ValueError("time only moves forward")
         self._now += timedelta(seconds=seconds)
+        self._moved()
         return self._now
 
     def set(self, moment: datetime) -> None:
         if moment < self._now:
             raise ValueError("time only moves forward")
         self._now = moment
+        self._moved()
+
+    def _moved(self) -> None:
+        for moved in list(self._listeners):
+            moved()
 
 
 class VirtualDelayQueue:

@@ -35,6 +35,7 @@ from itertools import count
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from maestro.access import STATE_MACHINES
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -96,6 +97,10 @@ STAGES = (
     "watcher",
     "sweeper",
 )
+# Every Lambda step of the package pipeline is a stage (its step gate runs only in step mode).
+_UNSTAGED = set(STATE_MACHINES["package_pipeline"][1]) - {"step_gate"} - set(STAGES)
+if _UNSTAGED:
+    raise ValueError(f"the fault matrix has no stage for the pipeline's steps {sorted(_UNSTAGED)}")
 STATE_OF = {
     "precheck": "Pre-check",
     "escalate": "Escalate at once",

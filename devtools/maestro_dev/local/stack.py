@@ -56,6 +56,7 @@ from urllib.parse import urlencode, urlsplit
 from aws_lambda_powertools.utilities import parameters
 from pydantic import HttpUrl
 
+from maestro.access import STATE_MACHINES, placeholder
 from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
 from maestro.domain.digest import next_hour
@@ -67,6 +68,7 @@ from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.edge import FALLBACK_PREFIX, Edge
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
 from maestro_dev.local.moto_patches import indexed_queries, uncounted_sends, untracked_models
+from maestro_dev.local.sfn_time import VirtualWaits, virtual_step_functions_time
 from maestro_dev.local.threads import Priority, thread_safe_moto
 from maestro_dev.local.twilio_loopback import TwilioLoopback, TwilioLoopbackServer
 from maestro_dev.twilio_wire import WebhookTargets, wire_number
@@ -91,40 +93,25 @@ SWEEP_EVERY_SECONDS = 300  # the cloud's schedule rule
 SWEEP_LOOKBACK_SECONDS = 900  # three sweeps per package here (the cloud looks back an hour)
 STRANDED_SWEEP = '{"sweep": "stranded"}'  # the schedule rule's constant input, every 5 minutes
 TWILIO_RETRY_BASE_SECONDS = 0.02  # local retries back off fast, like Step Functions' here
-STEP_FUNCTIONS = (
-    "precheck",
-    "escalate",
-    "lease",
-    "resolve",
-    "brain",
-    "dispose",
-    "act",
-    "persist",
-    "fail_open",
-    "step_gate",
-)
-PLACEHOLDER_FOR_STEP = {
-    "precheck": "PreCheckFunctionArn",
-    "escalate": "EscalateFunctionArn",
-    "lease": "LeaseFunctionArn",
-    "resolve": "ResolveFunctionArn",
-    "brain": "BrainFunctionArn",
-    "dispose": "DisposeFunctionArn",
-    "act": "ActFunctionArn",
-    "persist": "PersistFunctionArn",
-    "fail_open": "FailOpenFunctionArn",
-    "step_gate": "StepGateFunctionArn",
-}
+WO_ASL_PATH = ROOT / "statemachines" / "work_order.asl.json"
 
 
 def function_arn(step: str) -> str:
     return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:maestro-{step.replace('_', '-')}"
 
 
-def asl_substitutions(event_bus_name: str) -> dict[str, str]:
-    """Every ``${Placeholder}`` of the pipeline's ASL and its value on the local stack."""
-    subs = {placeholder: function_arn(step) for step, placeholder in PLACEHOLDER_FOR_STEP.items()}
-    subs["EventBusName"] = event_bus_name
+def asl_path(machine: str) -> Path:
+    """The ASL file of one of ``maestro.access.STATE_MACHINES``."""
+    return ROOT / "statemachines" / STATE_MACHINES[machine][0]
+
+
+def asl_substitutions(event_bus_name: str, machine: str = "package_pipeline") -> dict[str, str]:
+    """Every ``${Placeholder}`` of ``machine``'s ASL and its value on the local stack: one per
+    step of ``maestro.access.STATE_MACHINES`` (the same list the cloud's substitutions use)."""
+    _, steps = STATE_MACHINES[machine]
+    subs = {placeholder(step): function_arn(step) for step in steps}
+    if machine == "package_pipeline":
+        subs["EventBusName"] = event_bus_name
     return subs
 
 
@@ -246,8 +233,11 @@ class LocalStack:
     def __exit__(self, *exc: object) -> None:
         try:
             self.wait_for_executions(timeout=10, allow_paused=True)
-            for execution in self.running_executions():
-                self.sfn.stop_execution(executionArn=execution["executionArn"])
+            mine = (self.machine_arn, self.wo_machine_arn)
+            with self._progress:
+                running = [a for a, e in self._running.items() if e.state_machine_arn in mine]
+            for arn in running:  # both machines' (a WO's waits for its people)
+                self.sfn.stop_execution(executionArn=arn)
         finally:
             self._exit.close()
 
@@ -303,6 +293,11 @@ class LocalStack:
         )
         fast.sleep = lambda seconds: time.sleep(seconds * RETRY_TIME_SCALE)
         self._exit.enter_context(mock.patch.object(retrier_decl, "time", fast))
+        # Task timeouts and task-token waits count virtual seconds; closing the stack ends every
+        # wait (registered after the patches, so it runs before they are undone).
+        self.waits = VirtualWaits(self.clock, self._moved)
+        self._exit.enter_context(virtual_step_functions_time(self.waits))
+        self._exit.callback(self.waits.close)
         self.twilio = TwilioLoopback(
             self.twilio_token,
             self.clock.now,
@@ -393,6 +388,9 @@ class LocalStack:
         from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
         from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
+        from maestro.dispatch.entry import build_dispatch
+        from maestro.dispatch.entry import make_handlers as make_dispatch_handlers
+        from maestro.dispatch.starter import WoStarter
         from maestro.ingest.fallback import FallbackDrain, ReceivedClock
         from maestro.ingest.flusher import Flusher
         from maestro.ingest.service import Ingestor
@@ -401,7 +399,9 @@ class LocalStack:
         from maestro.pipeline.digest_entry import build_digest
         from maestro.pipeline.entry import build_pipeline, make_handlers
         from maestro.settings import (
+            DISPATCH_TABLES,
             DigestSettings,
+            DispatchSettings,
             PipelineSettings,
             SweeperSettings,
             WatcherSettings,
@@ -473,12 +473,34 @@ class LocalStack:
             Name=PREFIX + "twilio-auth-token", SecretString=self.twilio_token
         )["ARN"]
 
-        definition = substitute(ASL_PATH.read_text(), asl_substitutions(self.bus_name))
-        self.machine_arn = self.sfn.create_state_machine(
-            name=PREFIX + "package-pipeline",
-            definition=definition,
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
-        )["stateMachineArn"]
+        # Both state machines from their ASL files, with the steps of maestro.access.
+        self.machine_arns: dict[str, str] = {}
+        for machine in STATE_MACHINES:
+            definition = substitute(
+                asl_path(machine).read_text(), asl_substitutions(self.bus_name, machine)
+            )
+            self.machine_arns[machine] = self.sfn.create_state_machine(
+                name=PREFIX + machine.replace("_", "-"),
+                definition=definition,
+                roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
+            )["stateMachineArn"]
+        self.machine_arn = self.machine_arns["package_pipeline"]
+        self.wo_machine_arn = self.machine_arns["work_order"]
+        # wo.created → the wo-start queue (with its DLQ) → wo_start (polled in settle()).
+        self.wo_start_url, self.wo_start_dlq = queue_with_dlq("wo-start")
+        self.events.put_rule(
+            Name=PREFIX + "wo-created",
+            EventBusName=self.bus_name,
+            EventPattern=json.dumps({"source": [EVENT_SOURCE], "detail-type": ["wo.created"]}),
+        )
+        wo_start_arn = self.sqs.get_queue_attributes(
+            QueueUrl=self.wo_start_url, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+        self.events.put_targets(
+            Rule=PREFIX + "wo-created",
+            EventBusName=self.bus_name,
+            Targets=[{"Id": "wo-start-queue", "Arn": wo_start_arn}],
+        )
 
         # Twilio, on the loopback: the same adapter and SDK as the cloud, another base URL.
         twilio: dict[str, Any] = {
@@ -526,6 +548,25 @@ class LocalStack:
             key_from_env=self.model == "env",
         )
         self.handlers = make_handlers(self.pipeline, persistence)
+        aws_clients.client.cache_clear()  # its own SDK clients, as each function has
+        dispatch_tables: dict[str, Any] = {f"{t}_table": self.tables[t] for t in DISPATCH_TABLES}
+        dispatch_settings = DispatchSettings(
+            **dispatch_tables,
+            event_bus_name=self.bus_name,
+            region=REGION,
+            **twilio,
+            **{
+                "on_call_pm_phone": ON_CALL_PM,
+                **{
+                    k: v
+                    for k, v in self.settings_overrides.items()
+                    if k in DispatchSettings.model_fields
+                },
+            },
+        )
+        self.dispatch = build_dispatch(dispatch_settings, self.clock)
+        self.handlers.update(make_dispatch_handlers(self.dispatch))
+        self.wo_starter = WoStarter(self.sfn, self.wo_machine_arn)
 
         buffer = DynamoConversationBuffer(
             self.ddb,
@@ -575,6 +616,7 @@ class LocalStack:
                 timeline_table=self.tables["timeline"],
                 pending_table=self.tables["pending"],
                 decisions_table=self.tables["decisions"],
+                dispatch_table=self.tables["dispatch"],
                 region=REGION,
             ),
             self.clock,
@@ -688,7 +730,8 @@ class LocalStack:
             aws_request_id=uuid.uuid4().hex,
             invoked_function_arn=function_arn(step),
         )
-        package_id = str(event.get("package_id", ""))
+        # A package's step by its package id, a work order machine's by its WO id.
+        package_id = str(event.get("package_id") or event.get("wo_id") or "")
         try:
             result = self.fault(step, event, lambda: self.handlers[step](event, context))
         except Exception as error:  # a Lambda function error, as the service reports it
@@ -778,6 +821,16 @@ class LocalStack:
             lambda event: process_fallback_batch(event, self.fallback_drain, None),
         )
 
+    def poll_wo_start(self) -> int:
+        """One event-source-mapping poll of the wo-start queue: wo.created events → wo_start,
+        which starts each WO's execution (named by its id: a redelivery starts nothing)."""
+        from maestro.dispatch.starter import process_wo_start_batch
+
+        return self._poll(
+            self.wo_start_url,
+            lambda event: process_wo_start_batch(event, self.wo_starter, None),
+        )
+
     def rescue_stranded(self) -> int:
         """The stranded sweep now (the schedule rule's record on the debounce queue, handled by
         the flusher); how many records were handled."""
@@ -817,6 +870,7 @@ class LocalStack:
         if self.clock.now() >= self._next_digest:
             self.send_digest()
         self.poll_fallback()
+        self.poll_wo_start()
         self.poll_watcher()
         if self.clock.now() >= self._next_sweep:
             self.sweep()
@@ -843,7 +897,7 @@ class LocalStack:
         # The fallback queue's event source drains it within a second in the cloud: before
         # time moves, so a kept message's signals fall due on the way.
         self.poll_fallback()
-        while (due := self.debounce.next_due()) is not None and due.timestamp() <= target:
+        while (due := self._next_stop(target)) is not None:
             self.clock.set(max(due, self.clock.now()))
             self.debounce.release_due()
             self.poll_debounce()
@@ -858,6 +912,17 @@ class LocalStack:
         self.settle()
         if wait:  # what the scheduled sweeps of settle started
             self.wait_for_executions(allow_paused=True)
+
+    def _next_stop(self, target: float) -> datetime | None:
+        """Where ``advance`` stops next on its way to ``target``: a debounce signal due, the
+        deadline of a Step Functions wait (an offer's timeout, a gate's heartbeat), or the top
+        of the hour when the digest is due (the cloud's hourly rule fires then: a stop at a
+        wait's deadline must not send it later in the hour instead)."""
+        now = self.clock.now()
+        digest = self._next_digest if self._next_digest > now else None
+        stops = [self.debounce.next_due(), self.waits.next_deadline(after=now), digest]
+        due = [moment for moment in stops if moment is not None and moment.timestamp() <= target]
+        return min(due, default=None)
 
     # -- executions -----------------------------------------------------------------------------
 
@@ -893,8 +958,40 @@ class LocalStack:
             for e in sorted(running, key=lambda e: e.start_date)
         ]
 
+    def wo_executions(self) -> list[dict[str, Any]]:
+        """Every execution of the work order machine, oldest first (ListExecutions)."""
+        found: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"stateMachineArn": self.wo_machine_arn, "maxResults": 1000}
+        while True:
+            page = self.sfn.list_executions(**kwargs)
+            found.extend(page["executions"])
+            if not page.get("nextToken"):
+                return sorted(found, key=lambda e: e["startDate"])
+            kwargs["nextToken"] = page["nextToken"]
+
+    def wo_execution(self, wo_id: str) -> dict[str, Any]:
+        """The WO's execution (named by its id), described as it is now."""
+        arn = f"{self.wo_machine_arn.replace(':stateMachine:', ':execution:')}:{wo_id}"
+        return self.sfn.describe_execution(executionArn=arn)  # type: ignore[no-any-return]
+
+    def wo_states(self, wo_id: str) -> list[str]:
+        """The states the WO's execution entered so far, in order."""
+        return self.states_entered(self.wo_execution(wo_id)["executionArn"])
+
+    def waiting_work_orders(self) -> dict[str, datetime]:
+        """Work order executions waiting on a task token (a person's answer), by ARN: until
+        when (the state's timeout)."""
+        return {
+            arn: wait.deadline
+            for arn, wait in self.waits.waiting_on_tokens().items()
+            if arn.startswith(self.wo_machine_arn.replace(":stateMachine:", ":execution:") + ":")
+        }
+
     def paused_executions(self) -> set[str]:
-        return {gate.execution_id for gate in self.pipeline.deps.gates.open_gates()}
+        """Executions paused at a step gate: its token stored, and the execution waiting on it
+        now (a gate that timed out in virtual time leaves its record behind, and moves on)."""
+        waiting = self.waits.waiting_on_tokens()
+        return {g.execution_id for g in self.pipeline.deps.gates.open_gates()} & set(waiting)
 
     def idle_executions(self) -> set[str]:
         """Running executions that cannot move until someone acts or virtual time passes: paused
@@ -933,11 +1030,16 @@ class LocalStack:
 
     def wait_for_executions(self, timeout: float = 30, allow_paused: bool = False) -> None:
         """Until every execution has finished, or (``allow_paused``) is idle: paused at a gate
-        or waiting behind one. Sleeps until something moves (:meth:`wait_for_progress`)."""
+        or waiting behind one. A work order's execution waiting on a person (its task token,
+        until its deadline) is idle either way: only time or an answer moves it. Sleeps until
+        something moves (:meth:`wait_for_progress`)."""
         deadline = time.monotonic() + timeout
         while True:
             seen = self.progress()
-            running = {e["executionArn"] for e in self.running_executions()}
+            mine = (self.machine_arn, self.wo_machine_arn)  # not an eval executor's, say
+            with self._progress:
+                running = {a for a, e in self._running.items() if e.state_machine_arn in mine}
+            running -= set(self.waiting_work_orders())
             if running and allow_paused:
                 running -= self.idle_executions()
             if not running:

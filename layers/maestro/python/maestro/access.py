@@ -174,18 +174,16 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     # messenger's tables: sends claims, messages records, conversations holds the consent and
     # the daily caps, parties says whether the directory lets a number be texted.
     "wo_gather": {
-        # What the job lacks: the WO, its timeline (notes, media), the tenant's unit.
+        # What the job lacks: the WO and its timeline (notes, media); creates the run.
         "dispatch": "write",
         "work_orders": "read",
         "timeline": "read",
-        "directory": "read",
     },
     "wo_ask": {
         # Stores the task token, texts the question (tenant), approval (PM) or offer (vendor);
         # re-reads the WO first (I6); marks the WO awaiting the tenant's answer (state).
         "dispatch": "write",
         "work_orders": "read",
-        "timeline": "read",
         "state": "write",
         "directory": "read",
         "parties": "read",
@@ -198,7 +196,6 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         # offer's text to its vendor; the WO's awaited answer cleared (state).
         "dispatch": "write",
         "work_orders": "read",
-        "timeline": "read",
         "state": "write",
         "directory": "read",
         "parties": "read",
@@ -206,13 +203,15 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "messages": "write",
         "sends": "write",
     },
-    # Priority, trade, budget, approval and the ranked vendors (the directory; open jobs and
-    # ratings from the WOs), recorded as a decision in the log.
+    # Priority (the WO, and its state's trail: an emergency escalated on it), trade (its
+    # category, else its timeline's notes), budget, approval and the ranked vendors (the
+    # directory; open jobs from the property's open WOs), recorded with the reasons on the run.
     "wo_judge": {
         "dispatch": "write",
         "work_orders": "read",
+        "timeline": "read",
+        "state": "read",
         "directory": "read",
-        "decisions": "write",
     },
     "wo_assign": {
         # The WO gets its vendor (assigned), its timeline the entry; the vendor the access
@@ -227,12 +226,11 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "sends": "write",
     },
     "wo_page": {
-        # No vendor (or no approval): the on-call PM paged with the trail (the run, the WO's
-        # timeline and the tenant conversation's recent decisions).
+        # No vendor (or no approval): the on-call PM paged with the trail (the run and the
+        # WO's timeline).
         "dispatch": "write",
         "work_orders": "read",
         "timeline": "read",
-        "decisions": "read",
         "directory": "read",
         "parties": "read",
         "conversations": "write",
@@ -255,7 +253,7 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "parties": "read",
         "work_orders": "read",
     },
-    # Read-verify: reads every claimed surface, writes only the ledger.
+    # Read-verify: reads every claimed surface (a dispatch run's too), writes only the ledger.
     "watcher": {
         "ledger": "write",
         "messages": "read",
@@ -263,6 +261,7 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "timeline": "read",
         "pending": "read",
         "decisions": "read",
+        "dispatch": "read",
     },
     "sweeper": {"decisions": "read", "ledger": "write"},
     # The hourly digest: the hour's lines and its closing (conversations), its one page to the

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES, PIPELINE_STEPS
+from maestro.access import DISPATCH_STEPS, EVENT_PUBLISHERS, FUNCTION_TABLES, PIPELINE_STEPS
 from maestro.tables import RETENTION_DAYS
 
 TWILIO_ACCOUNT_SID_PATTERN = r"^AC[0-9a-fA-F]{32}$"
@@ -314,7 +314,7 @@ class DigestSettings(TwilioSettings, SendCapSettings):
 class WatcherSettings(TwilioSettings):
     """functions/watcher: reads each claimed surface back (the messenger's surface by the same
     choice as the pipeline's messenger, the WO store and timelines, the pending store, the
-    decision log) and writes the ledger."""
+    decision log, the work orders' dispatch runs) and writes the ledger."""
 
     ledger_table: str
     messages_table: str
@@ -322,6 +322,7 @@ class WatcherSettings(TwilioSettings):
     timeline_table: str
     pending_table: str
     decisions_table: str
+    dispatch_table: str
 
 
 class SweeperSettings(RetentionSettings):
@@ -336,3 +337,110 @@ class SweeperSettings(RetentionSettings):
     sweep_lookback_seconds: int = Field(
         default=3600, ge=300, description="How far back each sweep looks (past the window)"
     )
+
+
+DISPATCH_TABLES = (
+    "dispatch",
+    "work_orders",
+    "timeline",
+    "state",
+    "directory",
+    "parties",
+    "conversations",
+    "messages",
+    "sends",
+)
+"""The tables a work order machine step may use: each is a ``<name>_table`` of DispatchSettings."""
+
+
+class DispatchPolicySettings(_Base):
+    """The account's dispatch policy (docs/dispatch.md): what a property's own (the directory's
+    ``nte_usd``/``approval_over_usd``) does not say. Seconds, US dollars, local hours."""
+
+    offer_timeout_emergency_seconds: int = Field(default=600, ge=60, le=86_400)
+    offer_timeout_urgent_seconds: int = Field(default=1800, ge=60, le=86_400)
+    offer_timeout_routine_seconds: int = Field(default=14_400, ge=60, le=7 * 86_400)
+    gather_deadline_seconds: int = Field(
+        default=7200, ge=60, le=7 * 86_400, description="How long gather waits for the tenant"
+    )
+    approval_timeout_seconds: int = Field(
+        default=3600, ge=60, le=7 * 86_400, description="How long the PM's approval is awaited"
+    )
+    nte_emergency_usd: int = Field(default=1500, ge=0, description="Not to exceed, emergency")
+    nte_urgent_usd: int = Field(default=600, ge=0, description="Not to exceed, urgent")
+    nte_routine_usd: int = Field(default=300, ge=0, description="Not to exceed, routine")
+    approval_over_usd: int = Field(
+        default=500,
+        ge=0,
+        description="A job whose not-to-exceed is above this needs the PM's approval (never "
+        "an emergency's)",
+    )
+    business_hours_start: int = Field(default=8, ge=0, le=23, description="Local hour, from")
+    business_hours_end: int = Field(default=18, ge=1, le=24, description="Local hour, until")
+    business_days: tuple[int, ...] = Field(
+        default=(0, 1, 2, 3, 4), description="Weekdays open, Monday = 0"
+    )
+
+    @model_validator(mode="after")
+    def _hours_in_order(self) -> DispatchPolicySettings:
+        if self.business_hours_end <= self.business_hours_start:
+            raise ValueError("business_hours_end must come after business_hours_start")
+        return self
+
+
+class DispatchSettings(DispatchPolicySettings, TwilioSettings, SendCapSettings):
+    """functions/wo_<step> for each of ``maestro.access.DISPATCH_STEPS`` (the work order
+    machine). As PipelineSettings: with ``step`` set, exactly the tables of its row; without it
+    (the embedded stack), every table of :data:`DISPATCH_TABLES`."""
+
+    step: str | None = Field(
+        default=None, description="The one step this function runs; unset: all of them"
+    )
+    dispatch_table: str | None = None
+    work_orders_table: str | None = None
+    timeline_table: str | None = None
+    state_table: str | None = None
+    directory_table: str | None = None
+    parties_table: str | None = None
+    conversations_table: str | None = None
+    messages_table: str | None = None
+    sends_table: str | None = None
+    event_bus_name: str | None = None
+    on_call_pm_phone: str = Field(default="", pattern=_FALLBACK_PHONE, description=_FALLBACK_DOC)
+
+    @field_validator("step", "event_bus_name", *(f"{t}_table" for t in DISPATCH_TABLES))
+    @classmethod
+    def _empty_is_unset_too(cls, value: str | None) -> str | None:
+        return value or None
+
+    @model_validator(mode="after")
+    def _the_steps_tables_exactly(self) -> DispatchSettings:
+        if self.step is None:
+            needed = set(DISPATCH_TABLES)
+        else:
+            if self.step not in DISPATCH_STEPS:
+                raise ValueError(f"step {self.step!r} is not one of {list(DISPATCH_STEPS)}")
+            needed = set(FUNCTION_TABLES[self.step])
+        named = {t for t in DISPATCH_TABLES if self.table(t) is not None}
+        problems = [f"{t}_table is required" for t in sorted(needed - named)]
+        problems += [
+            f"{t}_table is not one of the step's tables (maestro.access.FUNCTION_TABLES)"
+            for t in sorted(named - needed)
+        ]
+        if self.event_bus_name is None:  # every step of the machine publishes its wo.* event
+            problems.append("event_bus_name is required")
+        if problems:
+            raise ValueError(f"{self.step or 'the work order machine'}: " + "; ".join(problems))
+        return self
+
+    def table(self, logical_name: str) -> str | None:
+        """The configured name of one of :data:`DISPATCH_TABLES`, or None."""
+        name: str | None = getattr(self, f"{logical_name}_table")
+        return name
+
+
+class WoStartSettings(_Base):
+    """functions/wo_start: the wo-start queue's consumer (the ``wo.created`` rule's target)
+    starts each new WO's execution of the work order machine, named by the WO id."""
+
+    work_order_machine_arn: str = Field(min_length=1)

@@ -185,7 +185,9 @@ def fallback_decision_id(package_id: str) -> str:
 
 
 class OutstandingItem(Frozen):
-    kind: Literal["availability", "rating", "clarification", "confirmation", "vendor_reply"]
+    kind: Literal[
+        "availability", "rating", "clarification", "confirmation", "vendor_reply", "answer"
+    ]
     since: AwareDatetime
     note: str = ""
     asked_about: WoSnapshot | None = Field(default=None, description="The WO when asked")

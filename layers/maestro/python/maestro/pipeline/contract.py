@@ -200,6 +200,9 @@ class ActItem(Frozen):
     package_ref: PackageRef
     lease: LeaseSnapshot | None = None
     step: bool = False
+    gate_timeout: StepError | None = Field(
+        default=None, description="The action's step gate timed out: it went on without release"
+    )
 
 
 class GatePayload(Frozen):

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
+from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -51,6 +52,7 @@ def build_watcher(settings: WatcherSettings, clock: Clock) -> Watcher:
             timeline=DynamoTimeline(ddb, settings.timeline_table),
             pending=DynamoPendingStore(ddb, settings.pending_table),
             decisions=DynamoDecisionLog(ddb, settings.decisions_table),
+            dispatch=DynamoDispatchStore(ddb, settings.dispatch_table),
             ledger=DynamoLedger(
                 ddb, settings.ledger_table, retention_days=settings.ledger_retention_days
             ),

@@ -21,6 +21,13 @@ that fails (Twilio down, a throttled table) raises: the SQS record is retried, t
 Values that may legitimately move on after the claim (a WO's status when a later package changed
 it) are compared only while the WO is still at the version the claim wrote; the immutable
 timeline entry the claim names is always compared.
+
+A work order's dispatch run (docs/dispatch.md) is read the same way: its texts (the offer, the
+PM's approval request, the PM's page) by SID through the messenger's surface, and what the run
+record says was done (the offer to that vendor with that SID, the approval asked, what was
+gathered, how it ended) from the dispatch store; the assignment from the WO itself. A run
+that has not reached the version a claim says it left is a mismatch; a run that has moved on
+since (the next offer, an answer) is not.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from maestro.domain.dispatch import DispatchRun, Gathered
 from maestro.domain.events import (
     ClaimValue,
     ClarificationAsked,
@@ -38,7 +46,12 @@ from maestro.domain.events import (
     EscalationPaged,
     MessageSent,
     RatingRecorded,
+    WoApprovalRequested,
     WoCreated,
+    WoDispatched,
+    WoDispatchFailed,
+    WoGathered,
+    WoOffered,
     WoUpdated,
     body_digest,
 )
@@ -51,6 +64,7 @@ from maestro.observability import count
 from maestro.ports import (
     Clock,
     DecisionLog,
+    DispatchStore,
     Ledger,
     MessageRead,
     MessageReader,
@@ -74,6 +88,7 @@ class WatcherDeps:
     timeline: Timeline
     pending: PendingStore
     decisions: DecisionLog
+    dispatch: DispatchStore
     ledger: Ledger
     clock: Clock
 
@@ -106,6 +121,11 @@ class Watcher:
             "confirm.released": self._released,
             "clarification.asked": self._asked,
             "decision.recorded": self._decision,
+            "wo.gathered": self._gathered,
+            "wo.approval_requested": self._approval_requested,
+            "wo.offered": self._offered,
+            "wo.dispatched": self._dispatched,
+            "wo.dispatch_failed": self._dispatch_failed,
         }
 
     def watch(self, event: DomainEvent) -> LedgerRow:
@@ -398,3 +418,177 @@ class Watcher:
         _differs(read.diffs, "route", claim.route, completion.route)
         read.note = f"{len(decisions)} decision(s), route {completion.route}"
         return read
+
+    # -- a work order's dispatch run -----------------------------------------------------------
+
+    def _read_run(self, wo_id: str, run_version: int) -> tuple[DispatchRun | None, _Read]:
+        run = self.deps.dispatch.get(wo_id)
+        surface = f"the dispatch store: {wo_id}'s run"
+        if run is None:
+            return None, _Read("ddb-read", surface, {}, [], missing=f"no dispatch run for {wo_id}")
+        values: dict[str, ClaimValue] = {"run_version": run.version, "step": run.step}
+        read = _Read("ddb-read", surface, values, [])
+        if run.version < run_version:
+            read.diffs.append(("run_version", run_version, run.version))
+        return run, read
+
+    def _text_and_run(
+        self, event: DomainEvent, sid: str, to_sha256: str, body_sha256: str, run_version: int
+    ) -> tuple[MessageRead | None, DispatchRun | None, _Read]:
+        """A text the run claims it sent (by SID, on the messenger's surface), then the run.
+        The row's provenance is the text's surface; the run's values are read beside it."""
+        message, read = self._read_message(sid)
+        if message is None:
+            return None, None, read
+        _differs(read.diffs, "to_sha256", to_sha256, body_digest(message.to))
+        _differs(read.diffs, "body_sha256", body_sha256, body_digest(message.body))
+        if message.status in FAILED_STATUSES:
+            code = f" (error {message.error_code})" if message.error_code else ""
+            read.diffs.append(("status", "sent", f"{message.status}{code}"))
+        run, run_read = self._read_run(event.subject_id, run_version)
+        read.surface = f"{message.surface}; {run_read.surface}"
+        if run is None:
+            read.missing = run_read.missing
+            return message, None, read
+        read.values |= run_read.values
+        read.diffs += run_read.diffs
+        return message, run, read
+
+    def _offered(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, WoOffered)
+        message, run, read = self._text_and_run(
+            event, claim.sid, claim.to_sha256, claim.body_sha256, claim.run_version
+        )
+        if message is None or run is None:
+            return read
+        offer = next((o for o in run.offers if o.index == claim.offer_index), None)
+        if offer is None:
+            read.missing = f"{run.wo_id}'s run has no offer {claim.offer_index}"
+            return read
+        read.values |= {
+            "vendor_id": offer.vendor_id,
+            "offer_sid": offer.sid,
+            "outcome": offer.outcome,
+        }
+        _differs(read.diffs, "vendor_id", claim.vendor_id, offer.vendor_id)
+        # The offer on the run names the text that made it (so a retried step finds it).
+        _differs(read.diffs, "offer_sid", claim.sid, offer.sid)
+        read.note = (
+            f"offer {offer.index} of {run.wo_id} to {offer.vendor_id}: {message.sid} to "
+            f"{mask_phone_numbers(message.to)}, {message.status}; now {offer.outcome}"
+        )
+        return read
+
+    def _approval_requested(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, WoApprovalRequested)
+        message, run, read = self._text_and_run(
+            event, claim.sid, claim.to_sha256, claim.body_sha256, claim.run_version
+        )
+        if message is None or run is None:
+            return read
+        if run.approval is None or run.judgment is None:
+            read.missing = f"{run.wo_id}'s run asked no approval"
+            return read
+        read.values |= {
+            "approval": run.approval,
+            "nte_usd": run.judgment.nte_usd,
+            "approval_needed": run.judgment.approval_needed,
+        }
+        if run.approver_id is not None:  # the fallback number when no PM is on call: masked
+            read.values["approver_id"] = mask_phone_numbers(run.approver_id)
+        _differs(read.diffs, "nte_usd", claim.nte_usd, run.judgment.nte_usd)
+        _differs(read.diffs, "approval_needed", True, run.judgment.approval_needed)
+        if claim.person_id is not None:
+            _differs(read.diffs, "person_id", claim.person_id, run.approver_id)
+        if run.version == claim.run_version:
+            # Still as the request left it: waiting on the PM's answer to this very text.
+            _differs(read.diffs, "approval", "pending", run.approval)
+            waiting = run.waiting
+            _differs(read.diffs, "waiting", "approval", waiting.kind if waiting else None)
+            if waiting is not None and waiting.question_sid is not None:
+                _differs(read.diffs, "question_sid", claim.sid, waiting.question_sid)
+        read.note = (
+            f"approval of {run.wo_id} up to ${run.judgment.nte_usd} asked by {message.sid} to "
+            f"{mask_phone_numbers(message.to)}, {message.status}; now {run.approval}"
+        )
+        return read
+
+    def _dispatched(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, WoDispatched)
+        wo, read = self._read_wo(event.subject_id)
+        if wo is None:
+            return read
+        read.values["vendor_id"] = wo.vendor_id
+        # An assigned vendor stays the WO's vendor (a later cancel or completion keeps it).
+        _differs(read.diffs, "vendor_id", claim.vendor_id, wo.vendor_id)
+        self._version_and_status(read, wo, claim.version, claim.status)
+        read.note = f"{wo.wo_id} (v{wo.version}, {wo.status.value}) with vendor {wo.vendor_id}"
+        return read
+
+    def _gathered(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, WoGathered)
+        run, read = self._read_run(event.subject_id, claim.run_version)
+        if run is None:
+            return read
+        gathered = run.gathered
+        if gathered is None:
+            read.missing = f"{run.wo_id}'s run has gathered nothing"
+            return read
+        asked, have, by = ",".join(gathered.asked), ",".join(gathered.have), gathered_by(gathered)
+        read.values |= {"asked": asked, "have": have, "by": by}
+        _differs(read.diffs, "asked", claim.asked, asked)
+        _differs(read.diffs, "have", claim.have, have)
+        _differs(read.diffs, "by", claim.by, by)
+        read.note = f"{run.wo_id}: asked [{asked}], has [{have}] ({by})"
+        return read
+
+    def _dispatch_failed(self, event: DomainEvent) -> _Read:
+        claim = event.typed_claim()
+        assert isinstance(claim, WoDispatchFailed)
+        run, read = self._read_run(event.subject_id, claim.run_version)
+        if run is None:
+            return read
+        reason = failure_reason(run)
+        read.values |= {"reason": reason, "offers": len(run.offers)}
+        _differs(read.diffs, "reason", claim.reason, reason)
+        _differs(read.diffs, "offers", claim.offers, len(run.offers))
+        read.note = f"{run.wo_id}: {run.step} after {len(run.offers)} offer(s)"
+        if claim.paged_sid is not None:
+            message, page = self._read_message(claim.paged_sid)
+            read.surface = f"{read.surface}; {page.surface}"
+            if message is None:
+                read.missing = page.missing
+                return read
+            read.values["paged_sid"] = message.sid
+            read.values["paged_status"] = message.status
+            if message.status in FAILED_STATUSES:
+                read.diffs.append(("paged_status", "sent", message.status))
+            read.note += f"; page {message.sid} to {mask_phone_numbers(message.to)}"
+        return read
+
+
+def gathered_by(gathered: Gathered) -> str:
+    """How a run's gather ended, as ``wo.gathered`` claims it (``WoGathered.by``)."""
+    if gathered.skipped is not None:
+        return "skipped"
+    if gathered.by_deadline:
+        return "deadline"
+    if not gathered.asked:
+        return "nothing_missing"
+    return "tenant"
+
+
+def failure_reason(run: DispatchRun) -> str | None:
+    """Why a run ended without a vendor, as ``wo.dispatch_failed`` claims it
+    (``WoDispatchFailed.reason``); None while it has not (or ended assigned)."""
+    if run.step == "closed":
+        return "closed"
+    if run.step not in ("no_vendor", "refused_by_pm"):
+        return None
+    if run.approval == "timed_out":  # the PM never answered: paged, no vendor was offered it
+        return "approval_timed_out"
+    return run.step
