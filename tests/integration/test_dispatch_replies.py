@@ -29,9 +29,6 @@ from maestro_dev.local.world import seed_directory
 from tests.integration.embedded import flush, sms, to_phone, work_orders
 
 pytestmark = pytest.mark.integration
-# The work order machine and its embedded stack are the engine part's (#19): until they are on
-# this branch's main, there is nothing here to answer.
-pytest.importorskip("maestro.dispatch.steps", reason="the work order machine is not merged yet")
 
 START = datetime(2027, 4, 13, 14, 30, tzinfo=UTC)  # 10:30 in New York: business hours
 BIRCH = Property(
