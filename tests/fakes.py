@@ -3,14 +3,16 @@
 The lane ports' fakes live in ``maestro_dev.fakes``; these complete the set so the pipeline's
 steps can run in-process without AWS: the decision log, the state store, the conversation
 buffer's lease, the event bus and the gate store; and for the work order machine's steps, the
-dispatch runs and the directory. They follow the adapters' observable rules
-(append-only, optimistic versions, flush-order turns with takeover of an expired holder).
+dispatch runs, the directory and the task tokens. They follow the adapters' observable rules
+(append-only, optimistic versions, flush-order turns with takeover of an expired holder, a task
+token answered once).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from maestro.domain.directory import (
     ALL_PROPERTIES,
@@ -33,7 +35,14 @@ from maestro.domain.records import (
     MaestroState,
     PackageCompletion,
 )
-from maestro.ports import AlreadyExistsError, DomainEvent, FlushClaim, Gate, StaleVersionError
+from maestro.ports import (
+    AlreadyExistsError,
+    DomainEvent,
+    FlushClaim,
+    Gate,
+    StaleVersionError,
+    TaskTokenGoneError,
+)
 
 
 class InMemoryDecisionLog:
@@ -259,3 +268,21 @@ class InMemoryDirectory:
         self, property_id: str | None, trade: Trade, *, after_hours: bool = False
     ) -> list[Vendor]:
         return vendors_for(self.directory.vendors, property_id, trade, after_hours=after_hours)
+
+
+class RecordingTaskTokens:
+    """:class:`maestro.ports.TaskTokens`: records each SendTaskSuccess; a token answered once,
+    or marked ``gone`` (timed out, its execution stopped), raises TaskTokenGoneError."""
+
+    def __init__(self) -> None:
+        self.succeeded: list[tuple[str, dict[str, Any]]] = []
+        self.gone: set[str] = set()
+
+    def succeed(self, token: str, output: Mapping[str, Any]) -> None:
+        if token in self.gone:
+            raise TaskTokenGoneError(token)
+        self.gone.add(token)
+        self.succeeded.append((token, dict(output)))
+
+    def outputs(self, token: str) -> list[dict[str, Any]]:
+        return [output for sent, output in self.succeeded if sent == token]

@@ -11,9 +11,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from maestro.domain.actions import (
+    INTERNAL_LANES,
     LANE_SPECS,
     MUTATING_LANES,
+    PROPOSABLE_LANES,
     ActionPlan,
+    AnswerWait,
     Lane,
     action_plan_json_schema,
     parse_action,
@@ -33,8 +36,28 @@ NINE_LANES = {
 
 
 def test_the_vocabulary_is_exactly_the_nine_lanes() -> None:
-    assert {lane.value for lane in Lane} == NINE_LANES
+    # What a model may propose is the nine; answer_wait is queued by resolve alone.
+    assert {lane.value for lane in PROPOSABLE_LANES} == NINE_LANES
+    assert {lane.value for lane in Lane} == NINE_LANES | {"answer_wait"}
+    assert {lane.value for lane in INTERNAL_LANES} == {"answer_wait"}
     assert set(LANE_SPECS) == set(Lane)
+
+
+def test_an_internal_lane_is_never_offered_to_nor_accepted_from_a_model() -> None:
+    """Naive: answer_wait in the one Action union, so the tool schema offers it and a model's
+    plan naming it validates: a prompt could then accept an offer in a vendor's name."""
+    assert "answer_wait" not in json.dumps(action_plan_json_schema())
+    wait = {
+        "lane": "answer_wait",
+        "target_wo_id": "WO-301",
+        "params": {"kind": "offer", "answer": "accept", "offer_index": 1},
+    }
+    with pytest.raises(ValidationError):
+        parse_action(wait)
+    with pytest.raises(ValidationError):
+        ActionPlan.model_validate({"actions": [wait]})
+    # The deterministic layer builds it directly, and a queued action carries it.
+    assert AnswerWait.model_validate(wait).params.answer == "accept"
 
 
 def test_mutating_lanes_are_the_ones_that_write_or_message() -> None:
@@ -116,4 +139,5 @@ def test_every_lane_names_the_event_it_publishes() -> None:
         "continue_with_assistant": "message.sent",
         "clarify": "message.sent",
         "escalate": "escalation.paged",
+        "answer_wait": "message.sent",
     }

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from builders import MARIA, T0, TENANT_PHONE, act, package, wo_context
 
-from maestro.domain.actions import LANE_SPECS, Action, Lane, ManageExistingParams
+from maestro.domain.actions import (
+    LANE_SPECS,
+    Action,
+    AnswerWait,
+    AnswerWaitParams,
+    Lane,
+    ManageExistingParams,
+)
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.events import body_digest
 from maestro.domain.models import (
@@ -148,6 +155,12 @@ MINIMAL: dict[Lane, Action] = {
     Lane.CONTINUE_WITH_ASSISTANT: act("continue_with_assistant"),
     Lane.CLARIFY: act("clarify", question="which one?", candidate_ids=["WO-204", "WO-198"]),
     Lane.ESCALATE: act("escalate", reason="emergency", hazard="gas smell"),
+    # Internal (resolve queues it; no model proposes it): with no run waiting in this world, it
+    # says the offer is no longer open (tests/unit/test_answer_wait.py has the rest).
+    Lane.ANSWER_WAIT: AnswerWait(
+        target_wo_id="WO-204",
+        params=AnswerWaitParams(kind="offer", answer="accept", offer_index=1),
+    ),
 }
 # Re-runs also cover the effects the minimal set does not reach.
 RERUNS = {

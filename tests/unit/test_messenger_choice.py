@@ -17,27 +17,11 @@ from maestro.adapters.twilio_sms import (
     TwilioMessageReader,
     TwilioMessenger,
 )
-from maestro.settings import PipelineSettings
+from maestro.settings import PIPELINE_TABLES, PipelineSettings
 from maestro_dev.local.clock import VirtualClock
 
 ACCOUNT = "AC" + "0123456789abcdef" * 2
-TABLES = {
-    f"{name}_table": f"t-{name}"
-    for name in (
-        "messages",
-        "sends",
-        "conversations",
-        "parties",
-        "directory",
-        "work_orders",
-        "timeline",
-        "pending",
-        "decisions",
-        "state",
-        "gates",
-        "idempotency",
-    )
-}
+TABLES = {f"{name}_table": f"t-{name}" for name in PIPELINE_TABLES}
 BASE: dict[str, Any] = {**TABLES, "event_bus_name": "bus", "on_call_pm_phone": "+14155550199"}
 
 

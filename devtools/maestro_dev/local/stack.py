@@ -526,6 +526,7 @@ class LocalStack:
             decisions_table=self.tables["decisions"],
             state_table=self.tables["state"],
             gates_table=self.tables["gates"],
+            dispatch_table=self.tables["dispatch"],
             idempotency_table=self.tables["idempotency"],
             event_bus_name=self.bus_name,
             region=REGION,

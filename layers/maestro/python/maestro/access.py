@@ -110,14 +110,16 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "idempotency": "write",
     },
     "lease": {
-        # Takes the lease; snapshots the sender, their open WOs (with state), open items and
-        # the conversation's recent decisions (the guard trail).
+        # Takes the lease; snapshots the sender, their open WOs (with state), open items, the
+        # conversation's recent decisions (the guard trail) and the WO executions' waits for
+        # the sender (dispatch: an open offer or approval is answered first).
         "conversations": "write",
         "parties": "read",
         "work_orders": "read",
         "pending": "read",
         "state": "read",
         "decisions": "read",
+        "dispatch": "read",
     },
     # The WOs a question or hold names, and whether an emergency interrupted them.
     "resolve": {"conversations": "write", "work_orders": "read", "state": "read"},
@@ -130,7 +132,10 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         # numbers (read only: the directory is imported, never written by a step), the texts
         # (sends claims them, messages records them), the outcome in the decision log, the
         # idempotency record, and in conversations an unknown number's fold window and digest
-        # line, the daily caps' counts and the agent's budget; who is on call (the directory).
+        # line, the daily caps' counts and the agent's budget; who is on call (the directory);
+        # a WO execution's wait re-read before its token is sent (dispatch, read only: the
+        # execution's own steps write the run), an answer to an offer or approval, a WO closed
+        # or a tenant's details (maestro.lanes.dispatch_waits).
         "conversations": "write",
         "parties": "read",
         "directory": "read",
@@ -141,6 +146,7 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
         "messages": "write",
         "sends": "write",
         "idempotency": "write",
+        "dispatch": "read",
     },
     # The completion line; WO-keyed state snapshots (a created WO read once); the lease freed.
     "persist": {

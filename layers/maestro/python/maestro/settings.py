@@ -219,6 +219,7 @@ PIPELINE_TABLES = (
     "state",
     "gates",
     "idempotency",
+    "dispatch",
 )
 """The tables a pipeline step may use: each is a ``<name>_table`` setting of PipelineSettings."""
 
@@ -248,6 +249,7 @@ class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
     state_table: str | None = None
     gates_table: str | None = None
     idempotency_table: str | None = None
+    dispatch_table: str | None = None
     event_bus_name: str | None = None
     on_call_pm_phone: str = Field(default="", pattern=_FALLBACK_PHONE, description=_FALLBACK_DOC)
     samples: int = Field(default=5, ge=1, le=20, description="The most reasoning samples")

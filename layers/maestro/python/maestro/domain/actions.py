@@ -1,8 +1,12 @@
-"""The closed action vocabulary: nine lanes, each with typed params.
+"""The closed action vocabulary: nine lanes the brain may propose, each with typed params, and
+one internal lane only the deterministic layer queues.
 
-The brain may only say one of these; anything else is a schema failure and falls back. An action
-names *what* to do and *which* work order; it never names a handler, a person or a free-form
-effect, so a prompt injection cannot widen what the system does.
+The brain may only say one of the nine (:data:`ProposedAction`, the model's tool schema); anything
+else is a schema failure and falls back. An action names *what* to do and *which* work order; it
+never names a handler, a person or a free-form effect, so a prompt injection cannot widen what
+the system does. ``answer_wait`` (a vendor's answer to their open offer, a PM's to an approval:
+``maestro.domain.wait_answers``) is queued by resolve alone and is never in the model's schema:
+a model that names it fails validation like any lane outside the vocabulary.
 """
 
 from __future__ import annotations
@@ -27,6 +31,13 @@ class Lane(StrEnum):
     CONTINUE_WITH_ASSISTANT = "continue_with_assistant"
     CLARIFY = "clarify"
     ESCALATE = "escalate"
+    ANSWER_WAIT = "answer_wait"
+
+
+INTERNAL_LANES: frozenset[Lane] = frozenset({Lane.ANSWER_WAIT})
+"""Lanes only the deterministic layer queues (resolve): never offered to, or accepted from, a
+model."""
+PROPOSABLE_LANES: frozenset[Lane] = frozenset(set(Lane) - INTERNAL_LANES)
 
 
 class Mutation(StrEnum):
@@ -99,10 +110,21 @@ LANE_SPECS: dict[Lane, LaneSpec] = {
         LaneSpec(
             lane=Lane.ESCALATE, mutation=Mutation.PAGES, target="optional", event="escalation.paged"
         ),
+        # Completes a WO execution's wait (SendTaskSuccess) and tells the party; the dispatch
+        # run's own steps write the outcome and publish the wo.* events.
+        LaneSpec(
+            lane=Lane.ANSWER_WAIT,
+            mutation=Mutation.WRITES,
+            target="optional",
+            event="message.sent",
+        ),
     )
 }
 
-MUTATING_LANES: frozenset[Lane] = frozenset(s.lane for s in LANE_SPECS.values() if s.mutating)
+MUTATING_LANES: frozenset[Lane] = frozenset(
+    s.lane for s in LANE_SPECS.values() if s.mutating and s.lane in PROPOSABLE_LANES
+)
+"""The proposed lanes whose verdicts need high agreement (an internal lane is no verdict)."""
 
 OWNER_ONLY: frozenset[Mutation] = frozenset(
     {Mutation.WRITES, Mutation.MESSAGES, Mutation.VIA_CONFIRM}
@@ -203,6 +225,17 @@ class ClarifyParams(Params):
     ] = "ambiguous_relation"
 
 
+class AnswerWaitParams(Params):
+    kind: Literal["offer", "approval"]
+    answer: Literal["accept", "decline", "approve", "refuse", "unclear"] = Field(
+        description="unclear: ask again (naming the work orders when several are open)"
+    )
+    offer_index: int | None = Field(default=None, ge=1, le=3, description="For an offer")
+    candidates: tuple[str, ...] = Field(
+        default=(), max_length=10, description="For an unclear answer: the open waits' WOs"
+    )
+
+
 class EscalateParams(Params):
     reason: Literal["emergency", "identity", "guard_tripped", "fallback"] = "emergency"
     severity: Literal["emergency", "urgent", "info"] = "emergency"
@@ -288,7 +321,14 @@ class Escalate(ActionBase):
     params: EscalateParams = EscalateParams()
 
 
-Action = Annotated[
+class AnswerWait(ActionBase):
+    """Internal: the answer to a WO execution's wait (never proposed by a model)."""
+
+    lane: Literal[Lane.ANSWER_WAIT] = Lane.ANSWER_WAIT
+    params: AnswerWaitParams
+
+
+ProposedAction = Annotated[
     CreateWo
     | RelayToOpenWo
     | ScheduleVisit
@@ -300,12 +340,28 @@ Action = Annotated[
     | Escalate,
     Field(discriminator="lane"),
 ]
+"""What a model may propose: the nine lanes."""
+
+Action = Annotated[
+    CreateWo
+    | RelayToOpenWo
+    | ScheduleVisit
+    | RecordRating
+    | RelayToVendor
+    | ManageExisting
+    | ContinueWithAssistant
+    | Clarify
+    | Escalate
+    | AnswerWait,
+    Field(discriminator="lane"),
+]
+"""Any queued action: a proposed one, or one only the deterministic layer queues."""
 
 
 @cache
-def _action_adapter() -> TypeAdapter[Action]:
+def _action_adapter() -> TypeAdapter[ProposedAction]:
     # Built on first use, not at import: most handlers import the vocabulary, few parse actions.
-    return TypeAdapter(Action)
+    return TypeAdapter(ProposedAction)
 
 
 class ActionPlan(BaseModel):
@@ -313,7 +369,7 @@ class ActionPlan(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    actions: tuple[Action, ...] = Field(min_length=1, max_length=8)
+    actions: tuple[ProposedAction, ...] = Field(min_length=1, max_length=8)
 
 
 def needs_the_owner(action: ActionBase) -> bool:
@@ -321,11 +377,16 @@ def needs_the_owner(action: ActionBase) -> bool:
     requests does not."""
     if isinstance(action, ManageExisting):
         return action.params.operation != "list"
+    if isinstance(action, AnswerWait):
+        # Resolve reads a wait's answer only from a text (a call's "yes" is asked again by
+        # text), and the lane checks it again: nothing to hold for the owner here.
+        return False
     return action.spec.mutation in OWNER_ONLY
 
 
-def parse_action(data: Any) -> Action:
-    """Validate one action from untrusted data; raises pydantic.ValidationError if invalid."""
+def parse_action(data: Any) -> ProposedAction:
+    """Validate one proposed action from untrusted data (the model's vocabulary: an internal
+    lane does not validate); raises pydantic.ValidationError if invalid."""
     return _action_adapter().validate_python(data)
 
 

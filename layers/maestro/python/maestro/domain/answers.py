@@ -18,7 +18,7 @@ from typing import Literal
 
 from maestro.domain.common import Frozen
 
-__all__ = ["NEW_CANDIDATE", "Answer", "read_answer", "read_confirmation"]
+__all__ = ["NEW_CANDIDATE", "Answer", "read_answer", "read_confirmation", "tokens"]
 
 NEW_CANDIDATE = "new"
 """The candidate id for "something new" (a new request rather than an open one)."""
@@ -105,6 +105,12 @@ def _fold(text: str) -> str:
 
 def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(_fold(text.lower()).replace("’", "'").replace("'", ""))
+
+
+def tokens(text: str) -> list[str]:
+    """The words of a short reply as the readers here see them: lower case, accents and
+    apostrophes dropped ("Sí" → "si", "can't" → "cant"), "WO-204" one token."""
+    return _tokens(text)
 
 
 def _content(text: str) -> set[str]:

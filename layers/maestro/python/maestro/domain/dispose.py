@@ -46,6 +46,7 @@ from maestro.domain.actions import (
     LANE_SPECS,
     Action,
     ActionBase,
+    AnswerWait,
     Clarify,
     ClarifyParams,
     ContinueWithAssistant,
@@ -446,6 +447,10 @@ def asks_signal(action: Action, release: bool = False, held: Sequence[Action] = 
         return "ask:" + ",".join(sorted(action.params.candidate_ids) or ["*"])
     if isinstance(action, ManageExisting) and action.params.operation != "list" and not release:
         return f"hold:{action.params.operation}:" + ",".join(sorted(action.params.wo_ids))
+    if isinstance(action, AnswerWait) and action.params.answer == "unclear":
+        # An offer or approval asked again: the guards break in if it keeps coming back.
+        asked = action.params.candidates or (action.target_wo_id or "*",)
+        return f"ask:{action.params.kind}:" + ",".join(sorted(set(asked)))
     return None
 
 
@@ -464,7 +469,8 @@ def _signal(queued: Sequence[MaestroDecision]) -> tuple[str, str]:
         return ESCALATE, "escalated"
     for d in queued:
         released = d.lane is Lane.MANAGE_EXISTING and d.revalidation == "valid" and not d.asks
-        if LANE_SPECS[d.lane].mutating or released:
+        # A wait's answer asked again (answer_wait, unclear) is a question, not progress.
+        if (LANE_SPECS[d.lane].mutating and not d.asks) or released:
             return PROGRESS, f"{d.lane.value} {d.target_wo_id or ''}".strip()
     for d in queued:
         if d.asks is not None:

@@ -115,7 +115,9 @@ class Resolution(Frozen):
     """What the package did to the open items, and whether the brain still needs to read it."""
 
     route: Literal["answered", "handback", "brain"]
-    kind: Literal["none", "clarification", "confirmation"] = "none"
+    kind: Literal["none", "clarification", "confirmation", "wait"] = Field(
+        default="none", description="wait: an open offer or approval (maestro.domain.wait_answers)"
+    )
     pending_id: str | None = None
     answer: AnswerKind | None = None
     actions: tuple[ResolvedAction, ...] = ()

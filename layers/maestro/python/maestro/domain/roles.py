@@ -34,6 +34,9 @@ ROLE_RULES: dict[Lane, frozenset[Part]] = {
     Lane.CONTINUE_WITH_ASSISTANT: _ANYONE,
     Lane.CLARIFY: _ANYONE,
     Lane.ESCALATE: _ANYONE,
+    # Only the party a wait is for answers it (the lane checks the run's wait, not the WO: an
+    # offered vendor is not on the WO yet).
+    Lane.ANSWER_WAIT: frozenset({"vendor", "pm"}),
 }
 
 if set(ROLE_RULES) != set(Lane):  # pragma: no cover - holds by construction

@@ -11,6 +11,7 @@ from typing import Any
 
 from maestro.domain.actions import Action, Lane
 from maestro.lanes import (
+    answer_wait,
     clarify,
     continue_with_assistant,
     create_wo,
@@ -39,6 +40,7 @@ LANES: dict[Lane, LaneRunner] = {
     Lane.CONTINUE_WITH_ASSISTANT: continue_with_assistant.run,
     Lane.CLARIFY: clarify.run,
     Lane.ESCALATE: escalate.run,
+    Lane.ANSWER_WAIT: answer_wait.run,
 }
 
 # Not a bare ``assert`` (stripped under -O): a vocabulary lane without an effect must fail loudly.

@@ -33,6 +33,7 @@ from maestro.ports import (
     DailyCaps,
     Digest,
     DirectoryReader,
+    DispatchStore,
     DomainEvent,
     EventType,
     Messenger,
@@ -41,6 +42,7 @@ from maestro.ports import (
     PartyDirectory,
     PendingStore,
     SentMessage,
+    TaskTokens,
     Timeline,
     WorkOrderStore,
 )
@@ -78,6 +80,10 @@ class LaneContext:
     digest: Digest | None = None
     fold_seconds: int = 1800
     directory: DirectoryReader | None = None
+    dispatch: DispatchStore | None = None
+    """Each WO's dispatch run (its open wait): None where no WO execution runs."""
+    tokens: TaskTokens | None = None
+    """Completes a WO execution's wait (SendTaskSuccess)."""
     events: list[DomainEvent] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     sent: list[SentMessage] = field(default_factory=list)

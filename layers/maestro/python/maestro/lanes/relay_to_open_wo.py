@@ -20,6 +20,7 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
+from maestro.lanes.dispatch_waits import active_run
 
 __all__ = ["run"]
 
@@ -55,6 +56,13 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     )
 
     relayed, to_whom = _relay_onward(ctx, wo_id, updated, note)
+    # No vendor yet, but the WO's execution is finding one (gathering, judging, offering): the
+    # tenant hears that, not "no vendor" (the act step completes a gather wait with these words).
+    tenants = ctx.sender is not None and ctx.sender.party_id == updated.tenant_id
+    run = active_run(ctx, wo_id) if updated.vendor_id is None and tenants else None
+    finding = run is not None
+    if run is not None:
+        relayed = f"no vendor yet: its dispatch run is {run.step}, the note is on the record"
     if ctx.sender is not None:
         # The sender hears where their words went: the note is on the record, and who has it.
         label = f"{wo_id} ({short(updated.summary, 60)})"
@@ -65,6 +73,13 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
             "es": f"Gracias, lo he añadido a {label}"
             + (f" y se lo he pasado a {whom}." if to_whom else "."),
         }
+        if finding:
+            added = {
+                "en": f"Thanks, I've added that to {label}. I'm finding a vendor for it now and "
+                "will text you when one accepts.",
+                "es": f"Gracias, lo he añadido a {label}. Estoy buscando un técnico y le "
+                "escribiré cuando uno acepte.",
+            }
         said = in_language(added, ctx.sender_language)
         if ctx.sender.role is PartyRole.PM and not to_whom:
             said = (

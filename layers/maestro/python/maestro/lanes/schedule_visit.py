@@ -31,6 +31,7 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
+from maestro.lanes.dispatch_waits import active_run
 
 __all__ = ["run", "when"]
 
@@ -152,6 +153,15 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
             "en": f"Thanks, noted your availability for {label}: {params.availability}.",
             "es": f"Gracias, anoté su disponibilidad para {label}: {params.availability}.",
         }
+        if updated.vendor_id is None and active_run(ctx, wo_id) is not None:
+            # No vendor yet, but the WO's execution is finding one: say so (the act step
+            # completes a gather wait with these words).
+            to_tenant = {
+                "en": to_tenant["en"] + " I'm finding a vendor for it now and will text you "
+                "when one accepts.",
+                "es": to_tenant["es"] + " Estoy buscando un técnico y le escribiré cuando uno "
+                "acepte.",
+            }
         to_vendor = {
             "en": f"Tenant availability for {label}: {params.availability}. Please confirm a time."
         }

@@ -21,6 +21,7 @@ from maestro.domain.guards import TrailEntry
 from maestro.domain.models import FlushTrigger, Message, OpenContext, Package, Party
 from maestro.domain.pending import PendingSnapshot, Resolution
 from maestro.domain.records import BrainSample, PreCheckResult
+from maestro.domain.wait_answers import OpenWait
 from maestro.lanes.base import LaneOutcome
 from maestro.ports import DomainEvent
 
@@ -112,6 +113,11 @@ class LeaseSnapshot(Frozen):
         default_factory=PendingSnapshot, description="Open questions and holds, expired or not"
     )
     trail: tuple[TrailEntry, ...] = Field(default=(), description="Recent guard signals")
+    waits: tuple[OpenWait, ...] = Field(
+        default=(),
+        description="The sender's open waits of WO executions (offers, approvals, gather): "
+        "which WO, kind, offer and deadline; never the task token (answer_wait re-reads it)",
+    )
 
 
 class BrainOutput(Frozen):

@@ -26,6 +26,7 @@ from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPag
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
 from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.adapters.dynamodb_directory import DynamoDirectory
+from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -39,6 +40,7 @@ from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError, NoB
 from maestro.adapters.idempotency import OwnedDynamoDBPersistenceLayer
 from maestro.adapters.language_model import language_model
 from maestro.adapters.messaging import messenger_for
+from maestro.adapters.stepfunctions import StepFunctionsTaskTokens
 from maestro.brain.model import LanguageModel
 from maestro.brain.models import models_for
 from maestro.clock import SystemClock
@@ -148,6 +150,11 @@ def build_pipeline(
         digest=DynamoDigest(ddb, table("conversations")),
         unknown_emergency_fold_seconds=settings.unknown_emergency_fold_minutes * 60,
         directory=DynamoDirectory(ddb, table("directory")),
+        dispatch=DynamoDispatchStore(ddb, table("dispatch")),
+        # SendTaskSuccess needs the token alone (no machine ARN); only act completes a wait.
+        tokens=StepFunctionsTaskTokens(client("stepfunctions", settings.region))
+        if settings.step in (None, "act")
+        else None,
     )
     # Its in-progress records know their own write: a retried put whose answer was lost is not
     # taken for another run (maestro.adapters.idempotency).

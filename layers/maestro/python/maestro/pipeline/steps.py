@@ -76,9 +76,11 @@ from maestro.domain.records import (
 )
 from maestro.domain.revalidate import Target, revalidate
 from maestro.domain.roles import PM_CONTEXTS, manages
+from maestro.domain.wait_answers import OpenWait, open_waits, resolve_waits
 from maestro.domain.wo_refs import wo_refs
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.dispatch_waits import settle
 from maestro.lanes.escalate import UNREACHED_TEXTS, safety_advice_key, safety_instructions
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import count, logger
@@ -106,6 +108,7 @@ from maestro.ports import (
     DecisionLog,
     Digest,
     DirectoryReader,
+    DispatchStore,
     DomainEvent,
     EventBus,
     FlushClaim,
@@ -120,6 +123,7 @@ from maestro.ports import (
     SentMessage,
     StaleVersionError,
     StateStore,
+    TaskTokens,
     Timeline,
     WorkOrderStore,
 )
@@ -165,6 +169,11 @@ class PipelineDeps:
     digest: Digest | None = None
     unknown_emergency_fold_seconds: int = 1800
     directory: DirectoryReader | None = None
+    dispatch: DispatchStore | None = None
+    """Each WO's dispatch run: the sender's open waits (lease), a wait answered or withdrawn
+    (act). None: no WO execution runs (nothing waits)."""
+    tokens: TaskTokens | None = None
+    """Completes a WO execution's wait (SendTaskSuccess: the token alone says which)."""
 
 
 ActOnce = Callable[[dict[str, Any]], dict[str, Any]]
@@ -296,8 +305,16 @@ class Pipeline:
             questions, holds = self.deps.pending.open_items(sender.party_id)
             pending = PendingSnapshot(clarifications=tuple(questions), confirmations=tuple(holds))
         trail = trail_of(self.deps.decisions.recent(conversation_id, TRAIL_DECISIONS))
+        waits: tuple[OpenWait, ...] = ()
+        if sender is not None and self.deps.dispatch is not None:
+            waits = open_waits(self.deps.dispatch.waiting_for(sender.party_id), sender.party_id)
         return LeaseSnapshot(
-            holder=None, sender=sender, contexts=contexts, pending=pending, trail=trail
+            holder=None,
+            sender=sender,
+            contexts=contexts,
+            pending=pending,
+            trail=trail,
+            waits=waits,
         )
 
     def _known(self, phone: str) -> bool | None:
@@ -397,12 +414,20 @@ class Pipeline:
         return dump(snapshot.model_copy(update={"holder": s.package_id}))
 
     def resolve(self, state: Mapping[str, Any]) -> JSON:
-        """Match the package against what the party has open (a held confirmation, a question)
-        before any brain reads it: an answer is handled here, deterministically."""
+        """Match the package against what the party has open (a WO execution's offer or
+        approval, a held confirmation, a question) before any brain reads it: an answer is
+        handled here, deterministically. An open offer or approval comes first: a vendor's
+        "yes" to their offer is that, whatever else of theirs is open."""
         s = ExecutionState.model_validate(state)
         self._hold(s)
         package = self.load_package(s)
         lease = _lease(s)
+        now = self.deps.clock.now()
+        live_holds = [h.held_at for h in lease.pending.confirmations if h.expires_at > now]
+        waited = resolve_waits(package, lease.sender, lease.waits, live_holds)
+        if waited is not None:
+            count("PendingAnswers", outcome="wait")
+            return dump(waited)
         named = {
             *(i for q in lease.pending.clarifications for i in q.candidate_ids),
             *(i for h in lease.pending.confirmations for i in h.wo_ids),
@@ -541,31 +566,34 @@ class Pipeline:
             digest=self.deps.digest,
             fold_seconds=self.deps.unknown_emergency_fold_seconds,
             directory=self.deps.directory,
+            dispatch=self.deps.dispatch,
+            tokens=self.deps.tokens,
         )
         try:
             outcome = execute(queued.action, ctx)
+            # A WO the lane closed stops its execution's wait; a tenant's words on a WO answer
+            # its gather wait (one place for every lane: maestro.lanes.dispatch_waits).
+            outcome = settle(ctx, outcome)
         except SendFailedError as failed:
             # A text could not be sent (refused, or failing through every retry). What the lane
             # did before that is real: record the action as failed with the reason and what it
             # wrote (the decision log says it), claim it, and fail the step: the package fails
             # open and the PM is paged. Never a silent drop.
             count("SendFailures")
+            partial = LaneOutcome(
+                idempotency_key=queued.idempotency_key,
+                lane=queued.lane.value,
+                target_wo_id=ctx.target_wo_id,
+                message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
+                events=tuple({e.event_id: e for e in ctx.events}.values()),
+                effects=tuple(ctx.effects),
+                note=truncate(f"a text could not be sent: {failed.reason}", 500),
+                unsent=tuple(ctx.unsent),
+            )
+            # A WO it closed before the text failed still stops its execution's wait.
+            partial = settle(ctx, partial)
             self.deps.decisions.record_outcome(
-                _outcome_record(
-                    package,
-                    queued,
-                    LaneOutcome(
-                        idempotency_key=queued.idempotency_key,
-                        lane=queued.lane.value,
-                        target_wo_id=ctx.target_wo_id,
-                        message_sids=tuple(dict.fromkeys(m.sid for m in ctx.sent)),
-                        effects=tuple(ctx.effects),
-                        note=truncate(f"a text could not be sent: {failed.reason}", 500),
-                        unsent=tuple(ctx.unsent),
-                    ),
-                    now,
-                    status="failed",
-                )
+                _outcome_record(package, queued, partial, now, status="failed")
             )
             self.deps.bus.publish(tuple({e.event_id: e for e in ctx.events}.values()))
             raise
