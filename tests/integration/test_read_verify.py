@@ -145,6 +145,10 @@ def test_an_honest_run_has_evidence_for_every_claim_and_no_shame(
             assert row.provenance == "twilio-read"
             message = stack.twilio.message(event.subject_id)
             assert message is not None  # it is Twilio's: the loopback has it
+        elif event.type in ("wo.offered", "wo.approval_requested"):
+            assert row.provenance == "twilio-read"  # the text, by SID, then the run
+        elif event.type in ("wo.gathered", "wo.dispatch_failed"):
+            assert row.provenance == "ddb-read"  # the dispatch run
         elif event.type.startswith("wo.") or event.type == "rating.recorded":
             assert row.provenance == "wo-read"
         else:
