@@ -29,31 +29,52 @@ def test_demo_names_its_brain_and_reports_the_contract_fields(demo: dict[str, ob
         "shame",
         "wall_seconds",
     } <= set(demo)
-    assert demo["packages"] == 5
+    assert demo["packages"] == 6
 
 
 def test_demo_tells_the_leak_204_story(demo: dict[str, object]) -> None:
     lanes = [(a["lane"], a["target_wo_id"]) for a in demo["actions"]]  # type: ignore[attr-defined]
     created = lanes[0]
     assert created == ("create_wo", None)
-    # The access reply schedules the new WO; it is not taken for a 2-star rating of WO-198.
+    # The access reply answers the new WO's gather question; it is not taken for a 2-star
+    # rating of WO-198.
     assert lanes[1][0] == "schedule_visit"
     assert lanes[1][1] != "WO-198"
-    assert lanes[2] == ("record_rating", "WO-198")
-    assert lanes[3] == ("escalate", None)
-    assert lanes[4] == ("continue_with_assistant", None)
+    wo_id = lanes[1][1]
+    # Vic's "1" answers his open offer of that WO, deterministically: no brain, no new problem.
+    assert lanes[2] == ("answer_wait", wo_id)
+    assert lanes[3] == ("record_rating", "WO-198")
+    assert lanes[4] == ("escalate", None)
+    assert lanes[5] == ("continue_with_assistant", None)
     assert demo["routes"] == dict(  # type: ignore[comparison-overlap]
         zip(
             demo["transitions_per_package"],
-            ["reasoning"] * 3 + ["escalate", "handback"],  # type: ignore[call-overload]
+            ["reasoning"] * 4 + ["escalate", "handback"],  # type: ignore[call-overload]
             strict=True,
         )
     )
 
 
+def test_the_leak_goes_to_vic_who_takes_it_and_maria_is_told(demo: dict[str, object]) -> None:
+    (wo,) = demo["work_orders"]  # type: ignore[misc]
+    assert (wo["status"], wo["step"], wo["offers"]) == (
+        "SUCCEEDED",
+        "assigned",
+        ["vendor-vic: accepted"],
+    )
+    assert "Dispatch: offer to vendor 1 of 3" in wo["states"]
+    assert wo["states"][-1] == "Assigned: a vendor accepted"
+    bodies = [t["body"] for t in demo["texts"]]  # type: ignore[attr-defined]
+    offer = next(b for b in bodies if "Reply 1 to accept" in b)
+    assert "fine to come in" not in offer  # access details only once he has accepted
+    access = next(b for b in bodies if b.startswith(f"{wo['wo_id']} is yours"))
+    assert "fine to come in, 2 onward" in access  # her own words, not only the times read
+    assert any("Vic" in b and "accepted" in b and wo["wo_id"] in b for b in bodies)
+
+
 def test_every_package_reaches_the_bus(demo: dict[str, object]) -> None:
     events = demo["events"]
-    assert events["decision.recorded"] == 5  # type: ignore[index]
+    assert events["decision.recorded"] == 6  # type: ignore[index]
     assert events["wo.created"] == 1  # type: ignore[index]
     assert events["escalation.paged"] == 1  # type: ignore[index]
 

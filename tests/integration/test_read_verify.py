@@ -68,8 +68,8 @@ def assert_honest(stack: LocalStack) -> tuple[list[DomainEvent], dict[str, Ledge
 
 
 def leak_204(stack: LocalStack) -> None:
-    for _title, body in STORY:
-        sms(stack, body)
+    for _title, sender, body in STORY:
+        sms(stack, body, sender.phone)
         stack.advance(stack.idle + 1)
 
 

@@ -35,6 +35,7 @@ from maestro.domain.dispatch import DispatchRun, Wait, WaitAnswer, WaitKind
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.models import (
     FlushTrigger,
+    MediaRef,
     Message,
     Package,
     Party,
@@ -465,16 +466,15 @@ def test_the_lane_asks_which_with_each_open_wait_named() -> None:
 def test_a_tenants_photo_counts_as_a_photo_given() -> None:
     world = World()
     package = world.package(TENANT, "here it is, no pets here")
-    with_media = package.model_copy(
-        update={
-            "messages": (
-                package.messages[0].model_copy(
-                    update={"media_urls": ("https://api.twilio.com/media/ME1",)}
-                ),
-            )
-        }
-    )
-    assert gather_items(with_media) == ("pets", "photo")
+
+    def sent_with(*refs: MediaRef) -> Package:
+        message = package.messages[0].model_copy(update={"media": refs})
+        return package.model_copy(update={"messages": (message,)})
+
+    photo = MediaRef(url="https://api.twilio.com/media/ME1", content_type="image/jpeg")
+    video = MediaRef(url="https://api.twilio.com/media/ME2", content_type="video/mp4")
+    assert gather_items(sent_with(photo)) == ("pets", "photo")
+    assert gather_items(sent_with(video)) == ("pets",)  # a video shows no part or label
     assert gather_items(package) == ("pets",)
 
 

@@ -2,10 +2,12 @@
 
 Maria texts the maintenance line; every text goes through the real signed webhook, the
 conversation buffer, the debounce flusher and the package pipeline (the same ASL the cloud
-runs) with the offline brain. What is printed is read back from the stack: the executions'
-input, output and history, the stores, the events queue, each text as Twilio reports it (the
-loopback Twilio, read by SID through the twilio SDK), and the ledger the watcher wrote: the
-evidence behind each claim, and any shame.
+runs) with the offline brain. Her leak opens a work order, whose own execution (the work
+order machine, docs/dispatch.md) asks her what a plumber needs, offers the job to Vic, and, when
+Vic answers "1", assigns it and tells Maria he is coming. What is printed is read back from the
+stack: the executions' input, output and history, the stores, the events queue, each text as
+Twilio reports it (the loopback Twilio, read by SID through the twilio SDK), and the ledger the
+watcher wrote: the evidence behind each claim, and any shame.
 """
 
 from __future__ import annotations
@@ -17,24 +19,49 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
+from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
+from maestro.domain.dispatch import run_package_id
 from maestro.domain.ledger import LedgerRow
+from maestro.domain.models import Party
 from maestro.ports import MessageRead
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, PAULA, seed
+from maestro_dev.local.world import MARIA, PAULA, VIC, seed
 
-STORY: tuple[tuple[str, str], ...] = (
-    ("a new problem", "hi, water is leaking under my kitchen sink"),
-    ("the access reply (the trap: WO-198 has a rating request out)", "fine to come in, 2 onward"),
-    ("a rating, now that one is asked for", "5 stars for the tap fix btw"),
-    ("a gas leak mid-conversation", "wait. I smell gas in the hallway"),
-    ("thanks", "thanks!"),
+STORY: tuple[tuple[str, Party, str], ...] = (
+    ("a new problem", MARIA, "hi, water is leaking under my kitchen sink"),
+    (
+        "the access reply (the trap: WO-198 has a rating request out)",
+        MARIA,
+        "fine to come in, 2 onward",
+    ),
+    ("Vic answers the offer", VIC, "1"),
+    ("a rating, now that one is asked for", MARIA, "5 stars for the tap fix btw"),
+    ("a gas leak mid-conversation", MARIA, "wait. I smell gas in the hallway"),
+    ("thanks", MARIA, "thanks!"),
 )
+"""(what the step shows, who texts, the text): each its own package."""
+NAMES = {MARIA.phone: "Maria", VIC.phone: "Vic", PAULA.phone: "Paula (PM)"}
+
+
+@dataclass
+class WorkOrderReport:
+    """A work order's own execution (the work order machine), read back like a package's."""
+
+    wo_id: str
+    execution_arn: str
+    status: str
+    states: list[str]
+    step: str
+    offers: list[str]
+    outcome: str
+    ledger: list[LedgerRow] = field(default_factory=list)
 
 
 @dataclass
 class PackageReport:
     title: str
+    sender: str
     texts: list[str]
     package_id: str
     trigger: str
@@ -55,6 +82,7 @@ class PackageReport:
 class DemoReport:
     brain: str
     packages: list[PackageReport] = field(default_factory=list)
+    work_orders: list[WorkOrderReport] = field(default_factory=list)
     events: Counter[str] = field(default_factory=Counter)
     texts: list[MessageRead] = field(default_factory=list)
     ledger: list[LedgerRow] = field(default_factory=list)
@@ -80,10 +108,26 @@ class DemoReport:
                 for a in p.actions
             ],
             "transitions_per_package": {p.package_id: p.transitions for p in self.packages},
+            "work_orders": [
+                {
+                    "wo_id": w.wo_id,
+                    "status": w.status,
+                    "step": w.step,
+                    "offers": w.offers,
+                    "states": w.states,
+                }
+                for w in self.work_orders
+            ],
             "routes": {p.package_id: p.route for p in self.packages},
             "events": dict(self.events),
             "texts": [
-                {"sid": t.sid, "to": t.to, "status": t.status, "read": t.provenance}
+                {
+                    "sid": t.sid,
+                    "to": t.to,
+                    "status": t.status,
+                    "read": t.provenance,
+                    "body": t.body,
+                }
                 for t in self.texts
             ],
             "evidence": self.evidence,
@@ -111,17 +155,19 @@ def run_demo() -> DemoReport:
     with LocalStack(model="env") as stack:
         seed(stack)
         report = DemoReport(brain=stack.pipeline.deps.models.describe())
-        for title, body in STORY:
+        for title, sender, body in STORY:
             before = {e["executionArn"] for e in stack.executions()}
             sid = twilio_sid("SM", f"demo {next(sids)}")
-            response = stack.http(signed_sms_event(stack.twilio_token, sid, MARIA.phone, body))
+            response = stack.http(signed_sms_event(stack.twilio_token, sid, sender.phone, body))
             if response["statusCode"] != 200:
                 raise RuntimeError(f"the webhook refused the demo's own text: {response}")
             stack.advance(stack.idle + 1)
             for execution in stack.executions():
                 if execution["executionArn"] in before:
                     continue
-                report.packages.append(_package_report(stack, execution["executionArn"], title))
+                report.packages.append(
+                    _package_report(stack, execution["executionArn"], title, sender)
+                )
         report.events.update(
             json.loads(e["detail"])["type"] if isinstance(e["detail"], str) else e["detail"]["type"]
             for e in stack.domain_events()
@@ -133,6 +179,7 @@ def run_demo() -> DemoReport:
         report.ledger = stack.ledger_rows()
         for package in report.packages:
             package.ledger = [r for r in report.ledger if r.package_id == package.package_id]
+        report.work_orders = _work_order_reports(stack, report.ledger)
         reader = stack.watcher.deps.messages
         for sent in stack.outbox():
             read = reader.read(sent.sid)
@@ -143,7 +190,31 @@ def run_demo() -> DemoReport:
     return report
 
 
-def _package_report(stack: LocalStack, arn: str, title: str) -> PackageReport:
+def _work_order_reports(stack: LocalStack, ledger: list[LedgerRow]) -> list[WorkOrderReport]:
+    """Each work order execution: its history's states, and its run as the dispatch store has
+    it; the ledger's rows for the run's claims."""
+    runs = DynamoDispatchStore(stack.ddb, stack.tables["dispatch"])
+    reports = []
+    for execution in stack.wo_executions():
+        arn = execution["executionArn"]
+        wo_id = execution["name"]
+        run = runs.get(wo_id)
+        reports.append(
+            WorkOrderReport(
+                wo_id=wo_id,
+                execution_arn=arn,
+                status=stack.sfn.describe_execution(executionArn=arn)["status"],
+                states=stack.states_entered(arn),
+                step=run.step if run else "-",
+                offers=[f"{o.vendor_id}: {o.outcome}" for o in run.offers] if run else [],
+                outcome=run.outcome if run else "",
+                ledger=[r for r in ledger if r.package_id == run_package_id(wo_id)],
+            )
+        )
+    return reports
+
+
+def _package_report(stack: LocalStack, arn: str, title: str, sender: Party) -> PackageReport:
     described = stack.sfn.describe_execution(executionArn=arn)
     data = json.loads(described["input"])
     out = json.loads(described.get("output") or "{}")
@@ -171,6 +242,7 @@ def _package_report(stack: LocalStack, arn: str, title: str) -> PackageReport:
         )
     return PackageReport(
         title=title,
+        sender=NAMES.get(sender.phone, sender.party_id),
         texts=[m["body"] for m in data["package"]["messages"]],
         package_id=data["package_id"],
         trigger=data["package"]["trigger"],
@@ -208,7 +280,7 @@ def render(report: DemoReport) -> str:
         lines.append("")
         lines.append(f"[{n}] {p.title}")
         for text in p.texts:
-            lines.append(f"  Maria: \u201c{text}\u201d")
+            lines.append(f"  {p.sender}: \u201c{text}\u201d")
         lines.append(f"  package {p.package_id} (trigger {p.trigger}) → execution {p.status}")
         lines.append(f"  pre-check route: {p.route}")
         if p.brain:
@@ -225,10 +297,20 @@ def render(report: DemoReport) -> str:
         )
         for row in p.ledger:
             lines.append("    " + _ledger_line(row))
+    for w in report.work_orders:
+        lines.append("")
+        lines.append(
+            f"work order {w.wo_id}: its own execution (statemachines/work_order.asl.json) "
+            f"→ {w.status}, dispatch {w.step}"
+        )
+        lines.append(f"  offers: {'; '.join(w.offers) or '(none)'}. {w.outcome}")
+        lines.append(f"  states entered ({len(w.states)}): " + " → ".join(w.states))
+        for row in w.ledger:
+            lines.append("    " + _ledger_line(row))
     lines.append("")
     lines.append("texts as Twilio reports them (GET Messages/{sid}.json through the twilio SDK):")
     for read in report.texts:
-        who = {PAULA.phone: "Paula (PM)", MARIA.phone: "Maria"}.get(read.to, read.to)
+        who = NAMES.get(read.to, read.to)
         lines.append(f"  {read.sid} {read.status:<9} to {who}: {read.body}")
     lines.append("")
     lines.append(

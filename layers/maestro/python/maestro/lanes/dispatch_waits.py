@@ -8,7 +8,9 @@ Two rules, applied in one place, the act step, right after the lane ran (``settl
   by the run's own step, not here;
 - the tenant's words added to a work order (``relay_to_open_wo``, ``schedule_visit``) whose run
   waits on gather for them: that wait is completed with ``details`` and the items the words
-  give.
+  give. A schedule keeps only the times it read ("2 onward"), so the whole answer ("fine to come
+  in, 2 onward") goes on the timeline as a note first: what the vendor is told once they accept
+  is the tenant's own words on access, pets and times.
 
 Why the act step and not each lane or persist: every lane that closes a WO or adds a tenant's
 words to it already claims it in its events, so reading the claims once covers every lane,
@@ -22,9 +24,11 @@ from __future__ import annotations
 from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.dispatch import GATHER_ITEMS, DispatchRun, GatherItem, WaitAnswer
+from maestro.domain.events import body_digest
 from maestro.domain.gather import items_in
 from maestro.domain.models import Package, WorkOrderStatus
 from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.common import attached, short, touch, update_work_order, who_said
 from maestro.ports import TaskTokenGoneError
 
 __all__ = ["GATHER_LANES", "active_run", "gather_items", "settle"]
@@ -39,9 +43,9 @@ _CLOSED = {
 
 def gather_items(package: Package) -> tuple[GatherItem, ...]:
     """What a tenant's package gives towards what gather asked: what its words tell
-    (``maestro.domain.gather.items_in``), and a photo when a message came with media."""
+    (``maestro.domain.gather.items_in``), and a photo when a message came with an image."""
     given = set(items_in(package.text))
-    if any(m.media_urls for m in package.messages):
+    if any(ref.is_photo for ref in package.media):  # a video is no photo (gather counts images)
         given.add("photo")
     return tuple(item for item in GATHER_ITEMS if item in given)
 
@@ -69,14 +73,22 @@ def settle(ctx: LaneContext, outcome: LaneOutcome) -> LaneOutcome:
         notes.append(_withdraw(ctx, wo_id, how))
     target = outcome.target_wo_id
     if outcome.lane in GATHER_LANES and target is not None and target not in closed:
-        note = _gathered(ctx, target)
+        note = _gathered(ctx, target, keep_words=outcome.lane == Lane.SCHEDULE_VISIT.value)
         if note:
             notes.append(note)
     notes = [n for n in notes if n]
     if not notes:
         return outcome
     joined = "; ".join([outcome.note, *notes]) if outcome.note else "; ".join(notes)
-    return outcome.model_copy(update={"note": truncate(joined, 500)})
+    # What this wrote (a note and its event) joins what the lane wrote: the act step records
+    # and publishes the outcome's effects and events.
+    return outcome.model_copy(
+        update={
+            "note": truncate(joined, 500),
+            "events": tuple({e.event_id: e for e in ctx.events}.values()),
+            "effects": tuple(ctx.effects),
+        }
+    )
 
 
 def _withdraw(ctx: LaneContext, wo_id: str, how: str) -> str:
@@ -96,12 +108,14 @@ def _withdraw(ctx: LaneContext, wo_id: str, how: str) -> str:
     return _succeed(ctx, wait.token, answer, label, f"withdrawn ({how})")
 
 
-def _gathered(ctx: LaneContext, wo_id: str) -> str:
+def _gathered(ctx: LaneContext, wo_id: str, *, keep_words: bool) -> str:
     sender = ctx.sender
     run = ctx.dispatch.get(wo_id) if ctx.dispatch is not None else None
     wait = run.waiting if run is not None else None
     if sender is None or wait is None or wait.kind != "gather" or wait.party_id != sender.party_id:
         return ""
+    if keep_words:
+        _keep_the_answer(ctx, wo_id)
     items = gather_items(ctx.package)
     answer = WaitAnswer(
         kind="gather",
@@ -112,6 +126,38 @@ def _gathered(ctx: LaneContext, wo_id: str) -> str:
     )
     gave = ", ".join(items) or "no item it could name"
     return _succeed(ctx, wait.token, answer, f"{wo_id}'s gather wait", f"answered ({gave})")
+
+
+def _keep_the_answer(ctx: LaneContext, wo_id: str) -> None:
+    """The tenant's whole answer to the gather question as a note on the WO's timeline, claimed
+    by its ``wo.updated`` like a relayed note."""
+    words = " ".join(ctx.package.text.split())[:1000]
+    if not words:
+        return
+    current = ctx.work_orders.get(wo_id)
+    if current is None:
+        return
+    updated = update_work_order(ctx.work_orders, wo_id, touch(ctx)) or current
+    media = ctx.package.media
+    entry = ctx.append_entry(
+        "note",
+        wo_id,
+        f"{who_said(ctx)} answered what the vendor needs{attached(media)}: {short(words, 300)}",
+        suffix="gather",
+        note=words,
+        media=media,
+    )
+    ctx.event(
+        "wo.updated",
+        wo_id,
+        "gather",
+        wo_id=wo_id,
+        entry_id=entry.entry_id,
+        entry="note",
+        version=updated.version,
+        status=updated.status.value,
+        note_sha256=body_digest(words),
+    )
 
 
 def _succeed(ctx: LaneContext, token: str, answer: WaitAnswer, label: str, done: str) -> str:
