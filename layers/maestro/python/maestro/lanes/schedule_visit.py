@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import datetime
 
 from maestro.domain.actions import Lane, ScheduleVisit
-from maestro.domain.events import body_digest
 from maestro.domain.language import in_language
 from maestro.domain.models import (
     SCHEDULABLE,
@@ -24,7 +23,6 @@ from maestro.domain.models import (
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     Change,
-    attached,
     finish,
     phone_of,
     short,
@@ -118,7 +116,6 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         window=when(window) if window else None,
         mode=mode,
     )
-    _keep_gather_answer(ctx, wo_id, updated)
 
     label = f"{wo_id} ({short(updated.summary)})"
     sender = ctx.sender
@@ -193,38 +190,6 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
     if missing:
         note += f"; no phone found for {', '.join(missing)}"
     return finish(ctx, lane, target=wo_id, note=note)
-
-
-def _keep_gather_answer(ctx: LaneContext, wo_id: str, updated: WorkOrder) -> None:
-    """The tenant's whole words as a note when the WO's run waits on gather for them: the visit
-    entry keeps only the time they gave, and the vendor who accepts is told the access and pets
-    the notes hold (maestro.dispatch.steps), so a lockbox code given with a time is not lost."""
-    run = active_run(ctx, wo_id)
-    wait = run.waiting if run is not None else None
-    sender = ctx.sender
-    if wait is None or wait.kind != "gather" or sender is None or wait.party_id != sender.party_id:
-        return
-    words = ctx.package.text
-    media = ctx.package.media
-    entry = ctx.append_entry(
-        "note",
-        wo_id,
-        f"{who_said(ctx)} added a note{attached(media)}: {short(words, 300)}",
-        suffix="gather",
-        note=words,
-        media=media,
-    )
-    ctx.event(
-        "wo.updated",
-        wo_id,
-        "gather",
-        wo_id=wo_id,
-        entry_id=entry.entry_id,
-        entry="note",
-        version=updated.version,
-        status=updated.status.value,
-        note_sha256=body_digest(words),
-    )
 
 
 def _pm_ack(label: str, window: VisitWindow | None, availability: str, told: list[str]) -> str:
