@@ -44,6 +44,7 @@ from maestro.domain.models import (
     WorkOrderStatus,
 )
 from maestro.domain.records import PendingClarification
+from maestro.domain.timeline import NoteEntry
 from maestro.lanes.dispatch_waits import gather_items
 from maestro.pipeline.contract import ActItem, PackageRef
 from maestro.pipeline.steps import Pipeline, PipelineDeps
@@ -504,6 +505,36 @@ def test_the_tenants_availability_during_gather_completes_the_wait_too() -> None
     assert "gather wait answered" in outcome["note"]
     (told,) = world.bodies(TENANT)
     assert told.endswith("I'm finding a vendor for it now and will text you when one accepts.")
+
+
+def test_the_tenants_whole_answer_to_gather_is_kept_when_it_is_read_as_availability() -> None:
+    """Naive: the answer read as availability kept only the time it gave (a visit entry), so the
+    lockbox code and the dog never reached the timeline and the vendor who accepted was told "The
+    tenant gave no access details" (the assign step reads the notes)."""
+    world = World(runs=[_run("WO-410", "gather", TENANT)])
+    words = "the lockbox on the shed holds a key, code 3391; one old dog; fridays after noon"
+    _act(
+        world,
+        TENANT,
+        words,
+        ScheduleVisit(
+            target_wo_id="WO-410", params=ScheduleVisitParams(availability="fridays after noon")
+        ),
+    )
+    notes = [e for e in world.timeline.for_wo("WO-410") if isinstance(e, NoteEntry)]
+    assert [n.note for n in notes] == [words]
+    assert words not in json.dumps(world.tokens.succeeded)
+    # Not while nothing waits on the tenant's details: a plain availability stays a visit only.
+    quiet = World(runs=[_run("WO-410", "offer", ROSA, 1)])
+    _act(
+        quiet,
+        TENANT,
+        words,
+        ScheduleVisit(
+            target_wo_id="WO-410", params=ScheduleVisitParams(availability="fridays after noon")
+        ),
+    )
+    assert not [e for e in quiet.timeline.for_wo("WO-410") if isinstance(e, NoteEntry)]
 
 
 def test_a_pms_bare_yes_answers_the_hold_asked_since_not_an_older_approval() -> None:
