@@ -276,11 +276,33 @@ _DIRECTORY_KEYS = (
     "directory_import_budget_s",
 )
 
+
+def _dispatch_section(r: dict[str, Any]) -> list[str]:
+    d = r["dispatch"]
+    goal = d["states_first_offer_goal"]
+    verdict = "ok" if d["states_first_offer"] <= goal else "**over**"
+    return [
+        "## States per work order dispatched at the first offer",
+        "",
+        "Written by benchmarks/bench_dispatch.py: on the embedded stack, driven by signed SMS "
+        "only (the tenant's text opens the WO, the tenant answers the gather question, the first "
+        "vendor answers 1); the states the WO's execution entered, read from its history.",
+        "",
+        f"- routine, with gather: **{d['states_first_offer']}** states (goal <= {goal}, {verdict})",
+        f"- emergency at night (skips gather, an after-hours vendor): "
+        f"**{d['states_first_offer_emergency']}** states",
+        "",
+        "Routine path: " + " → ".join(d["states_first_offer_path"]),
+        "",
+    ]
+
+
 _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (_MODEL_KEYS, _model_section),
     (_IMPORT_KEYS, _imports_section),
     (("load",), _load_section),
     (("fault_matrix",), _faults_section),
+    (("dispatch",), _dispatch_section),
     (_ORCHESTRATION_KEYS, _orchestration_section),
     (_DIRECTORY_KEYS, _directory_section),
 )
