@@ -171,6 +171,29 @@ def _load_section(r: dict[str, Any]) -> list[str]:
         f"| wall time (until sent / draining after) | {load['wall_seconds']} s "
         f"({load.get('send_seconds', '?')} / {load.get('drain_seconds', '?')}) |",
         "",
+        *_load_dispatch_lines(load),
+    ]
+
+
+def _load_dispatch_lines(load: dict[str, Any]) -> list[str]:
+    dispatch = load.get("dispatch")
+    if not dispatch:
+        return []
+    by_outcome = ", ".join(f"{k} {v}" for k, v in dispatch["wo_by_outcome"].items())
+    return [
+        "Then the server's clock stopped and every dispatch run was carried to its end on the "
+        f"stack's own advance ({dispatch['virtual_hours_carried']} virtual hours, "
+        f"{dispatch['seconds']} s): {dispatch['vendors']} vendors answered their offers by signed "
+        f"SMS ({dispatch['vendor_replies']} texts: some 1, some 2, some never).",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| WOs opened by the load | {dispatch['wo_created']} ({by_outcome}) |",
+        f"| WOs without an outcome (assigned or the on-call PM paged) | "
+        f"{load['wo_without_outcome']} (closed apart: {dispatch['wo_closed']}) |",
+        f"| offers texted / texted twice | {dispatch['offers_texted']} / "
+        f"{load['duplicate_offers']} |",
+        "",
     ]
 
 
