@@ -64,7 +64,7 @@ synth: $(STAMP)
 # 1,000 signed webhooks from 100 parties, 25 concurrent senders, over HTTP to `maestro serve`
 # (benchmarks/load_http.py). Every benchmark runs and writes its figures even when one before it
 # misses its acceptance; then make fails, naming them.
-BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix load_http
+BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix bench_dispatch load_http
 bench: $(STAMP)
 	@missed=""; \
 	for name in $(BENCHMARKS); do \

@@ -171,6 +171,29 @@ def _load_section(r: dict[str, Any]) -> list[str]:
         f"| wall time (until sent / draining after) | {load['wall_seconds']} s "
         f"({load.get('send_seconds', '?')} / {load.get('drain_seconds', '?')}) |",
         "",
+        *_load_dispatch_lines(load),
+    ]
+
+
+def _load_dispatch_lines(load: dict[str, Any]) -> list[str]:
+    dispatch = load.get("dispatch")
+    if not dispatch:
+        return []
+    by_outcome = ", ".join(f"{k} {v}" for k, v in dispatch["wo_by_outcome"].items())
+    return [
+        "Then the server's clock stopped and every dispatch run was carried to its end on the "
+        f"stack's own advance ({dispatch['virtual_hours_carried']} virtual hours, "
+        f"{dispatch['seconds']} s): {dispatch['vendors']} vendors answered their offers by signed "
+        f"SMS ({dispatch['vendor_replies']} texts: some 1, some 2, some never).",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| WOs opened by the load | {dispatch['wo_created']} ({by_outcome}) |",
+        f"| WOs without an outcome (assigned or the on-call PM paged) | "
+        f"{load['wo_without_outcome']} (closed apart: {dispatch['wo_closed']}) |",
+        f"| offers texted / texted twice | {dispatch['offers_texted']} / "
+        f"{load['duplicate_offers']} |",
+        "",
     ]
 
 
@@ -276,11 +299,33 @@ _DIRECTORY_KEYS = (
     "directory_import_budget_s",
 )
 
+
+def _dispatch_section(r: dict[str, Any]) -> list[str]:
+    d = r["dispatch"]
+    goal = d["states_first_offer_goal"]
+    verdict = "ok" if d["states_first_offer"] <= goal else "**over**"
+    return [
+        "## States per work order dispatched at the first offer",
+        "",
+        "Written by benchmarks/bench_dispatch.py: on the embedded stack, driven by signed SMS "
+        "only (the tenant's text opens the WO, the tenant answers the gather question, the first "
+        "vendor answers 1); the states the WO's execution entered, read from its history.",
+        "",
+        f"- routine, with gather: **{d['states_first_offer']}** states (goal <= {goal}, {verdict})",
+        f"- emergency at night (skips gather, an after-hours vendor): "
+        f"**{d['states_first_offer_emergency']}** states",
+        "",
+        "Routine path: " + " → ".join(d["states_first_offer_path"]),
+        "",
+    ]
+
+
 _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (_MODEL_KEYS, _model_section),
     (_IMPORT_KEYS, _imports_section),
     (("load",), _load_section),
     (("fault_matrix",), _faults_section),
+    (("dispatch",), _dispatch_section),
     (_ORCHESTRATION_KEYS, _orchestration_section),
     (_DIRECTORY_KEYS, _directory_section),
 )

@@ -20,23 +20,32 @@ table holds):
 - ``evidence`` / ``shame``: the watcher's ledger, every domain event read back from its
   surface (a shame row is a claim no read confirmed, or an effect with no event);
 - ``webhook_p50_ms`` / ``webhook_p95_ms``: the webhook's latency as the senders saw it;
-  ``connection_errors``: requests that got no HTTP answer (a reset, a drop, a timeout).
+  ``connection_errors``: requests that got no HTTP answer (a reset, a drop, a timeout);
+- ``wo_without_outcome``: WOs the load opened whose dispatch run did not end assigned (the WO
+  read back assigned to the vendor who accepted) or with the on-call PM paged, once the server
+  has stopped and :func:`carry_dispatch` has carried every run to its end (vendors answering by
+  signed SMS, virtual time advanced past every deadline); WOs closed meanwhile are counted
+  apart; ``duplicate_offers``: an offer texted twice to one vendor for one WO (the loopback
+  Twilio's outbox); ``dispatch``: the WOs by outcome and what the carry took.
 
 Run: .venv/bin/python benchmarks/load_http.py [--parties 100] [--messages 1000] [--senders 25]
      [--speed 30] [--seed 7]   (make bench runs it and merges the ``load`` key into
      bench/results.json; --no-write leaves the file alone). Exits 1 unless failed_open, lost,
-     duplicated, order_violations, connection_errors and shame are 0, every request was answered
-     200, every emergency escalated at once and webhook_p95_ms is under 1,000.
+     duplicated, order_violations, connection_errors, shame, wo_without_outcome and
+     duplicate_offers are 0, every request was answered 200, every emergency escalated at once
+     and webhook_p95_ms is under 1,000.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import http.client
 import json
 import math
 import multiprocessing
 import random
+import re
 import statistics
 import sys
 import threading
@@ -131,13 +140,18 @@ class HttpLoadReport:
     send_seconds: float
     drain_seconds: float
     executions: dict[str, int]
+    wo_without_outcome: int = -1  # -1: not measured
+    duplicate_offers: int = -1
+    dispatch: dict[str, Any] = field(default_factory=dict)
     setup: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         """Everything but the latency (a machine's speed) holds."""
         return (
-            self.failed_open == 0
+            self.wo_without_outcome == 0
+            and self.duplicate_offers == 0
+            and self.failed_open == 0
             and self.lost == 0
             and self.duplicated == 0
             and self.order_violations == 0
@@ -264,9 +278,13 @@ def run_http_load(
     began = time.perf_counter()
     with LocalStack(start=datetime.now(UTC), model=None) as stack:
         seed(stack)
-        seed_directory(stack, housed(*(person for _, person in people if person is not None)))
+        tenants = housed(*(person for _, person in people if person is not None))
+        seed_directory(stack, tenants.model_copy(update={"vendors": LOAD_VENDORS}))
+        seeded = {wo.wo_id for wo in _work_orders(stack)}  # the world's: no execution
         sent, sending_done, drained = serve_and_send(stack, texts, senders, speed, drain_timeout)
         read = read_back(stack, people, texts, {s.sid for s in sent if s.status == 200})
+        dispatch = carry_dispatch(stack, seeded)
+        carried = time.perf_counter()
     latencies = sorted(s.latency_ms for s in sent)
     return HttpLoadReport(
         messages=len(texts),
@@ -289,10 +307,13 @@ def run_http_load(
         webhook_p50_ms=round(statistics.median(latencies), 1),
         webhook_p95_ms=round(latencies[math.ceil(0.95 * len(latencies)) - 1], 1),
         webhook_max_ms=round(latencies[-1], 1),
-        wall_seconds=round(drained - began, 1),
+        wall_seconds=round(carried - began, 1),
         send_seconds=round(sending_done - began, 1),
         drain_seconds=round(drained - sending_done, 1),
         executions=read.executions,
+        wo_without_outcome=dispatch.pop("wo_without_outcome"),
+        duplicate_offers=dispatch.pop("duplicate_offers"),
+        dispatch={**dispatch, "seconds": round(carried - drained, 1)},
         setup={
             "parties": parties,
             "unknown_parties": sum(1 for _, party in people if party is None),
@@ -303,6 +324,153 @@ def run_http_load(
             "errors": sorted({s.error for s in sent if s.error}),
         },
     )
+
+
+def _load_vendors() -> tuple[Any, ...]:
+    """Three vendors for each trade the load's texts produce (a leak, an outlet, a fridge, a
+    fan, a lock, the rest general): the first works business hours only, the other two also
+    after hours, so a WO opened at any hour has someone to offer it to."""
+    from maestro.domain.directory import Trade, Vendor
+
+    trades = (
+        Trade.PLUMBING,
+        Trade.ELECTRICAL,
+        Trade.APPLIANCE,
+        Trade.HVAC,
+        Trade.LOCKSMITH,
+        Trade.GENERAL,
+    )
+    return tuple(
+        Vendor(
+            vendor_id=f"v-load-{trade.value}-{rank}",
+            name=f"Load {trade.value.title()} {rank}",
+            phone=f"+1773555{t:02d}{rank:02d}",
+            trades=(trade,),
+            rank=rank,
+            after_hours=rank > 1,
+        )
+        for t, trade in enumerate(trades)
+        for rank in (1, 2, 3)
+    )
+
+
+LOAD_VENDORS = _load_vendors()
+OFFER_REPLIES = ("1", "2", None)
+"""A vendor's answer to an offer, picked by the WO and the vendor: accept, decline, or never."""
+
+
+def _offer_reply(wo_id: str, vendor_id: str) -> str | None:
+    digest = hashlib.sha256(f"{wo_id} {vendor_id}".encode()).digest()
+    return OFFER_REPLIES[digest[0] % len(OFFER_REPLIES)]
+
+
+def _work_orders(stack: Any) -> list[Any]:
+    from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+
+    store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+    found = [store.get(item["wo_id"]["S"]) for item in _scan(stack, stack.tables["work_orders"])]
+    return [wo for wo in found if wo is not None]
+
+
+def carry_dispatch(stack: Any, seeded: set[str], rounds: int = 400) -> dict[str, Any]:
+    """The load has drained and the server's clock is stopped (its ticker ends with the
+    server): the WOs the load opened are carried to their outcomes on the stack's own
+    ``advance``. Each round, every vendor with an offer open answers one of them by signed SMS
+    (naming the WO: one text per package), as :func:`_offer_reply` picks, and the idle window
+    passes; when nobody has an answer left to give, virtual time moves past the earliest open
+    wait's deadline and an idle window more (nobody answers a gather question or an approval:
+    they time out). Then the figures, read from the dispatch store and the WO store (outcomes)
+    and from the loopback Twilio's outbox (offers texted twice)."""
+    from maestro.domain.models import WorkOrderStatus
+    from maestro_dev.local.events import signed_sms_event, twilio_sid
+
+    phones = {v.vendor_id: v.phone for v in LOAD_VENDORS}  # and any the world seeded
+    began = stack.clock.now()
+    answered: set[tuple[str, str]] = set()
+    final: set[str] = set()  # runs that ended: read no more
+    texts = 0
+    done_rounds = 0
+    for done_rounds in range(1, rounds + 1):  # noqa: B007 (reported below)
+        created = [w.wo_id for w in _work_orders(stack) if w.wo_id not in seeded | final]
+        runs = [r for r in (stack.dispatch.deps.runs.get(w) for w in created) if r is not None]
+        final.update(r.wo_id for r in runs if r.final)
+        pending: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for run in sorted(runs, key=lambda r: r.wo_id):
+            wait = run.waiting
+            if wait is None or wait.kind != "offer" or (run.wo_id, wait.party_id) in answered:
+                continue
+            reply = _offer_reply(run.wo_id, wait.party_id)
+            if reply is not None:
+                pending[wait.party_id][reply].append(run.wo_id)
+        for vendor_id, by_reply in pending.items():
+            # One text per vendor per idle window (one package): its acceptances first, naming
+            # each WO; its declines in the next round.
+            reply, wo_ids = min(by_reply.items())
+            if vendor_id not in phones:
+                vendor = stack.directory.vendor(vendor_id)
+                if vendor is None:
+                    raise RuntimeError(f"an offer is open to {vendor_id}, not in the directory")
+                phones[vendor_id] = vendor.phone
+            answered.update((wo_id, vendor_id) for wo_id in wo_ids)
+            texts += 1
+            body = f"{reply} for {' '.join(wo_ids)}"
+            sid = twilio_sid("SM", f"load offer reply {vendor_id} {body}")
+            response = stack.http(
+                signed_sms_event(stack.twilio_token, sid, phones[vendor_id], body)
+            )
+            if response["statusCode"] != 200:
+                raise RuntimeError(f"a vendor's reply was answered {response['statusCode']}")
+        if pending:
+            stack.advance(stack.idle + 1)
+            continue
+        deadlines = stack.waiting_work_orders()
+        if not deadlines:
+            break
+        # Past the earliest deadline and any within the idle window after it, in one advance
+        # (it stops at each on the way): fewer rounds, each offer still answered within minutes.
+        earliest = (min(deadlines.values()) - stack.clock.now()).total_seconds()
+        stack.advance(max(earliest, 0) + stack.idle + 1)
+    stack.wait_for_executions(allow_paused=True)
+
+    outcomes: Counter[str] = Counter()
+    for wo in _work_orders(stack):
+        if wo.wo_id in seeded:
+            continue
+        run = stack.dispatch.deps.runs.get(wo.wo_id)
+        accepted = [o.vendor_id for o in run.offers if o.outcome == "accepted"] if run else []
+        if run is None:
+            outcomes["no_run"] += 1
+        elif (
+            run.step == "assigned"
+            and wo.status is WorkOrderStatus.ASSIGNED
+            and accepted == [wo.vendor_id]
+        ):
+            outcomes["assigned"] += 1
+        elif run.step == "no_vendor" and "paged" in run.outcome:
+            outcomes["paged"] += 1
+        else:
+            outcomes[run.step] += 1  # closed, refused_by_pm, or still under way
+    offers: Counter[tuple[str, str]] = Counter()
+    for message in stack.outbox():  # an offer's text, to whomever it went
+        if found := _OFFER.search(message.body):
+            offers[(message.to, found.group(1))] += 1
+    return {
+        "wo_created": sum(outcomes.values()),
+        "wo_by_outcome": dict(sorted(outcomes.items())),
+        "wo_without_outcome": sum(
+            n for outcome, n in outcomes.items() if outcome not in ("assigned", "paged", "closed")
+        ),
+        "wo_closed": outcomes["closed"],
+        "offers_texted": sum(offers.values()),
+        "duplicate_offers": sum(n - 1 for n in offers.values() if n > 1),
+        "vendor_replies": texts,
+        "rounds": done_rounds,
+        "vendors": len(LOAD_VENDORS),
+        "virtual_hours_carried": round((stack.clock.now() - began).total_seconds() / 3600, 1),
+    }
+
+
+_OFFER = re.compile(r"Reply 1 to accept (WO-[0-9A-F]+)")
 
 
 UNKNOWN_EMERGENCIES = (

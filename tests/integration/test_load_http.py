@@ -30,6 +30,10 @@ def test_a_small_load_over_http_is_answered_stored_and_packaged_once() -> None:
     assert report.order_violations == 0
     assert report.evidence > 0
     assert report.shame == 0
+    # Then every WO it opened is carried to its outcome, with vendors answering by SMS.
+    assert report.dispatch["wo_created"] > 0
+    assert report.dispatch["vendor_replies"] > 0
+    assert (report.wo_without_outcome, report.duplicate_offers) == (0, 0)
     assert report.ok
 
 
