@@ -207,6 +207,25 @@ def test_a_wo_cancelled_during_an_offer_withdraws_it_and_offers_no_more(
     assert _wo(stack, wo_id).vendor_id is None
 
 
+def test_a_wo_cancelled_during_gather_stops_its_execution_before_the_judge(
+    stack: LocalStack,
+) -> None:
+    _text(stack, TENANT.phones[0], "the bathroom tap won't stop running")
+    (wo,) = [w for w in work_orders(stack) if w.is_open]
+    run = _run(stack, wo.wo_id)
+    assert run.waiting is not None
+    assert run.waiting.kind == "gather"
+    _text(stack, TENANT.phones[0], f"actually cancel {wo.wo_id}, it stopped on its own")
+    _text(stack, TENANT.phones[0], "yes")
+    assert _wo(stack, wo.wo_id).status is WorkOrderStatus.CANCELLED
+    states = stack.wo_states(wo.wo_id)
+    assert states[-2:] == ["Judge: priority, budget and vendors", "Stopped: the work order closed"]
+    assert _run(stack, wo.wo_id).step == "closed"
+    stack.advance(8 * 3600)
+    assert to_phone(stack, PIPEWORKS.phone) == []  # no vendor is ever offered it
+    assert to_phone(stack, DRIPLESS.phone) == []
+
+
 @pytest.mark.parametrize(("reply", "offered"), [("YES", True), ("too pricey for that, no", False)])
 def test_a_pms_yes_or_no_answers_the_approval(reply: str, offered: bool) -> None:
     for stack in _stack(settings={"approval_over_usd": 100}):

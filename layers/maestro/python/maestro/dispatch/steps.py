@@ -429,7 +429,9 @@ class Dispatch:
         step = self._step(payload.wo_id)
         wo = self.deps.work_orders.get(payload.wo_id)
         run = self._existing_run(payload.wo_id)
-        if wo is None or not wo.is_open:
+        if wo is None or not wo.is_open or run.step == "closed":
+            # Re-read first (I6): a WO closed during gather (its wait withdrawn, the run closed)
+            # stops here, so no Choice after gather is needed.
             self._close(run, wo, step, "the work order closed before it was judged")
             raise WorkOrderClosed(f"{payload.wo_id} is {wo.status.value if wo else 'gone'}")
         notes, _ = self._notes_and_photos(wo.wo_id)
