@@ -62,6 +62,9 @@ from urllib.parse import urlencode, urlsplit
 VIRTUAL_HOUR = 3600.0
 _HOUR = timedelta(hours=1)
 P95_LIMIT_MS = 1000.0
+CARRY_PATIENCE_SECONDS = 600.0
+"""Wall time a step of the dispatch carry may take to settle: scores of work order executions
+move at once there (each offer round, each deadline), on one interpreter."""
 BUILDING_EVENTS = (
     (900.0, "the power just went out in the whole building"),
     (2400.0, "there's no water coming out of any tap"),
@@ -421,7 +424,7 @@ def carry_dispatch(stack: Any, seeded: set[str], rounds: int = 400) -> dict[str,
             if response["statusCode"] != 200:
                 raise RuntimeError(f"a vendor's reply was answered {response['statusCode']}")
         if pending:
-            stack.advance(stack.idle + 1)
+            stack.advance(stack.idle + 1, patience=CARRY_PATIENCE_SECONDS)
             continue
         deadlines = stack.waiting_work_orders()
         if not deadlines:
@@ -429,7 +432,7 @@ def carry_dispatch(stack: Any, seeded: set[str], rounds: int = 400) -> dict[str,
         # Past the earliest deadline and any within the idle window after it, in one advance
         # (it stops at each on the way): fewer rounds, each offer still answered within minutes.
         earliest = (min(deadlines.values()) - stack.clock.now()).total_seconds()
-        stack.advance(max(earliest, 0) + stack.idle + 1)
+        stack.advance(max(earliest, 0) + stack.idle + 1, patience=CARRY_PATIENCE_SECONDS)
     stack.wait_for_executions(allow_paused=True)
 
     outcomes: Counter[str] = Counter()

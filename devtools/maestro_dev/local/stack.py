@@ -888,11 +888,12 @@ class LocalStack:
         self._next_sweep = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
         return self.sweeper.sweep()
 
-    def advance(self, seconds: float, *, wait: bool = True) -> None:
+    def advance(self, seconds: float, *, wait: bool = True, patience: float = 30) -> None:
         """Move virtual time, delivering debounce signals as they fall due, and let every
         execution started on the way finish (or pause at a gate), then settle. ``wait=False``
         (the server's clock) delivers, settles and moves on: executions run on while time
-        passes."""
+        passes. ``patience``: the wall seconds each wait for the executions may take (a
+        benchmark moving scores of executions at once gives them longer)."""
         target = self.clock.now().timestamp() + seconds
         # The fallback queue's event source drains it within a second in the cloud: before
         # time moves, so a kept message's signals fall due on the way.
@@ -902,16 +903,16 @@ class LocalStack:
             self.debounce.release_due()
             self.poll_debounce()
             if wait:
-                self.wait_for_executions(allow_paused=True)
+                self.wait_for_executions(timeout=patience, allow_paused=True)
             self.settle()
         self.clock.set(datetime.fromtimestamp(target, UTC))
         self.debounce.release_due()
         self.poll_debounce()
         if wait:
-            self.wait_for_executions(allow_paused=True)
+            self.wait_for_executions(timeout=patience, allow_paused=True)
         self.settle()
         if wait:  # what the scheduled sweeps of settle started
-            self.wait_for_executions(allow_paused=True)
+            self.wait_for_executions(timeout=patience, allow_paused=True)
 
     def _next_stop(self, target: float) -> datetime | None:
         """Where ``advance`` stops next on its way to ``target``: a debounce signal due, the
