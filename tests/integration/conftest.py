@@ -12,6 +12,7 @@ import pytest
 from moto import mock_aws
 
 from maestro.tables import ALL_TABLES
+from maestro_dev.local.sdk_models import one_sdk_loader
 
 REGION = "us-east-1"
 TABLE_PREFIX = "maestro-test-"
@@ -58,7 +59,7 @@ def mocked_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsEnv]:
         monkeypatch.setenv(name, value)
     # A developer's profile must not leak into the tests.
     monkeypatch.delenv("AWS_PROFILE", raising=False)
-    with mock_aws():
+    with mock_aws(), one_sdk_loader():  # the SDK's models parsed once a process
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         table_names: dict[str, str] = {}
         for spec in ALL_TABLES:

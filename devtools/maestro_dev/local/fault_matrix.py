@@ -543,7 +543,11 @@ class Matrix:
             m["body"] for m in texts if m["to"] == ON_CALL_PM and any(w in m["body"] for w in who)
         ]
         once("pages to the PM", [(body,) for body in pages])
-        records += [json.dumps(m, sort_keys=True) for m in texts]
+        # This run's texts only: an earlier cell's work order goes on in virtual time (its
+        # gather times out, a PM is paged) while this cell plays, and is not this cell's effect.
+        records += [
+            json.dumps(m, sort_keys=True) for m in texts if m["to"] in roles or m["body"] in pages
+        ]
         for package in packages:
             package.paged = any(package.package_id in body for body in pages)
 

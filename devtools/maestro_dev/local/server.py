@@ -470,13 +470,17 @@ class LocalServer:
             last = now
 
     def serve_forever(self) -> None:
+        # At speed 0 time stands still and whoever holds the stack moves it: a ticker would
+        # only race them for the debounce queue (its poll takes a signal theirs then misses).
         ticker = threading.Thread(target=self._tick, daemon=True)
-        ticker.start()
+        if self.speed > 0:
+            ticker.start()
         try:
-            self.httpd.serve_forever(poll_interval=0.2)
+            self.httpd.serve_forever(poll_interval=0.05)  # shutdown waits one poll
         finally:
             self._stop.set()
-            ticker.join(timeout=30)
+            if ticker.is_alive():
+                ticker.join(timeout=30)
             self.httpd.server_close()
 
 
