@@ -17,9 +17,12 @@ candidates first.)
 3. a rating ("5 stars", "4/5", a bare "5") while a rating request is open → record_rating; a
    bare digit with both questions open is ambiguous → clarify naming both. Only a tenant or a
    PM rates, in every rule: a vendor's "4/5 tomorrow" is availability, never a rating;
-5. the words of exactly one open work order → relay_to_open_wo on it (a mere question about it:
-   the assistant, targeted at it); of several equally → clarify naming them (I4: never the most
-   recent); of none, and the text describes a maintenance problem → create_wo;
+5. words that clearly name exactly one open work order (its id, its thing, or naming no thing
+   a plain word of its line, "the plumber"; see "which work order the words name" below) →
+   relay_to_open_wo on it (a mere question about it: the assistant, targeted at it); several
+   named, or a problem that only hints at some (a shared room, a shared kind of symptom) →
+   clarify naming them (I3, I4: never the most recent, never a guess); a problem naming a thing
+   of its own and hinting at none → create_wo;
 6. nothing matched → continue_with_assistant.
 8. a PM's command, about the open work orders of the properties they manage (their contexts):
    a note ("note WO-204: vendor has the key", "add a note to 204 - key under mat") →
@@ -42,7 +45,7 @@ assistant rather than blocking the answer). Time words inside a problem ("stoppe
 morning") are not availability, and a bare digit in one ("2 lights are out") is not a rating.
 
 Same input, same output, whatever the order of the contexts. The k samples agree except when a
-rule is unsure (a negated availability, a shared room but a different problem): then a minority
+rule is unsure (a negated availability): then a minority
 of samples proposes the alternative reading, so consensus shows the doubt and dispose asks
 instead of guessing (I3).
 """
