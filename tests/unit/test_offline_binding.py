@@ -26,6 +26,7 @@ DISHWASHER_LEAK = wo_context("WO-360", "dishwasher leaks onto the floor, unit 7C
 STUCK_WINDOW = wo_context("WO-370", "bedroom window won't open, unit 7C")
 FRONT_DEADBOLT = wo_context("WO-380", "front door deadbolt sticks, unit 7C")
 WASHER_DRAIN = wo_context("WO-390", "washing machine won't drain, unit 7C")
+AC_WARM = wo_context("WO-395", "air conditioner not cooling, unit 7C")
 GARAGE_LIGHT = wo_context("WO-401", "garage light flickers, unit 7C")
 PLUMBER_MONDAY = wo_context("WO-320", "clogged kitchen drain, plumber booked Monday, unit 7C")
 FIXED_TUB_DRAIN = wo_context(
@@ -68,6 +69,12 @@ def _asked_about(text: str, contexts: Sequence[OpenContext]) -> set[str]:
         ("the garage one got worse", (TUB_FAUCET, GARAGE_LIGHT), "WO-401"),
         # one open, a detail that names no thing and no other symptom kind
         ("it's dripping a little underneath now", (WASHER_DRAIN,), "WO-390"),
+        # one open; what is fine now names nothing, the rest is a detail of the open one
+        (
+            "the bedroom vent is fine, the one in the living room still won't cool",
+            (AC_WARM,),
+            "WO-395",
+        ),
     ],
 )
 def test_a_clearly_named_work_order_is_bound(

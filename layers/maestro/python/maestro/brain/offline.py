@@ -673,7 +673,10 @@ _RESOLVED = re.compile(
     r"|\bworking\s+(?:now|fine|again)\b|\banymore\b|\bno\s+longer\b",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(r"n'?t\b|\bnot\b|\bnever\b|\bno\b", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"n[’']t\b|\b(?:not|never|no|cannot|cant|dont|doesnt|didnt|isnt|arent|wasnt|wont)\b",
+    re.IGNORECASE,
+)
 _RESOLVED_BREAK = re.compile(r"\n|[.!?]+(?=\s|$)|[,;]|\b(?:but|though|however)\b", re.IGNORECASE)
 
 
@@ -1133,7 +1136,7 @@ def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Rea
     best = [c for c in work_orders if c.context_id in named] if named else list(ref.named)
     if len(best) > 1:
         return _Reading("5-match", (_clarify(best, "the words name several work orders", text),))
-    if not best and len(work_orders) == 1 and _more_of_the_same(text, part, work_orders[0]):
+    if not best and len(work_orders) == 1 and _more_of_the_same(text, work_orders[0]):
         # "it's leaking again", "there's standing water in it": something is wrong, no thing
         # is named, and the sender has one open work order: the words are about that one.
         return _Reading("5-detail", (_relay(work_orders[0], text, "a detail, no new thing"),))
@@ -1187,20 +1190,23 @@ _ASKS_HOW_IT_GOES = re.compile(
 )
 
 
-def _more_of_the_same(text: str, part: _Part | None, work_order: OpenContext) -> bool:
+def _more_of_the_same(text: str, work_order: OpenContext) -> bool:
     """``text`` says something is wrong without naming a thing or another room, asks
     nothing, says it is not one more ("too"), and its symptom is not of another kind than the
-    one open work order's: a detail for that work order, not a new problem."""
+    one open work order's: a detail for that work order, not a new problem. What it says is
+    fine now ("the bedroom one is fine, …") is not part of what is wrong."""
     if "?" in text or _ADDITIVE.search(text):
         return False
     said = _unresolved(text)
-    if _ROOM.search(said) and not _places(said) <= _places(work_order.description):
+    places, its_places = _places(said), _places(work_order.description)
+    if places and its_places and not places <= its_places:
         return False  # a room the work order does not say: maybe a problem of its own
-    if not _kinds_agree(_kinds(_unresolved(text)), _kinds(work_order.description)):
+    if not _kinds_agree(_kinds(said), _kinds(work_order.description)):
         return False  # "now it's making a loud noise" is no detail of a leak
-    if part is not None:
-        return not part.problem.things
-    return _SYMPTOM.search(text) is not None
+    problem = _problem(said)
+    if problem is not None:
+        return not problem.things
+    return _SYMPTOM.search(said) is not None
 
 
 def _several_problems(parts: _Parts, contexts: Sequence[OpenContext]) -> _Reading:
