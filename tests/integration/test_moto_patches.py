@@ -16,7 +16,12 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from maestro_dev.local.events import signed_sms_event, twilio_sid
-from maestro_dev.local.moto_patches import indexed_queries, uncounted_sends, untracked_models
+from maestro_dev.local.moto_patches import (
+    indexed_queries,
+    tokens_skip_starting_executions,
+    uncounted_sends,
+    untracked_models,
+)
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import thread_safe_moto
 from maestro_dev.local.world import MARIA, seed
@@ -545,3 +550,49 @@ def test_every_page_of_executions_is_read() -> None:
     listed = [e["name"] for e in stack.executions()]
     # Each once; executions started in the same instant may list in either order.
     assert sorted(listed) == [f"e{n:04d}" for n in range(1030)]
+
+
+@pytest.fixture
+def moto_running_executions(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``moto_env`` with Step Functions running what it starts (and answering task tokens)."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.setenv(name, "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        yield
+
+
+def test_a_task_token_is_answered_while_another_execution_is_starting(
+    moto_running_executions: None,
+) -> None:
+    # moto marks an execution running before its worker thread has built the environment that
+    # holds its task tokens; SendTaskSuccess asks every running execution whether the token is
+    # its own, and one that is starting made it raise AttributeError, not InvalidToken.
+    from moto.stepfunctions.parser.api import ExecutionStatus
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    arn = sfn.create_state_machine(
+        name="waits",
+        definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+        roleArn="arn:aws:iam::123456789012:role/sfn",
+    )["stateMachineArn"]
+    backend = stepfunctions_parser_backends["123456789012"][REGION]
+    (machine,) = [m for m in backend.state_machines if m.arn == arn]
+    starting = type("Starting", (), {})()
+    starting.status = ExecutionStatus.RUNNING
+    starting.exec_worker = type("Worker", (), {"env": None})()  # its thread not yet started
+    machine.executions.append(starting)
+
+    def answer() -> str:
+        try:
+            sfn.send_task_success(taskToken="not-a-token", output="{}")
+        except ClientError as error:
+            return str(error.response["Error"]["Code"])
+        return "answered"
+
+    with tokens_skip_starting_executions():
+        assert answer() == "InvalidToken"
+    with pytest.raises(AttributeError, match="callback_pool_manager"):
+        answer()  # moto alone trips on the starting execution

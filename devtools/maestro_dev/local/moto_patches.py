@@ -1,4 +1,4 @@
-"""Three of moto's habits that make a long-running embedded stack slower and bigger with every
+"""Four of moto's habits that make a long-running embedded stack slower and bigger with every
 package, and what the stack does instead. Each is a context manager the stack enters for its
 lifetime; leaving it restores moto. (``threads`` works around two more: a transaction's copy of
 every table it names, and a key query's walk over the whole table.)
@@ -30,6 +30,9 @@ of them fixed; they live here, in the devtools, and never in the runtime layer.
    only the items still holding that value: moto then checks, sorts, filters and pages them as
    it would have. Keys are only ever added, so a delete needs nothing, nor does a rolled-back
    transaction (it puts an item back as it was, when it was already noted).
+
+4. **Answering a task token trips on a starting execution**:
+   :func:`tokens_skip_starting_executions`.
 """
 
 from __future__ import annotations
@@ -91,6 +94,47 @@ def uncounted_sends() -> Iterator[None]:
             stack.enter_context(
                 mock.patch.object(Queue, name, uncounted(inspect.getattr_static(Queue, name)))
             )
+        yield
+
+
+@contextmanager
+def tokens_skip_starting_executions() -> Iterator[None]:
+    """``SendTaskSuccess``/``Failure``/``Heartbeat`` look for the token's execution among the
+    running ones without tripping on one that is starting.
+
+    moto asks every running execution's evaluation environment whether the token is its own;
+    an execution marked running whose worker thread has not built that environment yet has
+    none, and the call fails with ``AttributeError: 'NoneType' object has no attribute
+    'callback_pool_manager'`` (seen under the 1,000-text load: a vendor's answer to an offer
+    failed its package open because another conversation's package was starting). A starting
+    execution has no task token out, so it is skipped: the cloud answers the token's own
+    execution, or ``TaskTimedOut``/``InvalidToken``, as moto then does."""
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend as Backend
+
+    local = threading.local()
+    original_executions = Backend._get_executions
+
+    def executions(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = original_executions(self, *args, **kwargs)
+        if not getattr(local, "answering_token", False):
+            return found
+        return [e for e in found if e.exec_worker is not None and e.exec_worker.env is not None]
+
+    def answering_token(method: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            local.answering_token = True
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                local.answering_token = False
+
+        return call
+
+    with ExitStack() as stack:
+        stack.enter_context(mock.patch.object(Backend, "_get_executions", executions))
+        for name in ("send_task_success", "send_task_failure", "send_task_heartbeat"):
+            method = getattr(Backend, name)
+            stack.enter_context(mock.patch.object(Backend, name, answering_token(method)))
         yield
 
 

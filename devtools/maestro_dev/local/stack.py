@@ -69,7 +69,12 @@ from maestro.verify.sweeper import SweepReport
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.edge import FALLBACK_PREFIX, Edge
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
-from maestro_dev.local.moto_patches import indexed_queries, uncounted_sends, untracked_models
+from maestro_dev.local.moto_patches import (
+    indexed_queries,
+    tokens_skip_starting_executions,
+    uncounted_sends,
+    untracked_models,
+)
 from maestro_dev.local.sdk_models import one_sdk_loader
 from maestro_dev.local.sfn_time import VirtualWaits, virtual_step_functions_time
 from maestro_dev.local.threads import Priority, thread_safe_moto
@@ -289,6 +294,7 @@ class LocalStack:
         self._exit.enter_context(one_sdk_loader())  # the SDK's models parsed once a process
         self._exit.enter_context(untracked_models())
         self._exit.enter_context(uncounted_sends())
+        self._exit.enter_context(tokens_skip_starting_executions())
         self._exit.enter_context(indexed_queries())  # after thread_safe_moto: wraps its query
         # Retries back off fifty times faster than in the cloud: a waiting package still yields
         # to the one holding the lease, but a demo does not sit through real backoff.
