@@ -12,6 +12,7 @@ from datetime import datetime
 from maestro.domain.consent import consent_change, is_bare_consent_keyword
 from maestro.domain.models import Attestation, Channel, FlushTrigger, MediaRef
 from maestro.domain.safety import safety_floor
+from maestro.domain.sign_off import is_sign_off
 from maestro.ports import (
     MAX_DEBOUNCE_DELAY_SECONDS,
     AppendResult,
@@ -146,11 +147,13 @@ class Ingestor:
 
     @staticmethod
     def _trigger(given: FlushTrigger | None, body: str) -> FlushTrigger | None:
-        """Flush at once for the channel's own reason (a call ended), or when the safety floor
-        fires on the words."""
+        """Flush at once for the channel's own reason (a call ended), when the safety floor
+        fires on the words, or when the words close the conversation ("thanks, bye")."""
         if given is not None:
             return given
-        return FlushTrigger.URGENCY_EXPEDITE if safety_floor(body) is not None else None
+        if safety_floor(body) is not None:
+            return FlushTrigger.URGENCY_EXPEDITE
+        return FlushTrigger.CONVERSATION_ENDED if is_sign_off(body) else None
 
     def request_flush(self, conversation_id: str, trigger: FlushTrigger, at: datetime) -> bool:
         """Flush now (the assistant's kickoff, a sign-off). False when nothing is buffered."""
