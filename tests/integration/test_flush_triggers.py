@@ -17,7 +17,7 @@ from maestro.domain.models import Urgency, VisitWindow, WorkOrderStatus
 from maestro.domain.records import MaestroState
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed
-from tests.integration.embedded import new_executions, open_wo, sms
+from tests.integration.embedded import new_executions, open_wo, outcomes, sms
 
 pytestmark = pytest.mark.integration
 
@@ -83,6 +83,21 @@ def test_with_an_emergency_in_memory_the_shorter_window_flushes(stack: LocalStac
     assert new_executions(stack, stack.urgent_idle - SOON) == []  # not before the window
     (started,) = new_executions(stack, SOON + 1)
     assert _package(started)["trigger"] == "urgency_expedite"
+
+
+def test_after_an_emergency_by_text_the_next_text_waits_the_shorter_window(
+    stack: LocalStack,
+) -> None:
+    open_wo(stack, "WO-4415", "damp patch spreading on the hallway ceiling")
+    sms(stack, "the hallway ceiling is now pouring water onto the light switch and it sparked")
+    (emergency,) = new_executions(stack, SOON)
+    assert _package(emergency)["trigger"] == "urgency_expedite"  # the floor, at once
+    assert [o.lane for o in outcomes(stack, emergency)] == ["escalate"]
+    stack.advance(120)
+    sms(stack, "I switched the breaker off like you said, what now")
+    assert new_executions(stack, stack.urgent_idle - SOON) == []
+    (follow_up,) = new_executions(stack, SOON + 1)
+    assert _package(follow_up)["trigger"] == "urgency_expedite"
 
 
 def test_with_a_vendor_due_today_the_shorter_window_flushes(stack: LocalStack) -> None:

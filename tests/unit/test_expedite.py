@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from maestro.domain.expedite import VISIT_DUE_WITHIN, urgent_outstanding
+from maestro.domain.expedite import ESCALATION_RECENT, VISIT_DUE_WITHIN, urgent_outstanding
 from maestro.domain.models import (
     FlushTrigger,
     Urgency,
@@ -45,6 +45,23 @@ def test_a_routine_state_or_none_is_not() -> None:
     wos = [work_order("WO-a1"), work_order("WO-a2", urgency=Urgency.EMERGENCY)]
     # WO-a2's own field is not memory: only the state's urgency counts.
     assert urgent_outstanding(wos, {"WO-a1": _state("WO-a1", Urgency.ROUTINE)}, T0) is None
+
+
+@pytest.mark.parametrize(
+    ("ago", "urgent"),
+    [
+        (timedelta(minutes=3), True),
+        (ESCALATION_RECENT, True),
+        (ESCALATION_RECENT + timedelta(minutes=1), False),
+        (timedelta(days=9), False),
+    ],
+)
+def test_a_recent_escalation_on_the_thread_is_outstanding(ago: timedelta, urgent: bool) -> None:
+    state = MaestroState(
+        wo_id="WO-a1", interrupted_by="pkg-9", interrupted_at=T0 - ago, updated_at=T0
+    )
+    reason = urgent_outstanding([work_order("WO-a1")], {"WO-a1": state}, T0)
+    assert reason == ("WO-a1: an escalation (pkg-9) being handled" if urgent else None)
 
 
 def test_a_closed_work_order_counts_for_nothing() -> None:

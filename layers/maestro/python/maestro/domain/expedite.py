@@ -4,6 +4,8 @@
 Read from the sender's open work orders and their ``MaestroState`` snapshots:
 - the state's urgency is urgent or an emergency (an escalation was handled on it, or the work
   order was judged urgent): the person is likely still reporting on it, and should not wait;
+- an escalation interrupted its thread within ``ESCALATION_RECENT`` (the pipeline records the
+  escalating package on each open work order of the sender: an emergency being handled);
 - a visit is due: the work order's vendor comes within ``VISIT_DUE_WITHIN`` (or is there now),
   so the tenant's "running late?" or the vendor's "at the door, no answer" is time-sensitive.
 
@@ -18,10 +20,12 @@ from datetime import datetime, timedelta
 from maestro.domain.models import Urgency, WorkOrder
 from maestro.domain.records import MaestroState
 
-__all__ = ["VISIT_DUE_WITHIN", "urgent_outstanding"]
+__all__ = ["ESCALATION_RECENT", "VISIT_DUE_WITHIN", "urgent_outstanding"]
 
 VISIT_DUE_WITHIN = timedelta(hours=12)
 """A visit starting this soon is "due today", whatever the property's timezone."""
+ESCALATION_RECENT = timedelta(hours=12)
+"""An escalation this recent is still being handled; an older interruption says nothing."""
 
 URGENT_STATES = frozenset({Urgency.URGENT, Urgency.EMERGENCY})
 
@@ -37,6 +41,9 @@ def urgent_outstanding(
         state = states.get(wo.wo_id)
         if state is not None and state.urgency in URGENT_STATES:
             return f"{wo.wo_id}: {state.urgency.value} in memory"
+        interrupted = state.interrupted_at if state is not None else None
+        if state is not None and interrupted is not None and now - interrupted <= ESCALATION_RECENT:
+            return f"{wo.wo_id}: an escalation ({state.interrupted_by}) being handled"
         visit = wo.visit
         due = visit is not None and visit.end > now and visit.start <= now + VISIT_DUE_WITHIN
         if due and wo.vendor_id is not None and visit is not None:
