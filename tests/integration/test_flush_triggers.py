@@ -16,7 +16,7 @@ from maestro.adapters.dynamodb_memory import DynamoStateStore
 from maestro.domain.models import Urgency, VisitWindow, WorkOrderStatus
 from maestro.domain.records import MaestroState
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import seed
+from maestro_dev.local.world import VIC, seed
 from tests.integration.embedded import new_executions, open_wo, outcomes, sms
 
 pytestmark = pytest.mark.integration
@@ -110,6 +110,20 @@ def test_with_a_vendor_due_today_the_shorter_window_flushes(stack: LocalStack) -
         visit=VisitWindow(start=now + timedelta(hours=2), end=now + timedelta(hours=4)),
     )
     sms(stack, "will he need the building's parking pass or is street ok")
+    (started,) = new_executions(stack, stack.urgent_idle + 1)
+    assert _package(started)["trigger"] == "urgency_expedite"
+
+
+def test_the_vendor_due_today_gets_the_shorter_window_too(stack: LocalStack) -> None:
+    now = stack.clock.now()
+    open_wo(
+        stack,
+        "WO-4416",
+        "kitchen tap loose at the base",
+        status=WorkOrderStatus.SCHEDULED,
+        visit=VisitWindow(start=now + timedelta(minutes=40), end=now + timedelta(hours=2)),
+    )
+    sms(stack, "stuck behind a delivery truck on Halsted, might be a bit behind", sender=VIC.phone)
     (started,) = new_executions(stack, stack.urgent_idle + 1)
     assert _package(started)["trigger"] == "urgency_expedite"
 
