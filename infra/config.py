@@ -82,6 +82,13 @@ class EnvConfig(BaseModel):
         "set, are real numbers. Declared by this key, never inferred from the name.",
     )
     idle_window_seconds: int = Field(ge=1, le=900, description="MAESTRO_IDLE_WINDOW_SECONDS")
+    urgent_idle_window_seconds: int = Field(
+        default=60,
+        ge=1,
+        le=900,
+        description="MAESTRO_URGENT_IDLE_WINDOW_SECONDS: the idle window while something urgent "
+        "is outstanding in memory (docs/flush-triggers.md)",
+    )
     max_wait_seconds: int = Field(ge=1, le=900, description="MAESTRO_MAX_WAIT_SECONDS")
     step_mode: bool = Field(
         default=False,

@@ -160,6 +160,7 @@ class MaestroStack(cdk.Stack):
         )
         windows: dict[str, Setting] = {
             "idle_window_seconds": str(config.idle_window_seconds),
+            "urgent_idle_window_seconds": str(config.urgent_idle_window_seconds),
             "max_wait_seconds": str(config.max_wait_seconds),
         }
 

@@ -175,6 +175,7 @@ class LocalStack:
         start: datetime | None = None,
         twilio_token: str | None = None,
         idle_window_seconds: int = 300,
+        urgent_idle_window_seconds: int = 60,
         max_wait_seconds: int = 900,
         step_mode: bool = False,
         model: LanguageModel | Literal["env"] | None = None,
@@ -198,6 +199,7 @@ class LocalStack:
         # runs); "recording": no Twilio account configured, so the recording messenger answers.
         self.messenger_kind = messenger
         self.idle = idle_window_seconds
+        self.urgent_idle = urgent_idle_window_seconds
         self.max_wait = max_wait_seconds
         # Overrides of the pipeline's and the digest's settings (e.g. a daily cap), by name.
         self.settings_overrides = dict(settings or {})
@@ -597,6 +599,7 @@ class LocalStack:
                 self.parties,
                 self.debounce,
                 idle_window_seconds=self.idle,
+                urgent_idle_window_seconds=self.urgent_idle,
                 max_wait_seconds=self.max_wait,
                 severity_probe=models.triage is not None,
                 consent=self.consent,
@@ -612,6 +615,8 @@ class LocalStack:
             prober=Prober(models, buffer, self.parties, self.pipeline.deps.work_orders)
             if models.triage is not None
             else None,
+            work_orders=self.pipeline.deps.work_orders,
+            states=self.pipeline.deps.state,
         )
         # Each function below gets SDK clients of its own, as each Lambda does: botocore's retry
         # quota (standard mode) is per client, so one function's throttled retries never spend

@@ -246,12 +246,14 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     # The fallback drain: the same route for the webhooks Twilio's fallback URL kept.
     "inbound_fallback": {"messages": "write", "conversations": "write", "parties": "read"},
     # Flushes packages (conversations); the severity probe claims and stores its result on the
-    # message (messages) with the sender's open WOs as context.
+    # message (messages) with the sender's open WOs as context; the urgent idle window reads
+    # the sender's open WOs and their state (urgency in memory).
     "flusher": {
         "messages": "write",
         "conversations": "write",
         "parties": "read",
         "work_orders": "read",
+        "state": "read",
     },
     # Read-verify: reads every claimed surface (a dispatch run's too), writes only the ledger.
     "watcher": {

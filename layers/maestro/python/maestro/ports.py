@@ -377,6 +377,11 @@ class DebounceSignal(Frozen):
     probe: str | None = Field(
         default=None, description="A message id: run the severity probe on it (expedite if so)"
     )
+    urgent_for: str | None = Field(
+        default=None,
+        description="A party id: an early idle check (the urgent idle window), which flushes "
+        "only if that party has something urgent outstanding in memory (docs/flush-triggers.md)",
+    )
     sent_at: AwareDatetime
 
 

@@ -50,6 +50,14 @@ class RetentionSettings(_Base):
 
 class _Windows(_Base):
     idle_window_seconds: int = Field(default=300, ge=1, le=900)
+    urgent_idle_window_seconds: int = Field(
+        default=60,
+        ge=1,
+        le=900,
+        description="The idle window of a conversation with something urgent outstanding in "
+        "memory (an emergency being handled, a vendor due today): docs/flush-triggers.md. "
+        "One at or above idle_window_seconds shortens nothing",
+    )
     max_wait_seconds: int = Field(default=900, ge=1, le=900)
 
     @model_validator(mode="after")
@@ -191,7 +199,14 @@ class FlusherSettings(_Windows, ModelSettings):
     conversations_table: str
     state_machine_arn: str
     parties_table: str | None = Field(default=None, description="For the probe's contexts")
-    work_orders_table: str | None = Field(default=None, description="For the probe's contexts")
+    work_orders_table: str | None = Field(
+        default=None, description="For the probe's contexts and the urgency in memory"
+    )
+    state_table: str | None = Field(
+        default=None,
+        description="The urgency in memory (MaestroState): with work_orders_table, the urgent "
+        "idle window applies",
+    )
     step_mode: bool = Field(
         default=False,
         description="Start every execution in step mode: it pauses at each step gate until "

@@ -50,6 +50,7 @@ def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestReso
         SqsDebounceQueue(client("sqs", settings.region), settings.debounce_queue_url),
         idle_window_seconds=settings.idle_window_seconds,
         max_wait_seconds=settings.max_wait_seconds,
+        urgent_idle_window_seconds=settings.urgent_idle_window_seconds,
         severity_probe=settings.severity_probe,
         consent=consent,
     )

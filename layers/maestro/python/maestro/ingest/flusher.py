@@ -2,6 +2,8 @@
 
 A signal says "look at this conversation as of seq n". The flusher flushes when
 - the signal carries a trigger (kickoff, conversation ended, urgency expedite): at once;
+- the signal is an early idle check (the urgent idle window) and the sender is still quiet with
+  something urgent outstanding in memory (``maestro.domain.expedite``): an urgency expedite;
 - the oldest unflushed message has waited ``max_wait``: a chatty sender cannot starve the flush;
 - the signal's seq is still the conversation's latest: the sender went quiet for the idle window.
 It claims the messages with a conditional write (two racing flushers: one package), names the
@@ -19,6 +21,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from maestro.domain.expedite import urgent_outstanding
 from maestro.domain.models import FlushTrigger, Message, Package, Route
 from maestro.ports import (
     Clock,
@@ -26,7 +29,9 @@ from maestro.ports import (
     ConversationMeta,
     DebounceSignal,
     FlushClaim,
+    StateStore,
     WorkflowStarter,
+    WorkOrderStore,
 )
 
 if TYPE_CHECKING:
@@ -69,6 +74,8 @@ def flush_trigger(
         return None
     if signal.trigger is not None:
         return signal.trigger
+    if signal.urgent_for is not None:
+        return None  # an early check the sender's memory did not make urgent: the idle one comes
     if meta.first_unflushed_at is not None and now - meta.first_unflushed_at >= max_wait:
         return FlushTrigger.MAX_WAIT
     if signal.seq >= meta.seq:
@@ -85,12 +92,16 @@ class Flusher:
         *,
         max_wait_seconds: int,
         prober: Prober | None = None,
+        work_orders: WorkOrderStore | None = None,
+        states: StateStore | None = None,
     ) -> None:
         self._buffer = buffer
         self._starter = starter
         self._clock = clock
         self._max_wait = timedelta(seconds=max_wait_seconds)
         self._prober = prober
+        self._work_orders = work_orders
+        self._states = states
 
     def handle(self, signal: DebounceSignal) -> list[Package]:
         """Process one signal; returns the packages started (usually none or one; more when a
@@ -105,6 +116,12 @@ class Flusher:
                 return started
             signal = signal.model_copy(
                 update={"trigger": FlushTrigger.URGENCY_EXPEDITE, "probe": None}
+            )
+        if signal.urgent_for is not None:
+            if self._urgent(signal) is None:
+                return started  # nothing urgent: the idle window's own signal decides
+            signal = signal.model_copy(
+                update={"trigger": FlushTrigger.URGENCY_EXPEDITE, "urgent_for": None}
             )
         attempts = 0
         while attempts < MAX_CLAIM_ATTEMPTS and len(started) < MAX_PACKAGES_PER_SIGNAL:
@@ -127,6 +144,22 @@ class Flusher:
             # The rest did not fit: it is the next package, at once and in order.
             signal = signal.model_copy(update={"trigger": trigger, "seq": meta.seq})
         return started
+
+    def _urgent(self, signal: DebounceSignal) -> str | None:
+        """Why the early check flushes (something urgent outstanding for a sender still quiet
+        since the signal's message), or None."""
+        if signal.urgent_for is None or self._work_orders is None or self._states is None:
+            return None
+        meta = self._buffer.meta(signal.conversation_id)
+        if meta is None or not meta.has_unflushed or signal.seq < meta.seq:
+            return None  # flushed already, or a newer message: its own early check comes
+        work_orders = self._work_orders.open_for_party(signal.urgent_for)
+        states = {
+            wo.wo_id: state
+            for wo in work_orders
+            if wo.is_open and (state := self._states.get(wo.wo_id)) is not None
+        }
+        return urgent_outstanding(work_orders, states, self._clock.now())
 
     def rescue(self) -> list[Package]:
         """The stranded sweep: flush every conversation whose oldest unflushed message has

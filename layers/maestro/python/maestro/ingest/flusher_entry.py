@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
-from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.adapters.language_model import language_model
 from maestro.adapters.stepfunctions import StepFunctionsStarter
@@ -39,6 +39,11 @@ def _flusher() -> Flusher:
     clock = SystemClock()
     buffer = DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table)
     model = language_model(settings, clock, ddb, settings.conversations_table)
+    work_orders = (
+        DynamoWorkOrderStore(ddb, settings.work_orders_table)
+        if settings.work_orders_table
+        else None
+    )
     prober = None
     if model is not None and settings.parties_table and settings.work_orders_table:
         # The probe's model stages load only when a model answers: without a key the flusher
@@ -52,6 +57,8 @@ def _flusher() -> Flusher:
             DynamoPartyDirectory(ddb, settings.parties_table),
             DynamoWorkOrderStore(ddb, settings.work_orders_table),
         )
+    # The urgent idle window's reads: the sender's open WOs and their urgency in memory.
+    states = DynamoStateStore(ddb, settings.state_table) if settings.state_table else None
     return Flusher(
         buffer,
         StepFunctionsStarter(
@@ -62,6 +69,8 @@ def _flusher() -> Flusher:
         clock,
         max_wait_seconds=settings.max_wait_seconds,
         prober=prober,
+        work_orders=work_orders,
+        states=states,
     )
 
 

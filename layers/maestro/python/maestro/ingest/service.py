@@ -12,6 +12,7 @@ from datetime import datetime
 from maestro.domain.consent import consent_change, is_bare_consent_keyword
 from maestro.domain.models import Attestation, Channel, FlushTrigger, MediaRef
 from maestro.domain.safety import safety_floor
+from maestro.domain.sign_off import is_sign_off
 from maestro.ports import (
     MAX_DEBOUNCE_DELAY_SECONDS,
     AppendResult,
@@ -62,6 +63,7 @@ class Ingestor:
         *,
         idle_window_seconds: int,
         max_wait_seconds: int,
+        urgent_idle_window_seconds: int | None = None,
         severity_probe: bool = False,
         consent: ConsentStore | None = None,
     ) -> None:
@@ -70,6 +72,13 @@ class Ingestor:
         self._parties = parties
         self._queue = queue
         self._idle = idle_window_seconds
+        # Only a shorter window is worth an early check.
+        self._urgent_idle = (
+            urgent_idle_window_seconds
+            if urgent_idle_window_seconds is not None
+            and urgent_idle_window_seconds < idle_window_seconds
+            else None
+        )
         self._max_wait = max_wait_seconds
         self._probe = severity_probe
 
@@ -114,6 +123,18 @@ class Ingestor:
             self._signal(draft.conversation_id, seq, trigger, at, 0)
         else:
             self._signal(draft.conversation_id, seq, None, at, self._idle)
+            if self._urgent_idle is not None and party is not None:
+                # The flusher reads the sender's memory then (not here: the webhook must answer
+                # fast): with something urgent outstanding, the shorter window flushes.
+                self._queue.send(
+                    DebounceSignal(
+                        conversation_id=draft.conversation_id,
+                        seq=seq,
+                        urgent_for=party.party_id,
+                        sent_at=at,
+                    ),
+                    self._urgent_idle,
+                )
             if self._probe and party is not None and not is_bare_consent_keyword(inbound.body):
                 # The cheap model reads it at once (in the flusher, not here: the webhook must
                 # answer fast); an emergency the floor missed then expedites the flush. Not for
@@ -146,11 +167,13 @@ class Ingestor:
 
     @staticmethod
     def _trigger(given: FlushTrigger | None, body: str) -> FlushTrigger | None:
-        """Flush at once for the channel's own reason (a call ended), or when the safety floor
-        fires on the words."""
+        """Flush at once for the channel's own reason (a call ended), when the safety floor
+        fires on the words, or when the words close the conversation ("thanks, bye")."""
         if given is not None:
             return given
-        return FlushTrigger.URGENCY_EXPEDITE if safety_floor(body) is not None else None
+        if safety_floor(body) is not None:
+            return FlushTrigger.URGENCY_EXPEDITE
+        return FlushTrigger.CONVERSATION_ENDED if is_sign_off(body) else None
 
     def request_flush(self, conversation_id: str, trigger: FlushTrigger, at: datetime) -> bool:
         """Flush now (the assistant's kickoff, a sign-off). False when nothing is buffered."""
