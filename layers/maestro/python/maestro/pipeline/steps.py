@@ -36,6 +36,7 @@ from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
+from maestro.domain.fixed_texts import ALERTED
 from maestro.domain.language import in_language, language_for
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
@@ -138,11 +139,6 @@ GATE_TIMEOUT_SECONDS = 86_400
 STATE_UPDATE_ATTEMPTS = 3
 TRAIL_DECISIONS = 40
 """Recent decisions read for the conversation's guard trail (a few packages' worth)."""
-_ALERTED = {
-    "en": "We've alerted the on-call property manager.",
-    "es": "Hemos avisado al administrador de guardia.",
-}
-"""What fail-open's safety advice ends with when it pages the PM itself (else UNREACHED_TEXTS)."""
 
 
 @dataclass
@@ -716,7 +712,7 @@ class Pipeline:
             advised = self._send_or_note(
                 sender_phone,
                 f"{advice} "
-                + in_language(_ALERTED if recipient.phone else UNREACHED_TEXTS, language),
+                + in_language(ALERTED if recipient.phone else UNREACHED_TEXTS, language),
                 key,
                 unsent,
                 "texts",
