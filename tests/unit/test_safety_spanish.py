@@ -38,6 +38,12 @@ from maestro.domain.safety_spanish import sound_spelling
         ("la caldera se descompuso y hace muchisimo frio", "no_heat_freezing"),
         ("el heater no prende y estamos a 5 grados", "no_heat_freezing"),
         ("la calefaccion no sirve", "no_heat_freezing"),
+        ("nos sentimos mareados y la alarma no para de sonar", "carbon_monoxide"),
+        ("esta saliendo fuego del enchufe", "smoke_fire"),
+        ("huele a quemado en todo el depa y no se que es", "electrical"),
+        ("el cable de la lavadora se derritio", "electrical"),
+        ("el sotano se lleno de agua", "flooding"),
+        ("sin calefacción desde ayer y afuera está nevando", "no_heat_freezing"),
     ],
 )
 def test_spanish_emergencies_fire(text: str, category: str) -> None:
@@ -47,6 +53,8 @@ def test_spanish_emergencies_fire(text: str, category: str) -> None:
     assert text[hit.start : hit.end] == hit.phrase  # the span indexes the text as sent
 
 
+# The first four raised on the floor before #20; the others guard the new rules' precision
+# (the narrower floor before #20 left them alone too).
 @pytest.mark.parametrize(
     "text",
     [
@@ -54,6 +62,7 @@ def test_spanish_emergencies_fire(text: str, category: str) -> None:
         "no se siente ningun olor a gas, solo que la hornilla no prende",
         "el olor a gas ya se fue, gracias por venir",
         "mi hijo juega con fuego en el videojuego jaja",
+        "mis hijos vieron una película de incendios y bomberos",
         "la estufa de gas no calienta bien",
         "el recibo de gas llego muy caro",
         "la alarma de humo pita porque necesita pila nueva",
@@ -64,6 +73,14 @@ def test_spanish_emergencies_fire(text: str, category: str) -> None:
         "el calentador de agua no prende",
         "me llamas cuando vengas?",
         "las llamadas no entran a mi celular",
+        "cuando sale y llamas al portero te abre",
+        "hay una fuga chiquita debajo del lavabo, gotea en una cubeta",
+        "el techo tiene una mancha vieja, no gotea",
+        "la alarma del carro del vecino suena cada noche",
+        "la calefacción ya funciona, gracias",
+        "hoy hace frío, ¿van a prender la calefacción pronto?",
+        "no tengo agua caliente y hace frío",
+        "el enchufe del baño está flojo",
     ],
 )
 def test_everyday_spanish_look_alikes_do_not_fire(text: str) -> None:

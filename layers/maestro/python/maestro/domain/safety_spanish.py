@@ -225,7 +225,7 @@ _DEAD = _alt(
 )
 
 _SMOKE_VETO = (
-    r"sigar\w*|fuma\w*|fumar|fumando|tabako|marijuana|mota\b|bape\w*|kampana|simulakro|"
+    r"sigar\w*|fuma\w*|fumar|fumando|tabako|marijuana|mota\b|bape\w*|simulakro|"
     r"parija|asador|karne\W+asada|chimenea"
 )
 _COOKING = (
@@ -332,6 +332,8 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         r"\W+(?:un\W+|el\W+|en\W+)?(?:fuego|yamas)\b",
         rf"\bfuego{_gap(2)}(?:en|de|dentro|adentro|ensima|debajo)\W+(?:\w+\W+)?{_PLACE}\b",
         r"\b(?:en|entre)\W+yamas\b",
+        rf"\b(?:sale|salen|saliendo|salia|salio|echa|echando|bota|botando)\W+"
+        rf"(?:(?!{_JOINER}\b)\w+\W+)?(?:fuego|yamas)\b",
         rf"\byamas{_gap(2)}(?:salen|saliendo|sale|de|en|por|del)\b",
         rf"\b(?:se\W+)?(?:esta\W+)?kemando(?:se)?{_gap(2)}(?:el|la|los|las|mi|nuestra|nuestro|"
         rf"todo|toda)\W+(?:{_PLACE}|{_APPLIANCE}|edifisio|techo|pared)",
@@ -341,7 +343,8 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         r"\bfuego\W*!+",
         veto=r"fuegos\W+artifisiales|simulakro|estintor\w*|(?:alarma|salida|seguro|eskalera|"
         r"puerta|detektor|prebension|sistema)\w*\W+(?:de|kontra)\W+insendios?|parija|asador|"
-        r"chimenea|fogata|belas?\b|kumple\w*",
+        r"chimenea|fogata|belas?\b|kumple\w*|pelikula\w*|notisia\w*|serie\b|bideo\w*|"
+        r"libro\w*|kurso\w*",
     ),
     _rule(
         "smoke_fire",
