@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from maestro.domain.fixed_texts import SAFETY_ADVICE
-from maestro.lanes.escalate import safety_instructions
+from maestro.lanes.escalate import advice_language, safety_instructions
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,19 @@ def test_every_advice_is_written_in_english_and_spanish_and_says_something_diffe
         assert texts["en"] != texts["es"], kind
     english = [texts["en"] for texts in SAFETY_ADVICE.values()]
     assert len(set(english)) == len(english)
+
+
+@pytest.mark.parametrize(
+    ("preferred", "text", "language"),
+    [
+        (None, "UELE A GAS!!", "es"),  # too little to tell the language; a Spanish rule read it
+        (None, "sale umo!!", "es"),
+        (None, "gas leak!!", "en"),
+        ("en", "uele a gas!!", "en"),  # the directory's word wins
+        (None, "hay olor a gas en la cocina", "es"),  # the message's words tell
+    ],
+)
+def test_the_advice_is_in_the_language_of_the_rule_that_read_a_terse_message(
+    preferred: str | None, text: str, language: str
+) -> None:
+    assert advice_language(preferred, text) == language

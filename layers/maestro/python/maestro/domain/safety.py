@@ -60,6 +60,9 @@ class SafetyHit(Frozen):
     phrase: str
     start: int
     end: int
+    language: Literal["en", "es"] = "en"
+    """The language of the rule that read it: a Spanish hit is a Spanish reader's, whatever
+    else the message says too little to tell (safety_spanish)."""
 
     @model_validator(mode="after")
     def _span_matches_phrase(self) -> SafetyHit:
@@ -922,6 +925,7 @@ def _spanish(text: str, best: SafetyHit | None) -> SafetyHit | None:
                     phrase=text[start:end],
                     start=start,
                     end=end,
+                    language="es",
                 )
             break
     return best

@@ -35,7 +35,7 @@ from maestro.domain.fixed_texts import BROUGHT_IN, SAFETY_ADVICE, AdviceKind
 from maestro.domain.fixed_texts import HELD_BACK as HELD_BACK_TEXTS
 from maestro.domain.fixed_texts import PAGED as PAGED_TEXTS
 from maestro.domain.fixed_texts import UNREACHED as UNREACHED_TEXTS
-from maestro.domain.language import in_language
+from maestro.domain.language import DEFAULT_LANGUAGE, detect_language, in_language, language_for
 from maestro.domain.models import Party
 from maestro.domain.on_call import PageRecipient, page_property
 from maestro.domain.safety import safety_floor
@@ -44,7 +44,14 @@ from maestro.lanes.common import finish, short
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.pipeline.errors import TransientError
 
-__all__ = ["PAGED_TEXTS", "PAGE_EXCERPT_CHARS", "UNREACHED_TEXTS", "run", "safety_instructions"]
+__all__ = [
+    "PAGED_TEXTS",
+    "PAGE_EXCERPT_CHARS",
+    "UNREACHED_TEXTS",
+    "advice_language",
+    "run",
+    "safety_instructions",
+]
 
 PAGE_EXCERPT_CHARS = 120
 """A page quotes at most this much of what the sender said."""
@@ -116,6 +123,16 @@ def safety_instructions(hazard: str, text: str = "", language: str = "en") -> tu
     return kind, in_language(SAFETY_ADVICE[kind], language)
 
 
+def advice_language(preferred: str | None, text: str) -> str:
+    """The language of an emergency's advice: the directory's, else the message's, else
+    Spanish when the floor read the emergency with a Spanish rule ("uele a gas!!" says too
+    little for :func:`detect_language`), else English."""
+    if preferred or detect_language(text) is not None:
+        return language_for(preferred, text)
+    hit = safety_floor(text) if text else None
+    return hit.language if hit is not None else DEFAULT_LANGUAGE
+
+
 def _advice_kind(hazard: str, text: str) -> AdviceKind:
     for source in (hazard, text):
         hit = safety_floor(source) if source else None
@@ -156,7 +173,7 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     if emergency:
         # The tenant's safety first, then the page: both go out in the same run, in the
         # sender's language.
-        language = ctx.sender_language
+        language = advice_language(_preferred(ctx), ctx.package.text)
         advice_kind, advice = safety_instructions(params.hazard, ctx.package.text, language)
         then = in_language(PAGED_TEXTS if paged else HELD_BACK_TEXTS, language)
         advised = ctx.send(phone, f"{advice} {then}", suffix=SAFETY_SUFFIX, essential=True)
@@ -206,6 +223,10 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     )
 
 
+def _preferred(ctx: LaneContext) -> str | None:
+    return ctx.sender.language if ctx.sender is not None else None
+
+
 def _recipient(ctx: LaneContext, target: str | None) -> PageRecipient:
     """Who this page goes to: by the target WO's property, else the sender's one property."""
     wo = ctx.work_orders.get(target) if target else None
@@ -231,7 +252,7 @@ def _undeliverable(
     advice (``hazard`` not None) still goes, saying no one was alerted (that would be untrue)."""
     safety = ""
     if hazard is not None:
-        language = ctx.sender_language
+        language = advice_language(_preferred(ctx), ctx.package.text)
         kind, advice = safety_instructions(hazard, ctx.package.text, language)
         then = in_language(UNREACHED_TEXTS, language)
         advised = ctx.send(phone, f"{advice} {then}", suffix=SAFETY_SUFFIX, essential=True)
