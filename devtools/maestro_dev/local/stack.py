@@ -981,6 +981,10 @@ class LocalStack:
         """The states the WO's execution entered so far, in order."""
         return self.states_entered(self.wo_execution(wo_id)["executionArn"])
 
+    def _wo_arns(self, arns: set[str]) -> set[str]:
+        prefix = self.wo_machine_arn.replace(":stateMachine:", ":execution:") + ":"
+        return {arn for arn in arns if arn.startswith(prefix)}
+
     def waiting_work_orders(self) -> dict[str, datetime]:
         """Work order executions waiting on a task token (a person's answer), by ARN: until
         when (the state's timeout)."""
@@ -993,8 +997,11 @@ class LocalStack:
     def paused_executions(self) -> set[str]:
         """Executions paused at a step gate: its token stored, and the execution waiting on it
         now (a gate that timed out in virtual time leaves its record behind, and moves on)."""
-        waiting = self.waits.waiting_on_tokens()
-        return {g.execution_id for g in self.pipeline.deps.gates.open_gates()} & set(waiting)
+        waiting = set(self.waits.waiting_on_tokens())
+        waiting -= self._wo_arns(waiting)
+        if not waiting:  # no package waits on a token: no gate to read (a table scan)
+            return set()
+        return {g.execution_id for g in self.pipeline.deps.gates.open_gates()} & waiting
 
     def idle_executions(self) -> set[str]:
         """Running executions that cannot move until someone acts or virtual time passes: paused
@@ -1043,7 +1050,9 @@ class LocalStack:
             with self._progress:
                 running = {a for a, e in self._running.items() if e.state_machine_arn in mine}
             running -= set(self.waiting_work_orders())
-            if running and allow_paused:
+            # Only a package's execution can be idle behind a gate or a lease: a moving work
+            # order's needs no look at the gates (a read of their table at every progress).
+            if allow_paused and running - self._wo_arns(running):
                 running -= self.idle_executions()
             if not running:
                 return
