@@ -905,6 +905,8 @@ def _spanish(text: str, best: SafetyHit | None) -> SafetyHit | None:
     read the text's sound spelling and map each hit back to the text as sent."""
     spelled = safety_spanish.sound_spelling(text)
     for rule in safety_spanish.SPANISH_RULES:
+        if rule.trigger is not None and not rule.trigger.search(spelled.text):
+            continue
         for match in rule.pattern.finditer(spelled.text):
             if match.end() == match.start() or safety_spanish.negated(
                 spelled.text, match.start(), match.end()

@@ -251,10 +251,17 @@ class SpanishRule:
     source: str
     veto_source: str | None = None
     requires_source: str | None = None
+    # A cheap stem every match contains, checked first: most texts never compile or run the
+    # rule's pattern (a unit test checks each match holds its trigger).
+    trigger_source: str | None = None
 
     @property
     def pattern(self) -> re.Pattern[str]:
         return _compiled(self.source)
+
+    @property
+    def trigger(self) -> re.Pattern[str] | None:
+        return None if self.trigger_source is None else _compiled(self.trigger_source)
 
     @property
     def veto(self) -> re.Pattern[str] | None:
@@ -277,8 +284,11 @@ def _rule(
     *patterns: str,
     veto: str | None = None,
     requires: str | None = None,
+    trigger: str | None = None,
 ) -> SpanishRule:
-    return SpanishRule(category, severity, _alt(*patterns), veto or None, requires or None)
+    return SpanishRule(
+        category, severity, _alt(*patterns), veto or None, requires or None, trigger or None
+    )
 
 
 SPANISH_RULES: tuple[SpanishRule, ...] = (
@@ -301,6 +311,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         rf"(?:{_GAS}|estufa|orno|kemador\w*|orniyas?|tuberia\W+del\W+gas|medidor)\b",
         r"^\W*(?:fuga\W+de\W+)?gas\W*!+\W*$",
         veto=_BILL,
+        trigger=r"gas|propano|uebo|sis|silb|chifl|sumb",
     ),
     # --- carbon monoxide ------------------------------------------------------------------------
     _rule(
@@ -312,6 +323,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         r"\bmonosido\w*",
         rf"\b(?:{_CO_DEVICE}|{_CO_NAME}){_gap(4)}\d+\W*ppm\b",
         veto=_ALARM_ROUTINE,
+        trigger=r"monos|monoks|ko|c0|karbono|ppm",
     ),
     _rule(
         "carbon_monoxide",
@@ -322,6 +334,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         requires=_BODY,
         veto=_ALARM_ROUTINE + r"|de\W+umo|de\W+insendio|kare?o|koche|despertador|reloj|"
         r"mikroondas|seguridad|" + _COOKING,
+        trigger=r"alarm|detekt|sensor",
     ),
     # --- fire and smoke -------------------------------------------------------------------------
     _rule(
@@ -345,6 +358,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         r"puerta|detektor|prebension|sistema)\w*\W+(?:de|kontra)\W+insendios?|parija|asador|"
         r"chimenea|fogata|belas?\b|kumple\w*|pelikula\w*|notisia\w*|serie\b|bideo\w*|"
         r"libro\w*|kurso\w*",
+        trigger=r"insendi|fuego|yama|kemand|ardi|arde",
     ),
     _rule(
         "smoke_fire",
@@ -359,6 +373,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         rf"\b(?:{_APPLIANCE}|{_ELEC_PART}|pared|techo){_gap(2)}(?:esta\W+)?{_SMOKING}",
         r"^\W*(?:umo)\W*!*\W*$",
         veto=_SMOKE_VETO,
+        trigger=r"umo|umit|umar|umas|umea",
     ),
     _rule(
         "smoke_fire",
@@ -369,6 +384,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         rf"\b{_SOUNDING}{_gap(3)}(?:alarmas?|detektor(?:es)?)\W+(?:de(?:l)?\W+)?(?:umo|insendios?)",
         veto=_ALARM_ROUTINE + r"|" + _COOKING + r"|kema\w*|bapor|regadera|todo\W+bien|"
         r"ya\W+(?:paso|esta)",
+        trigger=r"alarm|detekt",
     ),
     # --- electrical -----------------------------------------------------------------------------
     _rule(
@@ -394,6 +410,8 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         r"\b(?:kables?|alambres?)\W+(?:\w+\W+)?(?:pelad[oa]s?|expuest[oa]s?|desnud[oa]s?|"
         r"suelt[oa]s?|kolgando|kolgado|kaid[oa]s?)",
         veto=_COOKING + r"|sigar\w*|fuegos\W+artifisiales",
+        trigger=r"chisp|kemad|kemo|kemand|elektr|deret|derit|tok|deskarg|korientas|kabl|alambr|"
+        r"negr|ennegres|kalient|ardi|umo|umea|trona|chiya",
     ),
     _rule(
         "electrical",
@@ -401,6 +419,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         # a part that is warm or buzzes
         rf"\b{_ELEC_PART}{_gap(4)}(?:tibio|kaliente|kalentando|sumba\w*|sumbido|chispor\w*|trona\w*)",
         rf"\b(?:sumbido|tronidos?){_gap(4)}{_ELEC_PART}",
+        trigger=r"tibio|kalient|sumb|chisp|trona|tronid",
     ),
     # --- flooding -------------------------------------------------------------------------------
     _rule(
@@ -422,6 +441,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         veto=r"(?:inundad[oa]s?|inundando)\W+de\W+(?:trabajo|mensajes|koreos|yamadas|tareas|"
         r"pedidos|kejas|estres)|noti[sc]ias|sona\W+inundable|seguro\W+de\W+inundasion|"
         r"pesera|akuario|tina\W+(?:para|pa)",
+        trigger=r"inund|rebent|romp|estay|kebr|parti|tuber|tubo|kaner|kano|mangera|agua|yen",
     ),
     _rule(
         "flooding",
@@ -432,6 +452,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         r"\bse\W+(?:esta\W+)?desbord\w*",
         rf"\b(?:sale|entra|kae|kayendo|gotea\w*|se\W+filtra)\W+(?:\w+\W+)?agua{_gap(2)}"
         rf"(?:de(?:l)?|por)\W+(?:el\W+|la\W+)?(?:enchufe|kontakto|tomakoriente|pared)",
+        trigger=r"techo|plafon|gotera|desbord|agua",
     ),
     # --- no heat in the cold --------------------------------------------------------------------
     _rule(
@@ -441,6 +462,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         rf"\b{_HEAT}{_gap(3)}{_DEAD}",
         rf"\b{_DEAD}{_gap(2)}(?:la\W+|el\W+)?{_HEAT}\b",
         requires=_COLD,
+        trigger=r"kalef|kalent|kald|kalenton|radiad|eater|boiler|furnace",
     ),
     _rule(
         "no_heat_freezing",
@@ -449,6 +471,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
         rf"\b(?:kalefasion|kalenton|kaldera){_gap(3)}{_DEAD}",
         rf"\b(?:tuberias?|tubos?|kanerias?){_gap(2)}(?:konjelad[oa]s?|se\W+konjel\w*)",
         veto=_BILL + r"|berano|kuando\W+(?:prenden|ensienden)",
+        trigger=r"kalef|kalent|kald|tuber|tubo|kaner",
     ),
 )
 
