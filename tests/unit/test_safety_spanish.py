@@ -47,6 +47,7 @@ SPANISH_EMERGENCIES = [
     ("el cable de la lavadora se derritio", "electrical"),
     ("el sotano se lleno de agua", "flooding"),
     ("sin calefacción desde ayer y afuera está nevando", "no_heat_freezing"),
+    ("nunca habia olido a gas asi, ayuda", "gas"),  # "never like this" is no negation
 ]
 
 

@@ -159,7 +159,7 @@ def _alt(*parts: str) -> str:
 
 
 # "huele", "olía", "oliendo", "olor", "apesta", "hedor", "tufo", "peste"
-_SMELL = r"(?:uel(?:e|en|o|a)|ol(?:er|ia|ian|iendo|or|ores|orsito|orsote)|apest\w*|peste|edor|tufo)"
+_SMELL = r"(?:uel(?:e|en|o|a)|ol(?:er|ia|ian|iendo|ido|iera|or|ores|orsito|orsote)|apest\w*|peste|edor|tufo)"
 _GAS = r"(?:gas|propano|gas\W+natural)"
 _HUEVO = r"uebos?\W+podridos?"
 _SMOKE = r"(?:umo|umito|umareda|umasal)"
@@ -477,7 +477,7 @@ SPANISH_RULES: tuple[SpanishRule, ...] = (
 
 # A Spanish negator governing the hit: "no huele a gas", "no se siente ningún olor a gas".
 _NEG_BEFORE = (
-    rf"\b(?:{_NEGATOR}|ya\W+no)(?:\W+(?:se|me|nos|le|lo|la|el|los|las|un|una|ay|abia|siente|"
+    rf"\b(?:{_NEGATOR}|ya\W+no)(?:\W+(?:se|me|nos|le|lo|la|el|los|las|un|una|ay|siente|"
     r"sentimos|siento|senti|uele|uelo|olia|nota|notamos|noto|beo|bemos|bi|bimos|ningun|ninguna|"
     r"nada|de|del|a|al|mas|tanto|ya|pareze|parese|kreo|ke|es|esta|era|tiene|tenemos|tengo|"
     r"algun|alguna|otra|bes|realmente|mucho|muy))*\W*$"
