@@ -18,6 +18,8 @@ from maestro.lanes.escalate import advice_language, safety_instructions
     [
         ("alarm beeping", "the alarm keeps beeping, we all feel dizzy", "en", "carbon_monoxide"),
         ("", "suena el detector y mi mamá está mareada", "es", "carbon_monoxide"),
+        ("", "the co2 detector in the hall is going off", "en", "carbon_monoxide"),
+        ("", "C.O. alarm screaming", "en", "carbon_monoxide"),
         ("", "sparks shooting out of the bedroom outlet", "en", "electrical"),
         ("", "huele a quemado y el enchufe de la sala esta negro", "es", "electrical"),
         ("", "water dripping out of the light fixture onto the outlet", "en", "water_electrical"),
