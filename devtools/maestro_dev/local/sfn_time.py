@@ -97,6 +97,11 @@ class VirtualWaits:
         with self._condition:
             self._tokens.pop(callback_id, None)
 
+    def all_token_waits(self) -> list[TokenWait]:
+        """Every task-token wait not yet ended, its deadline passed or not."""
+        with self._condition:
+            return list(self._tokens.values())
+
     def waiting_on_tokens(self) -> dict[str, TokenWait]:
         """Executions waiting on a task token whose deadline is still ahead, by ARN (one at
         the deadline is about to time out: it is moving, not waiting)."""

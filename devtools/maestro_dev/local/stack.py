@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
+import traceback
 import types
 import uuid
 import warnings
@@ -1058,8 +1060,44 @@ class LocalStack:
                 return
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"executions still running: {sorted(running)}")
+                raise TimeoutError(
+                    f"executions still running: {sorted(running)}\n{self._stuck(running)}"
+                )
             self.wait_for_progress(seen, left)
+
+    def _stuck(self, running: set[str]) -> str:
+        """For a timeout's message: the virtual time, each stuck execution's last events and
+        token waits, and every thread's stack (a lock held for ever shows there). Read on a
+        thread of its own, given 5 s: a read that hangs too must not hide the first hang."""
+        lines = [f"virtual time {self.clock.now().isoformat()}"]
+        tokens = self.waits.all_token_waits()
+
+        def read() -> None:
+            for arn in sorted(running):
+                try:
+                    last = self.history(arn)[-3:]
+                except Exception as error:
+                    lines.append(f"{arn}: history not read ({error!r})")
+                    continue
+                said = [
+                    f"{e['type']}:{(e.get('stateEnteredEventDetails') or {}).get('name', '')}"
+                    for e in last
+                ]
+                waits = [w.deadline.isoformat() for w in tokens if w.execution_arn == arn]
+                lines.append(f"{arn.rsplit(':', 1)[-1]}: last {said}; token waits until {waits}")
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout=5)
+        if reader.is_alive():
+            lines.append("(its history could not be read within 5 s)")
+        frames = sys._current_frames()
+        for thread in threading.enumerate():
+            frame = frames.get(thread.ident or -1)
+            if frame is not None and thread is not threading.current_thread():
+                where = traceback.format_stack(frame)[-6:]  # the innermost frames
+                lines.append(f"thread {thread.name}:\n{''.join(where)}")
+        return "\n".join(lines)
 
     def release_gate(self, gate: Gate, output: str = "{}", timeout: float = 10) -> None:
         """Release a paused gate with SendTaskSuccess, as `maestro step` does."""
