@@ -159,7 +159,10 @@ def _alt(*parts: str) -> str:
 
 
 # "huele", "olía", "oliendo", "olor", "apesta", "hedor", "tufo", "peste"
-_SMELL = r"(?:uel(?:e|en|o|a)|ol(?:er|ia|ian|iendo|ido|iera|or|ores|orsito|orsote)|apest\w*|peste|edor|tufo)"
+_SMELL = (
+    r"(?:uel(?:e|en|o|a)|ol(?:er|ia|ian|iendo|ido|iera|or|ores|orsito|orsote)|apest\w*|peste|"
+    r"edor|tufo)"
+)
 _GAS = r"(?:gas|propano|gas\W+natural)"
 _HUEVO = r"uebos?\W+podridos?"
 _SMOKE = r"(?:umo|umito|umareda|umasal)"
