@@ -110,7 +110,7 @@ def main() -> None:
     clinc = _load_clinc()
     raised = [(text, hit) for text in clinc if (hit := safety_floor(text)) is not None]
     rate = len(raised) / len(clinc)
-    print(f"CLINC150 false raises: {len(raised)}/{len(clinc)} = {rate:.4%} (target <= 0.5%)")
+    print(f"CLINC150 false raises: {len(raised)}/{len(clinc)} = {rate:.4%} (target <= 0.1%)")
     if args.show:
         for text, hit in raised:
             print(f"    [{hit.category}/{hit.severity}] {hit.phrase!r} <- {text!r}")

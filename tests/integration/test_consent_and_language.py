@@ -18,6 +18,7 @@ from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.brain.scripted import ScriptedModel
 from maestro.domain.consent import ConsentChange
 from maestro.domain.directory import Person, PersonRole
+from maestro.domain.fixed_texts import SAFETY_ADVICE
 from maestro.domain.models import Party, WorkOrder, WorkOrderStatus
 from maestro.lanes.escalate import PAGED_TEXTS
 from maestro_dev.local.stack import LocalStack
@@ -172,6 +173,34 @@ def test_a_spanish_gas_report_gets_spanish_advice_and_an_immediate_page(
     assert advice.startswith("Salga ahora.")
     assert advice.endswith(PAGED_TEXTS["es"])
     assert any(tenant.phone in p for p in pages(stack) if p.startswith("[EMERGENCY]"))
+
+
+@pytest.mark.parametrize(
+    ("text", "advice_kind"),
+    [
+        # CO by its device, "CO" in Spanish word order, from a tenant the directory gives no
+        # language: the old floor read neither, so it waited the idle window with no page
+        ("la alarma del CO no deja de pitar y a mi niño le duele la cabesa", "carbon_monoxide"),
+        # gas as it is often typed: no accents, the silent h dropped, "k" for "qu"
+        ("uele bien feo a gas en la cosina, ke ago", "gas"),
+        # too terse for the language detector: the Spanish rule that read it says Spanish
+        ("SALE HUMO NEGRO!!", "fire"),
+    ],
+)
+def test_a_spanish_emergency_typed_as_texted_pages_at_once_with_its_own_advice(
+    stack: LocalStack, text: str, advice_kind: str
+) -> None:
+    """#20: the floor reads Spanish as it is texted, and the advice is the hazard's, in
+    Spanish (the message's language: the directory names none)."""
+    tenant = _tenant(stack, "+14155557746")
+    assert stack.idle > 60
+    sms(stack, text, sender=tenant.phone)
+    stack.advance(60)  # well inside the idle window: only the floor's expedite flushes it
+    (advice,) = to_phone(stack, tenant.phone)
+    assert advice == f"{SAFETY_ADVICE[advice_kind]['es']} {PAGED_TEXTS['es']}"  # type: ignore[index]
+    emergency = [p for p in pages(stack) if p.startswith("[EMERGENCY]")]
+    assert len(emergency) == 1
+    assert tenant.phone in emergency[0]
 
 
 def test_the_directory_language_wins_over_the_message(stack: LocalStack) -> None:

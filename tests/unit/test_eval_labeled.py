@@ -14,6 +14,7 @@ from maestro.domain.dispose import dispose
 from maestro.domain.safety import safety_floor
 from maestro_dev.cli import main
 from maestro_dev.evals.labeled import (
+    ESCALATION_SETS,
     SETS,
     EscalationItem,
     RoutingItem,
@@ -58,16 +59,30 @@ def _rate(block: str, metric: str) -> tuple[int, int]:
 def test_every_set_has_at_least_40_valid_items(name: str) -> None:
     items = load_set(name)  # validated: a label names one of the item's contexts, or new/ambiguous
     assert len(items) >= 40
-    if name == "escalation":
+    if name in ESCALATION_SETS:
         emergencies = [i for i in items if i.emergency]
-        assert len(emergencies) >= 40
-        assert len(items) - len(emergencies) >= 40
+        least = {"escalation": 40, "spanish": 30}[name]
+        assert len(emergencies) >= least
+        assert len(items) - len(emergencies) >= least
     else:
         labels = {i.label for i in items}
         assert "new" in labels
         assert any(label.startswith("WO-") for label in labels)
     texts = [(i.text, json.dumps(getattr(i, "contexts", None), default=str)) for i in items]
     assert len(set(texts)) == len(texts), "an item is repeated"
+
+
+def test_the_spanish_set_is_run_through_the_pre_check_like_the_escalation_set(
+    tmp_path: Path,
+) -> None:
+    """Its figures are printed, never asserted here: the set is measured, not tuned on (#20)."""
+    code, text = _run("--brain", "offline", "--set", "spanish", "--out", str(tmp_path))
+    assert code == 0, text
+    block = _blocks(text)["spanish"]
+    assert _rate(block, "escalation recall")[1] == 35
+    assert _rate(block, "false-raise rate")[1] == 35
+    items = (tmp_path / "spanish_items.jsonl").read_text().splitlines()
+    assert {json.loads(line)["lane"] for line in items} <= {"escalate", "reasoning"}
 
 
 def test_the_routing_sets_hold_no_safety_floor_phrase() -> None:
@@ -136,7 +151,7 @@ def test_offline_on_a_sample_of_each_set_prints_metrics_in_range_and_writes_the_
         assert 0 <= right <= total
         rates = (
             ("escalation recall", "false-raise rate")
-            if name == "escalation"
+            if name in ESCALATION_SETS
             else ("binding precision", "binding recall")
         )
         for metric in rates:
@@ -162,7 +177,13 @@ def test_the_scripted_stand_in_reaches_every_label_and_says_it_measures_nothing(
     assert text.count("A PLUMBING CHECK, NOT A MEASUREMENT") == 2  # first and last
     for name, block in _blocks(text).items():
         right, total = _rate(block, "accuracy")
-        assert right == total, (name, block)
+        # The floor decides before any model: a negative it raises stays raised.
+        floor_raised = sum(
+            1
+            for item in load_set(name)
+            if name in ESCALATION_SETS and not item.emergency and safety_floor(item.text)
+        )
+        assert right == total - floor_raised, (name, block)
         assert f"0 replayed recorded answers, {total} answered by the label stand-in" in block
     assert json.loads((tmp_path / "metrics.json").read_text())["measurement"] is False
 

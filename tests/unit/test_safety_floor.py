@@ -37,11 +37,20 @@ def _jsonl(name: str) -> list[dict[str, str]]:
 # --- the three measured gates --------------------------------------------------------------------
 
 
-def test_clinc150_false_raise_rate_is_at_most_half_a_percent() -> None:
+def test_clinc150_false_raise_rate_is_at_most_a_tenth_of_a_percent() -> None:
     texts = _clinc_texts()
     assert len(texts) == 18_200
     raised = [(text, hit.phrase) for text in texts if (hit := safety_floor(text)) is not None]
-    assert len(raised) / len(texts) <= 0.005, raised[:50]
+    assert len(raised) / len(texts) <= 0.001, raised[:50]  # issue #20's bar (was 0.5 %)
+
+
+def test_the_spanish_rules_raise_nothing_on_english_texts() -> None:
+    """CLINC150 (18,200 everyday English requests) and the English labeled sets, emergencies
+    included: what fires on English text is an English rule's doing, never a Spanish one's."""
+    texts = [*_clinc_texts()]
+    for name in ("emergencies.jsonl", "non_emergencies.jsonl", "tuning_emergencies.jsonl"):
+        texts += [row["text"] for row in _jsonl(name)]
+    assert [text for text in texts if safety._spanish(text, None) is not None] == []
 
 
 def test_recall_on_labeled_emergencies_is_at_least_95_percent() -> None:

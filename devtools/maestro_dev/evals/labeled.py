@@ -26,6 +26,8 @@ with ``metrics.json`` and one ``<set>_items.jsonl`` of per-item predictions to r
   "raised" (route ``escalate``) or not, its confidence the pre-check's confidence in its route,
   correct when raised exactly for the emergencies. For this binary question the top-label
   Brier score printed equals the Brier score of P(escalate).
+- **spanish**: Spanish emergencies (gas, CO, fire and smoke, sparks, flooding, no heat in the
+  cold) and everyday Spanish look-alikes, run exactly as **escalation** is (#20).
 
 Brains: ``offline`` (no model: the offline brain's rules, the safety floor alone),
 ``anthropic`` (``ANTHROPIC_API_KEY`` required; model ids from ``MAESTRO_CHEAP_MODEL_ID`` and
@@ -83,7 +85,7 @@ from maestro.evals.metrics import (
     risk_coverage_curve,
 )
 
-__all__ = ["LABELED_DIR", "SETS", "add_parser", "run"]
+__all__ = ["ESCALATION_SETS", "LABELED_DIR", "SETS", "add_parser", "run"]
 
 ROOT = Path(__file__).resolve().parents[3]
 LABELED_DIR = ROOT / "evals" / "labeled"
@@ -95,7 +97,10 @@ SETS: dict[str, tuple[str, ...]] = {
     "pivots": ("pivots.jsonl",),
     "numbers": ("embedded_numbers.jsonl",),
     "escalation": ("keyword_free_emergencies.jsonl", "keyword_free_non_emergencies.jsonl"),
+    "spanish": ("spanish_emergencies.jsonl",),
 }
+ESCALATION_SETS = frozenset({"escalation", "spanish"})
+"""The sets whose question is "raise or not" (run through the pre-check), not a binding."""
 BRAINS = ("offline", "anthropic", "scripted")
 N_BINS = 10
 
@@ -188,7 +193,7 @@ def load(path: Path, model: type[BaseModel]) -> list[Any]:
 
 
 def load_set(name: str, directory: Path = LABELED_DIR) -> list[Any]:
-    model: type[BaseModel] = EscalationItem if name == "escalation" else RoutingItem
+    model: type[BaseModel] = EscalationItem if name in ESCALATION_SETS else RoutingItem
     return [item for file in SETS[name] for item in load(directory / file, model)]
 
 
@@ -475,7 +480,7 @@ def run_set(
         else:
             item_models = models
         runner: Callable[[Any, Models, int], Outcome] = (
-            run_escalation_item if name == "escalation" else run_routing_item
+            run_escalation_item if name in ESCALATION_SETS else run_routing_item
         )
         outcomes.append(runner(item, item_models, number))
 
@@ -484,7 +489,7 @@ def run_set(
     errors = [0 if c else 1 for c in correct]
     ece = expected_calibration_error(confidences, correct, N_BINS)
     area = aurc(confidences, errors) if len(outcomes) >= 2 else None
-    if name == "escalation":
+    if name in ESCALATION_SETS:
         raised = [o.predicted == "escalate" for o in outcomes]
         emergency = [o.label == "escalate" for o in outcomes]
         rates = {
@@ -506,7 +511,7 @@ def run_set(
             out_dir / f"{name}_reliability.png",
             title=title,
             ece=ece,
-            confidence="the pre-check's" if name == "escalation" else "consensus share",
+            confidence="the pre-check's" if name in ESCALATION_SETS else "consensus share",
         ),
         risk_coverage_plot(
             risk_coverage_curve(confidences, errors),

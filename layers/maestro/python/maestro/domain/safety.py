@@ -25,6 +25,7 @@ from typing import Literal, get_args
 
 from pydantic import model_validator
 
+from maestro.domain import safety_spanish
 from maestro.domain.common import Frozen
 from maestro.domain.safety_lexicon import (
     KEYWORDS,
@@ -59,6 +60,9 @@ class SafetyHit(Frozen):
     phrase: str
     start: int
     end: int
+    language: Literal["en", "es"] = "en"
+    """The language of the rule that read it: a Spanish hit is a Spanish reader's, whatever
+    else the message says too little to tell (safety_spanish)."""
 
     @model_validator(mode="after")
     def _span_matches_phrase(self) -> SafetyHit:
@@ -266,9 +270,6 @@ def _rule(
         trigger_source=trigger or None,
     )
 
-
-_ES_SMELL = r"(?:huele|huelen|huelo|oliendo|ol[ií]a|olor|olores|apesta|peste)"
-"""Spanish for smelling something (the gas rules)."""
 
 _SMOKE_VETO = (
     r"cigar\w*|weed|marijuana|\bpot\b|vap(?:e|ing)|tobacco|hookah|second\W*hand|smokers?\b|"
@@ -728,60 +729,6 @@ _RULES: tuple[_Rule, ...] = (
         r"\bfire\W+(?:department|dept|truck|trucks|fighters)\W+(?:is\W+|are\W+)?(?:here|on|"
         r"coming|outside)\b",
     ),
-    # --- Spanish (docs/consent-and-language.md) ------------------------------------------------
-    # The same hazards as a Spanish-speaking tenant words them; like the English rules, a bare
-    # word ("gas", "fuego", "agua") never fires alone ("mi factura de gas", "fuegos artificiales").
-    _rule(
-        "gas",
-        "emergency",
-        # "huele a gas", "hay olor a gas", "huele mucho a gas", "olor fuerte de gas"
-        rf"\b{_ES_SMELL}{_gap(3)}gas\b",
-        # "fuga de gas", "escape de gas", "se está saliendo el gas", "sale gas de la estufa"
-        r"\b(?:fuga|fugas|escape|p[eé]rdida)\W+de\W+gas\b",
-        rf"\bgas{_gap(2)}(?:saliendo|escapando|fugando|se\W+sale|se\W+escapa)\b",
-        rf"\b(?:se\W+)?(?:sale|escapa|est[aá]\W+saliendo|est[aá]\W+escapando){_gap(2)}gas\b",
-        rf"\b{_ES_SMELL}{_gap(3)}huevos?\W+podridos?",
-        veto=r"factura|recibo|cuenta\W+del?\W+gas|precio|gasolin",
-        trigger=r"gas|podrid",
-    ),
-    _rule(
-        "carbon_monoxide",
-        "emergency",
-        r"\bmon[oó]xido\b",
-        veto=_BATTERY_VETO + r"|bater[ií]a|\bpilas?\b|instal\w*|revis\w*|nuev[oa]s?\b|"
-        r"compr\w*|cambi\w*|falta\w*",
-        trigger=r"xido",
-    ),
-    _rule(
-        "smoke_fire",
-        "emergency",
-        r"\bincendios?\b",
-        r"\b(?:hay|se\W+prendi[oó]|prendi[oó]|agarr[oó]|cogi[oó]|tom[oó]|empez[oó])\W+"
-        r"(?:un\W+|el\W+)?fuego\b",
-        r"\bfuego\W+en\W+(?:la|el|mi|mis|nuestro|nuestra|su|los|las|toda|todo)\b",
-        r"\ben\W+llamas\b",
-        r"\b(?:hay|sale|saliendo|sal[ií]a|sali[oó]|mucho|lleno\W+de|llena\W+de)\W+(?:\w+\W+)?humo\b",
-        rf"\bhumo{_gap(2)}(?:sale|saliendo|sal[ií]a|por\W+todas?|en\W+(?:la|el|mi|todo|toda))\b",
-        veto=r"cigarr\w*|fuma\w*|tabaco|marihuana|vape\w*|vapeo|simulacro|extintor\w*|"
-        r"(?:alarma|salida|seguro|escalera|puerta|detector|prevenci[oó]n|sistema)\w*\W+"
-        r"(?:de|contra)\W+incendios?|fuegos\W+artificiales",
-        trigger=r"incendi|fuego|llamas|humo",
-    ),
-    _rule(
-        "flooding",
-        "emergency",
-        r"\binund(?:a|ó|o|an|aron|ando|ado|ada|ados|adas|aci[oó]n)\b",
-        rf"\b(?:se\W+)?revent(?:[oó]|aron){_gap(2)}(?:tuber[ií]as?|tubos?|ca[nñ]os?|"
-        r"ca[nñ]er[ií]as?|mangueras?)\b",
-        rf"\b(?:tuber[ií]as?|tubos?|ca[nñ]os?|ca[nñ]er[ií]as?){_gap(2)}(?:revent\w*|estall\w*)",
-        rf"\bagua{_gap(3)}(?:por\W+todas\W+partes|por\W+todos\W+lados|del\W+techo|"
-        r"por\W+el\W+techo)",
-        r"\b(?:cae|cayendo|sale|saliendo|entra|entrando|chorrea\w*)\W+(?:mucha\W+)?agua\W+"
-        r"(?:del|por\W+el|desde\W+el)\W+techo\b",
-        veto=r"(?:inundad[oa]s?|inundando)\W+de\W+(?:trabajo|mensajes|correos|llamadas|tareas|"
-        r"pedidos|quejas)|en\W+las\W+noticias|zona\W+inundable",
-        trigger=r"inund|revent|estall|agua",
-    ),
 )
 
 # A negator governing the hit: "no smoke", "don't smell gas", "never any sign of smoke".
@@ -950,6 +897,39 @@ def safety_floor(text: str) -> SafetyHit | None:
                 start=start,
                 end=end,
             )
+    return _spanish(text, best)
+
+
+def _spanish(text: str, best: SafetyHit | None) -> SafetyHit | None:
+    """``best``, or a more severe or earlier hit of the Spanish rules (safety_spanish), which
+    read the text's sound spelling and map each hit back to the text as sent."""
+    spelled = safety_spanish.sound_spelling(text)
+    for rule in safety_spanish.SPANISH_RULES:
+        if rule.trigger is not None and not rule.trigger.search(spelled.text):
+            continue
+        for match in rule.pattern.finditer(spelled.text):
+            if match.end() == match.start() or safety_spanish.negated(
+                spelled.text, match.start(), match.end()
+            ):
+                continue
+            if (rule.veto is not None and rule.veto.search(spelled.text)) or (
+                rule.requires is not None and not rule.requires.search(spelled.text)
+            ):
+                break
+            start, end = spelled.span(match.start(), match.end())
+            if best is None or (_SEVERITY_RANK[rule.severity], start) < (
+                _SEVERITY_RANK[best.severity],
+                best.start,
+            ):
+                best = SafetyHit(
+                    category=rule.category,
+                    severity=rule.severity,
+                    phrase=text[start:end],
+                    start=start,
+                    end=end,
+                    language="es",
+                )
+            break
     return best
 
 

@@ -31,96 +31,69 @@ from datetime import datetime
 from maestro.domain.actions import Escalate, Lane
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
 from maestro.domain.events import body_digest
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import BROUGHT_IN, SAFETY_ADVICE, AdviceKind
+from maestro.domain.fixed_texts import HELD_BACK as HELD_BACK_TEXTS
+from maestro.domain.fixed_texts import PAGED as PAGED_TEXTS
+from maestro.domain.fixed_texts import UNREACHED as UNREACHED_TEXTS
+from maestro.domain.language import DEFAULT_LANGUAGE, detect_language, in_language, language_for
 from maestro.domain.models import Party
 from maestro.domain.on_call import PageRecipient, page_property
+from maestro.domain.safety import safety_floor
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.pipeline.errors import TransientError
 
-__all__ = ["PAGED_TEXTS", "PAGE_EXCERPT_CHARS", "UNREACHED_TEXTS", "run", "safety_instructions"]
+__all__ = [
+    "PAGED_TEXTS",
+    "PAGE_EXCERPT_CHARS",
+    "UNREACHED_TEXTS",
+    "advice_language",
+    "run",
+    "safety_instructions",
+]
 
 PAGE_EXCERPT_CHARS = 120
 """A page quotes at most this much of what the sender said."""
 _HAZARD_CHARS = 60
 
-# Checked in order: the first that matches picks the advice. Carbon monoxide before gas and
-# smoke ("CO alarm" is neither), gas before water ("gas leak" is not a water leak). Each advice
-# in English and Spanish; the person reads it in theirs (docs/consent-and-language.md).
-_SAFETY: tuple[tuple[str, re.Pattern[str], dict[str, str]], ...] = (
-    (
-        "carbon_monoxide",
-        re.compile(r"carbon\W*monoxide|\bco\b(?!-)|mon[oó]xido", re.IGNORECASE),
-        {
-            "en": "Get everyone out to fresh air now and call 911. Don't go back in until the "
-            "fire department says it is safe.",
-            "es": "Salgan todos al aire libre ahora y llamen al 911. No vuelvan a entrar hasta "
-            "que los bomberos digan que es seguro.",
-        },
-    ),
-    (
-        "gas",
-        re.compile(r"\bgas\b|propane|rotten\W+eggs?|huevos?\W+podridos?", re.IGNORECASE),
-        {
-            "en": "Leave now. Don't use light switches, phones, appliances or flames inside. "
-            "From outside, call 911 or the gas company's emergency line.",
-            "es": "Salga ahora. No use interruptores, teléfonos, aparatos ni llamas adentro. "
-            "Desde afuera, llame al 911 o a la línea de emergencias de la compañía de gas.",
-        },
-    ),
-    (
-        "fire",
-        re.compile(r"fire|smok|flame|burning|sparks?\b|fuego|humo|incendi|llamas|quemad", re.I),
-        {
-            "en": "Get out now and call 911. Close doors behind you; don't go back for belongings.",
-            "es": "Salga ahora y llame al 911. Cierre las puertas al salir; no vuelva por sus "
-            "pertenencias.",
-        },
-    ),
+# The floor's category names the hazard best (it reads symptoms, typos and Spanish); a hazard
+# it does not report is named by these words instead, checked in order (a model's hazard, "CO
+# alarm going off"): carbon monoxide before gas and smoke ("CO alarm" is neither), gas before
+# water ("gas leak" is not a water leak).
+_BY_WORDS: tuple[tuple[AdviceKind, re.Pattern[str]], ...] = (
+    ("carbon_monoxide", re.compile(r"carbon\W*monoxide|\bco\b(?!-)|mon[oó]xido", re.I)),
+    ("gas", re.compile(r"\bgas\b|propane|rotten\W+eggs?|huevos?\W+podridos?", re.I)),
+    ("fire", re.compile(r"fire|smok|flame|burning|fuego|humo|incendi|llamas|quemad", re.I)),
+    ("electrical", re.compile(r"sparks?\b|sparking|electrical|chispa|el[eé]ctric", re.I)),
     (
         "water",
         re.compile(
             r"flood|water|leak|burst|pipe|overflow|sewage|inund|agua|fuga|tuber|revent|gotea",
             re.IGNORECASE,
         ),
-        {
-            "en": "If it is safe, shut off the water at the main valve. Keep clear of outlets, "
-            "appliances and anything electrical near the water.",
-            "es": "Si es seguro, cierre la llave de paso principal del agua. Aléjese de enchufes, "
-            "aparatos y todo lo eléctrico cerca del agua.",
-        },
     ),
 )
-_GENERIC = {
-    "en": "If anyone is in danger, call 911 now.",
-    "es": "Si alguien está en peligro, llame al 911 ahora.",
+_BY_CATEGORY: dict[str, AdviceKind] = {
+    "carbon_monoxide": "carbon_monoxide",
+    "gas": "gas",
+    "smoke_fire": "fire",
+    "electrical": "electrical",
+    "flooding": "water",
+    "sewage": "water",
+    "no_heat_freezing": "no_heat",
 }
+# Water and electricity in the same report: the advice is about the power, not the valve.
+_WET = re.compile(r"water|flood|leak|pour|drip|\bwet\b|soak|agua|inund|gotea|mojad", re.I)
+_POWERED = re.compile(
+    r"outlet|socket|\bplugs?\b|wir(?:e|es|ing)\b|breaker|fuse|electric|switch|light\W+fixture|"
+    r"enchufe|contacto|tomacorriente|cable|interruptor|apagador|el[eé]ctric|l[aá]mpara",
+    re.IGNORECASE,
+)
 SAFETY_SUFFIX = "safety"
-PAGED_TEXTS = {
-    "en": "We've alerted the on-call property manager, who will contact you.",
-    "es": "Hemos avisado al administrador de guardia, que se pondrá en contacto con usted.",
-}
-HELD_BACK_TEXTS = {
-    "en": "Your message goes to the property manager with their next update; if anyone is in "
-    "danger, call 911.",
-    "es": "Su mensaje llegará al administrador de la propiedad con su próxima actualización; si "
-    "alguien está en peligro, llame al 911.",
-}
-UNREACHED_TEXTS = {
-    "en": "We could not reach an on-call property manager automatically; if anyone is in "
-    "danger, call 911.",
-    "es": "No pudimos avisar automáticamente a un administrador de guardia; si alguien está en "
-    "peligro, llame al 911.",
-}
 PAGED = PAGED_TEXTS["en"]
 UNREACHED = UNREACHED_TEXTS["en"]
 HELD_BACK = HELD_BACK_TEXTS["en"]
-_BROUGHT_IN = {
-    "en": "I've asked the property manager to help with this; they'll be in touch with you.",
-    "es": "Le he pedido al administrador de la propiedad que le ayude con esto; se pondrá en "
-    "contacto con usted.",
-}
 _CAP_REACHED = "daily page cap reached"
 
 
@@ -136,13 +109,40 @@ def safety_advice_key(action_key: str) -> str:
 
 
 def safety_instructions(hazard: str, text: str = "", language: str = "en") -> tuple[str, str]:
-    """(kind, advice) for a hazard: chosen from the hazard's words first, then the sender's; in
-    ``language`` when it has a translation, else in English."""
+    """(kind, advice) for a hazard, in ``language`` when it has a translation, else English.
+
+    The kind is the safety floor's category of the hazard's words, else of the sender's;
+    else the first hazard word found in either (:data:`_BY_WORDS`); else generic. Water and
+    electricity named together are ``water_electrical``, whichever the floor saw first.
+    """
+    kind = _advice_kind(hazard, text)
+    if kind in ("water", "electrical"):
+        both = f"{hazard} {text}"
+        if _WET.search(both) and _POWERED.search(both):
+            kind = "water_electrical"
+    return kind, in_language(SAFETY_ADVICE[kind], language)
+
+
+def advice_language(preferred: str | None, text: str) -> str:
+    """The language of an emergency's advice: the directory's, else the message's, else
+    Spanish when the floor read the emergency with a Spanish rule ("uele a gas!!" says too
+    little for :func:`detect_language`), else English."""
+    if preferred or detect_language(text) is not None:
+        return language_for(preferred, text)
+    hit = safety_floor(text) if text else None
+    return hit.language if hit is not None else DEFAULT_LANGUAGE
+
+
+def _advice_kind(hazard: str, text: str) -> AdviceKind:
     for source in (hazard, text):
-        for kind, pattern, advice in _SAFETY:
+        hit = safety_floor(source) if source else None
+        if hit is not None and hit.category in _BY_CATEGORY:
+            return _BY_CATEGORY[hit.category]
+    for source in (hazard, text):
+        for kind, pattern in _BY_WORDS:
             if source and pattern.search(source):
-                return kind, in_language(advice, language)
-    return "generic", in_language(_GENERIC, language)
+                return kind
+    return "generic"
 
 
 def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
@@ -173,7 +173,7 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     if emergency:
         # The tenant's safety first, then the page: both go out in the same run, in the
         # sender's language.
-        language = ctx.sender_language
+        language = advice_language(_preferred(ctx), ctx.package.text)
         advice_kind, advice = safety_instructions(params.hazard, ctx.package.text, language)
         then = in_language(PAGED_TEXTS if paged else HELD_BACK_TEXTS, language)
         advised = ctx.send(phone, f"{advice} {then}", suffix=SAFETY_SUFFIX, essential=True)
@@ -223,6 +223,10 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     )
 
 
+def _preferred(ctx: LaneContext) -> str | None:
+    return ctx.sender.language if ctx.sender is not None else None
+
+
 def _recipient(ctx: LaneContext, target: str | None) -> PageRecipient:
     """Who this page goes to: by the target WO's property, else the sender's one property."""
     wo = ctx.work_orders.get(target) if target else None
@@ -248,7 +252,7 @@ def _undeliverable(
     advice (``hazard`` not None) still goes, saying no one was alerted (that would be untrue)."""
     safety = ""
     if hazard is not None:
-        language = ctx.sender_language
+        language = advice_language(_preferred(ctx), ctx.package.text)
         kind, advice = safety_instructions(hazard, ctx.package.text, language)
         then = in_language(UNREACHED_TEXTS, language)
         advised = ctx.send(phone, f"{advice} {then}", suffix=SAFETY_SUFFIX, essential=True)
@@ -341,7 +345,7 @@ def _break_in(ctx: LaneContext, phone: str, reason: str, recipient: PageRecipien
         subject = f"break_in#{ctx.package.conversation_id}"
         hour = _to_digest(ctx, "break_in", subject, who, _CAP_REACHED)
         how = f"{_CAP_REACHED}: a line in the digest of {hour:%H:%M} UTC instead of a page"
-    ctx.send(phone, in_language(_BROUGHT_IN, ctx.sender_language), suffix="told")
+    ctx.send(phone, in_language(BROUGHT_IN, ctx.sender_language), suffix="told")
     return finish(ctx, Lane.ESCALATE, note=f"break-in: {how} ({reason})")
 
 

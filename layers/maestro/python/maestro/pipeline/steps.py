@@ -36,7 +36,8 @@ from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy, aggregate
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
-from maestro.domain.language import in_language, language_for
+from maestro.domain.fixed_texts import ALERTED
+from maestro.domain.language import in_language
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -81,7 +82,12 @@ from maestro.domain.wo_refs import wo_refs
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.dispatch_waits import settle
-from maestro.lanes.escalate import UNREACHED_TEXTS, safety_advice_key, safety_instructions
+from maestro.lanes.escalate import (
+    UNREACHED_TEXTS,
+    advice_language,
+    safety_advice_key,
+    safety_instructions,
+)
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import count, logger
 from maestro.pipeline.contract import (
@@ -138,11 +144,6 @@ GATE_TIMEOUT_SECONDS = 86_400
 STATE_UPDATE_ATTEMPTS = 3
 TRAIL_DECISIONS = 40
 """Recent decisions read for the conversation's guard trail (a few packages' worth)."""
-_ALERTED = {
-    "en": "We've alerted the on-call property manager.",
-    "es": "Hemos avisado al administrador de guardia.",
-}
-"""What fail-open's safety advice ends with when it pages the PM itself (else UNREACHED_TEXTS)."""
 
 
 @dataclass
@@ -710,13 +711,13 @@ class Pipeline:
             # once. It may have texted the advice before it failed, so the advice goes under the
             # escalation's own key (the messenger then returns that text, not a second one).
             evidence = s.precheck.evidence if s and s.precheck else ""
-            language = language_for(self._preferred_language(lease, sender_phone), evidence)
+            language = advice_language(self._preferred_language(lease, sender_phone), evidence)
             _, advice = safety_instructions(evidence, language=language)
             key = self._advice_key(package_id)
             advised = self._send_or_note(
                 sender_phone,
                 f"{advice} "
-                + in_language(_ALERTED if recipient.phone else UNREACHED_TEXTS, language),
+                + in_language(ALERTED if recipient.phone else UNREACHED_TEXTS, language),
                 key,
                 unsent,
                 "texts",

@@ -1,0 +1,120 @@
+"""Fixed texts maestro sends, each in English and Spanish (docs/consent-and-language.md).
+
+A text is a mapping from a language code to its wording, English always there; a reader gets
+it through :func:`maestro.domain.language.in_language` (their language when it has a
+translation, else English). Only texts with nothing to fill in live here; a text built around
+a work order's words is composed where it is sent.
+
+Today: the safety advice an emergency sends, by hazard, and the sentence that follows it.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+__all__ = [
+    "ALERTED",
+    "BROUGHT_IN",
+    "HELD_BACK",
+    "PAGED",
+    "SAFETY_ADVICE",
+    "UNREACHED",
+    "AdviceKind",
+    "Texts",
+]
+
+Texts = dict[str, str]
+"""One fixed text: its wording by language code ("en" always there)."""
+
+AdviceKind = Literal[
+    "carbon_monoxide",
+    "gas",
+    "fire",
+    "electrical",
+    "water_electrical",
+    "water",
+    "no_heat",
+    "generic",
+]
+
+# What to do now, by hazard: short enough for one text, the first step first.
+SAFETY_ADVICE: Final[dict[AdviceKind, Texts]] = {
+    "carbon_monoxide": {
+        "en": "Get everyone out to fresh air now and call 911. Don't go back in until the fire "
+        "department says it is safe.",
+        "es": "Salgan todos al aire libre ahora y llamen al 911. No vuelvan a entrar hasta que "
+        "los bomberos digan que es seguro.",
+    },
+    "gas": {
+        "en": "Leave now. Don't use light switches, phones, appliances or flames inside. From "
+        "outside, call 911 or the gas company's emergency line.",
+        "es": "Salga ahora. No use interruptores, teléfonos, aparatos ni llamas adentro. Desde "
+        "afuera, llame al 911 o a la línea de emergencias de la compañía de gas.",
+    },
+    "fire": {
+        "en": "Get out now and call 911. Close doors behind you; don't go back for belongings.",
+        "es": "Salga ahora y llame al 911. Cierre las puertas al salir; no vuelva por sus "
+        "pertenencias.",
+    },
+    "electrical": {
+        "en": "Keep away from it and don't touch it. If you can reach the breaker panel safely, "
+        "switch that circuit off. If you see smoke or flames, get out and call 911.",
+        "es": "Aléjese y no lo toque. Si puede llegar al panel de breakers sin peligro, apague "
+        "ese circuito. Si ve humo o llamas, salga y llame al 911.",
+    },
+    "water_electrical": {
+        "en": "Keep away from the water and don't touch outlets, switches or anything plugged "
+        "in. Switch the power off at the breaker panel only if you can reach it without "
+        "stepping in water. If anyone is at risk, call 911.",
+        "es": "Aléjese del agua y no toque enchufes, interruptores ni nada conectado. Apague la "
+        "luz en el panel de breakers solo si puede llegar sin pisar agua. Si alguien corre "
+        "peligro, llame al 911.",
+    },
+    "water": {
+        "en": "If it is safe, shut off the water at the main valve. Keep clear of outlets, "
+        "appliances and anything electrical near the water.",
+        "es": "Si es seguro, cierre la llave de paso principal del agua. Aléjese de enchufes, "
+        "aparatos y todo lo eléctrico cerca del agua.",
+    },
+    "no_heat": {
+        "en": "Keep everyone together in one room with extra layers. Don't heat your home with "
+        "the oven, a grill or a fuel heater: they give off carbon monoxide. If anyone is too "
+        "cold or unwell, call 911.",
+        "es": "Reúnanse en un solo cuarto y abríguense bien. No caliente la casa con el horno, "
+        "un asador ni un calentador de combustible: despiden monóxido de carbono. Si alguien "
+        "tiene demasiado frío o se siente mal, llame al 911.",
+    },
+    "generic": {
+        "en": "If anyone is in danger, call 911 now.",
+        "es": "Si alguien está en peligro, llame al 911 ahora.",
+    },
+}
+
+# What follows the advice: true only when it happened (the lane picks the one that did).
+PAGED: Final[Texts] = {
+    "en": "We've alerted the on-call property manager, who will contact you.",
+    "es": "Hemos avisado al administrador de guardia, que se pondrá en contacto con usted.",
+}
+ALERTED: Final[Texts] = {
+    "en": "We've alerted the on-call property manager.",
+    "es": "Hemos avisado al administrador de guardia.",
+}
+"""Fail-open's follow-up when it pages the PM itself."""
+HELD_BACK: Final[Texts] = {
+    "en": "Your message goes to the property manager with their next update; if anyone is in "
+    "danger, call 911.",
+    "es": "Su mensaje llegará al administrador de la propiedad con su próxima actualización; si "
+    "alguien está en peligro, llame al 911.",
+}
+UNREACHED: Final[Texts] = {
+    "en": "We could not reach an on-call property manager automatically; if anyone is in "
+    "danger, call 911.",
+    "es": "No pudimos avisar automáticamente a un administrador de guardia; si alguien está en "
+    "peligro, llame al 911.",
+}
+BROUGHT_IN: Final[Texts] = {
+    "en": "I've asked the property manager to help with this; they'll be in touch with you.",
+    "es": "Le he pedido al administrador de la propiedad que le ayude con esto; se pondrá en "
+    "contacto con usted.",
+}
+"""To a party when the guards tripped and the PM takes over (seed 003)."""
