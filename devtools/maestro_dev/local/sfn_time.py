@@ -50,6 +50,10 @@ class VirtualWaits:
         self._ids = itertools.count()
         self._deadlines: dict[int, datetime] = {}
         self._tokens: dict[str, TokenWait] = {}
+        # Each timed wait of an execution's thread, by key: whose, and whether it is the wait
+        # of a Task's own timeout (the thread that runs the state) or one inside the task.
+        self._owners: dict[int, tuple[str, bool]] = {}
+        self._local = threading.local()  # the execution (and role) the current thread waits for
         self._stop_listening = clock.listen(self.wake)
 
     def wake(self) -> None:
@@ -63,12 +67,26 @@ class VirtualWaits:
             self._condition.notify_all()
         self._stop_listening()
 
+    @contextmanager
+    def waiting_for(self, execution_arn: str, *, task_timeout: bool) -> Iterator[None]:
+        """The current thread's timed waits are ``execution_arn``'s: its Task's own timeout
+        (``task_timeout``) or a wait inside the task (a task token's)."""
+        before = getattr(self._local, "owner", None)
+        self._local.owner = (execution_arn, task_timeout)
+        try:
+            yield
+        finally:
+            self._local.owner = before
+
     def wait(self, event: threading.Event, timeout: float | None) -> bool:
         """``event.wait(timeout)`` with ``timeout`` in virtual seconds."""
         key = next(self._ids)
+        owner = getattr(self._local, "owner", None)
         with self._condition:
             if timeout is not None:
                 self._deadlines[key] = self._clock.now() + timedelta(seconds=timeout)
+                if owner is not None:
+                    self._owners[key] = owner
         self._moved()
         try:
             with self._condition:
@@ -81,6 +99,7 @@ class VirtualWaits:
         finally:
             with self._condition:
                 self._deadlines.pop(key, None)
+                self._owners.pop(key, None)
 
     def next_deadline(self, after: datetime) -> datetime | None:
         """The earliest deadline waited on later than ``after``."""
@@ -97,17 +116,44 @@ class VirtualWaits:
         with self._condition:
             self._tokens.pop(callback_id, None)
 
+    def task_ended(self, execution_arn: str) -> None:
+        """A Task of ``execution_arn`` ended (answered, timed out, failed): whatever token wait
+        it left behind (its own timeout can fire before the wait inside it, which then goes on
+        for a moment) is over; the execution moves."""
+        with self._condition:
+            for callback_id in [
+                c for c, w in self._tokens.items() if w.execution_arn == execution_arn
+            ]:
+                del self._tokens[callback_id]
+
     def all_token_waits(self) -> list[TokenWait]:
         """Every task-token wait not yet ended, its deadline passed or not."""
         with self._condition:
             return list(self._tokens.values())
 
     def waiting_on_tokens(self) -> dict[str, TokenWait]:
-        """Executions waiting on a task token whose deadline is still ahead, by ARN (one at
-        the deadline is about to time out: it is moving, not waiting)."""
+        """Executions waiting on a task token, by ARN, with the moment the first of their
+        waits times out. Waiting means: the token's wait began, the Task's own timeout wait
+        began too (until then the execution is still moving: the clock must not move under
+        it, or that timeout would count from a later moment than the token's), and no wait of
+        the execution is at its deadline (that one is timing out: it is moving)."""
         now = self._clock.now()
         with self._condition:
-            return {w.execution_arn: w for w in self._tokens.values() if w.deadline > now}
+            by_execution: dict[str, list[tuple[datetime, bool]]] = {}
+            for key, (arn, task_timeout) in self._owners.items():
+                if (deadline := self._deadlines.get(key)) is not None:
+                    by_execution.setdefault(arn, []).append((deadline, task_timeout))
+            found = {}
+            for wait in self._tokens.values():
+                waits = by_execution.get(wait.execution_arn, [])
+                if not any(task_timeout for _, task_timeout in waits):
+                    continue
+                first = min(deadline for deadline, _ in waits)
+                if first > now:
+                    found[wait.execution_arn] = TokenWait(
+                        wait.execution_arn, wait.callback_id, first
+                    )
+            return found
 
 
 def _event_class(waits: VirtualWaits) -> type[threading.Event]:
@@ -141,13 +187,15 @@ def virtual_step_functions_time(waits: VirtualWaits) -> Iterator[None]:
     original_wait: Callable[..., Any] = service._eval_wait_for_task_token
     original_notify: Callable[..., Any] = callback.CallbackEndpoint.notify
 
+    original_timed: Callable[..., Any] = execute_state.ExecutionState._evaluate_with_timeout
+
     def tracked_wait(
         self: Any, env: Any, timeout_seconds: int, callback_endpoint: Any, heartbeat_endpoint: Any
     ) -> Any:
         limit = timeout_seconds
         if heartbeat_endpoint is not None:
             limit = min(limit, heartbeat_endpoint._heartbeat_seconds)
-        arn = env.states.context_object.context_object_data["Execution"]["Id"]
+        arn = _execution_of(env)
         waits.token_wait_started(
             TokenWait(
                 execution_arn=arn,
@@ -156,9 +204,21 @@ def virtual_step_functions_time(waits: VirtualWaits) -> Iterator[None]:
             )
         )
         try:
-            return original_wait(self, env, timeout_seconds, callback_endpoint, heartbeat_endpoint)
+            with waits.waiting_for(arn, task_timeout=False):
+                return original_wait(
+                    self, env, timeout_seconds, callback_endpoint, heartbeat_endpoint
+                )
         finally:
             waits.token_wait_ended(callback_endpoint.callback_id)
+
+    def timed(self: Any, env: Any) -> Any:
+        # The thread that runs a Task with a timeout waits on it: that wait is the execution's.
+        arn = _execution_of(env)
+        try:
+            with waits.waiting_for(arn, task_timeout=True):
+                return original_timed(self, env)
+        finally:
+            waits.task_ended(arn)
 
     def notify(self: Any, outcome: Any) -> None:
         # Answered (SendTaskSuccess/Failure): it waits no more from this instant, before its
@@ -173,4 +233,11 @@ def virtual_step_functions_time(waits: VirtualWaits) -> Iterator[None]:
         stack.enter_context(mock.patch.object(callback, "Event", event))
         stack.enter_context(mock.patch.object(service, "_eval_wait_for_task_token", tracked_wait))
         stack.enter_context(mock.patch.object(callback.CallbackEndpoint, "notify", notify))
+        stack.enter_context(
+            mock.patch.object(execute_state.ExecutionState, "_evaluate_with_timeout", timed)
+        )
         yield
+
+
+def _execution_of(env: Any) -> str:
+    return str(env.states.context_object.context_object_data["Execution"]["Id"])
