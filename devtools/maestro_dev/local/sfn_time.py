@@ -45,10 +45,15 @@ class VirtualWaits:
     def __init__(self, clock: VirtualClock, moved: Callable[[], None]) -> None:
         self._clock = clock
         self._moved = moved  # the stack's progress: a new wait is something a waiter looks at
-        self._condition = threading.Condition()
+        self._lock = threading.RLock()
+        self._condition = threading.Condition(self._lock)
         self._closed = False
         self._ids = itertools.count()
         self._deadlines: dict[int, datetime] = {}
+        # Each wait sleeps on a condition of its own (sharing the one lock), woken only when
+        # its event is set or the clock reaches its deadline: one shared condition woke every
+        # waiting thread (two per waiting execution) at every set and every tick.
+        self._sleepers: dict[int, tuple[threading.Condition, threading.Event]] = {}
         self._tokens: dict[str, TokenWait] = {}
         # Each timed wait of an execution's thread, by key: whose, and whether it is the wait
         # of a Task's own timeout (the thread that runs the state) or one inside the task.
@@ -57,14 +62,28 @@ class VirtualWaits:
         self._stop_listening = clock.listen(self.wake)
 
     def wake(self) -> None:
+        """The clock moved: the waits it brought to their deadlines look again."""
         with self._condition:
-            self._condition.notify_all()
+            now = self._clock.now()
+            for key, (sleeper, _) in self._sleepers.items():
+                deadline = self._deadlines.get(key)
+                if deadline is not None and now >= deadline:
+                    sleeper.notify()
+            self._condition.notify_all()  # whoever waits on the shared one (none of ours)
+
+    def event_set(self, event: threading.Event) -> None:
+        """``event`` was set: its waits look again."""
+        with self._condition:
+            for sleeper, awaited in self._sleepers.values():
+                if awaited is event:
+                    sleeper.notify()
 
     def close(self) -> None:
         """Every wait ends now (as a timeout), and every later one at once."""
         with self._condition:
             self._closed = True
-            self._condition.notify_all()
+            for sleeper, _ in self._sleepers.values():
+                sleeper.notify()
         self._stop_listening()
 
     @contextmanager
@@ -88,16 +107,19 @@ class VirtualWaits:
                 if owner is not None:
                     self._owners[key] = owner
         self._moved()
+        sleeper = threading.Condition(self._lock)  # the one lock, a wake-up of its own
         try:
             with self._condition:
+                self._sleepers[key] = (sleeper, event)
                 while not event.is_set() and not self._closed:
                     deadline = self._deadlines.get(key)
                     if deadline is not None and self._clock.now() >= deadline:
                         break
-                    self._condition.wait()
+                    sleeper.wait()
                 return event.is_set()
         finally:
             with self._condition:
+                self._sleepers.pop(key, None)
                 self._deadlines.pop(key, None)
                 self._owners.pop(key, None)
 
@@ -163,7 +185,7 @@ def _event_class(waits: VirtualWaits) -> type[threading.Event]:
 
         def set(self) -> None:
             super().set()
-            waits.wake()
+            waits.event_set(self)
 
     return VirtualEvent
 
