@@ -122,6 +122,9 @@ class VirtualWaits:
                 self._sleepers.pop(key, None)
                 self._deadlines.pop(key, None)
                 self._owners.pop(key, None)
+            # A wait that ends changes who is waiting; one that timed out inside an abandoned
+            # task records no history event, and the stack must look again all the same.
+            self._moved()
 
     def next_deadline(self, after: datetime) -> datetime | None:
         """The earliest deadline waited on later than ``after``."""
@@ -137,6 +140,7 @@ class VirtualWaits:
     def token_wait_ended(self, callback_id: str) -> None:
         with self._condition:
             self._tokens.pop(callback_id, None)
+        self._moved()
 
     def task_ended(self, execution_arn: str) -> None:
         """A Task of ``execution_arn`` ended (answered, timed out, failed): whatever token wait
@@ -147,6 +151,7 @@ class VirtualWaits:
                 c for c, w in self._tokens.items() if w.execution_arn == execution_arn
             ]:
                 del self._tokens[callback_id]
+        self._moved()
 
     def all_token_waits(self) -> list[TokenWait]:
         """Every task-token wait not yet ended, its deadline passed or not."""
