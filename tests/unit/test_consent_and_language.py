@@ -24,6 +24,7 @@ from maestro.domain.consent import (
 )
 from maestro.domain.digest import DigestEntry, hour_of
 from maestro.domain.dispose import QueuedAction, dispose
+from maestro.domain.fixed_texts import RECORDED
 from maestro.domain.language import detect_language, in_language, language_for
 from maestro.domain.models import (
     Channel,
@@ -314,8 +315,9 @@ def test_the_fixed_replies_follow_the_readers_language() -> None:
     (opened,) = sent.to(ANA.phone)
     assert opened.body.startswith("Recibido: he abierto WO-")
     spanish, english = (m.body for m in sent.to(MARIA.phone))
-    assert spanish.startswith("Gracias por su mensaje.")  # Maria has no language: her words
-    assert english.startswith("Thanks for your message.")
+    # Maria has no language: her words pick it. Nothing acted on either: said so, not "on it".
+    assert spanish == RECORDED["es"]
+    assert english == RECORDED["en"]
 
 
 # --- the safety floor in Spanish ------------------------------------------------------------------

@@ -64,6 +64,22 @@ from maestro.domain.actions import (
 )
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
+from maestro.domain.fixed_texts import (
+    DOING,
+    NOT_FOR_PM,
+    NOT_FOR_PM_MANY,
+    NOT_FOR_PM_ONE,
+    NOT_YOURS_TO_DO,
+    OPTION,
+    OPTION_SEPARATOR,
+    PM_HAS_IT,
+    QUESTION_LEAD,
+    QUESTION_MORE,
+    QUESTION_ONE,
+    SOMETHING_NEW,
+    YOUR_REQUEST,
+    say,
+)
 from maestro.domain.guards import (
     BREAK_IN,
     ESCALATE,
@@ -134,6 +150,11 @@ class QueuedAction(Frozen):
         default=False,
         description="The words it acts on came by a call nothing vouches for (said in the text)",
     )
+    package_lanes: tuple[str, ...] = Field(
+        default=(),
+        description="The lanes of every action this package queued, itself included: a reply "
+        "may promise only what one of them does",
+    )
 
     @property
     def lane(self) -> Lane:
@@ -171,6 +192,7 @@ class _Rejection(Frozen):
     refused: tuple[str, ...] = Field(
         default=(), description="Work orders a PM named that are not their properties' open ones"
     )
+    told: str = Field(default="", description="What the sender is told was not done, and why")
 
 
 class _Builder:
@@ -198,6 +220,8 @@ class _Builder:
         # Its words (or the words a question it answers deferred) came by a call that no
         # attestation vouches for: every queued item says so (a hold's text, a question's record).
         self.unverified = package.by_unverified_call
+        self.language = DEFAULT_LANGUAGE
+        """The sender's: what a fixed reply queued here is written in."""
 
     def _decision(
         self,
@@ -360,9 +384,7 @@ class _Builder:
             replacement = ContinueWithAssistant(
                 confidence=1.0,
                 why="the PM was brought in already for this conversation",
-                params=ContinueWithAssistantParams(
-                    reply_hint="The property manager is looking into this and will be in touch."
-                ),
+                params=ContinueWithAssistantParams(reply_hint=say(PM_HAS_IT, self.language)),
             )
             why = "guard: the PM already has it; the party is told so, not asked again"
         else:
@@ -500,26 +522,6 @@ def trail_of(decisions: Sequence[MaestroDecision]) -> tuple[TrailEntry, ...]:
 _MAX_QUESTION = 400  # ClarifyParams.question's limit
 
 
-_QUESTION_TEXTS = {
-    "en": {
-        "your": "your request",
-        "one": "Is this about {only} ({about})? Reply 1 for yes.",
-        "more": "Sorry, I want to get this right: could you tell me a bit more about what you "
-        "need?",
-        "lead": "Just to be sure I get this right, which one do you mean? ",
-        "new": "something new",
-    },
-    "es": {
-        "your": "su solicitud",
-        "one": "¿Se trata de {only} ({about})? Responda 1 para decir que sí.",
-        "more": "Disculpe, quiero entenderlo bien: ¿podría contarme un poco más sobre lo que "
-        "necesita?",
-        "lead": "Solo para entenderlo bien, ¿a cuál se refiere? ",
-        "new": "algo nuevo",
-    },
-}
-
-
 def _clarify_question(
     candidates: Sequence[str],
     contexts: Sequence[OpenContext],
@@ -532,24 +534,24 @@ def _clarify_question(
     language = language_for(
         sender.language if sender is not None else None, package.text if package else ""
     )
-    said = _QUESTION_TEXTS.get(language, _QUESTION_TEXTS[DEFAULT_LANGUAGE])
     lines = {c.context_id: c.description for c in contexts}
+    your = say(YOUR_REQUEST, language)
     if len(candidates) == 1 and candidates[0] != "new":
         only = candidates[0]
-        about = truncate(lines.get(only, said["your"]), 200)
-        return truncate(said["one"].format(only=only, about=about), _MAX_QUESTION)
+        about = truncate(lines.get(only, your), 200)
+        return truncate(say(QUESTION_ONE, language, wo_id=only, about=about), _MAX_QUESTION)
     if not candidates:
-        return said["more"]
-    lead = said["lead"]
+        return say(QUESTION_MORE, language)
+    lead = say(QUESTION_LEAD, language) + " "
     share = max(12, (_MAX_QUESTION - len(lead)) // len(candidates) - 8)
     options = []
     for number, candidate in enumerate(candidates, start=1):
         if candidate == "new":
-            options.append(f"{number}) {said['new']}")
+            line = say(SOMETHING_NEW, language)
         else:
-            described = truncate(f"{candidate}: {lines.get(candidate, said['your'])}", share)
-            options.append(f"{number}) {described}")
-    return truncate(lead + "; ".join(options), _MAX_QUESTION)
+            line = truncate(f"{candidate}: {lines.get(candidate, your)}", share)
+        options.append(say(OPTION, language, number=number, line=line))
+    return truncate(lead + OPTION_SEPARATOR.join(options), _MAX_QUESTION)
 
 
 def _relation(
@@ -619,6 +621,7 @@ def dispose(
     build = _Builder(
         package, contexts, consensus, trail=trail, guards=policy.guards, break_in=break_in
     )
+    build.language = language_for(sender.language if sender is not None else None, package.text)
     verdicts = consensus.verdicts if consensus is not None else ()
     build.transitions = resolution.transitions if resolution is not None else ()
     for transition in build.transitions:
@@ -976,6 +979,18 @@ def _dispose_decided(
             abstained=True,
             extras=_deferring(package, [r.verdict.action for r in asking]),
         )
+    told = tuple(dict.fromkeys(r.told for r in rejections if r.told))
+    if told:
+        build.enqueue(
+            ContinueWithAssistant(
+                confidence=1.0,
+                why="what the sender asked for is not theirs to ask: they are told so",
+                params=ContinueWithAssistantParams(reply_hint=truncate(" ".join(told), 500)),
+            ),
+            stage="dispose",
+            confidence=1.0,
+            reason="refused by role: the sender is told what was not done and why",
+        )
     if not build.queue:
         build.enqueue(
             ContinueWithAssistant(
@@ -1019,6 +1034,7 @@ def _check(
                 verdict=verdict,
                 why=f"a {sender.role.value} may not cancel or move {', '.join(refused)}",
                 clarify_reason=None,
+                told=_not_yours(action.params.operation, refused, sender, package),
             )
         foreign = [w for w in action.params.wo_ids if w not in by_id]
         if foreign and sender.role is PartyRole.PM:
@@ -1068,6 +1084,7 @@ def _check(
             verdict=verdict,
             why=f"a {sender.role.value} may not {verdict.lane.value} on {target}",
             clarify_reason=None,
+            told=_not_yours(_DOING_BY_LANE.get(verdict.lane, "change"), (target,), sender, package),
         )
     if isinstance(action, RecordRating) and not context.rating_requested:
         # The words were an answer to something else (I7): not a rating, and nothing to ask.
@@ -1077,17 +1094,28 @@ def _check(
     return None
 
 
+_DOING_BY_LANE: dict[Lane, str] = {
+    Lane.RECORD_RATING: "rate",
+    Lane.RELAY_TO_OPEN_WO: "relay",
+    Lane.RELAY_TO_VENDOR: "relay",
+    Lane.SCHEDULE_VISIT: "reschedule",
+}
+
+
+def _not_yours(operation: str, wo_ids: Sequence[str], sender: Party, package: Package) -> str:
+    """What a party is told when their part in a work order does not allow what they asked:
+    what was not done, and who can ask for it."""
+    language = language_for(sender.language, package.text)
+    what = say(DOING.get(operation, DOING["change"]), language)
+    return truncate(say(NOT_YOURS_TO_DO, language, what=what, wo_ids=", ".join(wo_ids)), 500)
+
+
 def refusal_for_pm(wo_ids: Sequence[str]) -> str:
     """What a PM is told about work orders they may not act on: true whether such a WO exists
     elsewhere, is closed, or does not exist at all (it says nothing about other properties)."""
     names = ", ".join(wo_ids[:5]) + (f" and {len(wo_ids) - 5} more" if len(wo_ids) > 5 else "")
-    what = (
-        "is not an open work order of a property you manage, so I haven't done anything with it"
-        if len(wo_ids) == 1
-        else "are not open work orders of a property you manage, so I haven't done anything "
-        "with them"
-    )
-    return truncate(f'{names} {what}. Text "open" for yours.', 500)
+    what = say(NOT_FOR_PM_ONE if len(wo_ids) == 1 else NOT_FOR_PM_MANY, "en")
+    return truncate(say(NOT_FOR_PM, "en", wo_ids=names, what=what), 500)
 
 
 def _refused(verdict: Verdict, sender: Party, wo_ids: tuple[str, ...]) -> _Rejection:
@@ -1145,10 +1173,11 @@ def _revalidated_resume(
 
 
 def _finish(build: _Builder, route: Route) -> Disposal:
+    lanes = tuple(queued.lane.value for queued in build.queue)
     return Disposal(
         package_id=build.package.package_id,
         route=route,
-        actions=tuple(build.queue),
+        actions=tuple(queued.model_copy(update={"package_lanes": lanes}) for queued in build.queue),
         decisions=tuple(build.decisions),
         transitions=build.transitions,
     )

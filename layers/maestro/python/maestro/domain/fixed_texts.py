@@ -1,30 +1,67 @@
-"""Fixed texts maestro sends, each in English and Spanish (docs/consent-and-language.md).
+"""Every fixed text maestro sends, each with its English and Spanish wording.
 
-A text is a mapping from a language code to its wording, English always there; a reader gets
-it through :func:`maestro.domain.language.in_language` (their language when it has a
-translation, else English). Only texts with nothing to fill in live here; a text built around
-a work order's words is composed where it is sent.
+One module, so what maestro can say is read in one place and a test checks that every text a
+lane sends is one of these (or the checked model reply): ``tests/unit/test_fixed_texts.py``
+compiles each template to a pattern and reads what the lanes send.
 
-Today: the safety advice an emergency sends, by hazard, and the sentence that follows it.
+A text is a :data:`Texts`: a template by language code, English always there. A template may
+name fields (``{wo_id}``) that :func:`say` fills; a field holds data (an id, a summary, a
+person's words), never wording of its own. The reader's language picks the wording
+(:func:`maestro.domain.language.in_language`: the directory's language, else their message's,
+else English). Texts only the PM or an operator reads (pages) may be English only: say why in a
+comment beside them. A mapping of texts by a key (``SAFETY_ADVICE`` by hazard) is fine too.
+
+Each text says what was done or asked, never a promise no queued action backs.
+
+Adding a text: define it at module level as ``NAME: Final[Texts] = {"en": ..., "es": ...}`` in
+the block of its lane (or a block of your own appended at the end, headed
+``# --- <name> (#20 item N) ---``), and send it with ``say(NAME, language, field=value)``.
+:func:`every_text` finds it by its shape; nothing else to register.
+
+Pure: no I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal
 
-__all__ = [
-    "ALERTED",
-    "BROUGHT_IN",
-    "HELD_BACK",
-    "PAGED",
-    "SAFETY_ADVICE",
-    "UNREACHED",
-    "AdviceKind",
-    "Texts",
-]
+from maestro.domain.language import in_language
 
 Texts = dict[str, str]
-"""One fixed text: its wording by language code ("en" always there)."""
+"""One fixed text: its template by language code ("en" always there)."""
+
+
+def say(texts: Mapping[str, str], language: str, /, **fields: object) -> str:
+    """``texts`` in ``language`` (else English), its fields filled."""
+    return in_language(texts, language).format(**fields)
+
+
+def _is_texts(value: object) -> bool:
+    return (
+        isinstance(value, dict)
+        and "en" in value
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    )
+
+
+def every_text() -> dict[str, Texts]:
+    """Every fixed text of this module by its name (``SAFETY_ADVICE.gas`` for one of a
+    mapping), found by shape: whatever a block defines is listed without registering it."""
+    found: dict[str, Texts] = {}
+    for name, value in globals().items():
+        if name.startswith("__") or not isinstance(value, dict):
+            continue
+        if _is_texts(value):
+            found[name] = value
+            continue
+        for key, inner in value.items():
+            if _is_texts(inner):
+                found[f"{name}.{key}"] = inner
+    return found
+
+
+# --- safety (an emergency's advice and what follows it) -----------------------------------------
 
 AdviceKind = Literal[
     "carbon_monoxide",
@@ -118,3 +155,331 @@ BROUGHT_IN: Final[Texts] = {
     "contacto con usted.",
 }
 """To a party when the guards tripped and the PM takes over (seed 003)."""
+
+
+# --- the assistant's replies (lanes/continue_with_assistant.py) ----------------------------------
+
+ON_IT: Final[Texts] = {
+    "en": "Thanks for your message. I'm on it and will get back to you shortly.",
+    "es": "Gracias por su mensaje. Me ocupo de ello y le respondo en breve.",
+}
+"""Only when another action of the same package acts on the message (``fixed_reply``)."""
+WELCOME: Final[Texts] = {"en": "You're welcome!", "es": "¡De nada!"}
+"""A thanks with nothing to act on is answered in kind."""
+RECORDED: Final[Texts] = {
+    "en": "I've saved your message, but I haven't acted on it: I couldn't tell what you need. "
+    "If something needs fixing or changing, tell me what it is and where.",
+    "es": "He guardado su mensaje, pero no he hecho nada con él: no entendí qué necesita. Si "
+    "algo necesita arreglo o un cambio, dígame qué es y dónde.",
+}
+"""A message nothing acted on: said so, with what to send instead."""
+STATUS_LINE: Final[Texts] = {
+    "en": "{wo_id} ({summary}) {where}.",
+    "es": "{wo_id} ({summary}) {where}.",
+}
+STATUS: Final[dict[str, Texts]] = {
+    "open": {
+        "en": "is open; no visit is booked yet. We'll text you when one is",
+        "es": "está abierta; aún no hay visita programada. Le avisaremos por mensaje cuando la "
+        "haya",
+    },
+    "assigned": {
+        "en": "has a vendor assigned; no visit is booked yet",
+        "es": "tiene un técnico asignado; aún no hay visita programada",
+    },
+    "scheduled": {"en": "is scheduled", "es": "está programada"},
+    "scheduled_at": {
+        "en": "is scheduled: the visit is {visit}",
+        "es": "está programada: la visita es {visit}",
+    },
+    "in_progress": {"en": "is in progress", "es": "está en curso"},
+    "completed": {"en": "is completed", "es": "está completada"},
+    "cancelled": {"en": "was cancelled", "es": "fue cancelada"},
+    "other": {"en": "is {status}", "es": "está en estado {status}"},
+}
+"""Where a work order stands, from the stored record (``STATUS_LINE``'s ``where``)."""
+PM_STATUS_LINE: Final[Texts] = {
+    "en": "{wo_id} ({summary}) {where}. {unit}{who}, {urgency}.",
+}
+"""To a PM only (PMs read English: the directory gives them no other language today)."""
+PM_STATUS_OPEN: Final[Texts] = {"en": "is open; no visit is booked yet"}
+PM_NO_VENDOR: Final[Texts] = {"en": "no vendor assigned yet"}
+PM_VENDOR: Final[Texts] = {"en": "vendor {name}"}
+PM_UNIT: Final[Texts] = {"en": "unit {unit}, "}
+
+
+# --- questions (domain/dispose.py, domain/pending.py, lanes/clarify.py) ---------------------------
+
+QUESTION_ONE: Final[Texts] = {
+    "en": "Did you mean {wo_id} ({about})? Reply YES, or tell us which one you mean.",
+    "es": "¿Se refiere a {wo_id} ({about})? Responda SÍ, o díganos a cuál se refiere.",
+}
+"""One candidate: named, so a YES (or "1") picks it."""
+QUESTION_LEAD: Final[Texts] = {
+    "en": "Just to be sure I get this right, which one do you mean?",
+    "es": "Solo para entenderlo bien, ¿a cuál se refiere?",
+}
+"""Several candidates: followed by ``OPTION`` for each, numbered."""
+OPTION: Final[Texts] = {"en": "{number}) {line}", "es": "{number}) {line}"}
+OPTION_SEPARATOR = "; "
+QUESTION_MORE: Final[Texts] = {
+    "en": "Sorry, I want to get this right: could you tell me a bit more about what you need?",
+    "es": "Disculpe, quiero entenderlo bien: ¿podría contarme un poco más sobre lo que necesita?",
+}
+YOUR_REQUEST: Final[Texts] = {"en": "your request", "es": "su solicitud"}
+SOMETHING_NEW: Final[Texts] = {"en": "something new", "es": "algo nuevo"}
+WHICH_AGAIN: Final[Texts] = {
+    "en": "Sorry, I didn't catch which one you mean. Please reply with the number:",
+    "es": "Disculpe, no entendí a cuál se refiere. Por favor, responda con el número:",
+}
+"""A re-ask among several: the clarify lane numbers the candidates after it."""
+WHICH_AGAIN_ONE: Final[Texts] = {
+    "en": "Sorry, I didn't catch that.",
+    "es": "Disculpe, no le entendí.",
+}
+"""A re-ask about one: the clarify lane names it after (``QUESTION_ONE``)."""
+NONE_OF_THEM: Final[Texts] = {
+    "en": "OK, I won't add it to any of them. Tell me more if it's something new.",
+    "es": "De acuerdo, no lo agregaré a ninguna. Cuénteme más si se trata de algo nuevo.",
+}
+NOT_ACTED_CHANGED: Final[Texts] = {
+    "en": "{what}, so I didn't act on it there. Reply if it still needs attention and I'll open "
+    "a new request.",
+    "es": "{what}, así que no hice nada ahí. Responda si todavía necesita atención y abriré una "
+    "solicitud nueva.",
+}
+"""A picked work order changed since the question (``what``: the re-validation's summary)."""
+
+
+# --- holds: "Reply YES to …" (domain/pending.py) -------------------------------------------------
+
+TO_BE_SURE: Final[Texts] = {"en": "Just to be sure:", "es": "Solo para confirmar:"}
+LEFT_AS_IS_ONE: Final[Texts] = {
+    "en": "OK, I've left {wo_ids} as it is.",
+    "es": "De acuerdo, he dejado {wo_ids} como estaba.",
+}
+LEFT_AS_IS_MANY: Final[Texts] = {
+    "en": "OK, I've left {wo_ids} as they are.",
+    "es": "De acuerdo, he dejado {wo_ids} como estaban.",
+}
+NOTHING_DONE: Final[Texts] = {
+    "en": "OK, I haven't done any of it.",
+    "es": "De acuerdo, no he hecho nada.",
+}
+YES_IN_APP: Final[Texts] = {
+    "en": "That yes came in the app, but I asked by text, so only a text back confirms it.",
+    "es": "Ese sí llegó por la app, pero se lo pregunté por mensaje de texto, así que solo una "
+    "respuesta por texto lo confirma.",
+}
+YES_BY_CALL: Final[Texts] = {
+    "en": "A call from this number said yes, but a call can't confirm it; only a text back can.",
+    "es": "Una llamada desde este número dijo que sí, pero una llamada no puede confirmarlo; "
+    "solo una respuesta por texto puede.",
+}
+HOLD_EXPIRED: Final[Texts] = {
+    "en": "That request to confirm has expired, so I haven't changed anything. If you still "
+    "want it, send the request again and I'll ask you to confirm it.",
+    "es": "Esa solicitud de confirmación ya venció, así que no he cambiado nada. Si todavía lo "
+    "quiere, envíe la solicitud otra vez y le pediré que la confirme.",
+}
+"""A YES to a hold that expired before it came."""
+NOTHING_TO_CONFIRM: Final[Texts] = {
+    "en": "There's nothing waiting for your yes right now (a request to confirm expires after a "
+    "while), so I haven't changed anything. Tell me what you'd like done.",
+    "es": "Ahora no hay nada pendiente de su sí (una solicitud de confirmación vence al cabo de "
+    "un tiempo), así que no he cambiado nada. Dígame qué quiere que haga.",
+}
+"""A YES with nothing open to answer (the hold expired and was closed earlier, or none was)."""
+
+
+# --- refusals (domain/dispose.py, brain/offline.py) ----------------------------------------------
+
+NOT_YOURS_TO_DO: Final[Texts] = {
+    "en": "I haven't done that: {what} {wo_ids} is for the tenant or the property manager to "
+    "ask, so nothing was changed.",
+    "es": "No lo he hecho: {what} {wo_ids} lo pide el inquilino o el administrador de la "
+    "propiedad, así que no se cambió nada.",
+}
+"""A vendor's command about a work order their part does not allow (``what``: ``DOING``)."""
+DOING: Final[dict[str, Texts]] = {
+    "cancel": {"en": "cancelling", "es": "cancelar"},
+    "reschedule": {"en": "moving", "es": "cambiar de fecha"},
+    "rate": {"en": "rating", "es": "valorar"},
+    "relay": {"en": "passing on messages about", "es": "pasar mensajes sobre"},
+    "change": {"en": "changing", "es": "cambiar"},
+}
+NOT_FOR_PM: Final[Texts] = {
+    "en": '{wo_ids} {what}. Text "open" for yours.',
+}
+"""To a PM only (English, as the PM status lines)."""
+NOT_FOR_PM_ONE: Final[Texts] = {
+    "en": "is not an open work order of a property you manage, so I haven't done anything with it",
+}
+NOT_FOR_PM_MANY: Final[Texts] = {
+    "en": "are not open work orders of a property you manage, so I haven't done anything with them",
+}
+NOTHING_OPEN_TO: Final[dict[str, Texts]] = {
+    "cancel": {
+        "en": "You have no open requests to cancel, so nothing was changed.",
+        "es": "No tiene solicitudes abiertas que cancelar, así que no se cambió nada.",
+    },
+    "reschedule": {
+        "en": "You have no open requests to reschedule, so nothing was changed.",
+        "es": "No tiene solicitudes abiertas que cambiar de fecha, así que no se cambió nada.",
+    },
+}
+PM_HAS_IT: Final[Texts] = {
+    "en": "The property manager is looking into this and will be in touch.",
+    "es": "El administrador de la propiedad está revisando esto y se pondrá en contacto.",
+}
+"""Said only after the guards brought the PM in (a page or the digest went)."""
+
+
+# --- the brain fell back (lanes/escalate.py, pipeline/steps.py) ----------------------------------
+
+FOLLOW_UP: Final[Texts] = {
+    "en": "I couldn't work out what to do with your message, so I've passed it to the property "
+    "manager, who will follow up with you.",
+    "es": "No pude entender qué hacer con su mensaje, así que se lo he pasado al administrador "
+    "de la propiedad, que le dará seguimiento.",
+}
+"""To the sender when the brain fell back and the PM was paged (only then)."""
+# Pages: read by the on-call PM, in English (the directory has no language for the page's
+# reader at the time the page is built; the trail it quotes is in the sender's words anyway).
+FALLBACK_PAGE: Final[Texts] = {
+    "en": "[INFO] maestro could not handle a message from {who}{about}: {why}. They said: "
+    '"{excerpt}". Done: nothing was changed; {told}.',
+}
+TOLD_FOLLOW_UP: Final[Texts] = {"en": "they are being told a person will follow up"}
+FALL_BACK_WHY: Final[dict[str, Texts]] = {
+    "transport_error": {"en": "the model could not be reached"},
+    "timeout": {"en": "the model timed out"},
+    "refused": {"en": "the model refused to answer"},
+    "non_json": {"en": "the model's answer was malformed"},
+    "schema_failure": {"en": "the model's answer was malformed"},
+    "out_of_vocabulary": {
+        "en": "the model's answer named actions or work orders it may not use",
+    },
+    "budget_exhausted": {"en": "the model budget for this conversation is used up"},
+    "no_quorum": {"en": "the model's answers did not agree on anything"},
+    "no_reading": {"en": "no reading of the message was made"},
+}
+"""Why the brain gave no usable answer, by the failure kind, for the page."""
+EMERGENCY_PAGE: Final[Texts] = {
+    "en": '[{severity}] {reason}{hazard}. From {who}{about}. They said: "{excerpt}"',
+}
+BREAK_IN_PAGE: Final[Texts] = {
+    "en": '[INFO] maestro is going round in circles with {who}: {why}. Latest: "{excerpt}". '
+    "Trail: {trail}. Please take over.",
+}
+FAIL_OPEN_PAGE: Final[Texts] = {
+    "en": "[{severity}] maestro could not finish a package from {who}: {why}. Please look at "
+    "the conversation (package {package_id}).",
+}
+
+
+# --- work orders (lanes/create_wo.py, relay_to_open_wo.py, record_rating.py) ---------------------
+
+OPENED: Final[Texts] = {
+    "en": "Got it: I've opened {wo_id} for {summary}. We'll be in touch to arrange a visit; "
+    "reply here with anything to add.",
+    "es": "Recibido: he abierto {wo_id} para {summary}. Le contactaremos para coordinar una "
+    "visita; responda aquí si quiere añadir algo.",
+}
+ADDED: Final[Texts] = {
+    "en": "Thanks, I've added that to {label}.",
+    "es": "Gracias, lo he añadido a {label}.",
+}
+ADDED_AND_PASSED: Final[Texts] = {
+    "en": "Thanks, I've added that to {label} and passed it on to {whom}.",
+    "es": "Gracias, lo he añadido a {label} y se lo he pasado a {whom}.",
+}
+ADDED_FINDING: Final[Texts] = {
+    "en": "Thanks, I've added that to {label}. I'm finding a vendor for it now and will text "
+    "you when one accepts.",
+    "es": "Gracias, lo he añadido a {label}. Estoy buscando un técnico y le escribiré cuando "
+    "uno acepte.",
+}
+PM_NOTED: Final[Texts] = {
+    "en": "Noted on {label}: it is on the work order's record only; the tenant and the vendor "
+    "were not sent it.",
+}
+"""To a PM only (English, as the PM status lines)."""
+UPDATE_FROM: Final[Texts] = {
+    "en": "Update on {label} from {name}: {note}",
+    "es": "Novedad en {label} de {name}: {note}",
+}
+UPDATE: Final[Texts] = {
+    "en": "Update on {label}: {note}",
+    "es": "Novedad en {label}: {note}",
+}
+RATED: Final[Texts] = {
+    "en": "Thank you! Your {stars}/5 rating for {label} is recorded.",
+    "es": "¡Gracias! Su valoración de {stars}/5 para {label} ha quedado registrada.",
+}
+
+
+# --- answers to offers and approvals (lanes/answer_wait.py) ---------------------------------------
+
+WAIT_DONE: Final[dict[str, Texts]] = {
+    "accept": {
+        "en": "Noted: you've accepted {wo}. The job details follow in a separate text.",
+        "es": "Anotado: ha aceptado {wo}. Los detalles del trabajo le llegan en otro mensaje.",
+    },
+    "decline": {
+        "en": "Noted: you've declined {wo}. Thanks for letting us know.",
+        "es": "Anotado: ha rechazado {wo}. Gracias por avisarnos.",
+    },
+    "approve": {
+        "en": "Noted: you've approved {wo}. I'll go on and offer it to a vendor.",
+        "es": "Anotado: ha aprobado {wo}. Seguiré y se la ofreceré a un técnico.",
+    },
+    "refuse": {
+        "en": "Noted: you've refused {wo}, so no vendor will be offered it.",
+        "es": "Anotado: ha rechazado {wo}, así que no se le ofrecerá a ningún técnico.",
+    },
+}
+WAIT_GONE: Final[dict[str, Texts]] = {
+    "offer": {
+        "en": "That offer for {wo} is no longer open.",
+        "es": "Esa oferta de {wo} ya no está abierta.",
+    },
+    "approval": {
+        "en": "The approval request for {wo} is no longer open.",
+        "es": "La solicitud de aprobación de {wo} ya no está abierta.",
+    },
+}
+WAIT_NONE_OPEN: Final[dict[str, Texts]] = {
+    "offer": {
+        "en": "The offers for {wos} are no longer open.",
+        "es": "Las ofertas de {wos} ya no están abiertas.",
+    },
+    "approval": {
+        "en": "The approval requests for {wos} are no longer open.",
+        "es": "Las solicitudes de aprobación de {wos} ya no están abiertas.",
+    },
+}
+WAIT_ASK: Final[dict[str, Texts]] = {
+    "offer": {
+        "en": "Reply 1 to accept {wo}, 2 to decline.",
+        "es": "Responda 1 para aceptar {wo}, 2 para rechazar.",
+    },
+    "approval": {
+        "en": "Reply YES to approve {wo}, NO to refuse it.",
+        "es": "Responda SÍ para aprobar {wo}, NO para rechazarla.",
+    },
+}
+WAIT_ASK_WHICH: Final[dict[str, Texts]] = {
+    "offer": {
+        "en": "You have offers open for {wos}. Reply 1 to accept or 2 to decline with the work "
+        'order, e.g. "1 {first}".',
+        "es": "Tiene ofertas abiertas de {wos}. Responda 1 para aceptar o 2 para rechazar con "
+        'la orden, p. ej. "1 {first}".',
+    },
+    "approval": {
+        "en": "You have approvals open for {wos}. Reply YES or NO with the work order, "
+        'e.g. "YES {first}".',
+        "es": "Tiene aprobaciones abiertas de {wos}. Responda SÍ o NO con la orden, "
+        'p. ej. "SÍ {first}".',
+    },
+}

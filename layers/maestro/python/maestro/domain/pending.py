@@ -51,7 +51,23 @@ from maestro.domain.actions import (
 )
 from maestro.domain.answers import NEW_CANDIDATE, AnswerKind, read_answer, read_confirmation
 from maestro.domain.common import Frozen, truncate
-from maestro.domain.language import in_language, language_for
+from maestro.domain.fixed_texts import (
+    HOLD_EXPIRED,
+    LEFT_AS_IS_MANY,
+    LEFT_AS_IS_ONE,
+    NONE_OF_THEM,
+    NOT_ACTED_CHANGED,
+    NOTHING_DONE,
+    NOTHING_TO_CONFIRM,
+    TO_BE_SURE,
+    WHICH_AGAIN,
+    WHICH_AGAIN_ONE,
+    YES_BY_CALL,
+    YES_IN_APP,
+    Texts,
+)
+from maestro.domain.fixed_texts import say as worded
+from maestro.domain.language import language_for
 from maestro.domain.models import Channel, Package, Party, WorkOrder, WoSnapshot
 from maestro.domain.records import (
     PendingClarification,
@@ -189,7 +205,41 @@ def resolve_pending(
             package,
             answers_question,
         )
+    if read_confirmation(text, ()).kind == "yes":
+        return _yes_to_nothing(text, sender, transitions)
     return Resolution(route=otherwise, transitions=tuple(transitions))
+
+
+def _yes_to_nothing(text: str, sender: Party, transitions: list[PendingTransition]) -> Resolution:
+    """A bare YES with no hold open to take it: nothing is released, and the party is told why
+    (the hold expired, or nothing asks for a yes) and what to do, never "I'm on it"."""
+    expired = next(
+        (t.pending_id for t in transitions if t.kind == "confirmation" and t.to == "expired"),
+        None,
+    )
+    told = worded(
+        HOLD_EXPIRED if expired else NOTHING_TO_CONFIRM, language_for(sender.language, text)
+    )
+    return Resolution(
+        route="answered",
+        kind="confirmation" if expired else "none",
+        pending_id=expired,
+        answer="yes",
+        actions=(
+            ResolvedAction(
+                action=ContinueWithAssistant(
+                    confidence=1.0,
+                    why="a yes with no hold open to take it",
+                    params=ContinueWithAssistantParams(reply_hint=told),
+                ),
+                pending_id=expired,
+            ),
+        ),
+        transitions=tuple(transitions),
+        reason=f"a yes to {expired}, which had expired: nothing released"
+        if expired
+        else "a yes with nothing open to confirm: nothing released",
+    )
 
 
 # -- holds ---------------------------------------------------------------------------------------
@@ -216,15 +266,13 @@ def _answer_hold(
         transitions.append(_close("confirmation", hold.confirmation_id, "held", "discarded", "no"))
         if hold.call is not None:
             one = len(hold.wo_ids) == 1
-            as_is = "it is" if one else "they are"
-            left = {
-                "en": f"OK, I've left {_ids(hold.wo_ids)} as {as_is}.",
-                "es": f"De acuerdo, he dejado {_ids(hold.wo_ids, 'y')} "
-                + ("como estaba." if one else "como estaban."),
-            }
+            reply = worded(
+                LEFT_AS_IS_ONE if one else LEFT_AS_IS_MANY,
+                language,
+                wo_ids=_ids(hold.wo_ids, "and" if language == "en" else "y"),
+            )
         else:
-            left = {"en": "OK, I haven't done any of it.", "es": "De acuerdo, no he hecho nada."}
-        reply = in_language(left, language)
+            reply = worded(NOTHING_DONE, language)
         return Resolution(
             route="answered",
             actions=(_reply(reply, hold.confirmation_id),),
@@ -248,7 +296,7 @@ def _answer_hold(
         # Asked again (the guard breaks in if it keeps coming back): never taken for a yes.
         return Resolution(
             route="answered",
-            actions=(_ask_again(hold, say=in_language(_TO_BE_SURE, language)),),
+            actions=(_ask_again(hold, say=worded(TO_BE_SURE, language)),),
             transitions=tuple(transitions),
             reason=f"{hold.confirmation_id}: '{truncate(text, 60)}' is not a clear yes or no",
             **common,  # type: ignore[arg-type]
@@ -279,9 +327,7 @@ def _answer_hold(
         return Resolution(
             route="answered",
             actions=(
-                _ask_again(
-                    hold, say=in_language(_not_where_asked(package, hold.asked_on), language)
-                ),
+                _ask_again(hold, say=worded(_not_where_asked(package, hold.asked_on), language)),
             ),
             transitions=tuple(transitions),
             reason=f"{hold.confirmation_id}: a YES, but not on the {hold.asked_on.value} "
@@ -450,32 +496,10 @@ def _still_held(
     )
 
 
-_TO_BE_SURE = {"en": "Just to be sure:", "es": "Solo para confirmar:"}
-_NONE_OF_THEM = {
-    "en": "OK, I won't add it to any of them. Tell me more if it's something new.",
-    "es": "De acuerdo, no lo agregaré a ninguna. Cuénteme más si se trata de algo nuevo.",
-}
-_WHICH_AGAIN = {
-    "en": "Sorry, I didn't catch which one you mean. Please reply with the number:",
-    "es": "Disculpe, no entendí a cuál se refiere. Por favor, responda con el número:",
-}
-
-
-def _not_where_asked(package: Package, asked_on: Channel) -> dict[str, str]:
+def _not_where_asked(package: Package, asked_on: Channel) -> Texts:
     """Why a YES released nothing, said first when the party is asked again by text."""
     came = next((m.channel for m in package.messages if not m.answers_on(asked_on)), None)
-    if came is Channel.IN_APP:
-        return {
-            "en": "That yes came in the app, but I asked by text, so only a text back confirms it.",
-            "es": "Ese sí llegó por la app, pero se lo pregunté por mensaje de texto, así que solo "
-            "una respuesta por texto lo confirma.",
-        }
-    return {
-        "en": "A call from this number said yes, but a call can't confirm it; only a text back "
-        "can.",
-        "es": "Una llamada desde este número dijo que sí, pero una llamada no puede confirmarlo; "
-        "solo una respuesta por texto puede.",
-    }
+    return YES_IN_APP if came is Channel.IN_APP else YES_BY_CALL
 
 
 # -- clarifications ------------------------------------------------------------------------------
@@ -521,7 +545,7 @@ def _answer_question(
             route="answered",
             actions=(
                 _reply(
-                    in_language(_NONE_OF_THEM, language),
+                    worded(NONE_OF_THEM, language),
                     question.clarification_id,
                 ),
             ),
@@ -536,7 +560,10 @@ def _answer_question(
                 why="the answer did not pick one of the options",
                 evidence=truncate(text, 400),
                 params=ClarifyParams(
-                    question=in_language(_WHICH_AGAIN, language),
+                    question=worded(
+                        WHICH_AGAIN if len(question.candidate_ids) > 1 else WHICH_AGAIN_ONE,
+                        language,
+                    ),
                     candidate_ids=question.candidate_ids[:10],
                     reason="multi_context"
                     if len(question.candidate_ids) > 1
@@ -597,11 +624,7 @@ def _answer_question(
     if check.invalid:
         replay.append(
             _reply(
-                truncate(
-                    _capital(check.summary()) + ", so I didn't act on it there. Reply if it "
-                    "still needs attention and I'll open a new request.",
-                    500,
-                ),
+                truncate(worded(NOT_ACTED_CHANGED, language, what=_capital(check.summary())), 500),
                 question.clarification_id,
                 revalidation=check.outcome,
             )

@@ -9,53 +9,74 @@ A new question supersedes whatever else the party had open.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from maestro.domain.actions import Clarify, Lane
 from maestro.domain.answers import NEW_CANDIDATE
 from maestro.domain.events import body_digest
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import (
+    OPTION,
+    OPTION_SEPARATOR,
+    QUESTION_ONE,
+    SOMETHING_NEW,
+    YOUR_REQUEST,
+    say,
+)
 from maestro.domain.models import WoSnapshot
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingClarification
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, supersede_open
+from maestro.lanes.common import finish, short, supersede_open
 
 __all__ = ["run"]
 
 
 _MAX_CANDIDATES = 10
+_NEW_LINE = SOMETHING_NEW["en"]
+"""How a "something new" candidate's line is stored (shown in the reader's language)."""
 
 
-def _candidates(action: Clarify, ctx: LaneContext) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The candidate ids (the action's, else every open context) and one line per candidate."""
+def _candidates(
+    action: Clarify, ctx: LaneContext
+) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    """The candidate ids (the action's, else every open context), one line per candidate, and
+    each candidate's description."""
     described = {c.context_id: c.description for c in ctx.open_contexts}
     ids = action.params.candidate_ids or tuple(c.context_id for c in ctx.open_contexts)
     ids = tuple(dict.fromkeys(ids))[:_MAX_CANDIDATES]
     lines = tuple(
-        _SOMETHING_NEW["en"] if cid == NEW_CANDIDATE else f"{cid}: {described.get(cid, cid)}"
-        for cid in ids
+        _NEW_LINE if cid == NEW_CANDIDATE else f"{cid}: {described.get(cid, cid)}" for cid in ids
     )
-    return ids, lines
+    return ids, lines, described
 
 
-_SOMETHING_NEW = {"en": "something new", "es": "algo nuevo"}
-
-
-def _question(question: str, lines: Sequence[str], language: str = "en") -> str:
-    # "1" only means something if the tenant saw the options numbered: add them unless the
-    # question (dispose's, for one) already numbers every candidate.
+def _question(
+    question: str,
+    ids: Sequence[str],
+    lines: Sequence[str],
+    described: Mapping[str, str],
+    language: str = "en",
+) -> str:
+    """The question as sent: it always shows what it asks about. Several candidates are
+    numbered ("1" only means something if they were) unless the question numbers each already;
+    one is named with a YES to take it unless the question names it already."""
+    if len(ids) == 1 and ids[0] != NEW_CANDIDATE:
+        only = ids[0]
+        if only in question:
+            return question
+        about = short(described.get(only) or say(YOUR_REQUEST, language), 120)
+        return f"{question.rstrip()} {say(QUESTION_ONE, language, wo_id=only, about=about)}"
     if len(lines) < 2 or all(f"{n})" in question for n in range(1, len(lines) + 1)):
         return question
-    shown = [
-        in_language(_SOMETHING_NEW, language) if line == _SOMETHING_NEW["en"] else line
-        for line in lines
-    ]
-    return question.rstrip() + " " + "; ".join(f"{n}) {line}" for n, line in enumerate(shown, 1))
+    shown = [say(SOMETHING_NEW, language) if line == _NEW_LINE else line for line in lines]
+    options = OPTION_SEPARATOR.join(
+        say(OPTION, language, number=n, line=line) for n, line in enumerate(shown, 1)
+    )
+    return f"{question.rstrip()} {options}"
 
 
 def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
-    ids, lines = _candidates(action, ctx)
-    question = _question(action.params.question, lines, ctx.sender_language)
+    ids, lines, described = _candidates(action, ctx)
+    question = _question(action.params.question, ids, lines, described, ctx.sender_language)
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
     ctx.send(to, question, suffix="question")
     queued = ctx.queued
