@@ -9,6 +9,7 @@ import pytest
 from builders import MARIA, T0, consensus, package, wo_context
 
 from maestro.domain.actions import (
+    ContinueWithAssistant,
     CreateWo,
     CreateWoParams,
     ManageExisting,
@@ -19,6 +20,7 @@ from maestro.domain.actions import (
     ScheduleVisitParams,
 )
 from maestro.domain.dispose import dispose
+from maestro.domain.fixed_texts import HOLD_EXPIRED
 from maestro.domain.guards import ConversationGuards, TrailEntry, guard_before_asking
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus, WoSnapshot
 from maestro.domain.pending import PendingSnapshot, resolve_pending
@@ -193,6 +195,18 @@ def test_a_number_narrows_and_no_or_a_new_topic_discards() -> None:
 def test_an_expired_item_is_closed_as_expired() -> None:
     late = hold("WO-204").model_copy(update={"expires_at": T0 - timedelta(seconds=1)})
     result = resolve("yes", PendingSnapshot(confirmations=(late,)))
+    assert [t.to for t in result.transitions] == ["expired"]
+    # Nothing is released, and the yes is not left to a reading that would promise something:
+    # the party is told the hold expired and what to do.
+    assert result.route == "answered"
+    (reply,) = [r.action for r in result.actions]
+    assert isinstance(reply, ContinueWithAssistant)
+    assert reply.params.reply_hint == HOLD_EXPIRED["en"]
+
+
+def test_a_new_topic_after_an_expired_hold_still_goes_to_the_brain() -> None:
+    late = hold("WO-204").model_copy(update={"expires_at": T0 - timedelta(seconds=1)})
+    result = resolve("the hallway light flickers now", PendingSnapshot(confirmations=(late,)))
     assert [t.to for t in result.transitions] == ["expired"]
     assert result.route == "brain"
 

@@ -21,6 +21,7 @@ from maestro.domain.actions import (
 )
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.events import body_digest
+from maestro.domain.fixed_texts import FOLLOW_UP
 from maestro.domain.models import (
     Channel,
     MediaRef,
@@ -735,7 +736,8 @@ def test_identity_escalation_is_a_digest_line_not_a_page_and_sends_nothing(
 
 def test_a_fallback_escalation_sends_no_safety_advice(world: World) -> None:
     world.run(act("escalate", reason="fallback", severity="info"), pkg=package("gas smell"))
-    assert world.bodies_to(TENANT_PHONE) == []
+    # No advice: they hear only that a person will follow up (the page went).
+    assert world.bodies_to(TENANT_PHONE) == [FOLLOW_UP["en"]]
     assert len(world.bodies_to(PM_PHONE)) == 1
 
 

@@ -118,6 +118,11 @@ class ConsensusResult(Frozen):
     entropy_bits: float
     votes: dict[str, int]
     fallback: bool = Field(default=False, description="No quorum: nothing valid to stand on")
+    failures: dict[str, int] = Field(
+        default_factory=dict,
+        description="Failed samples by kind (a sample's failure, or budget_exhausted): what a "
+        "fallback's page says went wrong",
+    )
     model: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
@@ -256,6 +261,7 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
         "model": model,
         "input_tokens": sum(s.input_tokens for s in samples),
         "output_tokens": sum(s.output_tokens for s in samples),
+        "failures": _failures(samples),
     }
 
     by_key = {v.key: v for v in verdicts}
@@ -338,6 +344,18 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
         reason=f"{sum(v.passed for v in verdicts)} reading(s) agreed",
         **common,
     )
+
+
+def _failures(samples: Sequence[BrainSample]) -> dict[str, int]:
+    """Failed samples by kind; a model call the budget refused is its own kind (it comes back
+    as a transport error whose detail names it)."""
+    kinds: dict[str, int] = {}
+    for sample in samples:
+        if sample.failure is None:
+            continue
+        kind = "budget_exhausted" if "budget_exhausted" in sample.detail else sample.failure
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
 
 
 def _dedupe(items: Sequence[str]) -> tuple[str, ...]:

@@ -66,6 +66,8 @@ from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
 from maestro.domain.fixed_texts import (
     DOING,
+    FALL_BACK_COUNT,
+    FALL_BACK_WHY,
     NOT_FOR_PM,
     NOT_FOR_PM_MANY,
     NOT_FOR_PM_ONE,
@@ -694,7 +696,8 @@ def dispose(
         build.enqueue(
             Escalate(
                 confidence=0.0,
-                why="the brain gave no usable answer; a person looks at it",
+                # The page quotes this: why, in words the PM reads (the failure kind).
+                why=fallback_why(consensus),
                 params=EscalateParams(reason="fallback", severity="info"),
             ),
             stage="fallback",
@@ -736,6 +739,22 @@ def dispose(
 
     _dispose_decided(build, verdicts, contexts, package, policy, sender)
     return _finish(build, route)
+
+
+def fallback_why(consensus: ConsensusResult | None) -> str:
+    """Why the brain gave no usable answer, in words, for the PM's page: the commonest failure
+    kind of the samples and how many failed, else that they agreed on nothing."""
+    if consensus is None:
+        return say(FALL_BACK_WHY["no_reading"], "en")
+    failures = consensus.failures
+    if not failures:
+        return say(FALL_BACK_WHY["no_quorum"], "en")
+    kind = max(sorted(failures), key=lambda k: failures[k])
+    words = say(FALL_BACK_WHY.get(kind, FALL_BACK_WHY["transport_error"]), "en")
+    return truncate(
+        say(FALL_BACK_COUNT, "en", words=words, failed=sum(failures.values()), k=consensus.k),
+        400,
+    )
 
 
 def _deferring(package: Package, readings: Sequence[Action]) -> ResolvedAction:

@@ -365,6 +365,7 @@ FALL_BACK_WHY: Final[dict[str, Texts]] = {
     "no_reading": {"en": "no reading of the message was made"},
 }
 """Why the brain gave no usable answer, by the failure kind, for the page."""
+FALL_BACK_COUNT: Final[Texts] = {"en": "{words} ({failed} of {k} answers failed)"}
 EMERGENCY_PAGE: Final[Texts] = {
     "en": '[{severity}] {reason}{hazard}. From {who}{about}. They said: "{excerpt}"',
 }
@@ -373,9 +374,11 @@ BREAK_IN_PAGE: Final[Texts] = {
     "Trail: {trail}. Please take over.",
 }
 FAIL_OPEN_PAGE: Final[Texts] = {
-    "en": "[{severity}] maestro could not finish a package from {who}: {why}. Please look at "
-    "the conversation (package {package_id}).",
+    "en": "[{severity}] maestro could not finish a package from {who}: {why}. They said: "
+    '"{excerpt}". Done: {told}. Please look at the conversation (package {package_id}).',
 }
+TOLD_ADVICE: Final[Texts] = {"en": "they were sent the safety advice"}
+TOLD_NOTHING: Final[Texts] = {"en": "nothing was sent to them"}
 
 
 # --- work orders (lanes/create_wo.py, relay_to_open_wo.py, record_rating.py) ---------------------

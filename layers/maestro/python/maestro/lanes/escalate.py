@@ -31,7 +31,18 @@ from datetime import datetime
 from maestro.domain.actions import Escalate, Lane
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
 from maestro.domain.events import body_digest
-from maestro.domain.fixed_texts import BROUGHT_IN, SAFETY_ADVICE, AdviceKind
+from maestro.domain.fixed_texts import (
+    BREAK_IN_PAGE,
+    BROUGHT_IN,
+    EMERGENCY_PAGE,
+    FALL_BACK_WHY,
+    FALLBACK_PAGE,
+    FOLLOW_UP,
+    SAFETY_ADVICE,
+    TOLD_FOLLOW_UP,
+    AdviceKind,
+    say,
+)
 from maestro.domain.fixed_texts import HELD_BACK as HELD_BACK_TEXTS
 from maestro.domain.fixed_texts import PAGED as PAGED_TEXTS
 from maestro.domain.fixed_texts import UNREACHED as UNREACHED_TEXTS
@@ -156,6 +167,8 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
     recipient = _recipient(ctx, target)
     if params.reason == "guard_tripped":
         return _break_in(ctx, phone, params.hazard, recipient)
+    if params.reason == "fallback":
+        return _fallback(ctx, phone, target, recipient, action.why)
 
     emergency = params.reason == "emergency"
     if not recipient.deliverable:
@@ -193,18 +206,21 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
             f"({params.reason}, {params.severity}){safety}; contexts kept",
         )
 
-    if sender is None:
-        who = f"UNKNOWN number {phone} (not in the directory; not bound to anyone)"
-    else:
-        name = short(sender.name or sender.party_id, 40)
-        unit = f", unit {short(sender.unit, 20)}" if sender.unit else ""
-        who = f"{name} ({sender.role.value}{unit}, {phone})"
+    who = _from(sender, phone)
     about = f" re {target}" if target else ""
     hazard = f": {short(params.hazard, _HAZARD_CHARS)}" if params.hazard else ""
     page = ctx.send(
         _phone(recipient),
-        f"[{params.severity.upper()}] {params.reason}{hazard}. From {who}{about}. "
-        f'They said: "{_excerpt(ctx)}"',
+        say(
+            EMERGENCY_PAGE,
+            "en",
+            severity=params.severity.upper(),
+            reason=params.reason,
+            hazard=hazard,
+            who=who,
+            about=about,
+            excerpt=_excerpt(ctx),
+        ),
         suffix="page",
         cap="pages",
     )
@@ -220,6 +236,65 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         target=target,
         note=f"paged {_paged_whom(recipient)} ({params.reason}, {params.severity}){safety}; "
         "contexts kept",
+    )
+
+
+def _from(sender: Party | None, phone: str) -> str:
+    """Who a page is about: the person as the directory knows them, with their number."""
+    if sender is None:
+        return f"UNKNOWN number {phone} (not in the directory; not bound to anyone)"
+    name = short(sender.name or sender.party_id, 40)
+    unit = f", unit {short(sender.unit, 20)}" if sender.unit else ""
+    return f"{name} ({sender.role.value}{unit}, {phone})"
+
+
+def _fallback(
+    ctx: LaneContext, phone: str, target: str | None, recipient: PageRecipient, why: str
+) -> LaneOutcome:
+    """The brain gave no usable answer: the PM is paged with why (``why``, the failure kind in
+    words), what the person wrote and what was done; the person is told a person will follow
+    up, which is true only once the page went (past the daily page cap: a digest line, and they
+    hear their message goes with the PM's next update). No one to page: nothing is said to
+    them (no one would follow up)."""
+    if not recipient.deliverable:
+        line = undeliverable(recipient, "the fallback page", package_id=ctx.package.package_id)
+        return finish(
+            ctx, Lane.ESCALATE, target=target, note=f"fallback: {line}; nothing sent to the sender"
+        )
+    language = ctx.sender_language
+    if not ctx.may_send("pages", "page", essential=ctx.digest is None):
+        hour = _to_digest(ctx, "fallback", f"fallback#{phone}", _who(ctx.sender, phone), why)
+        ctx.send(phone, say(HELD_BACK_TEXTS, language), suffix="told")
+        return finish(
+            ctx,
+            Lane.ESCALATE,
+            target=target,
+            note=f"fallback ({short(why, 120)}): {_CAP_REACHED}, a line in the digest of "
+            f"{hour:%H:%M} UTC instead of a page; the sender told it goes with the next update",
+        )
+    page = ctx.send(
+        _phone(recipient),
+        say(
+            FALLBACK_PAGE,
+            "en",
+            who=_from(ctx.sender, phone),
+            about=f" re {target}" if target else "",
+            why=short(why, 200) or say(FALL_BACK_WHY["no_reading"], "en"),
+            excerpt=_excerpt(ctx),
+            told=say(TOLD_FOLLOW_UP, "en"),
+        ),
+        suffix="page",
+        cap="pages",
+    )
+    assert page is not None  # charged above: may_send said it goes
+    _paged(ctx, page.sid, "fallback", "info", recipient)
+    told = ctx.send(phone, say(FOLLOW_UP, language), suffix="told")
+    how = "told a person will follow up" if told is not None else "not told (not sent)"
+    return finish(
+        ctx,
+        Lane.ESCALATE,
+        target=target,
+        note=f"fallback ({short(why, 120)}): paged {_paged_whom(recipient)}; the sender {how}",
     )
 
 
@@ -330,9 +405,14 @@ def _break_in(ctx: LaneContext, phone: str, reason: str, recipient: PageRecipien
         page = ctx.send(
             _phone(recipient),
             short(
-                f"[INFO] maestro is going round in circles with {who}: "
-                f'{short(reason, _HAZARD_CHARS) or "no progress"}. Latest: "{_excerpt(ctx)}". '
-                f"Trail: {trail or '(none)'}. Please take over.",
+                say(
+                    BREAK_IN_PAGE,
+                    "en",
+                    who=who,
+                    why=short(reason, _HAZARD_CHARS) or "no progress",
+                    excerpt=_excerpt(ctx),
+                    trail=trail or "(none)",
+                ),
                 1200,
             ),
             suffix="page",
