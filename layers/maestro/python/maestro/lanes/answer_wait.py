@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from maestro.domain.actions import AnswerWait, Lane
 from maestro.domain.dispatch import DispatchRun, WaitAnswer
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import (
+    WAIT_ASK,
+    WAIT_ASK_WHICH,
+    WAIT_DONE,
+    WAIT_GONE,
+    WAIT_NONE_OPEN,
+    Texts,
+)
+from maestro.domain.fixed_texts import say as worded
 from maestro.domain.models import Channel
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish
@@ -26,69 +34,6 @@ __all__ = ["run"]
 
 _REPLY = "reply"
 """The one message suffix of the lane (see the module docstring)."""
-
-_DONE = {
-    "accept": {
-        "en": "Noted: you've accepted {wo}. The job details follow in a separate text.",
-        "es": "Anotado: ha aceptado {wo}. Los detalles del trabajo le llegan en otro mensaje.",
-    },
-    "decline": {
-        "en": "Noted: you've declined {wo}. Thanks for letting us know.",
-        "es": "Anotado: ha rechazado {wo}. Gracias por avisarnos.",
-    },
-    "approve": {
-        "en": "Noted: you've approved {wo}. I'll go on and offer it to a vendor.",
-        "es": "Anotado: ha aprobado {wo}. Seguiré y se la ofreceré a un técnico.",
-    },
-    "refuse": {
-        "en": "Noted: you've refused {wo}, so no vendor will be offered it.",
-        "es": "Anotado: ha rechazado {wo}, así que no se le ofrecerá a ningún técnico.",
-    },
-}
-_GONE = {
-    "offer": {
-        "en": "That offer for {wo} is no longer open.",
-        "es": "Esa oferta de {wo} ya no está abierta.",
-    },
-    "approval": {
-        "en": "The approval request for {wo} is no longer open.",
-        "es": "La solicitud de aprobación de {wo} ya no está abierta.",
-    },
-}
-_NONE_OPEN = {
-    "offer": {
-        "en": "The offers for {wos} are no longer open.",
-        "es": "Las ofertas de {wos} ya no están abiertas.",
-    },
-    "approval": {
-        "en": "The approval requests for {wos} are no longer open.",
-        "es": "Las solicitudes de aprobación de {wos} ya no están abiertas.",
-    },
-}
-_ASK = {
-    "offer": {
-        "en": "Reply 1 to accept {wo}, 2 to decline.",
-        "es": "Responda 1 para aceptar {wo}, 2 para rechazar.",
-    },
-    "approval": {
-        "en": "Reply YES to approve {wo}, NO to refuse it.",
-        "es": "Responda SÍ para aprobar {wo}, NO para rechazarla.",
-    },
-}
-_ASK_WHICH = {
-    "offer": {
-        "en": "You have offers open for {wos}. Reply 1 to accept or 2 to decline with the "
-        'work order, e.g. "1 {first}".',
-        "es": "Tiene ofertas abiertas de {wos}. Responda 1 para aceptar o 2 para rechazar con "
-        'la orden, p. ej. "1 {first}".',
-    },
-    "approval": {
-        "en": "You have approvals open for {wos}. Reply YES or NO with the work order, "
-        'e.g. "YES {first}".',
-        "es": "Tiene aprobaciones abiertas de {wos}. Responda SÍ o NO con la orden, "
-        'p. ej. "SÍ {first}".',
-    },
-}
 
 
 def run(action: AnswerWait, ctx: LaneContext) -> LaneOutcome:
@@ -101,8 +46,8 @@ def run(action: AnswerWait, ctx: LaneContext) -> LaneOutcome:
     language = ctx.sender_language
     say = ctx.queued.say if ctx.queued is not None else ""
 
-    def tell(texts: dict[str, str], note: str, **values: str) -> LaneOutcome:
-        body = in_language(texts, language).format(**values)
+    def tell(texts: Texts, note: str, **values: str) -> LaneOutcome:
+        body = worded(texts, language, **values)
         ctx.send(sender.phone, f"{say} {body}".strip() if say else body, suffix=_REPLY)
         return finish(ctx, lane, target=wo_id, note=note)
 
@@ -112,14 +57,14 @@ def run(action: AnswerWait, ctx: LaneContext) -> LaneOutcome:
         live = [w for w in wos if _still_waiting(ctx, w, params.kind, None) is not None]
         if not live:
             return tell(
-                _NONE_OPEN[params.kind],
+                WAIT_NONE_OPEN[params.kind],
                 "asked which, but none is open now",
                 wos=_listed(wos, language),
             )
         if len(live) == 1:
-            return tell(_ASK[params.kind], f"asked again about {live[0]}", wo=live[0])
+            return tell(WAIT_ASK[params.kind], f"asked again about {live[0]}", wo=live[0])
         return tell(
-            _ASK_WHICH[params.kind],
+            WAIT_ASK_WHICH[params.kind],
             f"asked which of {', '.join(live)}",
             wos=_listed(live, language),
             first=live[0],
@@ -127,11 +72,11 @@ def run(action: AnswerWait, ctx: LaneContext) -> LaneOutcome:
 
     run_ = _still_waiting(ctx, wo_id, params.kind, params.offer_index)
     if run_ is None or run_.waiting is None:
-        return tell(_GONE[params.kind], f"{wo_id}: the {params.kind} waits no more", wo=wo_id)
+        return tell(WAIT_GONE[params.kind], f"{wo_id}: the {params.kind} waits no more", wo=wo_id)
     if params.answer == "unclear":
-        return tell(_ASK[params.kind], f"{wo_id}: not a clear answer; asked again", wo=wo_id)
+        return tell(WAIT_ASK[params.kind], f"{wo_id}: not a clear answer; asked again", wo=wo_id)
     if not ctx.package.answers_on(Channel.SMS):  # pragma: no cover - resolve asks again first
-        return tell(_ASK[params.kind], f"{wo_id}: not by text; asked again", wo=wo_id)
+        return tell(WAIT_ASK[params.kind], f"{wo_id}: not by text; asked again", wo=wo_id)
     if ctx.tokens is None:
         raise RuntimeError("answer_wait needs the task tokens (PipelineDeps.tokens)")
     answer = WaitAnswer(
@@ -144,12 +89,12 @@ def run(action: AnswerWait, ctx: LaneContext) -> LaneOutcome:
         ctx.tokens.succeed(run_.waiting.token, answer.model_dump(mode="json"))
     except TaskTokenGoneError:
         return tell(
-            _GONE[params.kind],
+            WAIT_GONE[params.kind],
             f"{wo_id}: the token waits no more (answered or timed out)",
             wo=wo_id,
         )
     return tell(
-        _DONE[params.answer],
+        WAIT_DONE[params.answer],
         f"{wo_id}: {params.kind} answered {params.answer} (the execution goes on)",
         wo=wo_id,
     )

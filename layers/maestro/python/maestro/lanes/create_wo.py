@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from maestro.domain.actions import CreateWo, Lane
 from maestro.domain.events import body_digest
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import OPENED, say
 from maestro.domain.models import PartyRole, Urgency, WorkOrder
 from maestro.domain.roles import allowed
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
@@ -92,11 +92,6 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
             status=wo.status.value,
             note_sha256=body_digest(wo.summary),
         )
-    opened = {
-        "en": f"Got it: I've opened {wo_id} for {short(wo.summary, 120)}. "
-        "We'll be in touch to arrange a visit; reply here with anything to add.",
-        "es": f"Recibido: he abierto {wo_id} para {short(wo.summary, 120)}. "
-        "Le contactaremos para coordinar una visita; responda aquí si quiere añadir algo.",
-    }
-    ctx.send(sender.phone, in_language(opened, ctx.sender_language), suffix="tenant", wo_id=wo_id)
+    opened = say(OPENED, ctx.sender_language, wo_id=wo_id, summary=short(wo.summary, 120))
+    ctx.send(sender.phone, opened, suffix="tenant", wo_id=wo_id)
     return finish(ctx, lane, target=wo_id, created=wo_id, note=note)

@@ -8,7 +8,7 @@ the rating as recorded without writing again.
 from __future__ import annotations
 
 from maestro.domain.actions import Lane, RecordRating
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import RATED, say
 from maestro.domain.models import InvalidTransitionError, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
@@ -61,9 +61,6 @@ def run(action: RecordRating, ctx: LaneContext) -> LaneOutcome:
     tenant_phone = phone_of(ctx, rated.tenant_id)
     if tenant_phone is not None:
         label = f"{wo_id} ({short(rated.summary)})"
-        thanks = {
-            "en": f"Thank you! Your {stars}/5 rating for {label} is recorded.",
-            "es": f"¡Gracias! Su valoración de {stars}/5 para {label} ha quedado registrada.",
-        }
-        ctx.send(tenant_phone, in_language(thanks, ctx.language_of(tenant_phone)), suffix="tenant")
+        thanks = say(RATED, ctx.language_of(tenant_phone), stars=stars, label=label)
+        ctx.send(tenant_phone, thanks, suffix="tenant")
     return finish(ctx, lane, target=wo_id, note=f"rated {wo_id} {stars}/5")

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
 from maestro.domain.events import body_digest
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import (
+    ADDED,
+    ADDED_AND_PASSED,
+    ADDED_FINDING,
+    PM_NOTED,
+    UPDATE,
+    UPDATE_FROM,
+    say,
+)
 from maestro.domain.models import PartyRole, WorkOrder
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
@@ -67,25 +75,14 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
         # The sender hears where their words went: the note is on the record, and who has it.
         label = f"{wo_id} ({short(updated.summary, 60)})"
         whom = short(to_whom, 40)
-        added = {
-            "en": f"Thanks, I've added that to {label}"
-            + (f" and passed it on to {whom}." if to_whom else "."),
-            "es": f"Gracias, lo he añadido a {label}"
-            + (f" y se lo he pasado a {whom}." if to_whom else "."),
-        }
         if finding:
-            added = {
-                "en": f"Thanks, I've added that to {label}. I'm finding a vendor for it now and "
-                "will text you when one accepts.",
-                "es": f"Gracias, lo he añadido a {label}. Estoy buscando un técnico y le "
-                "escribiré cuando uno acepte.",
-            }
-        said = in_language(added, ctx.sender_language)
+            said = say(ADDED_FINDING, ctx.sender_language, label=label)
+        elif to_whom:
+            said = say(ADDED_AND_PASSED, ctx.sender_language, label=label, whom=whom)
+        else:
+            said = say(ADDED, ctx.sender_language, label=label)
         if ctx.sender.role is PartyRole.PM and not to_whom:
-            said = (
-                f"Noted on {label}: it is on the work order's record only; the tenant and the "
-                "vendor were not sent it."
-            )
+            said = say(PM_NOTED, "en", label=label)
         ctx.send(ctx.sender.phone, said, suffix="ack")
     return finish(
         ctx, lane, target=wo_id, note=f"note added to {wo_id} ({entry.entry_id}); {relayed}"
@@ -107,16 +104,22 @@ def _relay_onward(ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str) -> tup
     ):
         return "a PM's note: kept on the record, relayed to nobody", ""
     label = f"{wo_id} ({short(wo.summary)}" + (f", unit {wo.unit}" if wo.unit else "") + ")"
-    if wo.vendor_id is not None and wo.vendor_id == sender_id:
-        other_id, role, words = wo.tenant_id, "tenant", f"Update on {label} from "
-        words += f"{short(ctx.sender.name or 'your vendor', 40)}: {note}" if ctx.sender else note
+    vendors = wo.vendor_id is not None and wo.vendor_id == sender_id
+    if vendors:
+        other_id, role = wo.tenant_id, "tenant"
     elif wo.vendor_id is None:
         return "no vendor assigned yet: nothing relayed", ""
     else:
-        other_id, role, words = wo.vendor_id, "vendor", f"Update on {label}: {note}"
+        other_id, role = wo.vendor_id, "vendor"
     phone = phone_of(ctx, other_id)
     if phone is None:
         return f"{role} {other_id} has no phone the directory can find: not relayed", ""
+    language = ctx.language_of(phone)
+    if vendors and ctx.sender is not None:
+        name = short(ctx.sender.name or "your vendor", 40)
+        words = say(UPDATE_FROM, language, label=label, name=name, note=note)
+    else:
+        words = say(UPDATE, language, label=label, note=note)
     ctx.send(phone, words, suffix=role)
     other = ctx.parties.by_party_id(other_id)
     return f"relayed to {role} {other_id}", (other.name if other and other.name else f"the {role}")
