@@ -486,3 +486,57 @@ WAIT_ASK_WHICH: Final[dict[str, Texts]] = {
         'p. ej. "SÍ {first}".',
     },
 }
+
+
+# --- visits (lanes/schedule_visit.py) and messages to the vendor (lanes/relay_to_vendor.py) -----
+
+VISIT_CONFIRMED: Final[Texts] = {
+    "en": "Visit confirmed for {label}: {when}.",
+    "es": "Visita confirmada para {label}: {when}.",
+}
+"""To the tenant and the vendor alike."""
+PM_SUGGESTS_VISIT: Final[Texts] = {
+    "en": "The property manager suggests a visit for {label}: {availability}. Please confirm a "
+    "time with the tenant.",
+    "es": "El administrador de la propiedad sugiere una visita para {label}: {availability}. "
+    "Por favor, acuerde una hora con el inquilino.",
+}
+VENDOR_PROPOSES_VISIT: Final[Texts] = {
+    "en": "The technician proposes a visit for {label}: {availability}. OK?",
+    "es": "El técnico propone una visita para {label}: {availability}. ¿Le parece bien?",
+}
+ASKED_THE_TENANT: Final[Texts] = {
+    "en": "Thanks, I've asked the tenant about {label}: {availability}.",
+    "es": "Gracias, le he preguntado al inquilino sobre {label}: {availability}.",
+}
+AVAILABILITY_NOTED: Final[Texts] = {
+    "en": "Thanks, noted your availability for {label}: {availability}.",
+    "es": "Gracias, anoté su disponibilidad para {label}: {availability}.",
+}
+AVAILABILITY_NOTED_FINDING: Final[Texts] = {
+    "en": "Thanks, noted your availability for {label}: {availability}. I'm finding a vendor for "
+    "it now and will text you when one accepts.",
+    "es": "Gracias, anoté su disponibilidad para {label}: {availability}. Estoy buscando un "
+    "técnico y le escribiré cuando uno acepte.",
+}
+TENANT_AVAILABILITY: Final[Texts] = {
+    "en": "Tenant availability for {label}: {availability}. Please confirm a time.",
+    "es": "Disponibilidad del inquilino para {label}: {availability}. Por favor, confirme una "
+    "hora.",
+}
+# What a PM who set or proposed a visit is told (English, as the PM status lines).
+PM_VISIT_CONFIRMED: Final[Texts] = {"en": "Visit confirmed for {label}: {when}; {whom}."}
+PM_TOLD: Final[Texts] = {"en": "told the {whom}"}
+PM_NOBODY_TOLD: Final[Texts] = {"en": "nobody could be told"}
+PM_PASSED_TO_VENDOR: Final[Texts] = {
+    "en": "Passed to the vendor for {label}: {availability}. The tenant hears once a time is "
+    "confirmed.",
+}
+PM_NO_VENDOR_TOLD: Final[Texts] = {
+    "en": "Noted on {label}: no vendor could be told, so nobody was sent it yet.",
+}
+MESSAGE_FOR_VENDOR: Final[Texts] = {
+    "en": "Message from {who} about {wo_id} ({summary}{unit}): {message}",
+    "es": "Mensaje de {who} sobre {wo_id} ({summary}{unit}): {message}",
+}
+UNIT_SUFFIX: Final[Texts] = {"en": ", unit {unit}", "es": ", unidad {unit}"}

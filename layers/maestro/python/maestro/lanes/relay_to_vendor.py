@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToVendor
+from maestro.domain.fixed_texts import MESSAGE_FOR_VENDOR, UNIT_SUFFIX, say
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, phone_of, short, target_work_order
 
@@ -31,10 +32,16 @@ def run(action: RelayToVendor, ctx: LaneContext) -> LaneOutcome:
 
     # may_act_on passed: the sender is the tenant or a PM.
     who = "the tenant" if ctx.sender and ctx.sender.party_id == wo.tenant_id else "the PM"
-    unit = f", unit {wo.unit}" if wo.unit else ""
-    ctx.send(
-        vendor_phone,
-        f"Message from {who} about {wo_id} ({short(wo.summary)}{unit}): {action.params.message}",
-        suffix="vendor",
+    language = ctx.language_of(vendor_phone)
+    unit = say(UNIT_SUFFIX, language, unit=wo.unit) if wo.unit else ""
+    body = say(
+        MESSAGE_FOR_VENDOR,
+        language,
+        who=who,
+        wo_id=wo_id,
+        summary=short(wo.summary),
+        unit=unit,
+        message=action.params.message,
     )
+    ctx.send(vendor_phone, body, suffix="vendor")
     return finish(ctx, lane, target=wo_id, note=f"relayed to vendor {wo.vendor_id}")

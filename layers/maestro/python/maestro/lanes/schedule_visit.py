@@ -11,7 +11,22 @@ from __future__ import annotations
 from datetime import datetime
 
 from maestro.domain.actions import Lane, ScheduleVisit
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import (
+    ASKED_THE_TENANT,
+    AVAILABILITY_NOTED,
+    AVAILABILITY_NOTED_FINDING,
+    PM_NO_VENDOR_TOLD,
+    PM_NOBODY_TOLD,
+    PM_PASSED_TO_VENDOR,
+    PM_SUGGESTS_VISIT,
+    PM_TOLD,
+    PM_VISIT_CONFIRMED,
+    TENANT_AVAILABILITY,
+    VENDOR_PROPOSES_VISIT,
+    VISIT_CONFIRMED,
+    Texts,
+    say,
+)
 from maestro.domain.models import (
     SCHEDULABLE,
     InvalidTransitionError,
@@ -127,44 +142,25 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         and sender.role is PartyRole.PM
         and sender.party_id not in (updated.tenant_id, updated.vendor_id)
     )
-    # What the tenant reads, by language (the vendor's "confirmed" too: the same fixed text).
-    to_tenant: dict[str, str] | None
-    to_vendor: dict[str, str]
+    # What each reads, by language (the vendor's "confirmed" too: the same fixed text); a
+    # template's fields are filled per reader below.
+    to_tenant: Texts | None
+    to_vendor: Texts
     if window:
-        to_tenant = to_vendor = {
-            "en": f"Visit confirmed for {label}: {when(window)}.",
-            "es": f"Visita confirmada para {label}: {when(window, 'es')}.",
-        }
+        to_tenant = to_vendor = VISIT_CONFIRMED
     elif from_pm:
         to_tenant = None
-        to_vendor = {
-            "en": f"The property manager suggests a visit for {label}: {params.availability}. "
-            "Please confirm a time with the tenant."
-        }
+        to_vendor = PM_SUGGESTS_VISIT
     elif from_vendor:
-        to_tenant = {
-            "en": f"The technician proposes a visit for {label}: {params.availability}. OK?",
-            "es": f"El técnico propone una visita para {label}: {params.availability}. "
-            "¿Le parece bien?",
-        }
-        to_vendor = {"en": f"Thanks, I've asked the tenant about {label}: {params.availability}."}
+        to_tenant = VENDOR_PROPOSES_VISIT
+        to_vendor = ASKED_THE_TENANT
     else:
-        to_tenant = {
-            "en": f"Thanks, noted your availability for {label}: {params.availability}.",
-            "es": f"Gracias, anoté su disponibilidad para {label}: {params.availability}.",
-        }
+        to_tenant = AVAILABILITY_NOTED
         if updated.vendor_id is None and active_run(ctx, wo_id) is not None:
             # No vendor yet, but the WO's execution is finding one: say so (the act step
             # completes a gather wait with these words).
-            to_tenant = {
-                "en": to_tenant["en"] + " I'm finding a vendor for it now and will text you "
-                "when one accepts.",
-                "es": to_tenant["es"] + " Estoy buscando un técnico y le escribiré cuando uno "
-                "acepte.",
-            }
-        to_vendor = {
-            "en": f"Tenant availability for {label}: {params.availability}. Please confirm a time."
-        }
+            to_tenant = AVAILABILITY_NOTED_FINDING
+        to_vendor = TENANT_AVAILABILITY
 
     told: list[str] = []
     missing: list[str] = []
@@ -178,7 +174,15 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         if phone is None:
             missing.append(who)
             continue
-        ctx.send(phone, in_language(body, ctx.language_of(phone)), suffix=who)
+        language = ctx.language_of(phone)
+        filled = say(
+            body,
+            language,
+            label=label,
+            when=when(window, language) if window else "",
+            availability=params.availability,
+        )
+        ctx.send(phone, filled, suffix=who)
         told.append(who)
 
     if from_pm and sender is not None:
@@ -195,11 +199,10 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
 def _pm_ack(label: str, window: VisitWindow | None, availability: str, told: list[str]) -> str:
     """What a PM who set or proposed a visit is told: who heard of it, truly."""
     if window is not None:
-        whom = f"told the {' and the '.join(told)}" if told else "nobody could be told"
-        return f"Visit confirmed for {label}: {when(window)}; {whom}."
-    if "vendor" in told:
-        return (
-            f"Passed to the vendor for {label}: {availability}. The tenant hears once a time "
-            "is confirmed."
+        whom = (
+            say(PM_TOLD, "en", whom=" and the ".join(told)) if told else say(PM_NOBODY_TOLD, "en")
         )
-    return f"Noted on {label}: no vendor could be told, so nobody was sent it yet."
+        return say(PM_VISIT_CONFIRMED, "en", label=label, when=when(window), whom=whom)
+    if "vendor" in told:
+        return say(PM_PASSED_TO_VENDOR, "en", label=label, availability=availability)
+    return say(PM_NO_VENDOR_TOLD, "en", label=label)
