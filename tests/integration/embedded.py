@@ -170,13 +170,15 @@ def release_all_gates(stack: LocalStack) -> int:
         released += 1
 
 
-def open_wo(stack: LocalStack, wo_id: str, summary: str, **extra: Any) -> WorkOrder:
-    """Maria's open work order with Vic, written straight to the WO store (a world to start
-    from, not an effect under test)."""
+def open_wo(
+    stack: LocalStack, wo_id: str, summary: str, tenant_id: str = MARIA.party_id, **extra: Any
+) -> WorkOrder:
+    """An open work order of Maria's (or ``tenant_id``'s) with Vic, written straight to the WO
+    store (a world to start from, not an effect under test)."""
     now = stack.clock.now()
     wo = WorkOrder(
         wo_id=wo_id,
-        tenant_id=MARIA.party_id,
+        tenant_id=tenant_id,
         vendor_id=VIC.party_id,
         unit="3B",
         summary=summary,
