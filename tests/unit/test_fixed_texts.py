@@ -1,0 +1,338 @@
+"""Every fixed reply is listed in one module (``maestro.domain.fixed_texts``), in English and
+Spanish, and every text a lane sends comes from it or from the (checked) model reply (#20).
+
+The module's templates are compiled to patterns (a ``{field}`` matches any text); a text a lane
+sends must be one template, or several joined by spaces (the safety advice and what follows
+it; a question and its numbered options), else it was written somewhere else. The lanes are
+driven through a battery of cases that reaches each of their sends, in both languages, with
+in-memory fakes; a reply the model wrote (``reply_hint``) is the one thing allowed through.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import cache
+from typing import Any
+
+import pytest
+from builders import MARIA, T0, act, package, wo_context
+
+from maestro.domain import fixed_texts
+from maestro.domain.actions import Action, AnswerWait, AnswerWaitParams
+from maestro.domain.dispose import QueuedAction
+from maestro.domain.fixed_texts import (
+    QUESTION_LEAD,
+    WHICH_AGAIN,
+    WHICH_AGAIN_ONE,
+    every_text,
+    say,
+)
+from maestro.domain.models import OpenContext, Party, PartyRole, WorkOrder, WorkOrderStatus
+from maestro.lanes import execute
+from maestro.lanes.base import LaneContext
+from maestro_dev.fakes import (
+    InMemoryDailyCaps,
+    InMemoryDigest,
+    InMemoryPageThrottle,
+    InMemoryPartyDirectory,
+    InMemoryPendingStore,
+    InMemoryTimeline,
+    InMemoryWorkOrderStore,
+    RecordingMessenger,
+)
+
+# Texts only a PM, an operator or a page reads: English only, on purpose (see the module).
+ENGLISH_ONLY = {
+    "PM_STATUS_LINE",
+    "PM_STATUS_OPEN",
+    "PM_NO_VENDOR",
+    "PM_VENDOR",
+    "PM_UNIT",
+    "NOT_FOR_PM",
+    "NOT_FOR_PM_ONE",
+    "NOT_FOR_PM_MANY",
+    "FALLBACK_PAGE",
+    "TOLD_FOLLOW_UP",
+    "TOLD_ADVICE",
+    "TOLD_NOTHING",
+    "FALL_BACK_COUNT",
+    "FALL_BACK_WHY",
+    "EMERGENCY_PAGE",
+    "BREAK_IN_PAGE",
+    "FAIL_OPEN_PAGE",
+    "PM_NOTED",
+    "PM_VISIT_CONFIRMED",
+    "PM_TOLD",
+    "PM_NOBODY_TOLD",
+    "PM_PASSED_TO_VENDOR",
+    "PM_NO_VENDOR_TOLD",
+}
+
+
+def _fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+# --- the module ----------------------------------------------------------------------------------
+
+
+def test_every_text_has_english_and_every_text_a_tenant_reads_has_spanish() -> None:
+    texts = every_text()
+    assert len(texts) > 50
+    missing = [
+        name
+        for name, text in texts.items()
+        if "es" not in text and name.split(".")[0] not in ENGLISH_ONLY
+    ]
+    assert missing == []
+    for name, text in texts.items():
+        # The same fields in every language: a translation that drops one drops data.
+        assert {lang: _fields(t) for lang, t in text.items()} == dict.fromkeys(
+            text, _fields(text["en"])
+        ), name
+
+
+def test_the_public_names_other_parts_import_are_kept() -> None:
+    for name in ("SAFETY_ADVICE", "PAGED", "ALERTED", "HELD_BACK", "UNREACHED", "BROUGHT_IN"):
+        assert hasattr(fixed_texts, name)
+    assert set(fixed_texts.SAFETY_ADVICE) == set(fixed_texts.AdviceKind.__args__)  # type: ignore[attr-defined]
+
+
+# --- what a sent body may be ----------------------------------------------------------------------
+
+
+@cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each template of each text as a pattern: its words exactly, each field any text."""
+    compiled: list[tuple[str, re.Pattern[str]]] = []
+    for name, text in every_text().items():
+        for language, template in text.items():
+            parts = []
+            for literal, field_name, _, _ in string.Formatter().parse(template):
+                parts.append(re.escape(literal))
+                if field_name is not None:
+                    parts.append(".*?")
+            compiled.append((f"{name}.{language}", re.compile("".join(parts), re.DOTALL)))
+    return tuple(compiled)
+
+
+def composed_of_fixed_texts(body: str) -> bool:
+    """``body`` is one fixed text or several joined by a space (or an option separator)."""
+    ends = {len(body)}
+    cuts = sorted({m.start() for m in re.finditer(r" |; ", body)} | ends)
+    reachable = {0}
+    for start in sorted({0} | {c + 1 for c in cuts} | {c + 2 for c in cuts}):
+        if start not in reachable:
+            continue
+        for end in cuts:
+            if end <= start:
+                continue
+            piece = body[start:end]
+            if any(p.fullmatch(piece) for _, p in _patterns()):
+                if end == len(body):
+                    return True
+                reachable.add(end + 1)
+                if body.startswith("; ", end):
+                    reachable.add(end + 2)
+    return False
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "Thanks for reaching out! We'll sort it soon.",
+        "Your request is being processed.",
+        "Hola, ya casi está.",
+    ],
+)
+def test_a_text_written_anywhere_else_is_caught(planted: str) -> None:
+    assert not composed_of_fixed_texts(planted)
+
+
+def test_a_composed_text_is_recognised() -> None:
+    advice = say(fixed_texts.SAFETY_ADVICE["gas"], "es") + " " + say(fixed_texts.PAGED, "es")
+    assert composed_of_fixed_texts(advice)
+    options = say(QUESTION_LEAD, "en") + " 1) WO-1: the sink; 2) something new"
+    assert composed_of_fixed_texts(options)
+
+
+# --- the lanes' sends -----------------------------------------------------------------------------
+
+VENDOR = Party(party_id="vendor-joe", role=PartyRole.VENDOR, phone="+14155550177", name="Joe")
+PM = Party(party_id="pm-pat", role=PartyRole.PM, phone="+14155550188", name="Pat")
+PM_PHONE = "+14155550199"
+MARIA_3B = MARIA.model_copy(update={"unit": "3B"})
+ROSA = Party(
+    party_id="tenant-rosa", role=PartyRole.TENANT, phone="+14155550123", unit="5C", language="es"
+)
+
+
+def _wo(wo_id: str, summary: str, tenant: str, **changes: Any) -> WorkOrder:
+    return WorkOrder.model_validate(
+        {
+            "wo_id": wo_id,
+            "tenant_id": tenant,
+            "vendor_id": VENDOR.party_id,
+            "unit": "3B",
+            "summary": summary,
+            "created_at": T0 - timedelta(days=2),
+            "updated_at": T0 - timedelta(hours=2),
+            **changes,
+        }
+    )
+
+
+@dataclass
+class _World:
+    messenger: RecordingMessenger = field(default_factory=RecordingMessenger)
+    model_replies: list[str] = field(default_factory=list)
+
+    def run(
+        self,
+        action: Action,
+        sender: Party,
+        text: str,
+        *,
+        contexts: tuple[OpenContext, ...] = (),
+        package_lanes: tuple[str, ...] = (),
+    ) -> None:
+        tenant = sender.party_id if sender.role is PartyRole.TENANT else MARIA.party_id
+        store = InMemoryWorkOrderStore(
+            [
+                _wo("WO-204", "leak under the kitchen sink", tenant),
+                _wo(
+                    "WO-198",
+                    "dripping bathroom tap",
+                    tenant,
+                    status=WorkOrderStatus.COMPLETED,
+                    rating_requested=True,
+                ),
+            ]
+        )
+        pkg = package(text, phone=sender.phone, flush=len(self.messenger.to(sender.phone)) + 1)
+        key = f"{pkg.package_id}#0"
+        queued = QueuedAction(
+            index=0,
+            idempotency_key=key,
+            action=action,
+            decision_id="d",
+            package_lanes=package_lanes or (action.lane,),
+        )
+        ctx = LaneContext(
+            package=pkg,
+            sender=sender,
+            open_contexts=contexts,
+            action_index=0,
+            idempotency_key=key,
+            work_orders=store,
+            pending=InMemoryPendingStore(),
+            parties=InMemoryPartyDirectory([MARIA_3B, ROSA, VENDOR, PM]),
+            messenger=self.messenger,
+            on_call_pm_phone=PM_PHONE,
+            now=T0,
+            timeline=InMemoryTimeline(),
+            throttle=InMemoryPageThrottle(),
+            caps=InMemoryDailyCaps(),
+            digest=InMemoryDigest(),
+            queued=queued,
+        )
+        execute(action, ctx)
+
+    def bodies(self) -> list[str]:
+        return [m.body for m in self.messenger.sent]
+
+
+CONTEXTS = (
+    wo_context("WO-204", "leak under the kitchen sink, unit 3B", awaiting="availability"),
+    wo_context("WO-198", "dripping bathroom tap, fixed", rating_requested=True),
+)
+WINDOW: dict[str, Any] = {
+    "window_start": T0 + timedelta(days=1),
+    "window_end": T0 + timedelta(days=1, hours=2),
+}
+MODEL_REPLY = "Sure, the plumber said Tuesday works."
+
+
+def _battery(world: _World, tenant: Party) -> None:
+    """Each lane, down each of its paths that sends, for ``tenant`` (and the vendor, the PM)."""
+    lang = tenant.language or "en"
+    world.run(act("create_wo", summary="fridge is not cooling"), tenant, "fridge")
+    world.run(act("relay_to_open_wo", "WO-204", note="drips at night"), tenant, "it drips")
+    world.run(act("relay_to_open_wo", "WO-204", note="bring a wrench"), VENDOR, "wrench")
+    world.run(act("relay_to_open_wo", "WO-204", note="priority"), PM, "priority")
+    world.run(act("schedule_visit", "WO-204", availability="after 2pm"), tenant, "after 2")
+    world.run(act("schedule_visit", "WO-204", availability="friday 9am"), VENDOR, "fri")
+    world.run(act("schedule_visit", "WO-204", availability="monday"), PM, "monday")
+    world.run(
+        act("schedule_visit", "WO-204", mode="confirm", availability="tomorrow", **WINDOW),
+        tenant,
+        "tomorrow",
+    )
+    world.run(
+        act("schedule_visit", "WO-204", mode="confirm", availability="tomorrow", **WINDOW),
+        PM,
+        "tomorrow",
+    )
+    world.run(act("record_rating", "WO-198", stars=4), tenant, "4")
+    world.run(act("relay_to_vendor", "WO-204", message="gate code 1234"), tenant, "code")
+    for words in ("thanks a lot", "alright, bye for now", "hm, whatever"):
+        world.run(act("continue_with_assistant"), tenant, words)
+    world.run(
+        act("continue_with_assistant"),
+        tenant,
+        "and the fridge",
+        package_lanes=("create_wo", "continue_with_assistant"),
+    )
+    world.run(act("continue_with_assistant", "WO-204"), tenant, "news?", contexts=CONTEXTS)
+    world.run(act("continue_with_assistant", "WO-204"), PM, "status of WO-204")
+    world.run(act("continue_with_assistant", reply_hint=MODEL_REPLY), tenant, "when?")
+    world.model_replies.append(MODEL_REPLY)
+    world.run(
+        act("clarify", question=say(QUESTION_LEAD, lang), candidate_ids=["WO-204", "new"]),
+        tenant,
+        "it's leaking",
+        contexts=CONTEXTS,
+    )
+    world.run(
+        act("clarify", question=say(WHICH_AGAIN, lang), candidate_ids=["WO-204", "WO-198"]),
+        tenant,
+        "the one",
+        contexts=CONTEXTS,
+    )
+    world.run(
+        act("clarify", question=say(WHICH_AGAIN_ONE, lang), candidate_ids=["WO-204"]),
+        tenant,
+        "hmm",
+        contexts=CONTEXTS,
+    )
+    world.run(act("escalate", reason="emergency", hazard="gas smell"), tenant, "gas smell")
+    world.run(act("escalate", reason="fallback", severity="info"), tenant, "the vent flaps")
+    world.run(act("escalate", reason="guard_tripped", severity="info"), tenant, "again")
+    world.run(
+        AnswerWait(
+            target_wo_id="WO-204",
+            params=AnswerWaitParams(kind="offer", answer="accept", offer_index=1),
+        ),
+        VENDOR,
+        "1",
+    )
+
+
+@pytest.mark.parametrize("tenant", [MARIA_3B, ROSA], ids=["english", "spanish"])
+def test_every_text_a_lane_sends_is_a_fixed_text_or_the_model_reply(tenant: Party) -> None:
+    world = _World()
+    _battery(world, tenant)
+    sent = world.bodies()
+    assert len(sent) >= 25
+    foreign = [
+        body
+        for body in sent
+        if body not in world.model_replies and not composed_of_fixed_texts(body)
+    ]
+    assert foreign == []
+    if tenant.language == "es":
+        to_tenant = [m.body for m in world.messenger.to(tenant.phone)]
+        assert "¡De nada!" in to_tenant  # and the rest in Spanish: each from the module
