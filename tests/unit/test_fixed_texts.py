@@ -69,6 +69,11 @@ ENGLISH_ONLY = {
     "PM_NOBODY_TOLD",
     "PM_PASSED_TO_VENDOR",
     "PM_NO_VENDOR_TOLD",
+    "PM_NO_OPEN",
+    "PM_OPEN",
+    "PM_MORE",
+    "PM_HELP_TEXT",
+    "RESUME_NOTE",
 }
 
 
@@ -104,17 +109,38 @@ def test_the_public_names_other_parts_import_are_kept() -> None:
 # --- what a sent body may be ----------------------------------------------------------------------
 
 
+# What a field may hold, by its name: an id is an id, a count is digits; anything else is text.
+_FIELD = {
+    "wo_id": r"WO-[A-Za-z0-9-]+",
+    "only": r"WO-[A-Za-z0-9-]+",
+    "number": r"\d+",
+    "stars": r"\d+",
+    "total": r"\d+",
+    "more": r"\d+",
+    "failed": r"\d+",
+    "k": r"\d+",
+}
+
+
 @cache
 def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Each template of each text as a pattern: its words exactly, each field any text."""
+    """Each template of each text as a pattern: its words exactly, each field what it holds.
+    A template with no words of its own and no field of a known shape ("{numbers}") is a piece
+    of another text, never a text alone: left out."""
     compiled: list[tuple[str, re.Pattern[str]]] = []
     for name, text in every_text().items():
         for language, template in text.items():
             parts = []
+            shaped = False
+            words = ""
             for literal, field_name, _, _ in string.Formatter().parse(template):
                 parts.append(re.escape(literal))
+                words += literal
                 if field_name is not None:
-                    parts.append(".*?")
+                    shaped = shaped or field_name in _FIELD
+                    parts.append(_FIELD.get(field_name, ".*?"))
+            if not shaped and not any(ch.isalpha() for ch in words):
+                continue
             compiled.append((f"{name}.{language}", re.compile("".join(parts), re.DOTALL)))
     return tuple(compiled)
 
@@ -187,22 +213,18 @@ def _wo(wo_id: str, summary: str, tenant: str, **changes: Any) -> WorkOrder:
 
 @dataclass
 class _World:
+    tenant: Party
     messenger: RecordingMessenger = field(default_factory=RecordingMessenger)
+    pending: InMemoryPendingStore = field(default_factory=InMemoryPendingStore)
     model_replies: list[str] = field(default_factory=list)
+    runs: int = 0
 
-    def run(
-        self,
-        action: Action,
-        sender: Party,
-        text: str,
-        *,
-        contexts: tuple[OpenContext, ...] = (),
-        package_lanes: tuple[str, ...] = (),
-    ) -> None:
-        tenant = sender.party_id if sender.role is PartyRole.TENANT else MARIA.party_id
-        store = InMemoryWorkOrderStore(
+    def __post_init__(self) -> None:
+        tenant = self.tenant.party_id
+        self.work_orders = InMemoryWorkOrderStore(
             [
                 _wo("WO-204", "leak under the kitchen sink", tenant),
+                _wo("WO-205", "bedroom window latch broken", tenant),
                 _wo(
                     "WO-198",
                     "dripping bathroom tap",
@@ -212,7 +234,20 @@ class _World:
                 ),
             ]
         )
-        pkg = package(text, phone=sender.phone, flush=len(self.messenger.to(sender.phone)) + 1)
+
+    def run(
+        self,
+        action: Action,
+        sender: Party,
+        text: str,
+        *,
+        contexts: tuple[OpenContext, ...] = (),
+        package_lanes: tuple[str, ...] = (),
+        **extras: Any,
+    ) -> str:
+        """Run ``action``'s lane as ``sender`` said ``text``; the action's key."""
+        self.runs += 1
+        pkg = package(text, phone=sender.phone, flush=self.runs)
         key = f"{pkg.package_id}#0"
         queued = QueuedAction(
             index=0,
@@ -220,6 +255,7 @@ class _World:
             action=action,
             decision_id="d",
             package_lanes=package_lanes or (action.lane,),
+            **extras,
         )
         ctx = LaneContext(
             package=pkg,
@@ -227,12 +263,12 @@ class _World:
             open_contexts=contexts,
             action_index=0,
             idempotency_key=key,
-            work_orders=store,
-            pending=InMemoryPendingStore(),
+            work_orders=self.work_orders,
+            pending=self.pending,
             parties=InMemoryPartyDirectory([MARIA_3B, ROSA, VENDOR, PM]),
             messenger=self.messenger,
             on_call_pm_phone=PM_PHONE,
-            now=T0,
+            now=T0 + timedelta(minutes=self.runs),
             timeline=InMemoryTimeline(),
             throttle=InMemoryPageThrottle(),
             caps=InMemoryDailyCaps(),
@@ -240,6 +276,7 @@ class _World:
             queued=queued,
         )
         execute(action, ctx)
+        return key
 
     def bodies(self) -> list[str]:
         return [m.body for m in self.messenger.sent]
@@ -319,11 +356,35 @@ def _battery(world: _World, tenant: Party) -> None:
         VENDOR,
         "1",
     )
+    # manage_existing: list, hold (one, several, by an unverified call), release, no match.
+    world.run(act("manage_existing", operation="list"), tenant, "what's open")
+    world.run(act("manage_existing", operation="list"), PM, "open")
+    world.run(act("manage_existing", operation="cancel", wo_ids=["WO-999"]), tenant, "cancel")
+    world.run(
+        act("manage_existing", operation="reschedule", wo_ids=["WO-204"], request="monday"),
+        tenant,
+        "move it",
+        options=("WO-204", "WO-205"),
+    )
+    world.run(
+        act("manage_existing", operation="cancel", wo_ids=["WO-205"]),
+        tenant,
+        "cancel",
+        by_unverified_call=True,
+    )
+    cancel = act("manage_existing", operation="cancel", wo_ids=["WO-205"])
+    held = world.run(cancel, tenant, "cancel the window one")
+    world.run(cancel, tenant, "yes", release=True, pending_id=held)
+    reschedule = act("manage_existing", operation="reschedule", wo_ids=["WO-204"], request="fri")
+    held = world.run(reschedule, tenant, "friday instead")
+    world.run(reschedule, tenant, "yes", release=True, pending_id=held)
+    relay = act("relay_to_open_wo", "WO-204", note="water everywhere")
+    world.run(relay, tenant, "water everywhere", held=(relay,), by_unverified_call=True)
 
 
 @pytest.mark.parametrize("tenant", [MARIA_3B, ROSA], ids=["english", "spanish"])
 def test_every_text_a_lane_sends_is_a_fixed_text_or_the_model_reply(tenant: Party) -> None:
-    world = _World()
+    world = _World(tenant)
     _battery(world, tenant)
     sent = world.bodies()
     assert len(sent) >= 25

@@ -77,6 +77,8 @@ from maestro.domain.actions import (
     ScheduleVisitParams,
 )
 from maestro.domain.dispose import refusal_for_pm
+from maestro.domain.fixed_texts import NOTHING_OPEN_TO, PM_HELP_TEXT, say
+from maestro.domain.language import language_for
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
 from maestro.domain.models import (
     TERMINAL_STATUSES,
@@ -793,7 +795,7 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
             why=_why(f"asked to {operation}; nothing open"),
             evidence=truncate(text, 400),
             params=ContinueWithAssistantParams(
-                reply_hint=f"You have no open requests to {operation}."
+                reply_hint=say(NOTHING_OPEN_TO[operation], language_for(None, text))
             ),
         )
     else:
@@ -1152,10 +1154,7 @@ _PM_LIST = re.compile(
     re.IGNORECASE,
 )
 _NOTE_LEAD = re.compile(r"^[\s:;,.\-–—]+|^(?:note|fyi)\s*[:\-–—]?\s*", re.IGNORECASE)
-PM_HELP = (
-    'I can help with the work orders of your properties: text "open" to list them, '
-    '"status of WO-204", "cancel WO-204" or "note WO-204: the vendor has the key".'
-)
+PM_HELP = say(PM_HELP_TEXT, "en")
 
 
 def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:

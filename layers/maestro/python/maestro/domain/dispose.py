@@ -66,6 +66,7 @@ from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
 from maestro.domain.fixed_texts import (
     DOING,
+    EMERGENCY_SINCE,
     FALL_BACK_COUNT,
     FALL_BACK_WHY,
     NOT_FOR_PM,
@@ -78,6 +79,7 @@ from maestro.domain.fixed_texts import (
     QUESTION_LEAD,
     QUESTION_MORE,
     QUESTION_ONE,
+    RESUME_NOTE,
     SOMETHING_NEW,
     YOUR_REQUEST,
     say,
@@ -924,7 +926,7 @@ def _dispose_decided(
                 continue
             replied = True
         context = by_id.get(verdict.target_wo_id or "")
-        action, extras = _revalidated_resume(verdict.action, context)
+        action, extras = _revalidated_resume(verdict.action, context, build.language)
         planned.append((verdict, action, extras))
     held = _held_for_text(package.by_unverified_call, [action for _, action, _ in planned])
     for index, (verdict, action, extras) in enumerate(planned):
@@ -1163,7 +1165,7 @@ def _part(sender: Party, context: OpenContext | None) -> Part | None:
 
 
 def _revalidated_resume(
-    action: Action, context: OpenContext | None
+    action: Action, context: OpenContext | None, language: str = DEFAULT_LANGUAGE
 ) -> tuple[Action, ResolvedAction | None]:
     """I6 for an answer to what a context awaits (its visit's availability): re-validated as
     the lease step found it. Valid → booked as proposed, on the record; stale or interrupted by
@@ -1173,10 +1175,12 @@ def _revalidated_resume(
         return action, None
     if context.resume == "valid":
         return action, ResolvedAction(action=action, revalidation="valid")
-    say = (
-        "Earlier you reported an emergency. Before I arrange anything:"
+    first = (
+        say(EMERGENCY_SINCE, language)
         if context.resume == "superseded"
-        else truncate(f"{context.context_id} {context.resume_note}.", 300)
+        else truncate(
+            say(RESUME_NOTE, "en", wo_id=context.context_id, note=context.resume_note), 300
+        )
     )
     held = ManageExisting(
         confidence=action.confidence,
@@ -1188,7 +1192,7 @@ def _revalidated_resume(
             request=truncate(action.params.availability, 300),
         ),
     )
-    return held, ResolvedAction(action=held, revalidation=context.resume, say=say)
+    return held, ResolvedAction(action=held, revalidation=context.resume, say=first)
 
 
 def _finish(build: _Builder, route: Route) -> Disposal:

@@ -328,6 +328,11 @@ NOTHING_OPEN_TO: Final[dict[str, Texts]] = {
         "es": "No tiene solicitudes abiertas que cambiar de fecha, así que no se cambió nada.",
     },
 }
+PM_HELP_TEXT: Final[Texts] = {
+    "en": 'I can help with the work orders of your properties: text "open" to list them, '
+    '"status of WO-204", "cancel WO-204" or "note WO-204: the vendor has the key".',
+}
+"""To a PM whose text matched no command (English, as the PM status lines)."""
 PM_HAS_IT: Final[Texts] = {
     "en": "The property manager is looking into this and will be in touch.",
     "es": "El administrador de la propiedad está revisando esto y se pondrá en contacto.",
@@ -540,3 +545,152 @@ MESSAGE_FOR_VENDOR: Final[Texts] = {
     "es": "Mensaje de {who} sobre {wo_id} ({summary}{unit}): {message}",
 }
 UNIT_SUFFIX: Final[Texts] = {"en": ", unit {unit}", "es": ", unidad {unit}"}
+
+
+# --- listing, holding and releasing cancels and reschedules (lanes/manage_existing.py) -----------
+
+WO_LINE: Final[Texts] = {"en": "{wo_id} ({summary}{unit})", "es": "{wo_id} ({summary}{unit})"}
+"""A work order named in a text (``unit``: ``UNIT_SUFFIX`` or nothing)."""
+LISTED_WO: Final[Texts] = {"en": "{line} [{status}]", "es": "{line} [{status}]"}
+STATUS_WORD: Final[dict[str, Texts]] = {
+    "open": {"en": "open", "es": "abierta"},
+    "assigned": {"en": "assigned", "es": "asignada"},
+    "scheduled": {"en": "scheduled", "es": "programada"},
+    "in_progress": {"en": "in_progress", "es": "en curso"},
+    "completed": {"en": "completed", "es": "completada"},
+    "cancelled": {"en": "cancelled", "es": "cancelada"},
+}
+NO_OPEN_REQUESTS: Final[Texts] = {
+    "en": "You have no open requests.",
+    "es": "No tiene solicitudes abiertas.",
+}
+OPEN_REQUESTS: Final[Texts] = {
+    "en": "Your open requests: {items}.",
+    "es": "Sus solicitudes abiertas: {items}.",
+}
+NO_MATCH: Final[Texts] = {
+    "en": "I couldn't match that to one of your open requests. {listing} Which one do you mean?",
+    "es": "No pude relacionar eso con una de sus solicitudes abiertas. {listing} ¿A cuál se "
+    "refiere?",
+}
+# A PM's listing (English, as the PM status lines).
+PM_NO_OPEN: Final[Texts] = {"en": "The properties you manage have no open work orders."}
+PM_OPEN: Final[Texts] = {
+    "en": 'Open work orders at your properties ({total}): {items}{more}. Text "status of" and an '
+    "id for one.",
+}
+PM_MORE: Final[Texts] = {"en": "; and {more} more not listed here"}
+
+PROPOSE_VERB: Final[dict[str, Texts]] = {
+    "cancel": {"en": "cancel", "es": "cancelar"},
+    "reschedule": {"en": "move the visit for", "es": "cambiar la visita de"},
+}
+PROPOSE_WHEN: Final[Texts] = {"en": " to {request}", "es": " para {request}"}
+PROPOSE_ALL: Final[Texts] = {"en": "all of them", "es": "todas"}
+PROPOSE_NUMBERS: Final[Texts] = {"en": "{numbers}", "es": "la {numbers}"}
+PROPOSE_NUMBERS_JOIN: Final[Texts] = {"en": " and ", "es": " y la "}
+PROPOSE_MANY: Final[Texts] = {
+    "en": "Reply YES to {verb} {which}{when}: {numbered}. Or reply with a number for just that "
+    "one. Anything else keeps them as they are.",
+    "es": "Responda SÍ o YES para {verb} {which}{when}: {numbered}. O responda con un número "
+    "para solo esa. Cualquier otra respuesta las deja como están.",
+}
+PROPOSE_MANY_BY_CALL: Final[Texts] = {
+    "en": "We got a call from this number asking to {verb} {which}{when}: {numbered}. Reply YES "
+    "to confirm, or a number for just that one; if it wasn't you, ignore this text.",
+    "es": "Recibimos una llamada desde este número que pide {verb} {which}{when}: {numbered}. "
+    "Responda SÍ o YES para confirmar, o un número para solo esa; si no fue usted, ignore este "
+    "mensaje.",
+}
+PROPOSE_ONE: Final[Texts] = {
+    "en": "Reply YES to {verb} {line}{when}. Anything else keeps it as it is.",
+    "es": "Responda SÍ o YES para {verb} {line}{when}. Cualquier otra respuesta la deja como está.",
+}
+PROPOSE_ONE_BY_CALL: Final[Texts] = {
+    "en": "We got a call from this number asking to {verb} {line}{when}. Reply YES to confirm; "
+    "if it wasn't you, ignore this text.",
+    "es": "Recibimos una llamada desde este número que pide {verb} {line}{when}. Responda SÍ o "
+    "YES para confirmar; si no fue usted, ignore este mensaje.",
+}
+CHANGED_NOTHING_CHANGED: Final[Texts] = {
+    "en": "{what} just now, so I haven't changed anything.",
+    "es": "Algo acaba de cambiar ({what}), así que no he cambiado nada.",
+}
+CHANGED_NOTHING_DONE: Final[Texts] = {
+    "en": "{what} just now, so I haven't done any of it.",
+    "es": "Algo acaba de cambiar ({what}), así que no he hecho nada de eso.",
+}
+DONE_CANCELLED: Final[Texts] = {
+    "en": "Done: I've cancelled {names}.",
+    "es": "Listo: he cancelado {names}.",
+}
+DONE_PASSED_ON: Final[Texts] = {
+    "en": "Done: I've passed on when you'd like the visit for {names}{when}.",
+    "es": "Listo: he transmitido cuándo desea la visita de {names}{when}.",
+}
+WHEN_SAID: Final[Texts] = {"en": ": {request}", "es": ": {request}"}
+CANCELLED_BY: Final[dict[str, Texts]] = {
+    "pm": {
+        "en": "{line} was cancelled by the property manager.",
+        "es": "{line} fue cancelada por el administrador de la propiedad.",
+    },
+    "tenant": {
+        "en": "{line} was cancelled by the tenant.",
+        "es": "{line} fue cancelada por el inquilino.",
+    },
+}
+VISIT_ASKED_BY: Final[dict[str, Texts]] = {
+    "pm": {
+        "en": "The property manager asks for the visit for {line}{when}. Please confirm a time.",
+        "es": "El administrador de la propiedad pide la visita de {line}{when}. Por favor, "
+        "confirme una hora.",
+    },
+    "tenant": {
+        "en": "The tenant asks for the visit for {line}{when}. Please confirm a time.",
+        "es": "El inquilino pide la visita de {line}{when}. Por favor, confirme una hora.",
+    },
+}
+HELD_PROPOSAL: Final[Texts] = {
+    "en": "You asked me to {asked}. Reply YES to confirm.",
+    "es": "Me pidió {asked}. Responda SÍ o YES para confirmar.",
+}
+HELD_PROPOSAL_BY_CALL: Final[Texts] = {
+    "en": "We got a call from this number asking to {asked}. Reply YES to confirm; if it wasn't "
+    "you, ignore this text.",
+    "es": "Recibimos una llamada desde este número que pide {asked}. Responda SÍ o YES para "
+    "confirmar; si no fue usted, ignore este mensaje.",
+}
+HELD_JOIN: Final[Texts] = {"en": "; and ", "es": "; y "}
+HELD_WHAT: Final[dict[str, Texts]] = {
+    "new": {"en": "the new request", "es": "la nueva solicitud"},
+    "create": {"en": "open a new request: {summary}", "es": "abrir una nueva solicitud: {summary}"},
+    "home": {
+        "en": "pass on when you're home for {wo}: {when}",
+        "es": "avisar cuándo está usted en casa para {wo}: {when}",
+    },
+    "propose": {
+        "en": "propose a visit for {wo}: {when}",
+        "es": "proponer una visita para {wo}: {when}",
+    },
+    "add": {"en": 'add this to {wo}: "{note}"', "es": 'agregar esto a {wo}: "{note}"'},
+    "tell": {
+        "en": 'tell the vendor of {wo}: "{said}"',
+        "es": 'decirle al técnico de {wo}: "{said}"',
+    },
+    "rate": {"en": "rate {wo} {stars}/5", "es": "calificar {wo} con {stars}/5"},
+    "cancel": {"en": "cancel {names}", "es": "cancelar {names}"},
+    "move": {
+        "en": "move the visit for {names}{when}",
+        "es": "cambiar la visita de {names}{when}",
+    },
+    "move_when": {"en": " to {request}", "es": " para {request}"},
+}
+"""What a held action would do, as the party who asked would say it."""
+EMERGENCY_SINCE: Final[Texts] = {
+    "en": "Earlier you reported an emergency. Before I arrange anything:",
+    "es": "Antes nos avisó de una emergencia. Antes de organizar nada:",
+}
+"""Said first when a visit's answer comes after an emergency (the visit is held for a YES)."""
+RESUME_NOTE: Final[Texts] = {"en": "{wo_id} {note}."}
+"""Said first when the work order changed since its question (``note``: the re-validation's
+words, English: the re-validation writes them in English)."""

@@ -36,6 +36,40 @@ from maestro.domain.actions import (
     ScheduleVisit,
 )
 from maestro.domain.common import truncate
+from maestro.domain.fixed_texts import (
+    CANCELLED_BY,
+    CHANGED_NOTHING_CHANGED,
+    CHANGED_NOTHING_DONE,
+    DONE_CANCELLED,
+    DONE_PASSED_ON,
+    HELD_JOIN,
+    HELD_PROPOSAL,
+    HELD_PROPOSAL_BY_CALL,
+    HELD_WHAT,
+    LISTED_WO,
+    NO_MATCH,
+    NO_OPEN_REQUESTS,
+    OPEN_REQUESTS,
+    OPTION,
+    PM_MORE,
+    PM_NO_OPEN,
+    PM_OPEN,
+    PROPOSE_ALL,
+    PROPOSE_MANY,
+    PROPOSE_MANY_BY_CALL,
+    PROPOSE_NUMBERS,
+    PROPOSE_NUMBERS_JOIN,
+    PROPOSE_ONE,
+    PROPOSE_ONE_BY_CALL,
+    PROPOSE_VERB,
+    PROPOSE_WHEN,
+    STATUS_WORD,
+    UNIT_SUFFIX,
+    VISIT_ASKED_BY,
+    WHEN_SAID,
+    WO_LINE,
+    say,
+)
 from maestro.domain.language import in_language
 from maestro.domain.models import (
     Channel,
@@ -71,39 +105,29 @@ PM_LISTED = 5
 """A PM's "open": this many of their properties' open work orders per text, and how many more."""
 
 
-_UNIT = {"en": "unit", "es": "unidad"}
-_STATUS_WORDS = {
-    "es": {
-        WorkOrderStatus.OPEN: "abierta",
-        WorkOrderStatus.ASSIGNED: "asignada",
-        WorkOrderStatus.SCHEDULED: "programada",
-        WorkOrderStatus.IN_PROGRESS: "en curso",
-        WorkOrderStatus.COMPLETED: "completada",
-        WorkOrderStatus.CANCELLED: "cancelada",
-    }
-}
-
-
 def _line(wo: WorkOrder, width: int = 60, language: str = "en") -> str:
-    unit = f", {in_language(_UNIT, language)} {short(wo.unit, 12)}" if wo.unit else ""
-    return f"{wo.wo_id} ({short(wo.summary, width)}{unit})"
+    unit = say(UNIT_SUFFIX, language, unit=short(wo.unit, 12)) if wo.unit else ""
+    return say(WO_LINE, language, wo_id=wo.wo_id, summary=short(wo.summary, width), unit=unit)
 
 
 def _status_word(wo: WorkOrder, language: str) -> str:
-    return _STATUS_WORDS.get(language, {}).get(wo.status, wo.status.value)
+    texts = STATUS_WORD.get(wo.status.value)
+    return say(texts, language) if texts is not None else wo.status.value
 
 
 def _listing(wos: list[WorkOrder], language: str = "en") -> str:
     if not wos:
-        return in_language(
-            {"en": "You have no open requests.", "es": "No tiene solicitudes abiertas."}, language
+        return say(NO_OPEN_REQUESTS, language)
+    items = "; ".join(
+        say(
+            LISTED_WO,
+            language,
+            line=_line(wo, language=language),
+            status=_status_word(wo, language),
         )
-    lead = in_language({"en": "Your open requests: ", "es": "Sus solicitudes abiertas: "}, language)
-    return (
-        lead
-        + "; ".join(f"{_line(wo, language=language)} [{_status_word(wo, language)}]" for wo in wos)
-        + "."
+        for wo in wos
     )
+    return say(OPEN_REQUESTS, language, items=items)
 
 
 def _managed(ctx: LaneContext, sender: Party, named: Sequence[str]) -> tuple[list[WorkOrder], int]:
@@ -125,16 +149,14 @@ def _managed(ctx: LaneContext, sender: Party, named: Sequence[str]) -> tuple[lis
 
 def _pm_listing(wos: list[WorkOrder], total: int) -> str:
     if total == 0:
-        return "The properties you manage have no open work orders."
+        return say(PM_NO_OPEN, "en")
     shown = [wo for wo in sorted(wos, key=lambda w: w.wo_id) if wo.is_open][:PM_LISTED]
     more = total - len(shown)
-    tail = f"; and {more} more not listed here" if more > 0 else ""
-    return (
-        f"Open work orders at your properties ({total}): "
-        + "; ".join(f"{_line(wo, 40)} [{wo.status.value}]" for wo in shown)
-        + tail
-        + '. Text "status of" and an id for one.'
+    items = "; ".join(
+        say(LISTED_WO, "en", line=_line(wo, 40), status=wo.status.value) for wo in shown
     )
+    tail = say(PM_MORE, "en", more=more) if more > 0 else ""
+    return say(PM_OPEN, "en", total=total, items=items, more=tail)
 
 
 def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
@@ -189,15 +211,7 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
     if not chosen:
         language = ctx.sender_language
         listing = _pm_listing(wos, total) if manager else _listing(wos, language)
-        which = in_language(
-            {
-                "en": f"I couldn't match that to one of your open requests. {listing} "
-                "Which one do you mean?",
-                "es": f"No pude relacionar eso con una de sus solicitudes abiertas. {listing} "
-                "¿A cuál se refiere?",
-            },
-            language,
-        )
+        which = say(NO_MATCH, language, listing=listing)
         ctx.send(sender.phone, truncate(which, 1500), suffix="which")
         return finish(
             ctx,
@@ -277,104 +291,44 @@ def _proposal(
     chosen: tuple[str, ...],
     options: tuple[str, ...],
     by_id: dict[str, WorkOrder],
-    say: str,
+    first: str,
     by_call: bool = False,
     language: str = "en",
 ) -> str:
     """ "Reply YES to …", naming each WO; numbered when "1" could mean one of several. Asked
     for by a call nothing vouches for, it says so, and that the owner may ignore it. In Spanish
-    it asks for "SÍ o YES" (both read as a yes)."""
-    if language == "es":
-        return _proposal_es(params, chosen, options, by_id, say, by_call)
-    verb = "cancel" if params.operation == "cancel" else "move the visit for"
+    it asks for "SÍ o YES" (both read as a yes). ``first``: said before it (what changed)."""
+    verb = say(PROPOSE_VERB["cancel" if params.operation == "cancel" else "reschedule"], language)
     when = (
-        f" to {short(params.request, 80)}"
+        say(PROPOSE_WHEN, language, request=short(params.request, 80))
         if params.operation == "reschedule" and params.request
         else ""
     )
-    lead = f"{say} " if say else ""
-    width = max(20, 300 // max(len(options), 1) - 20)
-    if len(options) > 1:
-        numbered = "; ".join(f"{n}) {_line(by_id[i], width)}" for n, i in enumerate(options, 1))
-        which = (
-            "all of them"
-            if set(chosen) == set(options)
-            else " and ".join(f"{options.index(i) + 1}" for i in chosen)
-        )
-        if by_call:
-            text = (
-                f"{lead}We got a call from this number asking to {verb} {which}{when}: "
-                f"{numbered}. Reply YES to confirm, or a number for just that one; if it wasn't "
-                "you, ignore this text."
-            )
-        else:
-            text = (
-                f"{lead}Reply YES to {verb} {which}{when}: {numbered}. Or reply with a number "
-                "for just that one. Anything else keeps them as they are."
-            )
-    elif by_call:
-        text = (
-            f"{lead}We got a call from this number asking to {verb} "
-            f"{_line(by_id[chosen[0]], 120)}{when}. Reply YES to confirm; if it wasn't you, "
-            "ignore this text."
-        )
-    else:
-        text = (
-            f"{lead}Reply YES to {verb} {_line(by_id[chosen[0]], 120)}{when}. Anything else "
-            "keeps it as it is."
-        )
-    return truncate(text, _MAX_PROPOSAL)
-
-
-def _proposal_es(
-    params: ManageExistingParams,
-    chosen: tuple[str, ...],
-    options: tuple[str, ...],
-    by_id: dict[str, WorkOrder],
-    say: str,
-    by_call: bool,
-) -> str:
-    """The same proposal in Spanish, sentence for sentence."""
-    verb = "cancelar" if params.operation == "cancel" else "cambiar la visita de"
-    when = (
-        f" para {short(params.request, 80)}"
-        if params.operation == "reschedule" and params.request
-        else ""
-    )
-    lead = f"{say} " if say else ""
+    lead = f"{first} " if first else ""
     width = max(20, 300 // max(len(options), 1) - 20)
     if len(options) > 1:
         numbered = "; ".join(
-            f"{n}) {_line(by_id[i], width, 'es')}" for n, i in enumerate(options, 1)
+            say(OPTION, language, number=n, line=_line(by_id[i], width, language))
+            for n, i in enumerate(options, 1)
         )
         which = (
-            "todas"
+            say(PROPOSE_ALL, language)
             if set(chosen) == set(options)
-            else "la " + " y la ".join(f"{options.index(i) + 1}" for i in chosen)
-        )
-        if by_call:
-            text = (
-                f"{lead}Recibimos una llamada desde este número que pide {verb} {which}{when}: "
-                f"{numbered}. Responda SÍ o YES para confirmar, o un número para solo esa; si no "
-                "fue usted, ignore este mensaje."
+            else say(
+                PROPOSE_NUMBERS,
+                language,
+                numbers=say(PROPOSE_NUMBERS_JOIN, language).join(
+                    f"{options.index(i) + 1}" for i in chosen
+                ),
             )
-        else:
-            text = (
-                f"{lead}Responda SÍ o YES para {verb} {which}{when}: {numbered}. O responda con "
-                "un número para solo esa. Cualquier otra respuesta las deja como están."
-            )
-    elif by_call:
-        text = (
-            f"{lead}Recibimos una llamada desde este número que pide {verb} "
-            f"{_line(by_id[chosen[0]], 120, 'es')}{when}. Responda SÍ o YES para confirmar; si "
-            "no fue usted, ignore este mensaje."
         )
+        template = PROPOSE_MANY_BY_CALL if by_call else PROPOSE_MANY
+        text = say(template, language, verb=verb, which=which, when=when, numbered=numbered)
     else:
-        text = (
-            f"{lead}Responda SÍ o YES para {verb} {_line(by_id[chosen[0]], 120, 'es')}{when}. "
-            "Cualquier otra respuesta la deja como está."
-        )
-    return truncate(text, _MAX_PROPOSAL)
+        template = PROPOSE_ONE_BY_CALL if by_call else PROPOSE_ONE
+        line = _line(by_id[chosen[0]], 120, language)
+        text = say(template, language, verb=verb, line=line, when=when)
+    return truncate(lead + text, _MAX_PROPOSAL)
 
 
 def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
@@ -429,15 +383,8 @@ def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
             ctx.pending.set_status(
                 "confirmation", hold.confirmation_id, "held", "discarded", ctx.package.package_id
             )
-        changed = {
-            "en": f"{check.summary()} just now, so I haven't changed anything.",
-            "es": f"Algo acaba de cambiar ({check.summary()}), así que no he cambiado nada.",
-        }
-        ctx.send(
-            sender.phone,
-            truncate(in_language(changed, ctx.sender_language), 500),
-            suffix="changed",
-        )
+        changed = say(CHANGED_NOTHING_CHANGED, ctx.sender_language, what=check.summary())
+        ctx.send(sender.phone, truncate(changed, 500), suffix="changed")
         return finish(
             ctx, lane, status="skipped", note=f"not released: {check.outcome}: {check.summary()}"
         )
@@ -532,16 +479,13 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
     language = ctx.sender_language
     names = ", ".join(_line(wo, 40, language) for wo in done)
     if call.operation == "cancel":
-        said = {"en": f"Done: I've cancelled {names}.", "es": f"Listo: he cancelado {names}."}
+        said = say(DONE_CANCELLED, language, names=names)
     else:
-        when = f": {short(call.request, 80)}" if call.request else ""
-        said = {
-            "en": f"Done: I've passed on when you'd like the visit for {names}{when}.",
-            "es": f"Listo: he transmitido cuándo desea la visita de {names}{when}.",
-        }
-    ctx.send(sender.phone, truncate(in_language(said, language), 500), suffix="done")
+        when = say(WHEN_SAID, language, request=short(call.request, 80)) if call.request else ""
+        said = say(DONE_PASSED_ON, language, names=names, when=when)
+    ctx.send(sender.phone, truncate(said, 500), suffix="done")
     by_pm = sender.role is PartyRole.PM
-    by = "the property manager" if by_pm else "the tenant"
+    by = "pm" if by_pm else "tenant"
     for wo in done:
         tenant = phone_of(ctx, wo.tenant_id)
         if call.operation == "cancel" and by_pm and tenant is not None:
@@ -554,23 +498,21 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
         vendor = phone_of(ctx, wo.vendor_id)
         if vendor is None or wo.vendor_id == sender.party_id:
             continue
+        heard = ctx.language_of(vendor)
+        when = say(WHEN_SAID, heard, request=short(call.request, 80)) if call.request else ""
         body = (
-            _cancelled_by(wo, by_pm, ctx.language_of(vendor))
+            _cancelled_by(wo, by_pm, heard)
             if call.operation == "cancel"
-            else f"{by.capitalize()} asks for the visit for {_line(wo)}"
-            + (f": {short(call.request, 80)}." if call.request else ".")
-            + " Please confirm a time."
+            else say(VISIT_ASKED_BY[by], heard, line=_line(wo, language=heard), when=when)
         )
         ctx.send(vendor, truncate(body, 500), suffix=f"vendor#{wo.wo_id}")
 
 
 def _cancelled_by(wo: WorkOrder, by_pm: bool, language: str) -> str:
     """The fixed notice that a work order was cancelled, and by whom."""
-    if language == "es":
-        by = "el administrador de la propiedad" if by_pm else "el inquilino"
-        return f"{_line(wo, language=language)} fue cancelada por {by}."
-    by = "the property manager" if by_pm else "the tenant"
-    return f"{_line(wo)} was cancelled by {by}."
+    return say(
+        CANCELLED_BY["pm" if by_pm else "tenant"], language, line=_line(wo, language=language)
+    )
 
 
 # -- what a call asked for, held until the number's owner confirms by text ---------------------
@@ -696,7 +638,7 @@ def _release_once(ctx: LaneContext, lane: Lane, hold: PendingConfirmation) -> La
         if sender is not None:
             ctx.send(
                 sender.phone,
-                truncate(f"{check.summary()} just now, so I haven't done any of it.", 500),
+                truncate(say(CHANGED_NOTHING_DONE, ctx.sender_language, what=check.summary()), 500),
                 suffix="changed",
             )
         return finish(
@@ -718,91 +660,53 @@ def _ids_of(actions: Sequence[Action]) -> list[str]:
 def _held_proposal(
     actions: Sequence[Action],
     wos: dict[str, WorkOrder],
-    say: str,
+    first: str,
     by_call: bool,
     tenant: bool,
     language: str = "en",
 ) -> str:
     """One text naming everything held, in the order it would run, and how to confirm it."""
-    spanish = language == "es"
-    parts = [_what(action, wos, tenant, "es" if spanish else "en") for action in actions]
-    joiner = "; y " if spanish else "; and "
+    parts = [_what(action, wos, tenant, language) for action in actions]
+    joiner = say(HELD_JOIN, language)
     asked = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + joiner + parts[-1]
-    if spanish:
-        lead = (f"{say} " if say else "") + (
-            "Recibimos una llamada desde este número que pide " if by_call else "Me pidió "
-        )
-        tail = ". Responda SÍ o YES para confirmar" + (
-            "; si no fue usted, ignore este mensaje." if by_call else "."
-        )
-    else:
-        lead = (f"{say} " if say else "") + (
-            "We got a call from this number asking to " if by_call else "You asked me to "
-        )
-        tail = ". Reply YES to confirm" + (
-            "; if it wasn't you, ignore this text." if by_call else "."
-        )
-    room = _MAX_PROPOSAL - len(lead) - len(tail)
-    return truncate(lead + short(asked, max(room, 20)) + tail, _MAX_PROPOSAL)
-
-
-_WHAT: dict[str, dict[str, str]] = {
-    "en": {
-        "new": "the new request",
-        "create": "open a new request: {summary}",
-        "home": "pass on when you're home for {wo}: {when}",
-        "propose": "propose a visit for {wo}: {when}",
-        "add": 'add this to {wo}: "{note}"',
-        "tell": 'tell the vendor of {wo}: "{said}"',
-        "rate": "rate {wo} {stars}/5",
-        "cancel": "cancel {names}",
-        "move": "move the visit for {names}{when}",
-        "move_when": " to {request}",
-    },
-    "es": {
-        "new": "la nueva solicitud",
-        "create": "abrir una nueva solicitud: {summary}",
-        "home": "avisar cuándo está usted en casa para {wo}: {when}",
-        "propose": "proponer una visita para {wo}: {when}",
-        "add": 'agregar esto a {wo}: "{note}"',
-        "tell": 'decirle al técnico de {wo}: "{said}"',
-        "rate": "calificar {wo} con {stars}/5",
-        "cancel": "cancelar {names}",
-        "move": "cambiar la visita de {names}{when}",
-        "move_when": " para {request}",
-    },
-}
-"""What a held action would do, per language: one table, so the languages say the same."""
+    template = HELD_PROPOSAL_BY_CALL if by_call else HELD_PROPOSAL
+    lead = f"{first} " if first else ""
+    room = _MAX_PROPOSAL - len(lead) - len(say(template, language, asked=""))
+    return truncate(
+        lead + say(template, language, asked=short(asked, max(room, 20))), _MAX_PROPOSAL
+    )
 
 
 def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool, language: str = "en") -> str:
     """What one held action would do, in words (its quoted part cut short), as the party who
     asked would say it: a tenant says when they are home, a vendor or PM proposes a visit."""
-    say = _WHAT[language if language in _WHAT else "en"]
+    what = {key: in_language(texts, language) for key, texts in HELD_WHAT.items()}
 
     def label(wo_id: str | None) -> str:
         wo = wos.get(wo_id or "")
-        return _line(wo, 40, language) if wo is not None else say["new"]
+        return _line(wo, 40, language) if wo is not None else what["new"]
 
     if isinstance(action, CreateWo):
-        return say["create"].format(summary=short(action.params.summary, 80))
+        return what["create"].format(summary=short(action.params.summary, 80))
     if isinstance(action, ScheduleVisit):
-        return say["home" if tenant else "propose"].format(
+        return what["home" if tenant else "propose"].format(
             wo=label(action.target_wo_id), when=short(action.params.availability, 60)
         )
     if isinstance(action, RelayToOpenWo):
-        return say["add"].format(wo=label(action.target_wo_id), note=short(action.params.note, 100))
+        return what["add"].format(
+            wo=label(action.target_wo_id), note=short(action.params.note, 100)
+        )
     if isinstance(action, RelayToVendor):
-        return say["tell"].format(
+        return what["tell"].format(
             wo=label(action.target_wo_id), said=short(action.params.message, 100)
         )
     if isinstance(action, RecordRating):
-        return say["rate"].format(wo=label(action.target_wo_id), stars=action.params.stars)
+        return what["rate"].format(wo=label(action.target_wo_id), stars=action.params.stars)
     if isinstance(action, ManageExisting):
         names = ", ".join(label(i) for i in action.params.wo_ids)
         if action.params.operation == "cancel":
-            return say["cancel"].format(names=names)
+            return what["cancel"].format(names=names)
         request = action.params.request
-        when = say["move_when"].format(request=short(request, 60)) if request else ""
-        return say["move"].format(names=names, when=when)
+        when = what["move_when"].format(request=short(request, 60)) if request else ""
+        return what["move"].format(names=names, when=when)
     return action.lane  # pragma: no cover - only what needs the owner is held
