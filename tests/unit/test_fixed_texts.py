@@ -74,6 +74,7 @@ ENGLISH_ONLY = {
     "PM_MORE",
     "PM_HELP_TEXT",
     "RESUME_NOTE",
+    "WITHDRAWN_SAID",
 }
 
 

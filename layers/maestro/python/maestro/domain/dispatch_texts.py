@@ -15,9 +15,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from maestro.domain.common import truncate
-from maestro.domain.directory import Property, Trade, Vendor
+from maestro.domain.directory import Property, Vendor
 from maestro.domain.dispatch import DispatchRun, Judgment, OfferOutcome
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import (
+    APPROVE,
+    APPROVE_JOB,
+    APPROVE_UNIT,
+    ASSIGNED_NO_ACCESS,
+    ASSIGNED_TO_VENDOR,
+    HOURS,
+    LAPSED,
+    MINUTES,
+    OFFER,
+    ONE_HOUR,
+    ONE_MINUTE,
+    PLACE_UNIT,
+    PRIORITY,
+    SOME_PROPERTY,
+    SUMMARY_AFTER_COLON,
+    SUMMARY_IN_PARENS,
+    TRADE,
+    VENDOR_COMING,
+    WITHDRAWN,
+    WITHDRAWN_HEAD,
+    WITHDRAWN_SAID,
+    say,
+)
 from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
 
 __all__ = [
@@ -41,23 +64,6 @@ MAX_PAGE_CHARS = 600
 _MIN_SUMMARY = 20
 """Below this a summary says nothing: left out rather than cut to a stub."""
 
-_TRADE: dict[Trade, dict[str, str]] = {
-    Trade.PLUMBING: {"en": "plumbing", "es": "plomería"},
-    Trade.ELECTRICAL: {"en": "electrical", "es": "electricidad"},
-    Trade.HVAC: {"en": "heating/cooling", "es": "climatización"},
-    Trade.APPLIANCE: {"en": "appliance", "es": "electrodomésticos"},
-    Trade.PEST: {"en": "pest control", "es": "control de plagas"},
-    Trade.LOCKSMITH: {"en": "locksmith", "es": "cerrajería"},
-    Trade.ROOFING: {"en": "roofing", "es": "techos"},
-    Trade.GENERAL: {"en": "general repair", "es": "mantenimiento general"},
-}
-
-_PRIORITY: dict[Urgency, dict[str, str]] = {
-    Urgency.ROUTINE: {"en": "", "es": ""},
-    Urgency.URGENT: {"en": "URGENT ", "es": "URGENTE "},
-    Urgency.EMERGENCY: {"en": "EMERGENCY ", "es": "EMERGENCIA "},
-}
-
 
 def _fit(build: Callable[[str], str], summary: str, limit: int = MAX_TEXT_CHARS) -> str:
     """``build(summary)`` within ``limit``: the summary is cut to the room the rest leaves (or
@@ -71,31 +77,22 @@ def _fit(build: Callable[[str], str], summary: str, limit: int = MAX_TEXT_CHARS)
 def _duration(seconds: int, language: str) -> str:
     if seconds % 3600 == 0:
         hours = seconds // 3600
-        return in_language(
-            {
-                "en": f"{hours} hour{'s' if hours != 1 else ''}",
-                "es": f"{hours} hora{'s' if hours != 1 else ''}",
-            },
-            language,
-        )
+        return say(ONE_HOUR, language) if hours == 1 else say(HOURS, language, n=hours)
     minutes = max(1, round(seconds / 60))
-    return in_language(
-        {
-            "en": f"{minutes} minute{'s' if minutes != 1 else ''}",
-            "es": f"{minutes} minuto{'s' if minutes != 1 else ''}",
-        },
-        language,
-    )
+    return say(ONE_MINUTE, language) if minutes == 1 else say(MINUTES, language, n=minutes)
 
 
 def _place(property: Property | None, unit_label: str | None, language: str) -> str:
     name = truncate(property.name, 60) if property is not None else None
     unit = truncate(unit_label, 30) if unit_label else None
-    texts = {
-        "en": (name or "one of our properties") + (f", unit {unit}" if unit else ""),
-        "es": (name or "una de nuestras propiedades") + (f", unidad {unit}" if unit else ""),
-    }
-    return in_language(texts, language)
+    place = name or say(SOME_PROPERTY, language)
+    return say(PLACE_UNIT, language, place=place, unit=unit) if unit else place
+
+
+def _kind(judgment: Judgment, language: str) -> str:
+    return say(PRIORITY[judgment.priority.value], language) + say(
+        TRADE[judgment.trade.value], language
+    )
 
 
 def offer_text(
@@ -111,25 +108,23 @@ def offer_text(
     the address and access details come after acceptance), how long it is open, how to answer.
     ``index`` (which offer this is) is not told: a vendor is not told they were not first."""
     del index
-    kind = in_language(_PRIORITY[judgment.priority], language) + in_language(
-        _TRADE[judgment.trade], language
-    )
+    kind = _kind(judgment, language)
     place = _place(property, unit_label or wo.unit, language)
     open_for = _duration(judgment.offer_timeout_seconds, language)
     name = truncate(vendor.name, 40)
 
     def build(summary: str) -> str:
-        what = f": {summary}" if summary else ""
-        return in_language(
-            {
-                "en": f"{name}, new job {wo.wo_id} ({kind}, up to ${judgment.nte_usd}){what}. "
-                f"At {place}. Reply 1 to accept {wo.wo_id}, 2 to decline. "
-                f"The offer is open for {open_for}.",
-                "es": f"{name}, trabajo nuevo {wo.wo_id} ({kind}, hasta ${judgment.nte_usd})"
-                f"{what}. En {place}. Responda 1 para aceptar {wo.wo_id}, 2 para rechazar. "
-                f"La oferta está abierta {open_for}.",
-            },
+        what = say(SUMMARY_AFTER_COLON, language, summary=summary) if summary else ""
+        return say(
+            OFFER,
             language,
+            name=name,
+            wo_id=wo.wo_id,
+            kind=kind,
+            nte=judgment.nte_usd,
+            what=what,
+            place=place,
+            open_for=open_for,
         )
 
     return _fit(build, wo.summary)
@@ -150,19 +145,9 @@ def assigned_vendor_text(
     notes = " / ".join(" ".join(note.split()) for note in access_notes if note.strip())
 
     def build(said: str) -> str:
-        return in_language(
-            {
-                "en": f"{wo.wo_id} is yours. Go to {where}. "
-                + (f"The tenant says: {said}" if said else "The tenant gave no access details."),
-                "es": f"{wo.wo_id} es suyo. Dirección: {where}. "
-                + (
-                    f"El inquilino dice: {said}"
-                    if said
-                    else "El inquilino no dio detalles de acceso."
-                ),
-            },
-            language,
-        )
+        if said:
+            return say(ASSIGNED_TO_VENDOR, language, wo_id=wo.wo_id, where=where, said=said)
+        return say(ASSIGNED_NO_ACCESS, language, wo_id=wo.wo_id, where=where)
 
     if not notes:
         return truncate(build(""), MAX_TEXT_CHARS)
@@ -174,91 +159,44 @@ def tenant_coming_text(wo: WorkOrder, vendor: Vendor, language: str) -> str:
     name = truncate(vendor.name, 40)
 
     def build(summary: str) -> str:
-        what = f" ({summary})" if summary else ""
-        return in_language(
-            {
-                "en": f"{name} has accepted {wo.wo_id}{what} and is the one coming to fix it. "
-                "Next is the visit time: reply here with times that suit you, or if anything "
-                "changes.",
-                "es": f"{name} aceptó {wo.wo_id}{what} y es quien vendrá a arreglarlo. "
-                "Falta acordar la hora de la visita: responda aquí con los horarios que le "
-                "convienen, o si algo cambia.",
-            },
-            language,
-        )
+        what = say(SUMMARY_IN_PARENS, language, summary=summary) if summary else ""
+        return say(VENDOR_COMING, language, name=name, wo_id=wo.wo_id, what=what)
 
     return _fit(build, wo.summary)
 
 
 def approval_text(wo: WorkOrder, judgment: Judgment, language: str) -> str:
     """To the PM: approve the job up to its NTE, YES or NO, with what it is."""
-    kind = in_language(_PRIORITY[judgment.priority], language) + in_language(
-        _TRADE[judgment.trade], language
-    )
-    unit = truncate(wo.unit, 30) if wo.unit else None
-    job = in_language(
-        {"en": f"{kind[:1].upper()}{kind[1:]} job", "es": f"Trabajo de {kind}"}, language
-    )
+    job = say(APPROVE_JOB, language, kind=_kind(judgment, language))
+    job = job[:1].upper() + job[1:]
+    unit = say(APPROVE_UNIT, language, unit=truncate(wo.unit, 30)) if wo.unit else ""
 
     def build(summary: str) -> str:
-        what = f": {summary}" if summary else ""
-        return in_language(
-            {
-                "en": f"Approve {wo.wo_id} up to ${judgment.nte_usd}? YES/NO. {job}"
-                + (f", unit {unit}" if unit else "")
-                + f"{what}.",
-                "es": f"¿Aprueba {wo.wo_id} hasta ${judgment.nte_usd}? SÍ/NO. {job}"
-                + (f", unidad {unit}" if unit else "")
-                + f"{what}.",
-            },
-            language,
+        what = say(SUMMARY_AFTER_COLON, language, summary=summary) if summary else ""
+        return say(
+            APPROVE, language, wo_id=wo.wo_id, nte=judgment.nte_usd, job=job, unit=unit, what=what
         )
 
     return _fit(build, wo.summary)
 
 
-_CLOSED: dict[WorkOrderStatus, dict[str, str]] = {
-    WorkOrderStatus.CANCELLED: {"en": "was cancelled", "es": "se canceló"},
-    WorkOrderStatus.COMPLETED: {"en": "was completed", "es": "ya se completó"},
-}
-
-
 def withdrawn_text(wo: WorkOrder, reason: str, language: str) -> str:
     """To the vendor whose offer was open when the WO closed: the offer is withdrawn. The WO's
-    own status says why when it is final; else ``reason`` (English), else "is closed"."""
-    closed = _CLOSED.get(wo.status)
+    own status says why when it is final; else ``reason`` (English; Spanish says it is no
+    longer open), else "is closed"."""
     said = truncate(" ".join(reason.split()), 120)
-    head_en = (
-        f"{wo.wo_id} {closed['en']}"
-        if closed
-        else f"{wo.wo_id}: {said}"
-        if said
-        else f"{wo.wo_id} is closed"
-    )
-    why_es = closed["es"] if closed else "ya no está abierta"
-    return truncate(
-        in_language(
-            {
-                "en": f"{head_en}; the offer is withdrawn. No need to reply.",
-                "es": f"La orden {wo.wo_id} {why_es}; la oferta queda retirada. "
-                "No hace falta responder.",
-            },
-            language,
-        ),
-        MAX_TEXT_CHARS,
-    )
+    if wo.status in (WorkOrderStatus.CANCELLED, WorkOrderStatus.COMPLETED):
+        head = say(WITHDRAWN_HEAD[wo.status.value], language, wo_id=wo.wo_id)
+    elif said and language == "en":
+        head = say(WITHDRAWN_SAID, language, wo_id=wo.wo_id, said=said)
+    else:
+        head = say(WITHDRAWN_HEAD["closed"], language, wo_id=wo.wo_id)
+    return truncate(say(WITHDRAWN, language, head=head), MAX_TEXT_CHARS)
 
 
 def lapsed_text(wo: WorkOrder, language: str) -> str:
     """To a vendor whose offer timed out: it is closed now, an answer no longer takes it."""
-    return in_language(
-        {
-            "en": f"The offer for {wo.wo_id} has closed: no answer came in time. No need to reply.",
-            "es": f"La oferta de {wo.wo_id} se cerró: no llegó respuesta a tiempo. "
-            "No hace falta responder.",
-        },
-        language,
-    )
+    return say(LAPSED, language, wo_id=wo.wo_id)
 
 
 _OUTCOME: dict[OfferOutcome, str] = {

@@ -694,3 +694,71 @@ EMERGENCY_SINCE: Final[Texts] = {
 RESUME_NOTE: Final[Texts] = {"en": "{wo_id} {note}."}
 """Said first when the work order changed since its question (``note``: the re-validation's
 words, English: the re-validation writes them in English)."""
+
+
+# --- dispatch: offers, approvals, who is coming (domain/dispatch_texts.py composes them) ---------
+
+TRADE: Final[dict[str, Texts]] = {
+    "plumbing": {"en": "plumbing", "es": "plomería"},
+    "electrical": {"en": "electrical", "es": "electricidad"},
+    "hvac": {"en": "heating/cooling", "es": "climatización"},
+    "appliance": {"en": "appliance", "es": "electrodomésticos"},
+    "pest": {"en": "pest control", "es": "control de plagas"},
+    "locksmith": {"en": "locksmith", "es": "cerrajería"},
+    "roofing": {"en": "roofing", "es": "techos"},
+    "general": {"en": "general repair", "es": "mantenimiento general"},
+}
+PRIORITY: Final[dict[str, Texts]] = {
+    "routine": {"en": "", "es": ""},
+    "urgent": {"en": "URGENT ", "es": "URGENTE "},
+    "emergency": {"en": "EMERGENCY ", "es": "EMERGENCIA "},
+}
+HOURS: Final[Texts] = {"en": "{n} hours", "es": "{n} horas"}
+ONE_HOUR: Final[Texts] = {"en": "1 hour", "es": "1 hora"}
+MINUTES: Final[Texts] = {"en": "{n} minutes", "es": "{n} minutos"}
+ONE_MINUTE: Final[Texts] = {"en": "1 minute", "es": "1 minuto"}
+SOME_PROPERTY: Final[Texts] = {"en": "one of our properties", "es": "una de nuestras propiedades"}
+PLACE_UNIT: Final[Texts] = {"en": "{place}, unit {unit}", "es": "{place}, unidad {unit}"}
+OFFER: Final[Texts] = {
+    "en": "{name}, new job {wo_id} ({kind}, up to ${nte}){what}. At {place}. Reply 1 to accept "
+    "{wo_id}, 2 to decline. The offer is open for {open_for}.",
+    "es": "{name}, trabajo nuevo {wo_id} ({kind}, hasta ${nte}){what}. En {place}. Responda 1 "
+    "para aceptar {wo_id}, 2 para rechazar. La oferta está abierta {open_for}.",
+}
+SUMMARY_AFTER_COLON: Final[Texts] = {"en": ": {summary}", "es": ": {summary}"}
+SUMMARY_IN_PARENS: Final[Texts] = {"en": " ({summary})", "es": " ({summary})"}
+ASSIGNED_TO_VENDOR: Final[Texts] = {
+    "en": "{wo_id} is yours. Go to {where}. The tenant says: {said}",
+    "es": "{wo_id} es suyo. Dirección: {where}. El inquilino dice: {said}",
+}
+ASSIGNED_NO_ACCESS: Final[Texts] = {
+    "en": "{wo_id} is yours. Go to {where}. The tenant gave no access details.",
+    "es": "{wo_id} es suyo. Dirección: {where}. El inquilino no dio detalles de acceso.",
+}
+VENDOR_COMING: Final[Texts] = {
+    "en": "{name} has accepted {wo_id}{what} and is the one coming to fix it. Next is the visit "
+    "time: reply here with times that suit you, or if anything changes.",
+    "es": "{name} aceptó {wo_id}{what} y es quien vendrá a arreglarlo. Falta acordar la hora de "
+    "la visita: responda aquí con los horarios que le convienen, o si algo cambia.",
+}
+APPROVE_JOB: Final[Texts] = {"en": "{kind} job", "es": "Trabajo de {kind}"}
+APPROVE: Final[Texts] = {
+    "en": "Approve {wo_id} up to ${nte}? YES/NO. {job}{unit}{what}.",
+    "es": "¿Aprueba {wo_id} hasta ${nte}? SÍ/NO. {job}{unit}{what}.",
+}
+APPROVE_UNIT: Final[Texts] = {"en": ", unit {unit}", "es": ", unidad {unit}"}
+WITHDRAWN: Final[Texts] = {
+    "en": "{head}; the offer is withdrawn. No need to reply.",
+    "es": "La orden {head}; la oferta queda retirada. No hace falta responder.",
+}
+WITHDRAWN_HEAD: Final[dict[str, Texts]] = {
+    "cancelled": {"en": "{wo_id} was cancelled", "es": "{wo_id} se canceló"},
+    "completed": {"en": "{wo_id} was completed", "es": "{wo_id} ya se completó"},
+    "closed": {"en": "{wo_id} is closed", "es": "{wo_id} ya no está abierta"},
+}
+WITHDRAWN_SAID: Final[Texts] = {"en": "{wo_id}: {said}"}
+"""Why the offer is withdrawn in the dispatch run's own words (English; Spanish says "closed")."""
+LAPSED: Final[Texts] = {
+    "en": "The offer for {wo_id} has closed: no answer came in time. No need to reply.",
+    "es": "La oferta de {wo_id} se cerró: no llegó respuesta a tiempo. No hace falta responder.",
+}
