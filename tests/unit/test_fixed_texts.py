@@ -22,6 +22,16 @@ from builders import MARIA, T0, act, package, wo_context
 
 from maestro.domain import fixed_texts
 from maestro.domain.actions import Action, AnswerWait, AnswerWaitParams
+from maestro.domain.directory import Property, Trade, Vendor
+from maestro.domain.dispatch import Judgment, RankedVendor
+from maestro.domain.dispatch_texts import (
+    approval_text,
+    assigned_vendor_text,
+    lapsed_text,
+    offer_text,
+    tenant_coming_text,
+    withdrawn_text,
+)
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.fixed_texts import (
     QUESTION_LEAD,
@@ -30,7 +40,14 @@ from maestro.domain.fixed_texts import (
     every_text,
     say,
 )
-from maestro.domain.models import OpenContext, Party, PartyRole, WorkOrder, WorkOrderStatus
+from maestro.domain.models import (
+    OpenContext,
+    Party,
+    PartyRole,
+    Urgency,
+    WorkOrder,
+    WorkOrderStatus,
+)
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
 from maestro_dev.fakes import (
@@ -398,3 +415,45 @@ def test_every_text_a_lane_sends_is_a_fixed_text_or_the_model_reply(tenant: Part
     if tenant.language == "es":
         to_tenant = [m.body for m in world.messenger.to(tenant.phone)]
         assert "¡De nada!" in to_tenant  # and the rest in Spanish: each from the module
+
+
+# --- the dispatch run's texts (sent by its steps, composed by dispatch_texts) ---------------------
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_every_dispatch_text_is_composed_of_fixed_texts(language: str) -> None:
+    place = Property(property_id="elm", name="Elm Court", address="1 Elm St", timezone="UTC")
+    vendor = Vendor(
+        vendor_id="v-ida", name="Ida Fixes", phone="+17205550100", trades=(Trade.GENERAL,)
+    )
+    wo = _wo("WO-4a1", "hallway light flickers", MARIA.party_id, property_id="elm")
+    judged = Judgment(
+        priority=Urgency.URGENT,
+        trade=Trade.ELECTRICAL,
+        nte_usd=250,
+        approval_needed=True,
+        after_hours=False,
+        vendors=(RankedVendor(vendor_id="v-ida", name="Ida Fixes", rank=1),),
+        offer_timeout_seconds=5400,
+    )
+    texts = [
+        offer_text(wo, vendor, place, "3B", judged, 1, language),
+        offer_text(
+            wo,
+            vendor,
+            None,
+            None,
+            judged.model_copy(update={"offer_timeout_seconds": 3600}),
+            1,
+            language,
+        ),
+        assigned_vendor_text(wo, place, "3B", ("gate code 42",), language),
+        assigned_vendor_text(wo, place, None, (), language),
+        tenant_coming_text(wo, vendor, language),
+        approval_text(wo, judged, language),
+        withdrawn_text(wo.model_copy(update={"status": WorkOrderStatus.CANCELLED}), "", language),
+        withdrawn_text(wo, "the tenant fixed it", language),
+        withdrawn_text(wo, "", language),
+        lapsed_text(wo, language),
+    ]
+    assert [t for t in texts if not composed_of_fixed_texts(t)] == []
