@@ -379,11 +379,11 @@ BREAK_IN_PAGE: Final[Texts] = {
     "Trail: {trail}. Please take over.",
 }
 FAIL_OPEN_PAGE: Final[Texts] = {
-    "en": "[{severity}] maestro could not finish a package from {who}: {why}. They said: "
-    '"{excerpt}". Done: {told}. Please look at the conversation (package {package_id}).',
+    "en": "[{severity}] maestro could not finish a package from {who}: {why}. Please look at "
+    "the conversation (package {package_id}).",
 }
-TOLD_ADVICE: Final[Texts] = {"en": "they were sent the safety advice"}
-TOLD_NOTHING: Final[Texts] = {"en": "nothing was sent to them"}
+"""No words of the sender's (a step's failure may carry them, #11), and nothing about
+what was done: fail-open cannot know what the package did before it failed."""
 
 
 # --- work orders (lanes/create_wo.py, relay_to_open_wo.py, record_rating.py) ---------------------

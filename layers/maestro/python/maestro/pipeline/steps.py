@@ -39,13 +39,9 @@ from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
 from maestro.domain.fixed_texts import (
     ALERTED,
     FAIL_OPEN_PAGE,
-    FOLLOW_UP,
-    TOLD_ADVICE,
-    TOLD_FOLLOW_UP,
-    TOLD_NOTHING,
     say,
 )
-from maestro.domain.language import in_language, language_for
+from maestro.domain.language import in_language
 from maestro.domain.memory import (
     DEFAULT_LIMITS,
     BrainInput,
@@ -91,7 +87,6 @@ from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.dispatch_waits import settle
 from maestro.lanes.escalate import (
-    PAGE_EXCERPT_CHARS,
     UNREACHED_TEXTS,
     advice_language,
     safety_advice_key,
@@ -733,35 +728,20 @@ class Pipeline:
             )
             if advised is not None:
                 events.append(_sent_event(key, advised, decision, now))
-        known = lease.sender if lease else None
-        who = _who(known, sender_phone)
+        who = _who(lease.sender if lease else None, sender_phone)
         severity = "EMERGENCY" if emergency else "FALLBACK"
         key = f"{package_id}#failopen"
-        # A known sender of anything but an emergency (whose advice says the PM was alerted)
-        # hears that a person will follow up: true once the page has gone, so only then.
-        follow_up = not emergency and known is not None and bool(sender_phone)
         sent = None
         if recipient.phone is None:
             unsent.append(undeliverable(recipient, "the page", package_id=package_id))
         else:
-            told = (
-                TOLD_FOLLOW_UP
-                if follow_up
-                else TOLD_ADVICE
-                if emergency and sender_phone
-                else TOLD_NOTHING
-            )
+            # A short reason and who, never their words (#11: the failure may carry
+            # them); and no text to the sender: what the package did before it failed is not
+            # known here, so nothing true could be said about it.
             sent = self._send_or_note(
                 recipient.phone,
                 say(
-                    FAIL_OPEN_PAGE,
-                    "en",
-                    severity=severity,
-                    who=who,
-                    why=why,
-                    excerpt=self._excerpt(s),
-                    told=say(told, "en"),
-                    package_id=package_id,
+                    FAIL_OPEN_PAGE, "en", severity=severity, who=who, why=why, package_id=package_id
                 ),
                 key,
                 unsent,
@@ -769,16 +749,6 @@ class Pipeline:
             )
         if sent is not None:
             events.append(_sent_event(key, sent, decision, now))
-            if follow_up and sender_phone:
-                told_key = f"{key}#told"
-                language = language_for(
-                    self._preferred_language(lease, sender_phone), self._excerpt(s)
-                )
-                followed = self._send_or_note(
-                    sender_phone, say(FOLLOW_UP, language), told_key, unsent, "texts"
-                )
-                if followed is not None:
-                    events.append(_sent_event(told_key, followed, decision, now))
             events.append(
                 DomainEvent(
                     event_id=f"{key}#escalation.paged",
@@ -911,18 +881,6 @@ class Pipeline:
                     "why": truncate(f"{chosen.why}; the directory could not be read", WHY_CHARS)
                 }
             )
-
-    def _excerpt(self, s: ExecutionState | None) -> str:
-        """What the sender wrote, one line, for fail-open's page: "" when the package cannot be
-        read back (the last line never fails on it)."""
-        if s is None:
-            return ""
-        try:
-            text = self.load_package(s).text
-        except Exception as error:
-            logger.warning("fail-open could not read the package", extra={"error": str(error)})
-            return ""
-        return truncate(" ".join(text.split()), PAGE_EXCERPT_CHARS)
 
     def _preferred_language(self, lease: LeaseSnapshot | None, phone: str) -> str | None:
         """The sender's directory language: from the lease's snapshot, else the directory (the
