@@ -78,8 +78,6 @@ from maestro.domain.actions import (
 )
 from maestro.domain.completion import confirms_done, disputes_done, reports_done
 from maestro.domain.dispose import refusal_for_pm
-from maestro.domain.fixed_texts import COMPLETION_WHICH
-from maestro.domain.language import in_language, language_for
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
 from maestro.domain.models import (
     REPORTABLE,
@@ -1366,18 +1364,22 @@ def _completion_report(text: str, contexts: Sequence[OpenContext]) -> _Reading |
         chosen = jobs
     else:
         chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS - _DONE_STEMS, jobs)
-    if len(chosen) != 1:
-        return _Reading("9-which-done", (_which_done(chosen or jobs, text),))
-    (job,) = chosen
+    # Not one job: the lane asks which, listing their jobs, and holds nothing (I4); the answer
+    # naming one ("WO-12 done") is a report of its own.
+    ids = (chosen[0].context_id,) if len(chosen) == 1 else ()
     return _Reading(
-        "9-done",
+        "9-done" if ids else "9-which-done",
         (
             ManageExisting(
                 confidence=_SURE,
-                why=_why(f"the vendor reports {job.context_id} finished"),
+                why=_why(
+                    f"the vendor reports {ids[0]} finished"
+                    if ids
+                    else "a vendor's completion report names none of their jobs"
+                ),
                 evidence=truncate(text, 400),
                 params=ManageExistingParams(
-                    operation="complete", wo_ids=(job.context_id,), request=truncate(text, 300)
+                    operation="complete", wo_ids=ids, request=truncate(text, 300)
                 ),
             ),
         ),
@@ -1392,23 +1394,6 @@ _DONE_STEMS = frozenset(
         "set", "good", "installed", "job", "work", "listo", "terminado", "quedo",
     )
 )  # fmt: skip
-
-
-def _which_done(jobs: Sequence[OpenContext], text: str) -> Clarify:
-    """Which of a vendor's jobs is finished, asked in their message's language."""
-    ids = tuple(c.context_id for c in jobs)[:10]
-    lead = in_language(COMPLETION_WHICH, language_for(None, text)).format(example=ids[0])
-    options = "; ".join(f"{n}) {c.context_id}: {c.description}" for n, c in enumerate(jobs, 1))
-    return Clarify(
-        confidence=_SURE,
-        why=_why("a vendor's completion report names none of their jobs"),
-        evidence=truncate(text, 400),
-        params=ClarifyParams(
-            question=truncate(f"{lead} {options}", 400),
-            candidate_ids=ids,
-            reason="multi_context",
-        ),
-    )
 
 
 def _completion_answer(

@@ -145,7 +145,7 @@ COMPLETION_WHICH: Final[Texts] = {
     "en": 'Which job is finished? Reply with its id, e.g. "{example} done":',
     "es": '¿Qué trabajo está terminado? Responda con su número de orden, p. ej. "{example} listo":',
 }
-"""To a vendor with several open jobs whose report names none; the jobs follow, numbered."""
+"""To a vendor with several open jobs whose report names none; their jobs follow."""
 COMPLETION_NO_JOB: Final[Texts] = {
     "en": "I couldn't find an open job of yours to mark finished. Your open jobs: {jobs}.",
     "es": "No encontré un trabajo abierto suyo para marcar como terminado. Sus trabajos "

@@ -26,6 +26,7 @@ from maestro.domain.fixed_texts import (
     COMPLETION_NO_JOB,
     COMPLETION_NOT_REPORTABLE,
     COMPLETION_NOTED,
+    COMPLETION_WHICH,
     NO_OPEN_JOBS,
     NOT_REPORTED_YET,
     RATING_REQUEST,
@@ -33,6 +34,7 @@ from maestro.domain.fixed_texts import (
 )
 from maestro.domain.language import in_language
 from maestro.domain.models import (
+    REPORTABLE,
     InvalidTransitionError,
     WorkOrder,
     WorkOrderStatus,
@@ -69,21 +71,10 @@ def report_or_confirm(params: ManageExistingParams, ctx: LaneContext) -> LaneOut
     lane = Lane.MANAGE_EXISTING
     sender = ctx.sender
     assert sender is not None  # manage_existing.run checked it
-    language = ctx.sender_language
     mine = {wo.wo_id: wo for wo in ctx.work_orders.open_for_party(sender.party_id) if wo.is_open}
     named = [wo_id for i in params.wo_ids if (wo_id := ctx.resolve_target(i) or i) in mine]
     if len(named) != 1:
-        jobs = "; ".join(job_label(wo) for wo in mine.values()) or in_language(
-            NO_OPEN_JOBS, language
-        )
-        ctx.send(
-            sender.phone,
-            truncate(in_language(COMPLETION_NO_JOB, language).format(jobs=jobs), 1500),
-            suffix="which",
-        )
-        return finish(
-            ctx, lane, status="skipped", note="complete: not one open work order of theirs named"
-        )
+        return _which(ctx, list(mine.values()))
     wo = mine[named[0]]
     part = part_of(sender, wo)
     if part == "vendor":
@@ -91,6 +82,32 @@ def report_or_confirm(params: ManageExistingParams, ctx: LaneContext) -> LaneOut
     if part == "tenant":
         return _confirm(ctx, wo)
     return finish(ctx, lane, status="skipped", note=f"complete: a {part} of {wo.wo_id} may not")
+
+
+def _which(ctx: LaneContext, mine: list[WorkOrder]) -> LaneOutcome:
+    """Not one job named: a vendor is asked which of their jobs is finished, by id (no question
+    is stored: the answer naming one is a report of its own); anyone else hears what they have
+    open. Nothing changes."""
+    sender = ctx.sender
+    assert sender is not None
+    language = ctx.sender_language
+    jobs = [wo for wo in mine if part_of(sender, wo) == "vendor" and wo.status in REPORTABLE]
+    if len(jobs) > 1:
+        lead = in_language(COMPLETION_WHICH, language).format(example=jobs[0].wo_id)
+        listed = "; ".join(job_label(wo) for wo in jobs)
+        text = f"{lead} {listed}"
+    else:
+        listed = "; ".join(job_label(wo) for wo in mine) or in_language(NO_OPEN_JOBS, language)
+        text = in_language(COMPLETION_NO_JOB, language).format(jobs=listed)
+    ctx.send(sender.phone, truncate(text, 1500), suffix="which")
+    return finish(
+        ctx,
+        Lane.MANAGE_EXISTING,
+        status="skipped",
+        note=f"complete: not one job named; asked which of {len(jobs)}"
+        if len(jobs) > 1
+        else "complete: no open job of theirs named",
+    )
 
 
 def _report(ctx: LaneContext, wo: WorkOrder) -> LaneOutcome:
