@@ -2,7 +2,8 @@
 
 It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
 "offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
-first match wins, in this order: 1, 7, 2, 3, 5, 6; for a PM, 1 then 8. (Rule 4, answers to an
+first match wins, in this order: 1, 7, 2, 3, 5, 6; for a vendor, 9 after 1; for a tenant, 9
+after 7; for a PM, 1 then 8. (Rule 4, answers to an
 open question, is not the brain's: the pipeline's resolve step matches them against the stored
 candidates first.)
 
@@ -31,6 +32,13 @@ candidates first.)
    refused in words, naming it; an answer to a visit question or a rating is read as rules 2
    and 3; words about exactly one of their open work orders are a note on it; anything else
    gets what a PM can text. A PM opens no work order: a tenant does.
+
+9. completion from the field (docs/completion.md): a vendor's "it's done" in the words vendors
+   use (``maestro.domain.completion``; "done for today" is none) → manage_existing complete on
+   their one job in hand, or the one named (by id or its words), else with none named, so the
+   lane asks which; the tenant's answer about a job reported finished: a plain yes → complete,
+   something still wrong → relay_to_open_wo (the lane reopens it to the vendor). A PM's
+   "close WO-204" / "mark 204 done" is rule 8's, held until YES like a cancel.
 
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a

@@ -80,6 +80,7 @@ _STATUS_WORDS = {
         WorkOrderStatus.ASSIGNED: "asignada",
         WorkOrderStatus.SCHEDULED: "programada",
         WorkOrderStatus.IN_PROGRESS: "en curso",
+        WorkOrderStatus.COMPLETION_REPORTED: "terminada, por confirmar",
         WorkOrderStatus.COMPLETED: "completada",
         WorkOrderStatus.CANCELLED: "cancelada",
     }
