@@ -16,9 +16,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore
 from maestro.domain.directory import Directory, Person, PersonRole, Property, Trade, Unit, Vendor
 from maestro.domain.models import WorkOrder, WorkOrderStatus
+from maestro.domain.timeline import StatusEntry
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed_directory
 from tests.integration.embedded import flush, sms, to_phone
@@ -139,6 +140,13 @@ def test_a_vendors_done_on_their_one_job_asks_the_tenant_and_her_yes_completes_i
     assert asked.startswith("Dee says WO-501 (bathroom hot tap won't shut off) is finished.")
     assert "Reply YES" in asked
     assert "asked the tenant to confirm" in to_phone(stack, DEE.phone)[-1]
+    timeline = DynamoTimeline(stack.ddb, stack.tables["timeline"])
+    (reported,) = [e for e in timeline.for_wo("WO-501") if isinstance(e, StatusEntry)]
+    assert (reported.to_status, reported.operation) == (
+        WorkOrderStatus.COMPLETION_REPORTED,
+        "report_completion",
+    )
+    assert "all sorted" in reported.what  # the vendor's words are on the record
 
     _text(stack, rosa, "Yep! works perfectly now")
     wo = _wo(stack, "WO-501")

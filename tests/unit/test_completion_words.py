@@ -63,6 +63,11 @@ NOT_DONE = [
     "no quedó, falta una pieza",
     "yes I'll take it",
     "can you send me the gate code",
+    "fixed the leak but the cabinet floor is rotten",
+    "replaced the trap, subfloor needs replacing though",
+    "listo para ir mañana temprano",
+    "listo, mañana paso con la pieza",
+    "arreglé la fuga pero falta pintar",
 ]
 
 

@@ -85,12 +85,16 @@ _NOT_YET = re.compile(
             r"thursday|friday|saturday|sunday|next\s+week|in\s+the\s+morning)",
             r"(?<![\w'])(?:first|one)\s+(?:part|half|step|coat|side|stage)(?![\w'])",
             r"(?<![\w'])for\s+now(?![\w'])",
+            # A caveat: the rest is news for the record, not a clean completion.
+            r"(?<![\w'])(?:but|however|except|although|though)(?![\w'])",
+            r"(?<![\w'])needs?\s+(?:\w+\s+)?\w+ing(?![\w'])",
+            r"(?<![\w'])list[oa]\s+para(?![\w'])",
             r"(?<![\w'])temporar(?:y|ily)(?![\w'])",
             # Spanish
             r"(?<![\w'])(?:no|todavia\s+no|aun\s+no|aun\s+no\s+esta|todavia\s+no\s+esta)\s+"
             r"(?:\w+\s+){0,2}(?:termin\w*|quedo|esta\s+list[oa]|arregl\w*|complet\w*|list[oa])",
-            r"(?<![\w'])(?:todavia|aun|falta|faltan|casi)(?![\w'])",
-            r"(?<![\w'])(?:mañana|manana)\s+(?:\w+\s+){0,2}(?:termin\w*|vuelvo|regreso|sigo)",
+            r"(?<![\w'])(?:todavia|aun|falta|faltan|casi|pero)(?![\w'])",
+            r"(?<![\w'])(?:mañana|manana)\s+(?:\w+\s+){0,2}(?:termin\w*|vuelvo|regreso|sigo|paso|vengo|voy)",
             r"(?<![\w'])(?:termino|terminare|vuelvo|regreso|sigo)\s+(?:\w+\s+){0,2}(?:mañana|"
             r"manana|luego|despues|el\s+lunes|la\s+proxima)",
             r"(?<![\w'])por\s+hoy(?![\w'])",

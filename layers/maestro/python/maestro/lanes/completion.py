@@ -124,14 +124,17 @@ def _report(ctx: LaneContext, wo: WorkOrder) -> LaneOutcome:
     try:
         updated = update_work_order(ctx.work_orders, wo.wo_id, change) or wo
     except InvalidTransitionError:
-        said = COMPLETION_NOT_REPORTABLE
         status = wo.status.value.replace("_", " ")
-        text = in_language(said, language).format(job=job_label(wo), status=status)
+        text = in_language(COMPLETION_NOT_REPORTABLE, language).format(
+            job=job_label(wo), status=status
+        )
         ctx.send(sender.phone, text, suffix="not-reportable")
         return finish(
             ctx, lane, status="skipped", target=wo.wo_id, note=f"{wo.wo_id} is {wo.status}"
         )
-    _status_entry(ctx, wo, updated, "report_completion", "reported the job finished")
+    # Their words go on the record with it (what they did, a note for the tenant).
+    said = f': "{short(ctx.package.text, 300)}"' if ctx.package.text else ""
+    _status_entry(ctx, wo, updated, "report_completion", f"reported the job finished{said}")
     tenant = phone_of(ctx, updated.tenant_id)
     asked = ""
     if tenant is not None:
@@ -167,7 +170,8 @@ def _confirm(ctx: LaneContext, wo: WorkOrder) -> LaneOutcome:
         updated = update_work_order(ctx.work_orders, wo.wo_id, complete_change(ctx)) or wo
     except InvalidTransitionError:
         return finish(ctx, lane, status="skipped", target=wo.wo_id, note="moved on meanwhile")
-    _status_entry(ctx, wo, updated, "confirm_completion", "confirmed the job is finished")
+    said = f': "{short(ctx.package.text, 300)}"' if ctx.package.text else ""
+    _status_entry(ctx, wo, updated, "confirm_completion", f"confirmed the job is finished{said}")
     request = in_language(RATING_REQUEST, language).format(
         job=job_label(updated), vendor=vendor_name(ctx, updated, language)
     )
