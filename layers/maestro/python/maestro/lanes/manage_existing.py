@@ -165,7 +165,10 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
     if (
         ctx.agent is not None
         and not pm_listing
-        and params.operation != "complete"  # the agent lists, cancels and moves; never closes
+        # The agent cancels and moves (a tenant's or PM's); it never closes, and a vendor's
+        # list or report is read from the store as it is.
+        and params.operation != "complete"
+        and sender.role is not PartyRole.VENDOR
         and (queued is None or queued.pending_id is None)
     ):
         # The manage agent resolves the party's words against their real work orders; what it
