@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import model_validator
 
@@ -33,23 +33,7 @@ from maestro.domain.safety_lexicon import (
     REAL_WORD_NEIGHBOURS,
     typo_variants,
 )
-
-Category = Literal[
-    "gas",
-    "smoke_fire",
-    "carbon_monoxide",
-    "electrical",
-    "flooding",
-    "sewage",
-    "no_heat_freezing",
-    "break_in",
-    "structural",
-    "other",
-]
-Severity = Literal["emergency", "urgent"]
-
-CATEGORIES: tuple[Category, ...] = get_args(Category)
-"""Every category the floor can report, in declaration order."""
+from maestro.domain.safety_rules import CATEGORIES, Category, Rule, Severity, alt, compiled
 
 
 class SafetyHit(Frozen):
@@ -92,8 +76,7 @@ def _gap(n: int) -> str:
     return rf"{_SEP}(?:(?!{_NEG}\b|{_JOIN}\b)[\w'’]+{_SEP}){{0,{n}}}?"
 
 
-def _alt(*parts: str) -> str:
-    return "(?:" + "|".join(parts) + ")"
+_alt = alt
 
 
 _THERES = (
@@ -212,45 +195,9 @@ _BATTERY_VETO = (
 )
 
 
-@cache
 def _compiled(source: str) -> re.Pattern[str]:
-    """``source`` compiled with IGNORECASE, once per process, when first needed.
-
-    Compiling every rule takes about 100 ms, so nothing is compiled at import: a cold start pays
-    only for the patterns its first texts reach (a rule's main pattern only once its trigger
-    matched).
-    """
-    return re.compile(source, re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    category: Category
-    severity: Severity
-    source: str
-    # The rule is skipped when `veto` matches anywhere in the message (e.g. "battery" for alarms).
-    veto_source: str | None = None
-    # The rule fires only when `requires` also matches somewhere (e.g. "freezing" for no heat).
-    requires_source: str | None = None
-    # A cheap stem every match contains, checked first so most texts skip the slow pattern
-    # (a test checks that each match holds its rule's trigger).
-    trigger_source: str | None = None
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        return _compiled(self.source)
-
-    @property
-    def veto(self) -> re.Pattern[str] | None:
-        return None if self.veto_source is None else _compiled(self.veto_source)
-
-    @property
-    def requires(self) -> re.Pattern[str] | None:
-        return None if self.requires_source is None else _compiled(self.requires_source)
-
-    @property
-    def trigger(self) -> re.Pattern[str] | None:
-        return None if self.trigger_source is None else _compiled(self.trigger_source)
+    """``source`` compiled with IGNORECASE, once per process, when first needed."""
+    return compiled(source, re.IGNORECASE)
 
 
 def _rule(
@@ -260,14 +207,15 @@ def _rule(
     veto: str | None = None,
     requires: str | None = None,
     trigger: str | None = None,
-) -> _Rule:
-    return _Rule(
-        category=category,
-        severity=severity,
-        source=_alt(*patterns),
-        veto_source=veto or None,
-        requires_source=requires or None,
-        trigger_source=trigger or None,
+) -> Rule:
+    return Rule.of(
+        category,
+        severity,
+        *patterns,
+        veto=veto,
+        requires=requires,
+        trigger=trigger,
+        flags=re.IGNORECASE,
     )
 
 
@@ -286,7 +234,7 @@ _FIRE_NOUN = (
     r"barbecue|wood\W*stove|camp\w*))"
 )
 
-_RULES: tuple[_Rule, ...] = (
+_RULES: tuple[Rule, ...] = (
     # --- gas ------------------------------------------------------------------------------------
     _rule(
         "gas",
@@ -760,22 +708,6 @@ def _negated(text: str, start: int, end: int) -> bool:
     return _compiled(_RESOLVED_AFTER).match(text[end : end + 40]) is not None
 
 
-def _first_span(rule: _Rule, text: str) -> tuple[int, int] | None:
-    if rule.trigger is not None and not rule.trigger.search(text):
-        return None
-    for match in rule.pattern.finditer(text):
-        start, end = match.span()
-        if end == start or _negated(text, start, end):
-            continue
-        # Whole-text conditions are checked only once a phrase matched: most texts never get here.
-        if rule.veto is not None and rule.veto.search(text):
-            return None
-        if rule.requires is not None and not rule.requires.search(text):
-            return None
-        return start, end
-    return None
-
-
 # ---------------------------------------------------------------------------------------------
 # Typo correction. Before the rules run, a token one typo away from a hazard keyword ("smkoe",
 # "furnance", "watter") is replaced by the keyword, unless it is an English word ("waiter",
@@ -880,23 +812,13 @@ def safety_floor(text: str) -> SafetyHit | None:
     scanned = text if corrected is None else corrected.text
     best: SafetyHit | None = None
     for rule in _RULES:
-        span = _first_span(rule, scanned)
+        span = rule.first_span(scanned, _negated)
         if span is None:
             continue
         start, end = span
         if corrected is not None:
             start, end = corrected.starts[start], corrected.ends[end - 1]
-        if best is None or (_SEVERITY_RANK[rule.severity], start) < (
-            _SEVERITY_RANK[best.severity],
-            best.start,
-        ):
-            best = SafetyHit(
-                category=rule.category,
-                severity=rule.severity,
-                phrase=text[start:end],
-                start=start,
-                end=end,
-            )
+        best = _better(_hit(rule, text, start, end, "en"), best)
     return _spanish(text, best)
 
 
@@ -905,31 +827,31 @@ def _spanish(text: str, best: SafetyHit | None) -> SafetyHit | None:
     read the text's sound spelling and map each hit back to the text as sent."""
     spelled = safety_spanish.sound_spelling(text)
     for rule in safety_spanish.SPANISH_RULES:
-        if rule.trigger is not None and not rule.trigger.search(spelled.text):
-            continue
-        for match in rule.pattern.finditer(spelled.text):
-            if match.end() == match.start() or safety_spanish.negated(
-                spelled.text, match.start(), match.end()
-            ):
-                continue
-            if (rule.veto is not None and rule.veto.search(spelled.text)) or (
-                rule.requires is not None and not rule.requires.search(spelled.text)
-            ):
-                break
-            start, end = spelled.span(match.start(), match.end())
-            if best is None or (_SEVERITY_RANK[rule.severity], start) < (
-                _SEVERITY_RANK[best.severity],
-                best.start,
-            ):
-                best = SafetyHit(
-                    category=rule.category,
-                    severity=rule.severity,
-                    phrase=text[start:end],
-                    start=start,
-                    end=end,
-                    language="es",
-                )
-            break
+        span = rule.first_span(spelled.text, safety_spanish.negated)
+        if span is not None:
+            start, end = spelled.span(*span)
+            best = _better(_hit(rule, text, start, end, "es"), best)
+    return best
+
+
+def _hit(rule: Rule, text: str, start: int, end: int, language: Literal["en", "es"]) -> SafetyHit:
+    return SafetyHit(
+        category=rule.category,
+        severity=rule.severity,
+        phrase=text[start:end],
+        start=start,
+        end=end,
+        language=language,
+    )
+
+
+def _better(hit: SafetyHit, best: SafetyHit | None) -> SafetyHit:
+    """The more severe of two hits, then the earlier; ``best`` on a tie."""
+    if best is None or (_SEVERITY_RANK[hit.severity], hit.start) < (
+        _SEVERITY_RANK[best.severity],
+        best.start,
+    ):
+        return hit
     return best
 
 
