@@ -197,14 +197,56 @@ MUST_NOT_FIRE: list[str] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "category"), MUST_FIRE)
+# Danger to people, and symptoms (#20): wordings that are in no labeled set.
+DANGER_NOW_FIRES: list[tuple[str, str]] = [
+    ("my grandpa just collapsed in the kitchen", "other"),
+    ("the lady in 3a is unresponsive on the stairs", "other"),
+    ("my boyfriend overdosed, hes barely breathing", "other"),
+    ("i think my wife is having a heart attack", "other"),
+    ("theres a man waving a knife around in the lobby", "other"),
+    ("shots fired outside building c", "other"),
+    ("my neighbour just got stabbed", "other"),
+    ("the upstairs guy keeps saying he will kill us", "other"),
+    ("we cant get out, the elevator is stuck between floors", "other"),
+    ("my 3 year old locked himself in the bathroom", "other"),
+    ("everybody here is dizzy and nauseous since the generator started", "carbon_monoxide"),
+    ("the tub faucet zapped me when i touched it", "electrical"),
+    ("the washer hose is spraying like a fire hose", "flooding"),
+    ("the laundry room is like a swimming pool", "flooding"),
+    ("been without heating all week and its 12 degrees out", "no_heat_freezing"),
+    ("i smell sumthing like gas in the laundry", "gas"),
+    ("the pilot is out on the water heater and it smells funny", "gas"),
+    ("stinks like skunk by the furnace", "gas"),
+    ("the deck boards are rotten, someone could fall right through", "structural"),
+    ("the basement drain is pushing up poop", "sewage"),
+]
+
+DANGER_NOW_DOES_NOT_FIRE: list[str] = [
+    "my mom is gonna kill me when she sees the carpet",
+    "he shot me an email about the lease",
+    "the kids had a nerf gun fight and knocked the blinds down",
+    "we all feel sick, it's the flu going around, can the inspection wait",
+    "the app is not responding when i pay rent",
+    "the dog is bleeding a little from a scratch, unrelated but the gate is broken",
+    "the smell of the new carpet is so strong i cant breathe lol",
+    "my chest pain from the flu is better now, you can come in",
+    "can i borrow a caulk gun",
+    "i got zapped by static from the carpet again",
+    "the contractor said the job might fall through",
+    "our toddler has a cold so please knock quietly",
+    "the odd knocking in the pipes is back",
+    "the neighbours are shooting a music video in the courtyard",
+]
+
+
+@pytest.mark.parametrize(("text", "category"), [*MUST_FIRE, *DANGER_NOW_FIRES])
 def test_must_fire(text: str, category: str) -> None:
     hit = safety_floor(text)
     assert hit is not None, text
     assert hit.category == category, hit
 
 
-@pytest.mark.parametrize("text", MUST_NOT_FIRE)
+@pytest.mark.parametrize("text", [*MUST_NOT_FIRE, *DANGER_NOW_DOES_NOT_FIRE])
 def test_must_not_fire(text: str) -> None:
     assert safety_floor(text) is None
 
@@ -372,60 +414,6 @@ def test_second_tuning_rows_are_well_formed() -> None:
         assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
     for row in _jsonl("tuning2_non_emergencies.jsonl"):
         assert row["category"] == "none", row
-
-
-# Wordings that are in no labeled set.
-DANGER_NOW_FIRES: list[tuple[str, str]] = [
-    ("my grandpa just collapsed in the kitchen", "other"),
-    ("the lady in 3a is unresponsive on the stairs", "other"),
-    ("my boyfriend overdosed, hes barely breathing", "other"),
-    ("i think my wife is having a heart attack", "other"),
-    ("theres a man waving a knife around in the lobby", "other"),
-    ("shots fired outside building c", "other"),
-    ("my neighbour just got stabbed", "other"),
-    ("the upstairs guy keeps saying he will kill us", "other"),
-    ("we cant get out, the elevator is stuck between floors", "other"),
-    ("my 3 year old locked himself in the bathroom", "other"),
-    ("everybody here is dizzy and nauseous since the generator started", "carbon_monoxide"),
-    ("the tub faucet zapped me when i touched it", "electrical"),
-    ("the washer hose is spraying like a fire hose", "flooding"),
-    ("the laundry room is like a swimming pool", "flooding"),
-    ("been without heating all week and its 12 degrees out", "no_heat_freezing"),
-    ("i smell sumthing like gas in the laundry", "gas"),
-    ("the pilot is out on the water heater and it smells funny", "gas"),
-    ("stinks like skunk by the furnace", "gas"),
-    ("the deck boards are rotten, someone could fall right through", "structural"),
-    ("the basement drain is pushing up poop", "sewage"),
-]
-
-DANGER_NOW_DOES_NOT_FIRE: list[str] = [
-    "my mom is gonna kill me when she sees the carpet",
-    "he shot me an email about the lease",
-    "the kids had a nerf gun fight and knocked the blinds down",
-    "we all feel sick, it's the flu going around, can the inspection wait",
-    "the app is not responding when i pay rent",
-    "the dog is bleeding a little from a scratch, unrelated but the gate is broken",
-    "the smell of the new carpet is so strong i cant breathe lol",
-    "my chest pain from the flu is better now, you can come in",
-    "can i borrow a caulk gun",
-    "i got zapped by static from the carpet again",
-    "the contractor said the job might fall through",
-    "our toddler has a cold so please knock quietly",
-    "the odd knocking in the pipes is back",
-    "the neighbours are shooting a music video in the courtyard",
-]
-
-
-@pytest.mark.parametrize(("text", "category"), DANGER_NOW_FIRES)
-def test_danger_now_fires(text: str, category: str) -> None:
-    hit = safety_floor(text)
-    assert hit is not None, text
-    assert hit.category == category, hit
-
-
-@pytest.mark.parametrize("text", DANGER_NOW_DOES_NOT_FIRE)
-def test_figures_of_speech_and_routine_texts_do_not_fire(text: str) -> None:
-    assert safety_floor(text) is None, safety_floor(text)
 
 
 # --- typo tolerance ------------------------------------------------------------------------------
