@@ -132,6 +132,44 @@ def test_a_problem_of_its_own_opens_a_work_order(
     assert _queued(text, contexts) == [(Lane.CREATE_WO, None)]
 
 
+OVEN_BROKEN = wo_context("WO-420", "the oven is broken, unit 7C")
+MICROWAVE_STOPPED = wo_context("WO-421", "microwave stopped working, unit 7C")
+DRYER_NOT_WORKING = wo_context("WO-422", "the dryer is not working, unit 7C")
+WASHER_BROKEN = wo_context("WO-423", "washing machine is broken, unit 7C")
+DISHWASHER_DEAD = wo_context("WO-424", "dishwasher doesn't work at all, unit 7C")
+DRYER_WONT_START = wo_context("WO-425", "dryer won't start, unit 7C")
+CEILING_WATER = wo_context("WO-426", "water leaking through the living room ceiling, unit 7C")
+
+
+@pytest.mark.parametrize(
+    ("text", "contexts"),
+    [
+        # each names a thing of its own, with a symptom the open one's words give no kind to:
+        # "stuck", "rattling", "clogged", "flickering", "a smell" are no hint at "broken"
+        ("the garage door is stuck halfway up", (OVEN_BROKEN,)),
+        ("the hallway radiator is rattling all night", (MICROWAVE_STOPPED,)),
+        ("the shower drain is clogged", (DRYER_NOT_WORKING,)),
+        ("the closet light keeps flickering", (WASHER_BROKEN,)),
+        ("there's a weird smell coming out of the garbage disposal", (DISHWASHER_DEAD,)),
+        ("the thermostat is stuck on 85", (OVEN_BROKEN, DRYER_WONT_START)),
+    ],
+)
+def test_a_thing_of_its_own_opens_a_work_order_despite_a_generic_symptom(
+    text: str, contexts: tuple[OpenContext, ...]
+) -> None:
+    """Something being wrong is no reference: a text naming its own thing, and none of an open
+    work order's things, rooms or words, is a new problem, not a question about the open one."""
+    assert _queued(text, contexts) == [(Lane.CREATE_WO, None)]
+
+
+def test_a_thing_of_its_own_with_the_open_ones_kind_of_symptom_still_asks() -> None:
+    """A leak behind the toilet may be what comes through the ceiling below: the same kind of
+    symptom is a hint, so it asks."""
+    assert _asked_about("the pipe behind the toilet is leaking", (CEILING_WATER, OVEN_BROKEN)) == {
+        "WO-426"
+    }
+
+
 @pytest.mark.parametrize("rated", [FIXED_TUB_DRAIN, RATED_TUB_DRAIN])
 def test_a_finished_work_order_awaiting_its_rating_takes_no_note(rated: OpenContext) -> None:
     """With or without its status given, a work order whose rating request is out is done: the

@@ -790,7 +790,13 @@ def _refer(text: str, candidates: Sequence[OpenContext]) -> _Reference:
         )
         if names and not contradicted and not additive:
             named.append(candidate)
-        if names or shared_words or same_place or (kinds and _kinds_agree(kinds, its_kinds)):
+        # A kind of symptom hints only when both say one ("dripping" and "leaks"): a thing of
+        # its own with a symptom the candidate's words have no kind for ("the latch won't lock"
+        # with "the fridge stopped working") shares nothing but that something is wrong.
+        shares_kind = (
+            bool(kinds) and (bool(its_kinds) or not things) and _kinds_agree(kinds, its_kinds)
+        )
+        if names or shared_words or same_place or shares_kind:
             hinted.append(candidate)
     return _Reference(
         named=tuple(named),
