@@ -37,7 +37,10 @@ candidates first.)
 
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
-room the one before did not, is a problem of its own. Rule 5 gives each problem its own action
+room the one before did not, is a problem of its own, whatever the thing: one the lexicon does
+not know ("the porch railing is loose") is a ``general`` problem, never words on its neighbour's;
+a part of the thing before ("… and its stopper is stuck", ``maestro.domain.parts``) is more of
+it. Rule 5 gives each problem its own action
 (a relay to its work order or a create, refs new:1, new:2…); a time offered unasked ("I'm home
 tomorrow after 3") proposes a visit for each new work order. Rules 2, 3 and 7 relay or create
 the problems said alongside their answer or command (a tie or a room-only match is left to the
@@ -88,6 +91,7 @@ from maestro.domain.models import (
     Package,
     PartyRole,
 )
+from maestro.domain.parts import PARTS_OF, all_parts
 from maestro.domain.records import BrainSample
 from maestro.domain.wo_refs import WoRef, wo_ref_spans
 
@@ -375,6 +379,65 @@ _ROOM = re.compile(
     r"closet|attic|balcony|patio)\b",
     re.IGNORECASE,
 )
+# What is wrong with a thing the lexicon does not know ("the intercom handset stopped working",
+# "the blinds are broken"): plain symptoms only, none that also names a topic ("issue",
+# "missing", "smell"), so "my lease issue" or "the missing parcel" is no problem with a thing.
+_OBJECT_SYMPTOM = re.compile(
+    r"\b(?:broken|broke|busted|damaged|not\s+working|(?:does|do|is|are)n'?t\s+work\w*|"
+    r"(?:does|do|is|are)\s+not\s+work\w*|won'?t\s+[a-z]+|stopped\s+working|quit\s+working|"
+    r"leak\w*|drip\w*|clogged|cracked|stuck|jammed|loose|falling\s+off|came\s+off|"
+    r"(?:making|makes?)\s+(?:an?\s+)?(?:[a-z]+\s+)?nois\w*|rattl\w*|squeak\w*|grind\w*|"
+    r"flicker\w*|(?:is|are|was|were)(?:n'?t|\s+not)\s+[a-z]+ing)\b",
+    re.IGNORECASE,
+)
+# The parts of things (maestro.domain.parts): "the trap", "a hinge", "the flapper".
+_PART = re.compile(
+    rf"\b({'|'.join(sorted(all_parts(), key=len, reverse=True))})(?:e?s)?\b", re.IGNORECASE
+)
+# The things (a part or a whole) each part belongs to.
+_ALL_PARTS = all_parts()
+_WHOLES = {part: frozenset(w for w, ps in PARTS_OF.items() if part in ps) for part in all_parts()}
+# Parts that are things of their own too: a door is a fridge's, and a room's.
+_PARTS_ALSO_THINGS = frozenset(
+    part for part in all_parts() if any(p.fullmatch(part) for _, p in _LEXICON)
+)
+# A thing the lexicon does not know is named after a determiner: "the blinds", "my intercom".
+_OBJECT_LEAD = re.compile(
+    r"\b(?:the|my|our|a|an|this|that|these|those|their|his|her|its)\s+", re.IGNORECASE
+)
+_NEXT_WORD = re.compile(r"([a-z][a-z'’-]*)\s*", re.IGNORECASE)
+# Words after a determiner that name no thing to repair: people, times, water itself, sizes.
+_NOT_OBJECTS = frozenset(
+    _stem(w)
+    for w in (
+        "water", "landlord", "manager", "neighbor", "neighbour", "neighbors", "neighbours",
+        "plumber", "electrician", "guy", "man", "woman", "lady", "tech", "technician", "vendor",
+        "super", "superintendent", "someone", "somebody", "person", "people", "kid", "kids",
+        "son", "daughter", "husband", "wife", "roommate", "dog", "cat", "baby", "day", "night",
+        "week", "weekend", "month", "year", "time", "moment", "minute", "hour", "lot", "bit",
+        "side", "top", "bottom", "middle", "end", "left", "right", "place", "old", "weird",
+        "strange", "little", "big", "small", "whole", "entire", "first", "last", "second",
+        "tiny", "huge", "loud", "bad", "whatever", "something", "thing", "stuff",
+        # the tenant's own things and dealings, no part of the home: "my phone isn't charging"
+        "phone", "cell", "laptop", "computer", "car", "package", "parcel", "mail", "app",
+        "account", "payment", "card", "rent", "lease", "bill", "check", "cheque", "website",
+        "portal", "email", "text", "message", "link", "code", "password",
+    )
+)  # fmt: skip
+# Where, not what: a determiner's phrase ends at them ("a little underneath", "the one behind").
+_OBJECT_PHRASE_END = frozenset(
+    {
+        "underneath", "below", "above", "behind", "beneath", "inside", "outside", "around",
+        "near", "next", "into", "onto", "through", "across", "between", "everywhere",
+        "somewhere", "anywhere", "today", "yesterday", "again", "since", "because", "when",
+    }
+)  # fmt: skip
+# A part said as the open thing's ("the pipe under it", "the door on it", "the cabinet below").
+_OF_IT = re.compile(
+    r"\b(?:under|below|beneath|behind|underneath|on|of|in|inside|off)\s+it\b"
+    r"|\b(?:under|down|in|back|behind)\s+there\b|\b(?:below|beneath|underneath)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,23 +454,101 @@ def _problem(text: str) -> _Problem | None:
         for category, pattern in _LEXICON
         for m in pattern.finditer(text)
     )
-    if not hits:
-        return None
-    categories = {category for _, category, _ in hits}
     symptoms = [m.span() for m in _SYMPTOM.finditer(text)]
+    named = _named_things(text, symptoms)
+    if not hits:
+        if named and symptoms:
+            # Only parts are named ("the flapper keeps running"): their thing's category.
+            return _Problem(_category_of_parts(named), named, named)
+        return _unknown_problem(text)
+    categories = {category for _, category, _ in hits}
     if not (symptoms or categories & {"pest", "general"}):
         return None
+    if not named and (unknown := _unknown_problem(text)) is not None:
+        return unknown  # "the skylight is leaking": the skylight's, not the leak's category
 
     def stems(phrases: list[str]) -> frozenset[str]:
         return frozenset(_stem(w) for phrase in phrases for w in _WORD.findall(phrase.lower()))
 
     return _Problem(
-        category=hits[0][1],
-        nouns=stems([phrase for _, _, phrase in hits]),
-        things=stems(
-            [phrase for at, _, phrase in hits if not any(s <= at < e for s, e in symptoms)]
-        ),
+        category=hits[0][1], nouns=stems([phrase for _, _, phrase in hits]), things=named
     )
+
+
+def _unknown_problem(text: str) -> _Problem | None:
+    """A problem with a thing the lexicon does not know ("the intercom handset stopped
+    working"): the category of an unknown thing is ``general``, never a neighbour's."""
+    if _OBJECT_SYMPTOM.search(text) is None:
+        return None
+    symptoms = [*_symptom_spans(text), *(m.span() for m in _OBJECT_SYMPTOM.finditer(text))]
+    objects = _unknown_objects(text, symptoms)
+    return _Problem("general", objects, objects) if objects else None
+
+
+def _unknown_objects(text: str, symptoms: Sequence[tuple[int, int]]) -> frozenset[str]:
+    """The words naming a thing after a determiner ("the garbage chute", "my blinds"), up to
+    the first word of a symptom or a stopword; rooms, people and times are no things."""
+    found: set[str] = set()
+    for lead in _OBJECT_LEAD.finditer(text):
+        at = lead.end()
+        for _ in range(3):
+            word = _NEXT_WORD.match(text, at)
+            if word is None or any(s <= word.start() < e for s, e in symptoms):
+                break
+            said = word.group(1).lower()
+            if said in _STOPWORDS or said in _OBJECT_PHRASE_END or _TIME.fullmatch(said):
+                break
+            if len(said) >= 3 and said not in _LOCATIONS and _stem(said) not in _NOT_OBJECTS:
+                found.add(_stem(said))
+            at = word.end()
+    return frozenset(found)
+
+
+def _thing_name(phrase: str) -> str:
+    """One name per thing: "fridge" and "refrigerator" are one, "sinks" is "sink"."""
+    phrase = " ".join(phrase.lower().split())
+    same = next((name for p, name in _SAME_THING if p.fullmatch(phrase)), None)
+    return same or " ".join(_stem(w) for w in _WORD.findall(phrase))
+
+
+def _named_things(text: str, symptoms: Sequence[tuple[int, int]]) -> frozenset[str]:
+    """The things and parts the lexicon and the part-of table know in ``text``, outside its
+    symptoms ("leaking", "won't drain": what is wrong, not what)."""
+    found: set[str] = set()
+    for pattern in (*(p for _, p in _LEXICON), _PART):
+        for match in pattern.finditer(text):
+            if not any(s <= match.start() < e for s, e in symptoms):
+                found.add(_thing_name(match.group(1) if pattern is _PART else match.group(0)))
+    return frozenset(found)
+
+
+def _is_surface(thing: str) -> bool:
+    """A floor, a wall, a ceiling: where things are, not a fixture with parts of its own."""
+    return any(c == "structural" and p.fullmatch(thing) for c, p in _LEXICON)
+
+
+def _parts_of(things: frozenset[str]) -> frozenset[str]:
+    return frozenset().union(*(PARTS_OF.get(thing, frozenset()) for thing in things))
+
+
+def _parts_named(things: frozenset[str], wholes: frozenset[str], text: str) -> frozenset[str]:
+    """The ``things`` of ``text`` that are parts of ``wholes``: a part that is no thing of its
+    own ("the trap", "a hinge") always; one that is (a door, a drain, a light: a fridge has
+    them, so does every room) only when said as theirs ("the door on it", "the pipe below")."""
+    parts = things & _parts_of(wholes)
+    return parts if _OF_IT.search(text) else parts - _PARTS_ALSO_THINGS
+
+
+def _category_of_parts(parts: frozenset[str]) -> Category:
+    """The category of the things ``parts`` belong to, when they agree; else ``general``."""
+    categories = {
+        category
+        for part in parts
+        for whole in _WHOLES.get(part, frozenset({part}))
+        for category, pattern in _LEXICON
+        if pattern.fullmatch(whole)
+    }
+    return categories.pop() if len(categories) == 1 else "general"
 
 
 # --- clauses: several intents in one package (rules 2, 3, 5, 7) ---------------------------------
@@ -496,7 +637,9 @@ def _stands_alone(clause: _Clause, group: Sequence[_Clause], lines: str) -> bool
         return True  # "the bathroom sink is clogged and the hallway leak is back"
     things = clause.problem.things
     known = frozenset().union(*(c.problem.things for c in group if c.problem))
-    return bool(things) and not things <= known
+    # "the sink leaks, the trap under it is loose": a part of the group's thing is more of it.
+    parts = _parts_named(things, known, lines[clause.start : clause.end])
+    return bool(things) and not things <= known | parts
 
 
 def _parts(lines: str, text: str) -> _Parts:
@@ -616,7 +759,9 @@ def _best_by_stems(words: frozenset[str], contexts: Sequence[OpenContext]) -> li
 # --- which work order the words name (I3, I4: bind only when one is clearly named) ----------------
 #
 # A reference is clear when it names the candidate's *thing* (the sink, the radiator, the fridge)
-# or, naming no thing, shares a word with its description that is neither a room nor a symptom
+# or a part of it ("the flapper" of a toilet; a part that is a thing of its own too, a door or a
+# drain, only said as its: "the door on it"), or, naming no thing,
+# shares a word with its description that is neither a room nor a symptom
 # ("the plumber", "the part"). A shared room or a shared symptom ("leaking", "not cooling") is a
 # hint, never a name: many things leak. A name is void when the words contradict the candidate
 # (another room or side, "the back door" for "the front door lock"; a symptom of another kind,
@@ -630,6 +775,7 @@ _SAME_THING = (
     (re.compile(r"a/c|ac|air\s*con\w*", re.IGNORECASE), "air conditioner"),
     (re.compile(r"taps?|faucets?", re.IGNORECASE), "faucet"),
     (re.compile(r"washer|washing\s+machine", re.IGNORECASE), "washing machine"),
+    (re.compile(r"(?:bath)?tubs?", re.IGNORECASE), "tub"),
 )
 # Kinds of symptom: two descriptions with symptoms of disjoint kinds are two problems.
 _SYMPTOM_KINDS = tuple(
@@ -713,17 +859,14 @@ def _symptom_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _things(text: str) -> frozenset[str]:
-    """The things ``text`` names (lexicon nouns outside its symptoms), one name per thing."""
+    """The things ``text`` names (lexicon nouns and parts outside its symptoms, else a thing
+    the lexicon does not know that something is wrong with), one name per thing."""
     symptoms = _symptom_spans(text)
-    found: set[str] = set()
-    for _, pattern in _LEXICON:
-        for match in pattern.finditer(text):
-            if any(s <= match.start() < e for s, e in symptoms):
-                continue  # "leaking", "won't drain": what is wrong, not what
-            phrase = " ".join(match.group(0).lower().split())
-            same = next((name for p, name in _SAME_THING if p.fullmatch(phrase)), None)
-            found.add(same or " ".join(_stem(w) for w in _WORD.findall(phrase)))
-    return frozenset(found)
+    named = _named_things(text, symptoms)
+    if named:
+        return named
+    unknown = _unknown_problem(text)
+    return unknown.things if unknown else frozenset()
 
 
 def _kinds(text: str) -> frozenset[str]:
@@ -771,15 +914,22 @@ def _refer(text: str, candidates: Sequence[OpenContext]) -> _Reference:
     for candidate in candidates:
         described = candidate.description
         its_things = _things(described)
-        known_things |= its_things
+        its_parts = _parts_named(things, its_things, said)  # "the trap under it": the sink's
+        known_things |= its_things | its_parts
         its_kinds, its_places = _kinds(described), _places(described)
         shared_words = words & _plain_words(described)
         same_place = bool(places & its_places)
         # Naming a thing, the thing decides. Naming none: a plain shared word ("the plumber"),
         # or its place with its kind of symptom ("the kitchen leak"), or its place in a
         # selection ("the kitchen one").
+        # "the oven door" is the oven's door, not the fridge's: naming a fixture of their own,
+        # the words name the candidate by no part they share with it (a floor or a wall is
+        # no fixture: "the cabinet floor" is still the sink's cabinet).
+        shared_things = things & (its_things | its_parts)
+        if any(not _is_surface(t) for t in things - its_things - _ALL_PARTS):
+            shared_things -= _ALL_PARTS
         names = (
-            bool(things & its_things)
+            bool(shared_things)
             if things
             else bool(shared_words)
             or (same_place and bool(kinds & its_kinds))
