@@ -16,9 +16,17 @@ from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.roles import part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
+from maestro.lanes.composed_reply import composed_or_fixed
 from maestro.lanes.schedule_visit import when
 
-__all__ = ["NEUTRAL_REPLIES", "NEUTRAL_REPLY", "pm_status_reply", "run", "status_reply"]
+__all__ = [
+    "NEUTRAL_REPLIES",
+    "NEUTRAL_REPLY",
+    "fixed_reply",
+    "pm_status_reply",
+    "run",
+    "status_reply",
+]
 
 NEUTRAL_REPLIES = {
     "en": "Thanks for your message. I'm on it and will get back to you shortly.",
@@ -81,6 +89,11 @@ def _vendor_name(ctx: LaneContext, wo: WorkOrder) -> str | None:
     return (vendor.name or wo.vendor_id) if vendor is not None else wo.vendor_id
 
 
+def fixed_reply(ctx: LaneContext) -> str:
+    """The fixed text this lane sends when no reply is written, composed or checked."""
+    return in_language(NEUTRAL_REPLIES, ctx.sender_language)
+
+
 def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     # An unknown sender still gets a reply, on the number the package came from; nothing binds
     # that number to a person.
@@ -106,5 +119,11 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
                 reply = pm_status_reply(wo, _vendor_name(ctx, wo))
             else:
                 reply = status_reply(wo, ctx.sender_language)
-    ctx.send(to, reply or in_language(NEUTRAL_REPLIES, ctx.sender_language), suffix="reply")
-    return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")
+    note = "assistant replied"
+    if not reply:
+        # With a model, the cheap model writes it and the check lets it go, or the fixed text.
+        choice = composed_or_fixed(ctx, fixed_reply(ctx))
+        reply = choice.text
+        note = f"{note}: {choice.note}" if choice.note else note
+    ctx.send(to, reply, suffix="reply")
+    return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note=note)
