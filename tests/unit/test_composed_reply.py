@@ -11,6 +11,7 @@ from fakes import InMemoryDecisionLog
 
 from maestro.brain.compose import ReplyComposer
 from maestro.brain.model import ModelError
+from maestro.brain.models import models_for
 from maestro.brain.scripted import ScriptedModel
 from maestro.domain.actions import Lane
 from maestro.domain.models import Party, PartyRole, VisitWindow, WorkOrder, WorkOrderStatus
@@ -19,6 +20,7 @@ from maestro.domain.records import ActionOutcomeRecord
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.continue_with_assistant import NEUTRAL_REPLIES
+from maestro.settings import ModelSettings
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,
     InMemoryPendingStore,
@@ -193,3 +195,13 @@ def test_the_vendor_of_the_senders_own_work_order_is_another_party() -> None:
     assert lane.sent() == [FIXED]
     assert "other_party" in outcome.note
     assert "Dara" not in outcome.note  # the note says why, not what was refused
+
+
+def test_the_setting_turns_composition_off(monkeypatch: Any) -> None:
+    assert ModelSettings().compose_replies is True  # on by default: it acts only with a model
+    monkeypatch.setenv("MAESTRO_COMPOSE_REPLIES", "false")
+    assert ModelSettings().compose_replies is False
+
+    assert models_for(ScriptedModel()).composer is not None
+    assert models_for(ScriptedModel(), compose_replies=False).composer is None
+    assert models_for(None).composer is None  # offline: nothing to compose with
