@@ -59,10 +59,15 @@ CLEAN: list[tuple[str, ReplyFacts]] = [
     ("I added your note to WO-5C31 and passed it on to the vendor.", facts(RELAYED)),
     ("I've let the vendor know about the rattling fan.", facts(RELAYED)),
     ("I paged the property manager; a person will follow up.", facts(PAGED)),
+    ("I've alerted the manager, who will call you back.", facts(PAGED)),
     ("Your own number, 415-555-0123, is the one we text.", NOTHING),
     ("Unit 12A noted, thanks.", NOTHING),
     ("Si alguien está en peligro, llame al 911.", NOTHING),
     ("Thanks, that's everything for now.", NOTHING),
+    ("You're welcome! Feel free to reach out if anything else comes up.", NOTHING),
+    ("Let me know if there's anything else I can help with.", NOTHING),
+    ("No dude en escribirnos si necesita algo más.", NOTHING),
+    ("¡Con gusto! Estamos para ayudarle.", NOTHING),
 ]
 
 
@@ -88,6 +93,8 @@ PROMISES: list[tuple[str, ReplyFacts]] = [
     ("Your request was cancelled as asked.", NOTHING),
     ("Hang tight, looking into it now!", NOTHING),
     ("Will do.", NOTHING),
+    ("Someone from the office will reach out to you.", NOTHING),
+    ("Our team should be in touch about it.", NOTHING),
     ("Me ocupo y le respondo en breve.", NOTHING),
     ("Un técnico irá a su casa.", NOTHING),
     ("Lo arreglaremos pronto.", NOTHING),
@@ -100,6 +107,8 @@ PROMISES: list[tuple[str, ReplyFacts]] = [
     ("Your visit for WO-5C31 is booked.", facts(PROPOSED)),
     ("I passed your note to the vendor.", facts(OPENED)),
     ("The property manager will call you back.", facts(RELAYED)),
+    ("I let your landlord know.", facts(RELAYED)),
+    ("I told the plumber about it.", facts(PAGED)),
     ("We've booked the repair and refunded the fee.", facts(BOOKED)),
 ]
 

@@ -131,9 +131,14 @@ _WHO = (
     r"(?:technician|tech|plumber|electrician|handyman|contractor|vendor|repair\s?(?:man|person)|"
     r"maintenance|someone|somebody|a person|crew|team|locksmith|exterminator|worker)"
 )
-_STAFF = (
-    r"(?:vendor|technician|tech|plumber|electrician|handyman|team|manager|landlord|contractor|"
-    r"crew|maintenance|office|owner|super|superintendent)"
+# Who a relay reaches (the work order's side), and who a page reaches (the manager's side).
+_VENDOR_SIDE = (
+    r"(?:vendor|technician|tech|plumber|electrician|handyman|team|contractor|crew|maintenance)"
+)
+_MANAGER_SIDE = r"(?:(?:property\s+)?manager|landlord|office|owner|super|superintendent|on-call)"
+_TOLD = (
+    r"(?:told|tell|notif(?:y|ied)|inform(?:ed)?|alert(?:ed)?|contact(?:ed)?|messag(?:e|ed)|"
+    r"text(?:ed)?|reach(?:ed)? out to|paged?)"
 )
 
 
@@ -197,12 +202,11 @@ _PROMISES: Final[tuple[tuple[str, re.Pattern[str], frozenset[Did], bool], ...]] 
         _any(
             r"\b(?:pass(?:ed|ing)?|sen[td](?:ing)?|forward(?:ed|ing)?)\b[^.!?]{0,25}"
             r"\b(?:on|along|over|to (?:the|your|our))\b",
-            rf"\blet(?:ting)? (?:the|your|our|them|him|her)\s+(?:{_STAFF}\s+)?know\b",
-            r"\b(?:told|tell|notif(?:y|ied)|inform(?:ed)?|alert(?:ed)?|contact(?:ed)?|messag(?:e|ed)|"
-            rf"text(?:ed)?|reach(?:ed)? out to)\s+(?:the|your|our)\s+{_STAFF}",
+            rf"\blet(?:ting)? (?:the|your|our|them|him|her)\s+(?:{_VENDOR_SIDE}\s+)?know\b",
+            rf"\b{_TOLD}\s+(?:the|your|our)\s+{_VENDOR_SIDE}",
             r"\b(?:avis|inform|comunic|notific|transmit|pas|envi)\w*\b[^.!?]{0,25}"
-            r"\b(?:al|a la|a su|a los|a las)\s+(?:t[ée]cnic|plomer|electricista|administra|"
-            r"encargad|equipo|proveedor|contratista|gerente|propietari|due[ñn])",
+            r"\b(?:al|a la|a su|a los|a las)\s+(?:t[ée]cnic|plomer|electricista|equipo|"
+            r"proveedor|contratista)",
         ),
         frozenset({Did.RELAYED}),
         True,
@@ -211,10 +215,13 @@ _PROMISES: Final[tuple[tuple[str, re.Pattern[str], frozenset[Did], bool], ...]] 
         "a call or a person following up",
         _any(
             r"\bpaged\b",
+            rf"\b{_TOLD}\s+(?:the|your|our)\s+{_MANAGER_SIDE}",
+            rf"\blet(?:ting)? (?:the|your|our)\s+{_MANAGER_SIDE}\s+know\b",
             r"\bescalat\w*",
             r"\b(?:call|ring|phone|contact|reach)(?:ing)? you\b",
-            r"\b(?:get|be|keep) in touch\b",
-            r"\breach(?:ing)? out\b",
+            # "feel free to reach out" invites; "someone will reach out to you" promises.
+            r"\bbe in touch\b",
+            r"\breach(?:ing)? out to you\b",
             r"\b(?:manager|landlord|office|on-call|staff|a (?:real )?person|a human|someone from)\b"
             rf"[^.!?]{{0,30}}\b(?:will|{_APOS}ll|is going to|has been|was|been|is)\b",
             r"\b(?:administrador\w*|encargad[oa]s?|gerente|una persona|alguien del equipo)\b",
