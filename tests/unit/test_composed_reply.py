@@ -19,6 +19,7 @@ from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import ActionOutcomeRecord
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.composed_reply import composed_or_fixed
 from maestro.lanes.continue_with_assistant import NEUTRAL_REPLIES
 from maestro.settings import ModelSettings
 from maestro_dev.fakes import (
@@ -74,7 +75,10 @@ class AssistantRun:
         )
 
     def run(self, *texts: str, composer: bool = True) -> LaneOutcome:
-        ctx = LaneContext(
+        return execute(act("continue_with_assistant"), self.context(*texts, composer=composer))
+
+    def context(self, *texts: str, composer: bool = True) -> LaneContext:
+        return LaneContext(
             package=package(*texts),
             sender=self.sender,
             open_contexts=(wo_context("WO-3E7", "balcony shutter stuck halfway"),),
@@ -90,7 +94,6 @@ class AssistantRun:
             composer=ReplyComposer(self.model) if composer else None,
             decisions=self.decisions,
         )
-        return execute(act("continue_with_assistant"), ctx)
 
     def sent(self) -> list[str]:
         return [m.body for m in self.messenger.sent]
@@ -205,3 +208,12 @@ def test_the_setting_turns_composition_off(monkeypatch: Any) -> None:
     assert models_for(ScriptedModel()).composer is not None
     assert models_for(ScriptedModel(), compose_replies=False).composer is None
     assert models_for(None).composer is None  # offline: nothing to compose with
+
+
+def test_when_the_fixed_choice_is_silence_nothing_is_composed() -> None:
+    run = AssistantRun({"text": "unused"})
+    ctx = run.context("ok 👍")
+    choice = composed_or_fixed(ctx, None)
+
+    assert choice.text is None
+    assert run.model.calls == []

@@ -13,7 +13,7 @@ note (the decision log), a log line and a metric.
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from maestro.brain.model import ModelError
 from maestro.domain.actions import Lane
@@ -44,7 +44,7 @@ _DID: dict[Lane, Did] = {
 
 
 class ReplyChoice(Frozen):
-    text: str
+    text: str | None = Field(description="What to send; None: nothing (the fixed choice)")
     note: str = ""
 
 
@@ -105,11 +105,14 @@ def reply_facts(ctx: LaneContext, sender: Party, done: tuple[Done, ...]) -> Repl
     )
 
 
-def composed_or_fixed(ctx: LaneContext, fixed: str) -> ReplyChoice:
-    """The composed reply when there is one and it passes the check; else ``fixed``."""
+def composed_or_fixed(ctx: LaneContext, fixed: str | None) -> ReplyChoice:
+    """The composed reply when there is one and it passes the check; else ``fixed``. When the
+    fixed choice is to say nothing (``None``: an acknowledgement needs no answer), nothing is
+    composed either."""
     composer, sender = ctx.composer, ctx.sender
-    if composer is None or sender is None:
-        # Offline, turned off, or a number nobody knows (it costs no model call): the fixed text.
+    if composer is None or sender is None or fixed is None:
+        # Offline, turned off, a number nobody knows (it costs no model call), or nothing to
+        # say: the fixed choice.
         return ReplyChoice(text=fixed)
     done = done_so_far(ctx)
     try:

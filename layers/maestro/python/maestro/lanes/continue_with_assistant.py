@@ -123,7 +123,9 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     if not reply:
         # With a model, the cheap model writes it and the check lets it go, or the fixed text.
         choice = composed_or_fixed(ctx, fixed_reply(ctx))
-        reply = choice.text
         note = f"{note}: {choice.note}" if choice.note else note
+        if choice.text is None:
+            return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="no reply")
+        reply = choice.text
     ctx.send(to, reply, suffix="reply")
     return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note=note)
