@@ -15,12 +15,14 @@ from typing import Any
 
 import httpx2
 import pytest
+from builders import package
 from embedded import captured_logs, new_executions, outcomes, sent_by, sms
 
 from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.domain.directory import Person, PersonRole
+from maestro.domain.language import language_for
 from maestro.domain.prompt_data import read_data_blocks
-from maestro.lanes.continue_with_assistant import NEUTRAL_REPLIES, NEUTRAL_REPLY
+from maestro.lanes.continue_with_assistant import fixed_reply
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, housed, seed, seed_directory
 
@@ -109,6 +111,12 @@ def _reply_to(stack: LocalStack, person: Person, text: str) -> tuple[list[str], 
     return sent_by(stack, execution, to=phone), outcome.note
 
 
+def fixed(text: str, person: Person) -> list[str]:
+    """What the lane sends ``person`` for ``text`` with no model: its fixed choice."""
+    chosen = fixed_reply(package(text, phone=person.phones[0]), language_for(None, text))
+    return [chosen] if chosen is not None else []
+
+
 def test_a_clean_composed_reply_is_sent_as_composed(stack: LocalStack) -> None:
     sent, note = _reply_to(stack, NOOR, "appreciate the quick reply, all good here")
 
@@ -126,7 +134,7 @@ def test_a_promised_visit_no_action_backs_is_refused_and_the_fixed_text_sent(
     with captured_logs() as logs:
         sent, note = _reply_to(stack, BRAM, "cool cool, thx")
 
-    assert sent == [NEUTRAL_REPLY]
+    assert sent == fixed("cool cool, thx", BRAM)
     assert note.startswith("assistant replied: composed reply refused, promise: promises a visit")
     assert note.endswith("the fixed text went")
     assert "composed reply refused" in logs.getvalue()
@@ -136,7 +144,8 @@ def test_a_promised_visit_no_action_backs_is_refused_and_the_fixed_text_sent(
 def test_a_composed_reply_carrying_another_tenants_number_is_refused(stack: LocalStack) -> None:
     sent, note = _reply_to(stack, LUPE, "muchas gracias por todo")
 
-    assert sent == [NEUTRAL_REPLIES["es"]]  # the fixed text, in the language Lupe wrote
+    assert sent == fixed("muchas gracias por todo", LUPE)  # in the language Lupe wrote
+    assert language_for(None, "muchas gracias por todo") == "es"
     assert "composed reply refused, contact:" in note
     assert MARIA.phone[-4:] not in note
     assert not any(MARIA.phone[-4:] in body for body in sent)

@@ -20,7 +20,7 @@ from maestro.domain.records import ActionOutcomeRecord
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.composed_reply import composed_or_fixed
-from maestro.lanes.continue_with_assistant import NEUTRAL_REPLIES
+from maestro.lanes.continue_with_assistant import fixed_reply
 from maestro.settings import ModelSettings
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,
@@ -46,7 +46,12 @@ SHUTTER = WorkOrder(
     created_at=T0 - timedelta(days=1),
     updated_at=T0 - timedelta(hours=3),
 )
-FIXED = NEUTRAL_REPLIES["en"]
+
+
+def fixed(*texts: str) -> list[str]:
+    """What the lane sends for ``texts`` with no model: its fixed choice (in English)."""
+    chosen = fixed_reply(package(*texts), "en")
+    return [chosen] if chosen is not None else []
 
 
 class AssistantRun:
@@ -118,7 +123,7 @@ def test_offline_or_turned_off_sends_the_fixed_text_and_asks_nothing() -> None:
     lane = AssistantRun({"text": "unused"})
     outcome = lane.run("cheers", composer=False)
 
-    assert lane.sent() == [FIXED]
+    assert lane.sent() == fixed("cheers")
     assert outcome.note == "assistant replied"
     assert lane.model.calls == []
 
@@ -127,7 +132,7 @@ def test_an_unknown_number_costs_no_model_call() -> None:
     lane = AssistantRun({"text": "unused"}, sender=None)
     lane.run("who is this")
 
-    assert lane.sent() == [FIXED]
+    assert lane.sent() == fixed("who is this")
     assert lane.model.calls == []
 
 
@@ -140,7 +145,7 @@ def test_a_failed_or_malformed_answer_falls_back_to_the_fixed_text() -> None:
     ):
         lane = AssistantRun(answer)
         outcome = lane.run("ta very much")
-        assert lane.sent() == [FIXED], answer
+        assert lane.sent() == fixed("ta very much"), answer
         assert outcome.note == f"assistant replied: no composed reply ({kind}): the fixed text went"
 
 
@@ -163,7 +168,7 @@ def test_offered_times_are_not_a_booked_visit() -> None:
     assert lane.told()["done"] == [
         "offered visit times for WO-3E7 (balcony shutter stuck halfway); nothing booked"
     ]
-    assert lane.sent() == [FIXED]
+    assert lane.sent() == fixed("I'm free thursday")
     assert "composed reply refused, promise: promises a visit or a time" in outcome.note
 
 
@@ -188,14 +193,14 @@ def test_a_skipped_action_backs_nothing() -> None:
     lane.run("the slats are bent too")
 
     assert lane.told()["done"] == []
-    assert lane.sent() == [FIXED]
+    assert lane.sent() == fixed("the slats are bent too")
 
 
 def test_the_vendor_of_the_senders_own_work_order_is_another_party() -> None:
     lane = AssistantRun({"text": "Dara has your details and is aware."})
-    outcome = lane.run("thanks")
+    outcome = lane.run("thanks a lot")
 
-    assert lane.sent() == [FIXED]
+    assert lane.sent() == fixed("thanks a lot")
     assert "other_party" in outcome.note
     assert "Dara" not in outcome.note  # the note says why, not what was refused
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from maestro.domain.actions import ContinueWithAssistant, Lane
 from maestro.domain.consent import only_consent_keywords
 from maestro.domain.language import in_language
-from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
+from maestro.domain.models import Package, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.roles import part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
@@ -89,9 +89,11 @@ def _vendor_name(ctx: LaneContext, wo: WorkOrder) -> str | None:
     return (vendor.name or wo.vendor_id) if vendor is not None else wo.vendor_id
 
 
-def fixed_reply(ctx: LaneContext) -> str:
-    """The fixed text this lane sends when no reply is written, composed or checked."""
-    return in_language(NEUTRAL_REPLIES, ctx.sender_language)
+def fixed_reply(package: Package, language: str, package_lanes: tuple[str, ...] = ()) -> str | None:
+    """The fixed text for a reply nobody wrote (or composed), in ``language``; None: say
+    nothing. ``package_lanes``: the lanes of every action the package queued."""
+    del package, package_lanes  # one neutral text today, whatever the package holds or queued
+    return in_language(NEUTRAL_REPLIES, language)
 
 
 def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
@@ -122,7 +124,7 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     note = "assistant replied"
     if not reply:
         # With a model, the cheap model writes it and the check lets it go, or the fixed text.
-        choice = composed_or_fixed(ctx, fixed_reply(ctx))
+        choice = composed_or_fixed(ctx, fixed_reply(ctx.package, ctx.sender_language))
         note = f"{note}: {choice.note}" if choice.note else note
         if choice.text is None:
             return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="no reply")
