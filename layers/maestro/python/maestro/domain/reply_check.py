@@ -18,7 +18,6 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from enum import StrEnum
 from typing import Final, Literal
 
@@ -430,8 +429,3 @@ def check_reply(text: str, facts: ReplyFacts) -> Refusal | None:
             kind="too_long", detail=f"{len(text)} characters, more than {MAX_REPLY_CHARS}"
         )
     return _data(text, facts) or _promise(text, facts.did)
-
-
-def others_from(parties: Iterable[OtherParty]) -> tuple[OtherParty, ...]:
-    """Each other party once (a vendor of two work orders is one party)."""
-    return tuple(dict.fromkeys(parties))

@@ -35,8 +35,8 @@ _DID: dict[Lane, Did] = {
     Lane.RELAY_TO_VENDOR: Did.RELAYED,
     Lane.ESCALATE: Did.PAGED,
     Lane.CLARIFY: Did.ASKED,
-    # The manage lane texts the person itself (a list, a hold to confirm): a reply may say a
-    # question is out, never what was changed.
+    # The manage lane and an answer to a wait text the person themselves (a list, a hold to
+    # confirm, what their answer did): a reply may say they were answered, never what changed.
     Lane.MANAGE_EXISTING: Did.ASKED,
     Lane.ANSWER_WAIT: Did.ASKED,
     Lane.RECORD_RATING: Did.RATED,
