@@ -117,6 +117,8 @@ def test_a_clean_composed_reply_is_sent_as_composed() -> None:
     assert lane.sent() == ["You're welcome, Marisol. Enjoy the sunshine!"]
     assert outcome.note == "assistant replied: composed reply, checked"
     assert lane.told() == {"texts": ["cheers, that's all for today"], "done": [], "language": "en"}
+    (call,) = lane.model.calls
+    assert (call.purpose, call.tier, call.force_tool) == ("compose", "cheap", "reply")
 
 
 def test_offline_or_turned_off_sends_the_fixed_text_and_asks_nothing() -> None:
