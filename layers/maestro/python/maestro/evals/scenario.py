@@ -360,7 +360,7 @@ class ModelRule(_Spec):
     """Answer any call of ``purpose`` whose prompt contains ``when`` (in its new messages, for a
     reasoning call) with ``answer``."""
 
-    purpose: Literal["probe", "precheck", "reasoning", "decide", "manage"]
+    purpose: Literal["probe", "precheck", "reasoning", "decide", "manage", "compose"]
     when: str = Field(default="", description="Text the call's new messages contain; '' = any")
     answer: dict[str, Any] | None = None
     fail: Literal["timeout", "overloaded", "rate_limited", "transport_error"] | None = None

@@ -12,13 +12,21 @@ from __future__ import annotations
 from maestro.domain.actions import ContinueWithAssistant, Lane
 from maestro.domain.consent import only_consent_keywords
 from maestro.domain.language import in_language
-from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
+from maestro.domain.models import Package, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.roles import part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
+from maestro.lanes.composed_reply import composed_or_fixed
 from maestro.lanes.schedule_visit import when
 
-__all__ = ["NEUTRAL_REPLIES", "NEUTRAL_REPLY", "pm_status_reply", "run", "status_reply"]
+__all__ = [
+    "NEUTRAL_REPLIES",
+    "NEUTRAL_REPLY",
+    "fixed_reply",
+    "pm_status_reply",
+    "run",
+    "status_reply",
+]
 
 NEUTRAL_REPLIES = {
     "en": "Thanks for your message. I'm on it and will get back to you shortly.",
@@ -85,6 +93,13 @@ def _vendor_name(ctx: LaneContext, wo: WorkOrder) -> str | None:
     return (vendor.name or wo.vendor_id) if vendor is not None else wo.vendor_id
 
 
+def fixed_reply(package: Package, language: str, package_lanes: tuple[str, ...] = ()) -> str | None:
+    """The fixed text for a reply nobody wrote (or composed), in ``language``; None: say
+    nothing. ``package_lanes``: the lanes of every action the package queued."""
+    del package, package_lanes  # one neutral text today, whatever the package holds or queued
+    return in_language(NEUTRAL_REPLIES, language)
+
+
 def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
     # An unknown sender still gets a reply, on the number the package came from; nothing binds
     # that number to a person.
@@ -110,5 +125,13 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
                 reply = pm_status_reply(wo, _vendor_name(ctx, wo))
             else:
                 reply = status_reply(wo, ctx.sender_language)
-    ctx.send(to, reply or in_language(NEUTRAL_REPLIES, ctx.sender_language), suffix="reply")
-    return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")
+    note = "assistant replied"
+    if not reply:
+        # With a model, the cheap model writes it and the check lets it go, or the fixed text.
+        choice = composed_or_fixed(ctx, fixed_reply(ctx.package, ctx.sender_language))
+        note = f"{note}: {choice.note}" if choice.note else note
+        if choice.text is None:
+            return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="no reply")
+        reply = choice.text
+    ctx.send(to, reply, suffix="reply")
+    return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note=note)

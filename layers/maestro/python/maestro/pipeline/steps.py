@@ -569,6 +569,8 @@ class Pipeline:
             directory=self.deps.directory,
             dispatch=self.deps.dispatch,
             tokens=self.deps.tokens,
+            composer=self.deps.models.composer,
+            decisions=self.deps.decisions,
         )
         try:
             outcome = execute(queued.action, ctx)
