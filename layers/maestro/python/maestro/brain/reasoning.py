@@ -47,6 +47,8 @@ Lanes (use only these):
   a cancel or reschedule is held until the party replies YES.
 - continue_with_assistant: nothing to act on; the assistant replies.
 - clarify: you cannot tell which work order (or whether it is new): ask, naming candidate_ids.
+  About a command (cancel, reschedule, a rating, a note), put it in params.call: it runs on the
+  ones the answer picks. Command words are never a note for the vendor.
 - escalate: someone may be in danger now (gas, fire, CO symptoms, flooding onto electrics,
   structural collapse, medical emergency, violence, someone trapped). Safety first.
 

@@ -71,8 +71,11 @@ _YES = _vocab(
 )
 _YES_CORE = _vocab("yes y yeah yea yep yup ya confirm confirmed sure correct affirmative si")
 _YES_PHRASES = ("go ahead", "do it", "please do", "that's right", "thats right")
-_NO = _vocab("no n nope nah don't dont not never mind nevermind keep stop leave wait neither none")
-_NO_CORE = _vocab("no n nope nah neither none nevermind")
+_NO = _vocab(
+    "no n nope nah don't dont not never mind nevermind keep stop leave wait neither none "
+    "ninguna ninguno"
+)
+_NO_CORE = _vocab("no n nope nah neither none nevermind ninguna ninguno")
 _NO_PHRASES = (
     "don't",
     "dont",
@@ -173,7 +176,9 @@ _FIRST_LAST = re.compile(
 # Words a reply may say around its choice without naming one: what to do with them, or that the
 # choice is final ("cancel the fridge and the lock, thanks").
 _COMMAND_WORDS = _vocab("cancel cancelar reschedule move postpone rate yes yeah sure si")
-_AROUND = _STOPWORDS | _ALL | _COMMAND_WORDS | _vocab("those these ones")
+# The things a command is about, as a party may call any of them ("the fridge and fan visits").
+_JOB_WORDS = _vocab("visit appointment repair request job ticket")
+_AROUND = _STOPWORDS | _ALL | _COMMAND_WORDS | _JOB_WORDS | _vocab("those these ones")
 _MAX_SELECTION_TOKENS = 12  # longer is a sentence, not a choice
 _MAX_PART_TOKENS = 6
 
