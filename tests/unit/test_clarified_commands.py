@@ -21,6 +21,7 @@ from maestro.domain.actions import (
     ManageExisting,
     RecordRating,
     RelayToOpenWo,
+    RelayToOpenWoParams,
 )
 from maestro.domain.commands import call_question, command_in
 from maestro.domain.consensus import ConsensusPolicy, aggregate
@@ -291,3 +292,21 @@ def test_the_question_names_the_command_and_the_candidates_in_the_party_language
     assert spanish.startswith("Disculpe, no entendí a cuáles se refiere. ¿Cuáles de estas")
     rate = call_question(DeferredCall(operation="rate", stars=5), LINES[:2], "en")
     assert rate.startswith("Which of these is your rating of 5 for? 1) WO-301")
+
+
+def test_a_proposed_relay_of_command_words_is_asked_about_never_relayed() -> None:
+    """A model that reads "please call off the fan visit" as a note for WO-302's vendor: the
+    words are a command, so the tenant is asked (with the cancel kept), nothing is relayed."""
+    text = "please call off the fan visit, sorted it myself"
+    relay = RelayToOpenWo(
+        target_wo_id="WO-302",
+        confidence=0.9,
+        why="about the fan",
+        params=RelayToOpenWoParams(note=text),
+    )
+    samples = [BrainSample(index=i, actions=(relay,), model="m") for i in range(3)]
+    disposal = dispose(package(text), MARIA, THREE, aggregate(samples, ConsensusPolicy(k=3)))
+    action = only(disposal)
+    assert isinstance(action, Clarify), action
+    assert action.params.candidate_ids == ("WO-302",)
+    assert action.params.call == DeferredCall(operation="cancel", request=text)

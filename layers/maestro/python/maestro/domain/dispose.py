@@ -59,6 +59,8 @@ from maestro.domain.actions import (
     ManageExisting,
     ManageExistingParams,
     RecordRating,
+    RelayToOpenWo,
+    RelayToVendor,
     ScheduleVisit,
     is_new_ref,
     needs_the_owner,
@@ -1093,6 +1095,21 @@ def _check(
             verdict=verdict,
             why=f"a {sender.role.value} may not {verdict.lane.value} on {target}",
             clarify_reason=None,
+        )
+    if (
+        sender.role is PartyRole.TENANT
+        and isinstance(action, (RelayToOpenWo, RelayToVendor))
+        and command_in(
+            action.params.note if isinstance(action, RelayToOpenWo) else action.params.message
+        )
+        is not None
+    ):
+        # A tenant's command words are never a note for the vendor: asked about, as a command.
+        return _Rejection(
+            verdict=verdict,
+            why=f"command words, not a note for {target}'s vendor",
+            clarify_reason="ambiguous_relation",
+            candidates=(target,),
         )
     if isinstance(action, RecordRating) and not context.rating_requested:
         # The words were an answer to something else (I7): not a rating, and nothing to ask.
