@@ -10,16 +10,18 @@ tenant heard that it was passed on, and nothing was cancelled or held.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from embedded import decisions, flush, open_wo, sent_by, sms, to_phone
 
 from maestro.adapters.dynamodb_memory import DynamoPendingStore, DynamoWorkOrderStore
+from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.records import PendingClarification, PendingConfirmation
 from maestro_dev.local.stack import LocalStack
-from maestro_dev.local.world import MARIA, VIC, seed
+from maestro_dev.local.world import MARIA, VIC, housed, seed, seed_directory
 
 pytestmark = pytest.mark.integration
 
@@ -32,8 +34,6 @@ LOCK = ("WO-303", "front door lock sticks")
 def stack() -> Iterator[LocalStack]:
     with LocalStack() as local:
         seed(local)
-        for wo_id, summary in (FRIDGE, FAN, LOCK):
-            open_wo(local, wo_id, summary)
         yield local
 
 
@@ -62,6 +62,8 @@ def said_to_tenant(stack: LocalStack, execution: dict[str, Any]) -> str:
 
 
 def test_a_clarified_cancel_of_two_is_held_for_exactly_those_two(stack: LocalStack) -> None:
+    for wo_id, summary in (FRIDGE, FAN, LOCK):
+        open_wo(stack, wo_id, summary)
     command = "sorted a couple of these out myself, could you cancel two of my requests?"
     sms(stack, command)
     asked = flush(stack)
@@ -116,3 +118,83 @@ def test_a_clarified_cancel_of_two_is_held_for_exactly_those_two(stack: LocalSta
     )
     everything = to_phone(stack, MARIA.phone)
     assert not [b for b in everything if "passed it on" in b or "added that" in b], everything
+
+
+def test_a_spanish_cancel_asked_about_is_answered_all_but_one_and_held_in_spanish(
+    stack: LocalStack,
+) -> None:
+    """Naive: "cancele" was no command to the offline brain, so the words went to the vendor
+    as a note on whichever work order they matched, or to the assistant; "todas menos …" picked
+    nothing. Here a tenant the directory says reads Spanish is asked in Spanish, answers "all
+    but the fan", and confirms exactly the other two."""
+    phone = "+14155557781"
+    seed_directory(
+        stack,
+        housed(
+            Person(
+                person_id="tenant-7781",
+                role=PersonRole.TENANT,
+                phones=(phone,),
+                name="Lucía",
+                unit_id="4C",
+                language="es",
+            )
+        ),
+    )
+    tenant = stack.parties.by_phone(phone)
+    assert tenant is not None
+    now = stack.clock.now()
+    works = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+    jobs = {
+        "WO-401": "el refrigerador no enfría",
+        "WO-402": "el ventilador del baño hace ruido",
+        "WO-403": "la cerradura de la puerta se atora",
+    }
+    for wo_id, summary in jobs.items():
+        works.create(
+            WorkOrder(
+                wo_id=wo_id,
+                tenant_id=tenant.party_id,
+                vendor_id=VIC.party_id,
+                unit="4C",
+                summary=summary,
+                category="general",
+                created_at=now - timedelta(hours=4),
+                updated_at=now - timedelta(hours=2),
+            )
+        )
+
+    sms(stack, "por favor cancele dos de mis solicitudes, ya lo resolví", sender=phone)
+    asked = flush(stack)
+    question = pending_item(stack, asked, "clarify")
+    assert question.call is not None
+    assert question.call.operation == "cancel"
+    (said,) = sent_by(stack, asked, phone)
+    assert said.startswith("¿Cuáles de estas quiere que cancele? 1) WO-401")
+    assert all(wo_id in said for wo_id in jobs), said
+
+    sms(stack, "todas menos la del ventilador", sender=phone)
+    held = flush(stack)
+    hold = pending_item(stack, held, "manage_existing")
+    assert hold.call is not None
+    assert (hold.call.operation, set(hold.call.wo_ids)) == ("cancel", {"WO-401", "WO-403"})
+    (proposal,) = sent_by(stack, held, phone)
+    assert proposal.startswith("Responda SÍ o YES para cancelar ambas: 1) WO-401")
+    assert "WO-402" not in proposal
+
+    sms(stack, "sí", sender=phone)
+    released = flush(stack)
+    statuses = {wo_id: works.get(wo_id) for wo_id in jobs}
+    assert {i: w.status for i, w in statuses.items() if w is not None} == {
+        "WO-401": WorkOrderStatus.CANCELLED,
+        "WO-402": WorkOrderStatus.OPEN,
+        "WO-403": WorkOrderStatus.CANCELLED,
+    }
+    (done,) = sent_by(stack, released, phone)
+    assert done.startswith("Listo: he cancelado WO-401")
+    assert "WO-402" not in done
+    heard = to_phone(stack, VIC.phone)
+    assert sorted(heard) == sorted(
+        b for b in heard if b.endswith("was cancelled by the tenant.")
+    ), heard  # two notices, never the tenant's words
+    assert len(heard) == 2
