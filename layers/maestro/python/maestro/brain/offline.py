@@ -10,7 +10,9 @@ candidates first.)
 7. a command: "cancel the kitchen one" / "cancel WO-204" / "cancel both" → manage_existing
    cancel with the matched open work orders (all of them for "all", "both", "everything");
    "reschedule … to friday" → reschedule with the sender's words; "what do I have open" →
-   list. A cancel that fits several equally → clarify naming them. It runs before 2 and 3:
+   list. Several named at once ("the fridge and the fan ones") or "all but the lock" → those.
+   A cancel that fits several equally ("two of them", "both" of three) → clarify naming them,
+   carrying the command so the answer runs it on what it picks. It runs before 2 and 3:
    "… to friday" is no availability;
 2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
    on that context; a digit inside such an answer is never a rating (I7);
