@@ -2,7 +2,8 @@
 
 It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
 "offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
-first match wins, in this order: 1, 7, 2, 3, 5, 6; for a PM, 1 then 8. (Rule 4, answers to an
+first match wins, in this order: 1, 7, 2, 3, 5, 6; for a vendor, 9 after 1; for a tenant, 9
+after 7; for a PM, 1 then 8. (Rule 4, answers to an
 open question, is not the brain's: the pipeline's resolve step matches them against the stored
 candidates first.)
 
@@ -33,6 +34,13 @@ candidates first.)
    refused in words, naming it; an answer to a visit question or a rating is read as rules 2
    and 3; words about exactly one of their open work orders are a note on it; anything else
    gets what a PM can text. A PM opens no work order: a tenant does.
+
+9. completion from the field (docs/completion.md): a vendor's "it's done" in the words vendors
+   use (``maestro.domain.completion``; "done for today" is none) → manage_existing complete on
+   their one job in hand, or the one named (by id or its words), else with none named, so the
+   lane asks which; the tenant's answer about a job reported finished: a plain yes → complete,
+   something still wrong → relay_to_open_wo (the lane reopens it to the vendor). A PM's
+   "close WO-204" / "mark 204 done" is rule 8's, held until YES like a cancel.
 
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
@@ -83,14 +91,17 @@ from maestro.domain.answers import read_answer
 from maestro.domain.commands import CANCEL as _CANCEL
 from maestro.domain.commands import NEGATED_COMMAND as _NEGATED_COMMAND
 from maestro.domain.commands import RESCHEDULE as _RESCHEDULE
+from maestro.domain.completion import confirms_done, disputes_done, reports_done
 from maestro.domain.dispose import refusal_for_pm
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
 from maestro.domain.models import (
+    REPORTABLE,
     TERMINAL_STATUSES,
     ContextKind,
     OpenContext,
     Package,
     PartyRole,
+    WorkOrderStatus,
 )
 from maestro.domain.records import BrainSample
 from maestro.domain.wo_refs import WoRef, wo_ref_spans
@@ -716,6 +727,8 @@ class OfflineBrain:
         can_rate = str(sender_role) in _RATERS
         # The same words, one line per message: a new message starts a new clause.
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
+        if str(sender_role) == "vendor" and (done := _completion_report(text, contexts)):
+            return done
         if str(sender_role) == "pm":
             return (
                 _pm_command(text, contexts)
@@ -725,6 +738,7 @@ class OfflineBrain:
             )
         found = (
             _command(text, parts, contexts)
+            or (_completion_answer(text, parts, contexts) if str(sender_role) == "tenant" else None)
             or _availability_answer(text, parts, contexts, can_rate)
             or _rating_answer(text, parts, contexts, can_rate)
             or _by_words(text, parts, contexts)
@@ -826,7 +840,7 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
 
 
 def _commanded(
-    text: str, open_wos: Sequence[OpenContext], call: DeferredCall
+    text: str, open_wos: Sequence[OpenContext], call: DeferredCall | None
 ) -> list[OpenContext] | Clarify:
     """The open work orders a command names (by id, "all"/"both", "all but the fan one", the
     words of each), or the question to ask when that is not one clear set: it carries the
@@ -1201,7 +1215,9 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     wos = [c for c in contexts if c.kind is ContextKind.WORK_ORDER]
     ids = {c.context_id.upper(): c.context_id for c in wos}
     refs = wo_ref_spans(text)
-    commanding = any(r.search(text) for r in (_CANCEL, _RESCHEDULE, _PM_NOTE, _PM_STATUS))
+    commanding = any(
+        r.search(text) for r in (_CANCEL, _RESCHEDULE, _PM_NOTE, _PM_STATUS, _PM_CLOSE)
+    )
     # A bare number is an id when it is one of theirs or a command names it ("pls cancel 204");
     # else it may be a unit or a count ("the tenant in 305"). "WO-9" and "#9" always are.
     named = [r for r in refs if r.wo_id in ids or not r.bare or commanding]
@@ -1216,7 +1232,7 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     evidence = truncate(text, 400)
     if foreign or (
         named
-        and (_CANCEL.search(text) or _RESCHEDULE.search(text) or _PM_NOTE.search(text))
+        and any(r.search(text) for r in (_CANCEL, _RESCHEDULE, _PM_NOTE, _PM_CLOSE))
         and any(r.wo_id not in open_ids for r in named)
     ):
         refused = foreign or tuple(r.wo_id for r in named if r.wo_id not in open_ids)
@@ -1241,12 +1257,22 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
         )
     cancel = _CANCEL.search(text) is not None and not _NEGATED_COMMAND.search(text)
     reschedule = _RESCHEDULE.search(text) is not None and not _NEGATED_COMMAND.search(text)
-    if cancel or reschedule:
-        operation: Literal["cancel", "reschedule"] = "reschedule" if reschedule else "cancel"
+    # "close WO-12", "mark 12 complete": held until the PM's YES like a cancel (not a question
+    # "is WO-12 done?", not "don't close it").
+    close = _pm_closes(text)
+    if cancel or reschedule or close:
+        operation: Literal["cancel", "reschedule", "complete"] = (
+            "reschedule" if reschedule else "cancel" if cancel else "complete"
+        )
         open_wos = [c for c in _work_orders(wos) if not c.rating_requested]
         wo_ids = targets
         if not targets:
-            call = DeferredCall(operation=operation, request=truncate(text, 300))
+            # A close asked about keeps no call: its answer is read as the completion rules say.
+            call = (
+                None
+                if operation == "complete"
+                else DeferredCall(operation=operation, request=truncate(text, 300))
+            )
             chosen = _commanded(text, open_wos, call) if open_wos else []
             if isinstance(chosen, Clarify):
                 return _Reading("8-pm-manage", (chosen,))
@@ -1318,6 +1344,26 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     return None
 
 
+_PM_CLOSE = re.compile(
+    r"\b(?:close(?:\s+out)?|mark(?:\s+\S+){0,3}?\s+(?:as\s+)?(?:complete|completed|done|"
+    r"finished|closed|resolved)|complete)\b",
+    re.IGNORECASE,
+)
+_NEGATED_CLOSE = re.compile(
+    r"\b(?:don'?t|do\s+not|not|never|isn'?t|aren'?t|no\s+need\s+to)\s+(?:\w+\s+)?"
+    r"(?:close|mark|complete|done|finished|resolved)",
+    re.IGNORECASE,
+)
+
+
+def _pm_closes(text: str) -> bool:
+    """A PM's close: "close WO-12", "mark 12 complete", or a job reported done in the words
+    vendors use ("WO-12 is all wrapped up"); not a question, not "don't close it"."""
+    if "?" in text or _NEGATED_CLOSE.search(text):
+        return False
+    return _PM_CLOSE.search(text) is not None or reports_done(text)
+
+
 def _pm_reply(why: str, reply: str, text: str) -> _Reading:
     return _Reading(
         "8-pm-help",
@@ -1345,3 +1391,103 @@ def _note_body(text: str, named: Sequence[WoRef]) -> str:
         return after.strip()
     before = _PM_NOTE.sub("", text[: named[0].start], count=1)
     return re.sub(r"\s*\b(?:on|to|for|in)\s*$", "", before, flags=re.IGNORECASE).strip(" :,-–—")
+
+
+# --- completion from the field (docs/completion.md) ---------------------------------------------
+
+
+def _completion_report(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """A vendor's "it's done" on the one job of theirs it is about: their only job in hand,
+    the one named (by id or by its words), else a question naming their jobs. None when it is
+    no completion report, or they hold no job."""
+    if not reports_done(text):
+        return None
+    theirs = [c for c in _work_orders(contexts) if c.relation != "tenant"]
+    working = [c for c in theirs if c.wo_status in REPORTABLE]
+    # A job reported already is asked about again only when no other is in hand.
+    jobs = working or [c for c in theirs if c.wo_status is WorkOrderStatus.COMPLETION_REPORTED]
+    if not jobs:
+        return None
+    named = _ids_named(text, jobs)
+    if named:
+        chosen = [c for c in jobs if c.context_id in named]
+    elif len(jobs) == 1:
+        chosen = jobs
+    else:
+        chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS - _DONE_STEMS, jobs)
+    # Not one job: the lane asks which, listing their jobs, and holds nothing (I4); the answer
+    # naming one ("WO-12 done") is a report of its own.
+    ids = (chosen[0].context_id,) if len(chosen) == 1 else ()
+    return _Reading(
+        "9-done" if ids else "9-which-done",
+        (
+            ManageExisting(
+                confidence=_SURE,
+                why=_why(
+                    f"the vendor reports {ids[0]} finished"
+                    if ids
+                    else "a vendor's completion report names none of their jobs"
+                ),
+                evidence=truncate(text, 400),
+                params=ManageExistingParams(
+                    operation="complete", wo_ids=ids, request=truncate(text, 300)
+                ),
+            ),
+        ),
+    )
+
+
+# Words of being done: they say nothing about which job.
+_DONE_STEMS = frozenset(
+    _stem(w)
+    for w in (
+        "done", "finished", "fixed", "complete", "completed", "replaced", "repaired", "wrapped",
+        "set", "good", "installed", "job", "work", "listo", "terminado", "quedo",
+    )
+)  # fmt: skip
+
+
+def _completion_answer(
+    text: str, parts: _Parts, contexts: Sequence[OpenContext]
+) -> _Reading | None:
+    """The tenant's answer about a job its vendor reported finished: a plain yes completes it
+    (manage_existing ``complete``); something still wrong goes back to the vendor as a note
+    on it (relay_to_open_wo reopens it). A new problem with a thing of its own is not an
+    answer: the other rules read it."""
+    reported = [
+        c
+        for c in _work_orders(contexts)
+        if c.wo_status is WorkOrderStatus.COMPLETION_REPORTED and c.relation != "vendor"
+    ]
+    if not reported:
+        return None
+    confirms = confirms_done(text)
+    if not confirms and not disputes_done(text):
+        return None
+    targets = _pick(text, reported)
+    if len(targets) > 1:
+        return _Reading("9-which", (_clarify(targets, "which finished job?", text),))
+    (target,) = targets
+    described = _content_stems(target.description)
+    if any(p.problem.things and not p.problem.things & described for p in parts.problems):
+        return None  # "my fridge is broken": a new problem, not this job's
+    if confirms:
+        return _Reading(
+            "9-confirmed",
+            (
+                ManageExisting(
+                    confidence=_SURE,
+                    why=_why(f"the tenant confirms {target.context_id} is finished"),
+                    evidence=truncate(text, 400),
+                    params=ManageExistingParams(
+                        operation="complete",
+                        wo_ids=(target.context_id,),
+                        request=truncate(text, 300),
+                    ),
+                ),
+            ),
+        )
+    return _Reading(
+        "9-not-finished",
+        (_relay(target, text, f"the tenant says {target.context_id} is not finished", _SURE),),
+    )

@@ -203,7 +203,10 @@ class RelayToVendorParams(Params):
 
 
 class ManageExistingParams(Params):
-    operation: Literal["list", "cancel", "reschedule"]
+    operation: Literal["list", "cancel", "reschedule", "complete"] = Field(
+        description="complete: a vendor reports their job done; a tenant confirms a "
+        "reported one; a PM closes one"
+    )
     wo_ids: tuple[str, ...] = Field(default=(), max_length=20)
     request: str = Field(default="", max_length=300, description="The party's words")
 

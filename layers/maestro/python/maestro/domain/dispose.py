@@ -90,7 +90,7 @@ from maestro.domain.records import (
     Route,
     Stage,
 )
-from maestro.domain.roles import Part, allowed
+from maestro.domain.roles import Part, allowed, may_manage
 
 ClarifyReason = Literal[
     "ambiguous_relation",
@@ -449,7 +449,13 @@ def asks_signal(action: Action, release: bool = False, held: Sequence[Action] = 
         return f"hold:{lanes}:" + ",".join(targets)
     if isinstance(action, Clarify):
         return "ask:" + ",".join(sorted(action.params.candidate_ids) or ["*"])
-    if isinstance(action, ManageExisting) and action.params.operation != "list" and not release:
+    if (
+        isinstance(action, ManageExisting)
+        # A completion report or its confirmation asks the sender nothing (a PM's close is
+        # held like a cancel, but a repeated close is no loop worth breaking into).
+        and action.params.operation not in ("list", "complete")
+        and not release
+    ):
         return f"hold:{action.params.operation}:" + ",".join(sorted(action.params.wo_ids))
     if isinstance(action, AnswerWait) and action.params.answer == "unclear":
         # An offer or approval asked again: the guards break in if it keeps coming back.
@@ -754,8 +760,8 @@ def _deferred_call(readings: Sequence[Action], package: Package) -> DeferredCall
         for a in readings
         if isinstance(a, ManageExisting) and a.params.operation != "list"
     }
-    if len(operations) == 1:
-        return DeferredCall(operation=operations.pop(), request=words)
+    if len(operations) == 1 and (operation := operations.pop()) in ("cancel", "reschedule"):
+        return DeferredCall(operation=operation, request=words)
     if not operations and (command := command_in(package.text)) is not None:
         return DeferredCall(operation=command, request=words)
     return None
@@ -1036,15 +1042,14 @@ def _check(
         )
     if isinstance(action, ManageExisting):
         parts = {w: _part(sender, by_id.get(w)) for w in action.params.wo_ids}
-        refused = [
-            w for w, part in parts.items() if w in by_id and not allowed(Lane.MANAGE_EXISTING, part)
-        ]
+        operation = action.params.operation
+        refused = [w for w, part in parts.items() if w in by_id and not may_manage(operation, part)]
         if action.params.operation != "list" and refused and sender.role is PartyRole.PM:
             return _refused(verdict, sender, tuple(refused))
         if action.params.operation != "list" and refused:
             return _Rejection(
                 verdict=verdict,
-                why=f"a {sender.role.value} may not cancel or move {', '.join(refused)}",
+                why=f"a {sender.role.value} may not {operation} {', '.join(refused)}",
                 clarify_reason=None,
             )
         foreign = [w for w in action.params.wo_ids if w not in by_id]

@@ -120,6 +120,82 @@ BROUGHT_IN: Final[Texts] = {
 """To a party when the guards tripped and the PM takes over (seed 003)."""
 
 
+# --- completion (#20 item 2) ---
+# A vendor's "it's done", the tenant's answer, a PM's close (docs/completion.md). Templates:
+# ``{job}`` is the work order's id and short summary, ``{vendor}`` the vendor's name.
+
+COMPLETION_CHECK: Final[Texts] = {
+    "en": "{vendor} says {job} is finished. All good? Reply YES, or tell us what's still wrong.",
+    "es": "{vendor} dice que {job} está terminada. ¿Todo bien? Responda SÍ, o díganos qué sigue "
+    "mal.",
+}
+"""To the tenant, when the vendor reports the job done."""
+COMPLETION_NOTED: Final[Texts] = {
+    "en": "Thanks, {job} is marked finished and I've asked the tenant to confirm. If they say "
+    "something is still wrong, I'll text you.",
+    "es": "Gracias, {job} quedó marcada como terminada y le pedí al inquilino que lo confirme. "
+    "Si dice que algo sigue mal, le escribiré.",
+}
+"""To the vendor who reported it."""
+COMPLETION_NOT_REPORTABLE: Final[Texts] = {
+    "en": "{job} is {status}, so I haven't marked it finished.",
+    "es": "{job} está en estado {status}, así que no la he marcado como terminada.",
+}
+COMPLETION_WHICH: Final[Texts] = {
+    "en": 'Which job is finished? Reply with its id, e.g. "{example} done":',
+    "es": '¿Qué trabajo está terminado? Responda con su número de orden, p. ej. "{example} listo":',
+}
+"""To a vendor with several open jobs whose report names none; their jobs follow."""
+COMPLETION_NO_JOB: Final[Texts] = {
+    "en": "I couldn't find an open job of yours to mark finished. Your open jobs: {jobs}.",
+    "es": "No encontré un trabajo abierto suyo para marcar como terminado. Sus trabajos "
+    "abiertos: {jobs}.",
+}
+NO_OPEN_JOBS: Final[Texts] = {"en": "none", "es": "ninguno"}
+RATING_REQUEST: Final[Texts] = {
+    "en": "Thanks for confirming: {job} is closed. How did {vendor} do? Reply with 1 to 5 stars.",
+    "es": "Gracias por confirmar: {job} está cerrada. ¿Qué tal lo hizo {vendor}? Responda con "
+    "1 a 5 estrellas.",
+}
+"""To the tenant once their YES completes the job: the rating request it opens."""
+CLOSED_BY_PM_RATING_REQUEST: Final[Texts] = {
+    "en": "{job} was closed by the property manager. How did it go? Reply with 1 to 5 stars.",
+    "es": "{job} fue cerrada por el administrador de la propiedad. ¿Qué tal salió? Responda con "
+    "1 a 5 estrellas.",
+}
+COMPLETION_CONFIRMED_TO_VENDOR: Final[Texts] = {
+    "en": "The tenant confirmed {job} is done; it's closed. Thank you!",
+    "es": "El inquilino confirmó que {job} está terminada; quedó cerrada. ¡Gracias!",
+}
+CLOSED_BY_PM_TO_VENDOR: Final[Texts] = {
+    "en": "{job} was closed by the property manager.",
+    "es": "{job} fue cerrada por el administrador de la propiedad.",
+}
+CLOSED_DONE: Final[Texts] = {
+    "en": "Done: I've closed {jobs}.",
+    "es": "Listo: he cerrado {jobs}.",
+}
+"""To the PM whose held close their YES released."""
+NOT_REPORTED_YET: Final[Texts] = {
+    "en": "{job} hasn't been reported finished yet, so I've left it open.",
+    "es": "{job} todavía no se ha reportado como terminada, así que la dejé abierta.",
+}
+"""To a tenant whose "it's done" comes before any report: nothing changes."""
+REOPENED_TO_VENDOR: Final[Texts] = {
+    "en": "The tenant says {job} isn't finished: \"{said}\". It's open again with you.",
+    "es": 'El inquilino dice que {job} no está terminada: "{said}". Vuelve a estar abierta a '
+    "su cargo.",
+}
+REOPENED_ACK: Final[Texts] = {
+    "en": "Thanks, I've reopened {job} and told {vendor} what's still wrong.",
+    "es": "Gracias, reabrí {job} y le dije a {vendor} qué sigue mal.",
+}
+YOUR_VENDOR: Final[Texts] = {"en": "your vendor", "es": "su técnico"}
+"""The vendor's name when the directory has none."""
+CLOSE_VERB: Final[Texts] = {"en": "close", "es": "cerrar"}
+"""A held close, in the hold's "Reply YES to …" (a PM's "close WO-12")."""
+
+
 # --- clarify (#20 item 1) ---
 # A question about a command names the candidates, numbered ({options}), and says what the answer
 # leads to; nothing is done until the party confirms the exact call (seed 004).

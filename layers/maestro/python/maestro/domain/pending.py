@@ -346,14 +346,24 @@ def _answer_hold(
     )
 
 
-HoldOperation = Literal["cancel", "reschedule", "schedule", "relay", "rate"]
+HoldOperation = Literal["cancel", "reschedule", "schedule", "relay", "rate", "complete"]
+
+
+def _manage_operation(operation: str) -> HoldOperation:
+    return (
+        "cancel"
+        if operation == "cancel"
+        else "complete"
+        if operation == "complete"
+        else "reschedule"
+    )
 
 
 def hold_targets(hold: PendingConfirmation) -> tuple[tuple[str, HoldOperation], ...]:
     """Each existing work order a hold would act on, with what it would do there: what a YES
     re-validates (a work order a held create opens is new: nothing to re-check)."""
     if hold.call is not None:
-        operation: HoldOperation = "cancel" if hold.call.operation == "cancel" else "reschedule"
+        operation = _manage_operation(hold.call.operation)
         return tuple((wo_id, operation) for wo_id in hold.call.wo_ids)
     targets: dict[str, HoldOperation] = {}
     for action in hold.held:
@@ -365,7 +375,7 @@ def hold_targets(hold: PendingConfirmation) -> tuple[tuple[str, HoldOperation], 
 def action_targets(action: Action) -> tuple[tuple[str, HoldOperation], ...]:
     """The existing work orders one held action would act on, and how."""
     if isinstance(action, ManageExisting):
-        operation: HoldOperation = "cancel" if action.params.operation == "cancel" else "reschedule"
+        operation = _manage_operation(action.params.operation)
         return tuple((wo_id, operation) for wo_id in action.params.wo_ids)
     target = action.target_wo_id
     if target is None or is_new_ref(target):

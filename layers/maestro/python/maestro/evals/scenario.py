@@ -114,9 +114,15 @@ class WorkOrderSpec(_Spec):
     id: str = Field(min_length=1)
     tenant: str = Field(description="The tenant's party id")
     vendor: str | None = Field(default=None, description="The vendor's party id")
-    status: Literal["open", "assigned", "scheduled", "in_progress", "completed", "cancelled"] = (
-        "open"
-    )
+    status: Literal[
+        "open",
+        "assigned",
+        "scheduled",
+        "in_progress",
+        "completion_reported",
+        "completed",
+        "cancelled",
+    ] = "open"
     description: str = Field(min_length=1)
     category: str = "general"
     unit: str | None = None

@@ -30,6 +30,8 @@ _STATUS = {
     WorkOrderStatus.OPEN: "is open; no visit is booked yet. We'll text you when one is",
     WorkOrderStatus.ASSIGNED: "has a vendor assigned; no visit is booked yet",
     WorkOrderStatus.IN_PROGRESS: "is in progress",
+    WorkOrderStatus.COMPLETION_REPORTED: "was reported finished by its vendor; the tenant is "
+    "asked to confirm",
     WorkOrderStatus.COMPLETED: "is completed",
     WorkOrderStatus.CANCELLED: "was cancelled",
 }
@@ -41,6 +43,8 @@ _STATUS_ES = {
     WorkOrderStatus.ASSIGNED: "tiene un técnico asignado; aún no hay visita programada",
     WorkOrderStatus.SCHEDULED: "está programada",
     WorkOrderStatus.IN_PROGRESS: "está en curso",
+    WorkOrderStatus.COMPLETION_REPORTED: "el técnico la reportó terminada; se le pidió al "
+    "inquilino que lo confirme",
     WorkOrderStatus.COMPLETED: "está completada",
     WorkOrderStatus.CANCELLED: "fue cancelada",
 }

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToOpenWo
 from maestro.domain.events import body_digest
+from maestro.domain.fixed_texts import REOPENED_ACK, REOPENED_TO_VENDOR
 from maestro.domain.language import in_language
-from maestro.domain.models import PartyRole, WorkOrder
+from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     attached,
@@ -20,6 +21,7 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
+from maestro.lanes.completion import job_label, reopen, reopened_entry
 from maestro.lanes.dispatch_waits import active_run
 
 __all__ = ["run"]
@@ -36,7 +38,17 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
 
     note = action.params.note
     media = ctx.package.media  # the files they sent with it: references on the note
-    updated = update_work_order(ctx.work_orders, wo_id, touch(ctx)) or wo
+    # The tenant's words on a job its vendor reported finished say it is not: it goes back to
+    # the vendor (docs/completion.md).
+    reopening = (
+        wo.status is WorkOrderStatus.COMPLETION_REPORTED
+        and ctx.sender is not None
+        and ctx.sender.party_id == wo.tenant_id
+    )
+    updated = update_work_order(ctx.work_orders, wo_id, reopen(ctx) if reopening else touch(ctx))
+    updated = updated or wo
+    if reopening:
+        reopened_entry(ctx, wo, updated)
     entry = ctx.append_entry(
         "note",
         wo_id,
@@ -55,7 +67,7 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
         note_sha256=body_digest(note),
     )
 
-    relayed, to_whom = _relay_onward(ctx, wo_id, updated, note)
+    relayed, to_whom = _relay_onward(ctx, wo_id, updated, note, reopening)
     # No vendor yet, but the WO's execution is finding one (gathering, judging, offering): the
     # tenant hears that, not "no vendor" (the act step completes a gather wait with these words).
     tenants = ctx.sender is not None and ctx.sender.party_id == updated.tenant_id
@@ -81,6 +93,10 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
                 "escribiré cuando uno acepte.",
             }
         said = in_language(added, ctx.sender_language)
+        if reopening and to_whom:
+            said = in_language(REOPENED_ACK, ctx.sender_language).format(
+                job=job_label(updated), vendor=whom
+            )
         if ctx.sender.role is PartyRole.PM and not to_whom:
             said = (
                 f"Noted on {label}: it is on the work order's record only; the tenant and the "
@@ -92,7 +108,9 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     )
 
 
-def _relay_onward(ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str) -> tuple[str, str]:
+def _relay_onward(
+    ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str, reopened: bool = False
+) -> tuple[str, str]:
     """Pass the note to the other side of the work order: the tenant's words to its vendor, the
     vendor's to its tenant. (What was done, in words; whom it reached, by name, or "".)"""
     sender_id = ctx.sender.party_id if ctx.sender else None
@@ -117,6 +135,10 @@ def _relay_onward(ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str) -> tup
     phone = phone_of(ctx, other_id)
     if phone is None:
         return f"{role} {other_id} has no phone the directory can find: not relayed", ""
+    if reopened:
+        words = in_language(REOPENED_TO_VENDOR, ctx.language_of(phone)).format(
+            job=job_label(wo), said=short(note, 300)
+        )
     ctx.send(phone, words, suffix=role)
     other = ctx.parties.by_party_id(other_id)
     return f"relayed to {role} {other_id}", (other.name if other and other.name else f"the {role}")
