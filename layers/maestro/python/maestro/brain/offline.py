@@ -11,7 +11,9 @@ candidates first.)
 7. a command: "cancel the kitchen one" / "cancel WO-204" / "cancel both" → manage_existing
    cancel with the matched open work orders (all of them for "all", "both", "everything");
    "reschedule … to friday" → reschedule with the sender's words; "what do I have open" →
-   list. A cancel that fits several equally → clarify naming them. It runs before 2 and 3:
+   list. Several named at once ("the fridge and the fan ones") or "all but the lock" → those.
+   A cancel that fits several equally ("two of them", "both" of three) → clarify naming them,
+   carrying the command so the answer runs it on what it picks. It runs before 2 and 3:
    "… to friday" is no availability;
 2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
    on that context; a digit inside such an answer is never a rating (I7);
@@ -79,6 +81,7 @@ from maestro.domain.actions import (
     ContinueWithAssistantParams,
     CreateWo,
     CreateWoParams,
+    DeferredCall,
     Escalate,
     EscalateParams,
     ManageExisting,
@@ -90,6 +93,10 @@ from maestro.domain.actions import (
     ScheduleVisit,
     ScheduleVisitParams,
 )
+from maestro.domain.answers import read_answer
+from maestro.domain.commands import CANCEL as _CANCEL
+from maestro.domain.commands import NEGATED_COMMAND as _NEGATED_COMMAND
+from maestro.domain.commands import RESCHEDULE as _RESCHEDULE
 from maestro.domain.completion import confirms_done, disputes_done, reports_done
 from maestro.domain.dispose import refusal_for_pm
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
@@ -301,13 +308,6 @@ def _ids_named(text: str, contexts: Sequence[OpenContext]) -> list[str]:
 
 # --- commands (rule 7) ------------------------------------------------------------------------
 
-_CANCEL = re.compile(r"\bcancel(?:l?ing)?\b", re.IGNORECASE)
-_RESCHEDULE = re.compile(r"\bre-?schedul(?:e|ing)\b|\bpostpone\b", re.IGNORECASE)
-_NEGATED_COMMAND = re.compile(
-    r"\b(?:don'?t|do\s+not|not|never|didn'?t|no\s+need\s+to)\s+(?:\w+\s+)?"
-    r"(?:cancel|re-?schedul|postpone)",
-    re.IGNORECASE,
-)
 _LIST = re.compile(
     r"\b(?:list|show|see|check)\b(?:\s+(?:me|all|of))*\s+(?:my|our)\s+"
     r"(?:open\s+|pending\s+|current\s+)?(?:requests?|work\s*orders?|tickets?|jobs?)\b"
@@ -317,6 +317,19 @@ _LIST = re.compile(
     re.IGNORECASE,
 )
 _EVERY = re.compile(r"\b(?:all|both|every(?:thing|one)?|each)\b", re.IGNORECASE)
+_ALL_BUT = re.compile(
+    r"\b(?:all|every(?:thing|one)?)\b(?:\s+of\s+them)?\s+(?:but|except|apart\s+from|other\s+than)\b",
+    re.IGNORECASE,
+)
+_COUNTING = re.compile(
+    r"\d|\b(?:first|second|third|fourth|fifth|last|two|three|four|five|couple|few)\b",
+    re.IGNORECASE,
+)
+# The polite lead of a command ("could you please cancel"): no choice in it.
+_COMMAND_LEAD = re.compile(
+    r"^.*?\b(?:cancel(?:l?ing)?|re-?schedul(?:e|ing)|postpone|call\s+off|move|push)\b\s*",
+    re.IGNORECASE,
+)
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _COMMANDS = (_CANCEL, _RESCHEDULE, _LIST)
 _ID_LIKE = re.compile(r"(?<![\w-])[a-z]{1,6}-\d{1,8}(?![\w-])", re.IGNORECASE)
@@ -739,7 +752,9 @@ def _why(text: str) -> str:
     return truncate(f"{_NAME}: {text}", 400)
 
 
-def _clarify(candidates: Sequence[OpenContext], why: str, evidence: str) -> Clarify:
+def _clarify(
+    candidates: Sequence[OpenContext], why: str, evidence: str, call: DeferredCall | None = None
+) -> Clarify:
     ids = tuple(c.context_id for c in candidates)[:10]
     options = "; ".join(
         f"{n}) {c.context_id}: {c.description}" for n, c in enumerate(candidates, 1)
@@ -752,6 +767,7 @@ def _clarify(candidates: Sequence[OpenContext], why: str, evidence: str) -> Clar
             question=truncate(f"Just to be sure, which one do you mean? {options}", 400),
             candidate_ids=ids,
             reason="multi_context" if len(ids) > 1 else "ambiguous_relation",
+            call=call,
         ),
     )
 
@@ -1163,7 +1179,8 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
     operation: Literal["cancel", "reschedule"] = "reschedule" if reschedule else "cancel"
     # A finished work order waiting for its rating can be neither cancelled nor moved.
     open_wos = [c for c in _work_orders(contexts) if not c.rating_requested]
-    chosen = _commanded(said, open_wos) if open_wos else []
+    call = DeferredCall(operation=operation, request=truncate(text, 300))
+    chosen = _commanded(said, open_wos, call) if open_wos else []
     if isinstance(chosen, Clarify):
         return _Reading("7-manage", (chosen,))
     ids = tuple(c.context_id for c in chosen)
@@ -1189,25 +1206,42 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
     return _Reading("7-manage", (*relays, *creates, command))
 
 
-def _commanded(text: str, open_wos: Sequence[OpenContext]) -> list[OpenContext] | Clarify:
-    """The open work orders a command names (by id, "all"/"both", or its words), or the
-    question to ask when that is not one clear set."""
+def _commanded(
+    text: str, open_wos: Sequence[OpenContext], call: DeferredCall | None
+) -> list[OpenContext] | Clarify:
+    """The open work orders a command names (by id, "all"/"both", "all but the fan one", the
+    words of each), or the question to ask when that is not one clear set: it carries the
+    command, so the answer runs it on what it picks."""
     named = _ids_named(text, open_wos)
-    if named:
+    if named and not _ALL_BUT.search(text):
         return [c for c in open_wos if c.context_id in named]
-    if _ID_LIKE.search(text):
-        return _clarify(open_wos, "the id named is not one of the sender's open ones", text)
+    if _ID_LIKE.search(text) and not named:
+        return _clarify(open_wos, "the id named is not one of the sender's open ones", text, call)
+    # Several named at once, or all but some: read as an answer to "which ones?" would be, but
+    # never by number: the sender saw no numbered list ("cancel 2 of them" counts).
+    rest = _COMMAND_LEAD.sub("", text)
+    several = (
+        read_answer(
+            rest,
+            [c.context_id for c in open_wos],
+            [f"{c.context_id}: {c.description}" for c in open_wos],
+        )
+        if not _COUNTING.search(_ID_LIKE.sub(" ", rest))
+        else None
+    )
+    if several and several.kind == "pick" and (len(several.ids) > 1 or _ALL_BUT.search(text)):
+        return [c for c in open_wos if c.context_id in several.ids]
     best = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, open_wos)
     if _EVERY.search(text):
         chosen = best or list(open_wos)
         if _BOTH.search(text) and len(chosen) != 2:
-            return _clarify(chosen, '"both" of how many?', text)
+            return _clarify(chosen, '"both" of how many?', text, call)
         return chosen
     if len(best) == 1:
         return best
     if not best and len(open_wos) == 1:
         return list(open_wos)  # "please cancel it" with one open: that one
-    return _clarify(best or open_wos, "which one to change?", text)
+    return _clarify(best or open_wos, "which one to change?", text, call)
 
 
 def _availability_answer(
@@ -1286,7 +1320,10 @@ def _rating_answer(
         return _Reading("3-rating", (_clarify(both, "a bare number: a rating or a time?", text),))
     targets = _pick(text, rated)
     if len(targets) > 1:
-        return _Reading("3-rating", (_clarify(targets, "a rating for which work order?", text),))
+        rate = DeferredCall(operation="rate", stars=rating.stars, request=truncate(text, 300))
+        return _Reading(
+            "3-rating", (_clarify(targets, "a rating for which work order?", text, rate),)
+        )
     (target,) = targets
     relays, creates = _side_problems(parts, contexts, answered=frozenset({target.context_id}))
     visits = _offered_visits(creates, parts, room=_MAX_PLAN - len(relays) - len(creates) - 1)
@@ -1586,7 +1623,13 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
         open_wos = [c for c in _work_orders(wos) if not c.rating_requested]
         wo_ids = targets
         if not targets:
-            chosen = _commanded(text, open_wos) if open_wos else []
+            # A close asked about keeps no call: its answer is read as the completion rules say.
+            call = (
+                None
+                if operation == "complete"
+                else DeferredCall(operation=operation, request=truncate(text, 300))
+            )
+            chosen = _commanded(text, open_wos, call) if open_wos else []
             if isinstance(chosen, Clarify):
                 return _Reading("8-pm-manage", (chosen,))
             wo_ids = tuple(c.context_id for c in chosen)

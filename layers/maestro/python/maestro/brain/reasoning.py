@@ -49,6 +49,8 @@ Lanes (use only these):
   is still wrong, relay_to_open_wo instead); a PM closes one (held until YES).
 - continue_with_assistant: nothing to act on; the assistant replies.
 - clarify: you cannot tell which work order (or whether it is new): ask, naming candidate_ids.
+  About a command (cancel, reschedule, a rating, a note), put it in params.call: it runs on the
+  ones the answer picks. Command words are never a note for the vendor.
 - escalate: someone may be in danger now (gas, fire, CO symptoms, flooding onto electrics,
   structural collapse, medical emergency, violence, someone trapped). Safety first.
 

@@ -52,16 +52,20 @@ from maestro.domain.actions import (
     ContinueWithAssistant,
     ContinueWithAssistantParams,
     CreateWo,
+    DeferredCall,
     Escalate,
     EscalateParams,
     Lane,
     ManageExisting,
     ManageExistingParams,
     RecordRating,
+    RelayToOpenWo,
+    RelayToVendor,
     ScheduleVisit,
     is_new_ref,
     needs_the_owner,
 )
+from maestro.domain.commands import command_in
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
 from maestro.domain.guards import (
@@ -718,6 +722,7 @@ def dispose(
                 abstained=True,
             )
         candidates = _owned_candidates(consensus.candidates, contexts)
+        deferred = [v.action for v in verdicts if v.mutating or v.lane is Lane.MANAGE_EXISTING]
         build.enqueue(
             Clarify(
                 confidence=max((v.share for v in verdicts), default=0.0),
@@ -726,6 +731,7 @@ def dispose(
                     question=_clarify_question(candidates, contexts, sender, package),
                     candidate_ids=candidates,
                     reason="multi_context" if len(candidates) > 1 else "low_agreement",
+                    call=_deferred_call([v.action for v in verdicts], package),
                 ),
             ),
             stage="dispose",
@@ -733,12 +739,32 @@ def dispose(
             reason=f"no guess on mutation: {consensus.reason}",
             relation="ambiguous",
             abstained=True,
-            extras=_deferring(package, [v.action for v in verdicts if v.mutating]),
+            extras=_deferring(package, deferred),
         )
         return _finish(build, route)
 
     _dispose_decided(build, verdicts, contexts, package, policy, sender)
     return _finish(build, route)
+
+
+def _deferred_call(readings: Sequence[Action], package: Package) -> DeferredCall | None:
+    """The command a question about these readings defers: the one a proposed question carries,
+    else a cancel or reschedule every held reading agrees on (its work orders are what is
+    asked), else the one the words give. Never a note: command words are not relayed."""
+    for action in readings:
+        if isinstance(action, Clarify) and action.params.call is not None:
+            return action.params.call
+    words = truncate(" ".join(package.text.split()), 300)
+    operations = {
+        a.params.operation
+        for a in readings
+        if isinstance(a, ManageExisting) and a.params.operation != "list"
+    }
+    if len(operations) == 1 and (operation := operations.pop()) in ("cancel", "reschedule"):
+        return DeferredCall(operation=operation, request=words)
+    if not operations and (command := command_in(package.text)) is not None:
+        return DeferredCall(operation=command, request=words)
+    return None
 
 
 def _deferring(package: Package, readings: Sequence[Action]) -> ResolvedAction:
@@ -973,6 +999,7 @@ def _dispose_decided(
                     question=_clarify_question(candidates, contexts, sender, package),
                     candidate_ids=candidates,
                     reason=reason,
+                    call=_deferred_call([r.verdict.action for r in asking], package),
                 ),
             ),
             stage="dispose",
@@ -1073,6 +1100,21 @@ def _check(
             verdict=verdict,
             why=f"a {sender.role.value} may not {verdict.lane.value} on {target}",
             clarify_reason=None,
+        )
+    if (
+        sender.role is PartyRole.TENANT
+        and isinstance(action, (RelayToOpenWo, RelayToVendor))
+        and command_in(
+            action.params.note if isinstance(action, RelayToOpenWo) else action.params.message
+        )
+        is not None
+    ):
+        # A tenant's command words are never a note for the vendor: asked about, as a command.
+        return _Rejection(
+            verdict=verdict,
+            why=f"command words, not a note for {target}'s vendor",
+            clarify_reason="ambiguous_relation",
+            candidates=(target,),
         )
     if isinstance(action, RecordRating) and not context.rating_requested:
         # The words were an answer to something else (I7): not a rating, and nothing to ask.

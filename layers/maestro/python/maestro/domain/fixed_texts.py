@@ -194,3 +194,51 @@ YOUR_VENDOR: Final[Texts] = {"en": "your vendor", "es": "su técnico"}
 """The vendor's name when the directory has none."""
 CLOSE_VERB: Final[Texts] = {"en": "close", "es": "cerrar"}
 """A held close, in the hold's "Reply YES to …" (a PM's "close WO-12")."""
+
+
+# --- clarify (#20 item 1) ---
+# A question about a command names the candidates, numbered ({options}), and says what the answer
+# leads to; nothing is done until the party confirms the exact call (seed 004).
+
+WHICH_TO_CANCEL: Final[Texts] = {
+    "en": 'Which of these do you want me to cancel? {options}. Reply with their numbers (like "1 '
+    'and 3") or "all".',
+    "es": "¿Cuáles de estas quiere que cancele? {options}. Responda con sus números (por ejemplo, "
+    '"1 y 3") o "todas".',
+}
+WHICH_TO_MOVE: Final[Texts] = {
+    "en": "Which of these visits do you want me to move? {options}. Reply with their numbers "
+    '(like "1 and 3") or "all".',
+    "es": "¿Cuáles de estas visitas quiere que cambie? {options}. Responda con sus números (por "
+    'ejemplo, "1 y 3") o "todas".',
+}
+WHICH_TO_RATE: Final[Texts] = {
+    "en": "Which of these is your rating of {stars} for? {options}. Reply with the number.",
+    "es": "¿A cuál de estas corresponde su calificación de {stars}? {options}. Responda con el "
+    "número.",
+}
+WHICH_TO_PASS_ON: Final[Texts] = {
+    "en": "Which of these is your message about? {options}. Reply with the number.",
+    "es": "¿Sobre cuál de estas es su mensaje? {options}. Responda con el número.",
+}
+NOT_CAUGHT: Final[Texts] = {
+    "en": "Sorry, I didn't catch which ones you mean.",
+    "es": "Disculpe, no entendí a cuáles se refiere.",
+}
+"""Said first when a question about a command is asked again."""
+NOTHING_CANCELLED: Final[Texts] = {
+    "en": "OK, I haven't cancelled anything.",
+    "es": "De acuerdo, no he cancelado nada.",
+}
+NOTHING_MOVED: Final[Texts] = {
+    "en": "OK, I haven't moved any visit.",
+    "es": "De acuerdo, no he cambiado ninguna visita.",
+}
+NOTHING_RATED: Final[Texts] = {
+    "en": "OK, I haven't recorded a rating.",
+    "es": "De acuerdo, no he registrado ninguna calificación.",
+}
+NOTHING_PASSED_ON: Final[Texts] = {
+    "en": "OK, I haven't passed anything on.",
+    "es": "De acuerdo, no he transmitido nada.",
+}

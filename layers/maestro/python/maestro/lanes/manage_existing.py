@@ -316,7 +316,7 @@ def _proposal(
     if len(options) > 1:
         numbered = "; ".join(f"{n}) {_line(by_id[i], width)}" for n, i in enumerate(options, 1))
         which = (
-            "all of them"
+            ("both" if len(chosen) == 2 else "all of them")
             if set(chosen) == set(options)
             else " and ".join(f"{options.index(i) + 1}" for i in chosen)
         )
@@ -369,7 +369,7 @@ def _proposal_es(
             f"{n}) {_line(by_id[i], width, 'es')}" for n, i in enumerate(options, 1)
         )
         which = (
-            "todas"
+            ("ambas" if len(chosen) == 2 else "todas")
             if set(chosen) == set(options)
             else "la " + " y la ".join(f"{options.index(i) + 1}" for i in chosen)
         )
