@@ -99,6 +99,12 @@ class EnvConfig(BaseModel):
         description="The cheap model: the severity probe, the pre-check, decide()'s judgments"
     )
     strong_model_id: str = Field(description="The strong model: reasoning and the manage agent")
+    compose_replies: bool = Field(
+        default=True,
+        description="MAESTRO_COMPOSE_REPLIES: with a model key, the assistant's reply is composed "
+        "by the cheap model and checked before it is sent (docs/composed-replies.md); false: "
+        "its fixed texts. No effect without a key",
+    )
     alarm_email: str = Field(
         default="",
         pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$",

@@ -152,6 +152,7 @@ class MaestroStack(cdk.Stack):
             ),
             "cheap_model_id": config.cheap_model_id,
             "strong_model_id": config.strong_model_id,
+            "compose_replies": "true" if config.compose_replies else "false",
             **_given(account_daily_model_calls=config.daily_model_call_cap),
         }
         # The account-wide daily caps on what is sent: for whatever pages or texts.

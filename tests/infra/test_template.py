@@ -620,6 +620,8 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
                 assert "WebhooksApi" in callback
             if has_model:
                 assert variables["MAESTRO_STRONG_MODEL_ID"] == CONFIG[env]["strong_model_id"]
+                composes = CONFIG[env].get("compose_replies", True)
+                assert variables["MAESTRO_COMPOSE_REPLIES"] == str(composes).lower()
 
 
 # -- the webhook API ---------------------------------------------------------------------------

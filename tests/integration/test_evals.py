@@ -8,6 +8,7 @@ proves nothing); step mode pauses at every gate until it is released; and ``maes
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -115,13 +116,15 @@ def test_the_executor_asl_substitutes_every_placeholder_and_reaches_every_state(
 
 def test_a_naive_binder_fails_two_leaks(monkeypatch: pytest.MonkeyPatch) -> None:
     """The naive binder of seed 000: of the contexts the words fit, the most recent wins."""
-    best = offline._best_by_words
+    refer = offline._refer
 
-    def most_recent(text: str, contexts: Sequence[OpenContext]) -> list[OpenContext]:
-        found = best(text, contexts)
-        return sorted(found, key=lambda c: c.last_activity_at or c.opened_at)[-1:]
+    def most_recent(text: str, contexts: Sequence[OpenContext]) -> offline._Reference:
+        found = refer(text, contexts)
+        fits = found.named or found.hinted
+        latest = sorted(fits, key=lambda c: c.last_activity_at or c.opened_at)[-1:]
+        return dataclasses.replace(found, named=tuple(latest))
 
-    monkeypatch.setattr(offline, "_best_by_words", most_recent)
+    monkeypatch.setattr(offline, "_refer", most_recent)
     result = run_scenario(load_scenario(SCENARIOS / "two-leaks-clarify.yaml"))
     assert not result.passed
     assert "asked-which" in failed_checkpoints(result)

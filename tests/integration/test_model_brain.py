@@ -184,7 +184,9 @@ def wo_unchanged(stack: LocalStack, wo_id: str) -> bool:
 # -- keyword-free emergencies the model sees: escalated within one flush ------------------------
 
 
-EMERGENCIES = rows("keyword_free_emergencies.jsonl")
+# The rows the floor leaves to the model: since #20 the floor reads the plainest medical and
+# violent emergencies ("not breathing", "a man with a gun") too, and those escalate without it.
+EMERGENCIES = [r for r in rows("keyword_free_emergencies.jsonl") if safety_floor(r["text"]) is None]
 
 
 def _sees_emergencies(request: ModelRequest) -> Scripted | None:

@@ -42,10 +42,10 @@ _PROBE = textwrap.dedent(
     """
     import json, sys
     import handler
-    from maestro.domain import safety
+    from maestro.domain import safety, safety_rules
     print(json.dumps({
         "modules": sorted(sys.modules),
-        "floor_patterns_compiled": safety._compiled.cache_info().currsize,
+        "floor_patterns_compiled": safety_rules.compiled.cache_info().currsize,
         "handler": callable(handler.handler),
     }))
     """

@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from maestro.adapters.anthropic_model import AnthropicModel
+from maestro.brain.compose import COMPOSE_SYSTEM
 from maestro.brain.judgments import DECIDE_SYSTEM
 from maestro.brain.manage_agent import MANAGE_SYSTEM
 from maestro.brain.model import Purpose
@@ -56,6 +57,7 @@ from maestro.domain.prompt_data import (
     truncate_encoded,
 )
 from maestro.domain.records import Disposition, MaestroDecision
+from maestro.domain.reply_check import Did, Done
 from maestro.domain.revalidate import Target
 from maestro.domain.safety import safety_floor
 from maestro_dev.fakes import InMemoryPartyDirectory, InMemoryWorkOrderStore
@@ -119,6 +121,8 @@ class WireApi:
             return _message([_use("propose_actions", plan)])
         if forced == "decide":
             return _message([_use("decide", {"status": "escalate", "reason": "unsure"})])
+        if forced == "reply":
+            return _message([_use("reply", {"text": "Noted, thanks."})])
         last = body["messages"][-1]["content"]
         if any(block["type"] == "tool_result" for block in last):
             return _message([{"type": "text", "text": "You have two open requests."}], "end_turn")
@@ -343,12 +347,27 @@ def run_manage(s: str) -> Run:
     ]
 
 
+def run_compose(s: str) -> Run:
+    models, api = wired(s)
+    assert models.composer is not None
+    done = Done(did=Did.OPENED, wo_id="WO-204", what=truncate(s, 60)).line()
+    texts = [m.body for m in package(s).messages]
+    assert models.composer.compose(texts, [done], "es").text == "Noted, thanks."
+    document = {
+        "texts": [truncate(t, 600) for t in texts],
+        "done": [truncate(done, 160)],
+        "language": "es",
+    }
+    return api.bodies, [document]
+
+
 PURPOSES: dict[str, tuple[Callable[[str], Run], str]] = {
     "probe": (run_probe, TRIAGE_SYSTEM),
     "precheck": (run_precheck, TRIAGE_SYSTEM),
     "reasoning": (run_reasoning, REASONING_SYSTEM),
     "decide": (run_judgments, DECIDE_SYSTEM),
     "manage": (run_manage, MANAGE_SYSTEM),
+    "compose": (run_compose, COMPOSE_SYSTEM),
 }
 
 

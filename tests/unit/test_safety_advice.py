@@ -41,6 +41,18 @@ def test_a_model_hazard_the_floor_does_not_read_still_picks_by_its_words() -> No
     assert safety_instructions("", "something weird is going on")[0] == "generic"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "shots fired in the parking lot behind building b",
+        "my son slipped by the pool water and now he isnt breathing",
+        "a guy with a knife is kicking the laundry room door, water everywhere from the machine",
+    ],
+)
+def test_danger_to_a_person_gets_the_call_911_advice_not_a_hazards(text: str) -> None:
+    assert safety_instructions("", text)[0] == "generic"
+
+
 def test_every_advice_is_written_in_english_and_spanish_and_says_something_different() -> None:
     for kind, texts in SAFETY_ADVICE.items():
         assert set(texts) == {"en", "es"}, kind

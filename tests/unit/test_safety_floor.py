@@ -197,14 +197,56 @@ MUST_NOT_FIRE: list[str] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "category"), MUST_FIRE)
+# Danger to people, and symptoms (#20): wordings that are in no labeled set.
+DANGER_NOW_FIRES: list[tuple[str, str]] = [
+    ("my grandpa just collapsed in the kitchen", "other"),
+    ("the lady in 3a is unresponsive on the stairs", "other"),
+    ("my boyfriend overdosed, hes barely breathing", "other"),
+    ("i think my wife is having a heart attack", "other"),
+    ("theres a man waving a knife around in the lobby", "other"),
+    ("shots fired outside building c", "other"),
+    ("my neighbour just got stabbed", "other"),
+    ("the upstairs guy keeps saying he will kill us", "other"),
+    ("we cant get out, the elevator is stuck between floors", "other"),
+    ("my 3 year old locked himself in the bathroom", "other"),
+    ("everybody here is dizzy and nauseous since the generator started", "carbon_monoxide"),
+    ("the tub faucet zapped me when i touched it", "electrical"),
+    ("the washer hose is spraying like a fire hose", "flooding"),
+    ("the laundry room is like a swimming pool", "flooding"),
+    ("been without heating all week and its 12 degrees out", "no_heat_freezing"),
+    ("i smell sumthing like gas in the laundry", "gas"),
+    ("the pilot is out on the water heater and it smells funny", "gas"),
+    ("stinks like skunk by the furnace", "gas"),
+    ("the deck boards are rotten, someone could fall right through", "structural"),
+    ("the basement drain is pushing up poop", "sewage"),
+]
+
+DANGER_NOW_DOES_NOT_FIRE: list[str] = [
+    "my mom is gonna kill me when she sees the carpet",
+    "he shot me an email about the lease",
+    "the kids had a nerf gun fight and knocked the blinds down",
+    "we all feel sick, it's the flu going around, can the inspection wait",
+    "the app is not responding when i pay rent",
+    "the dog is bleeding a little from a scratch, unrelated but the gate is broken",
+    "the smell of the new carpet is so strong i cant breathe lol",
+    "my chest pain from the flu is better now, you can come in",
+    "can i borrow a caulk gun",
+    "i got zapped by static from the carpet again",
+    "the contractor said the job might fall through",
+    "our toddler has a cold so please knock quietly",
+    "the odd knocking in the pipes is back",
+    "the neighbours are shooting a music video in the courtyard",
+]
+
+
+@pytest.mark.parametrize(("text", "category"), [*MUST_FIRE, *DANGER_NOW_FIRES])
 def test_must_fire(text: str, category: str) -> None:
     hit = safety_floor(text)
     assert hit is not None, text
     assert hit.category == category, hit
 
 
-@pytest.mark.parametrize("text", MUST_NOT_FIRE)
+@pytest.mark.parametrize("text", [*MUST_NOT_FIRE, *DANGER_NOW_DOES_NOT_FIRE])
 def test_must_not_fire(text: str) -> None:
     assert safety_floor(text) is None
 
@@ -282,6 +324,10 @@ def test_rule_triggers_never_skip_a_match() -> None:
         *MUST_NOT_FIRE,
         *(text for text, _ in SYMPTOMS_FIRE),
         *SYMPTOMS_DO_NOT_FIRE,
+        *(row["text"] for row in _jsonl("tuning2_emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("tuning2_non_emergencies.jsonl")),
+        *(text for text, _ in DANGER_NOW_FIRES),
+        *DANGER_NOW_DOES_NOT_FIRE,
     ]
     # The rules read the typo-corrected text, so that is the one to check.
     texts = [corrected.text if (corrected := safety._correct_typos(t)) else t for t in texts]
@@ -324,6 +370,50 @@ def test_every_tuning_hit_span_indexes_the_original_text() -> None:
         hit = safety_floor(row["text"])
         assert hit is not None, row
         assert row["text"][hit.start : hit.end] == hit.phrase
+
+
+# --- the second tuning set (#20): medical, violence, and symptoms without the hazard's name -------
+# Also a development set: written before the rules changed for it (44/86 fired then), tuned on
+# since. The holdout is still measured by the benchmark only.
+
+# The kinds of danger the floor reports as "other" (its advice is to call 911).
+_OTHER_LABELS = {"medical", "violence"}
+
+
+def test_recall_on_the_second_tuning_set_is_at_least_95_percent_for_each_kind() -> None:
+    rows = _jsonl("tuning2_emergencies.jsonl")
+    assert len(rows) >= 80
+    for kind in ("misspelled", "symptoms", "keyword_free"):
+        of_kind = [row for row in rows if row["kind"] == kind]
+        missed = [row["text"] for row in of_kind if safety_floor(row["text"]) is None]
+        assert len(of_kind) >= 20, kind
+        assert (len(of_kind) - len(missed)) / len(of_kind) >= 0.95, (kind, missed)
+
+
+def test_medical_and_violent_emergencies_are_reported_as_other() -> None:
+    rows = [r for r in _jsonl("tuning2_emergencies.jsonl") if r["category"] in _OTHER_LABELS]
+    assert len(rows) >= 20
+    for row in rows:
+        hit = safety_floor(row["text"])
+        assert hit is not None, row
+        assert (hit.category, hit.severity) == ("other", "emergency"), (row, hit)
+        assert row["text"][hit.start : hit.end] == hit.phrase
+
+
+def test_the_second_tuning_sets_hard_negatives_raise_at_most_5_percent() -> None:
+    rows = _jsonl("tuning2_non_emergencies.jsonl")
+    assert len(rows) >= 40
+    raised = [row["text"] for row in rows if safety_floor(row["text"]) is not None]
+    assert len(raised) / len(rows) <= 0.05, raised
+
+
+def test_second_tuning_rows_are_well_formed() -> None:
+    for row in _jsonl("tuning2_emergencies.jsonl"):
+        assert set(row) == {"text", "category", "kind"}, row
+        assert row["category"] in {*CATEGORIES, *_OTHER_LABELS}, row
+        assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
+    for row in _jsonl("tuning2_non_emergencies.jsonl"):
+        assert row["category"] == "none", row
 
 
 # --- typo tolerance ------------------------------------------------------------------------------

@@ -130,9 +130,10 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     "act": {
         # One lane: WOs and their timelines, questions and holds, the vendor's and the PM's
         # numbers (read only: the directory is imported, never written by a step), the texts
-        # (sends claims them, messages records them), the outcome in the decision log, the
-        # idempotency record, and in conversations an unknown number's fold window and digest
-        # line, the daily caps' counts and the agent's budget; who is on call (the directory);
+        # (sends claims them, messages records them), the outcome in the decision log (and the
+        # package's earlier outcomes, read for a composed reply), the idempotency record, and
+        # in conversations an unknown number's fold window and digest line, the daily caps'
+        # counts and the model budget; who is on call (the directory);
         # a WO execution's wait re-read before its token is sent (dispatch, read only: the
         # execution's own steps write the run), an answer to an offer or approval, a WO closed
         # or a tenant's details (maestro.lanes.dispatch_waits).

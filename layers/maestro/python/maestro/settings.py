@@ -120,6 +120,12 @@ class ModelSettings(_Base):
         description="The whole account's model calls per UTC day; past it every stage takes its "
         "deterministic default (recorded fallback=true)",
     )
+    compose_replies: bool = Field(
+        default=True,
+        description="With a model, the assistant's reply is composed by the cheap model and "
+        "checked before it is sent (docs/composed-replies.md); off: its fixed texts. No effect "
+        "without a model",
+    )
 
 
 class SendCapSettings(_Base):

@@ -35,12 +35,12 @@ __all__ = [
     "Turn",
 ]
 
-Purpose = Literal["probe", "precheck", "reasoning", "decide", "manage"]
+Purpose = Literal["probe", "precheck", "reasoning", "decide", "manage", "compose"]
 """Why the call is made: it picks the tier, the budget line and (scripted) the script."""
 
 Tier = Literal["cheap", "strong"]
-"""A cheap, fast model for the probe, the pre-check and decide(); a stronger one for reasoning
-and the manage agent. The ids are settings."""
+"""A cheap, fast model for the probe, the pre-check, decide() and the composed reply; a stronger
+one for reasoning and the manage agent. The ids are settings."""
 
 ModelFailure = Literal[
     "timeout",

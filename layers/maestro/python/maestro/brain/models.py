@@ -2,8 +2,9 @@
 
 With a model (Anthropic, or the scripted one), every stage uses it: the severity probe and the
 pre-check (cheap tier), the reasoning brain and the manage agent (strong tier), decide()'s
-judgments (cheap). With none, every stage takes its deterministic path: the safety floor alone,
-the offline brain's rules, decide()'s defaults, the manage lane's own rules. Either way the
+judgments and the assistant's composed reply (cheap; off with ``compose_replies=False``). With
+none, every stage takes its deterministic path: the safety floor alone, the offline brain's
+rules, decide()'s defaults, the manage lane's own rules, the assistant's fixed texts. Either way the
 choice is named in every output (``describe``).
 """
 
@@ -13,6 +14,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from maestro.brain.budgeted import BudgetedModel
+from maestro.brain.compose import ReplyComposer
 from maestro.brain.judgments import Judgments, decide_model_for
 from maestro.brain.manage_agent import ManageAgent
 from maestro.brain.model import LanguageModel
@@ -31,6 +33,7 @@ class Models:
     triage: ModelTriage | None
     judgments: Judgments
     agent: ManageAgent | None
+    composer: ReplyComposer | None = None
 
     def describe(self) -> str:
         return self.brain.describe()
@@ -44,7 +47,7 @@ class Models:
         return nullcontext()
 
 
-def models_for(model: LanguageModel | None) -> Models:
+def models_for(model: LanguageModel | None, *, compose_replies: bool = True) -> Models:
     if model is None:
         return Models(
             model=None, brain=OfflineBrain(), triage=None, judgments=Judgments(None), agent=None
@@ -55,4 +58,5 @@ def models_for(model: LanguageModel | None) -> Models:
         triage=ModelTriage(model),
         judgments=Judgments(decide_model_for(model)),
         agent=ManageAgent(model),
+        composer=ReplyComposer(model) if compose_replies else None,
     )

@@ -2,7 +2,8 @@
 
 It is named as such in every output (``model="offline-brain"``, every ``why`` starts with
 "offline brain"), so nobody mistakes its answers for a model's. The rules are simple and honest,
-first match wins, in this order: 1, 7, 2, 3, 5, 6; for a PM, 1 then 8. (Rule 4, answers to an
+first match wins, in this order: 1, 7, 2, 3, 5, 6; for a vendor, 9 after 1; for a tenant, 9
+after 7; for a PM, 1 then 8. (Rule 4, answers to an
 open question, is not the brain's: the pipeline's resolve step matches them against the stored
 candidates first.)
 
@@ -10,16 +11,21 @@ candidates first.)
 7. a command: "cancel the kitchen one" / "cancel WO-204" / "cancel both" → manage_existing
    cancel with the matched open work orders (all of them for "all", "both", "everything");
    "reschedule … to friday" → reschedule with the sender's words; "what do I have open" →
-   list. A cancel that fits several equally → clarify naming them. It runs before 2 and 3:
+   list. Several named at once ("the fridge and the fan ones") or "all but the lock" → those.
+   A cancel that fits several equally ("two of them", "both" of three) → clarify naming them,
+   carrying the command so the answer runs it on what it picks. It runs before 2 and 3:
    "… to friday" is no availability;
 2. an answer to an open availability question ("2 onward", "tomorrow morning") → schedule_visit
    on that context; a digit inside such an answer is never a rating (I7);
 3. a rating ("5 stars", "4/5", a bare "5") while a rating request is open → record_rating; a
    bare digit with both questions open is ambiguous → clarify naming both. Only a tenant or a
    PM rates, in every rule: a vendor's "4/5 tomorrow" is availability, never a rating;
-5. the words of exactly one open work order → relay_to_open_wo on it (a mere question about it:
-   the assistant, targeted at it); of several equally → clarify naming them (I4: never the most
-   recent); of none, and the text describes a maintenance problem → create_wo;
+5. words that clearly name exactly one open work order (its id, its thing, or naming no thing
+   a plain word of its line, "the plumber"; see "which work order the words name" below) →
+   relay_to_open_wo on it (a mere question about it: the assistant, targeted at it); several
+   named, or a problem that only hints at some (a shared room, a shared kind of symptom) →
+   clarify naming them (I3, I4: never the most recent, never a guess); a problem naming a thing
+   of its own and hinting at none → create_wo;
 6. nothing matched → continue_with_assistant.
 8. a PM's command, about the open work orders of the properties they manage (their contexts):
    a note ("note WO-204: vendor has the key", "add a note to 204 - key under mat") →
@@ -32,9 +38,19 @@ candidates first.)
    and 3; words about exactly one of their open work orders are a note on it; anything else
    gets what a PM can text. A PM opens no work order: a tenant does.
 
+9. completion from the field (docs/completion.md): a vendor's "it's done" in the words vendors
+   use (``maestro.domain.completion``; "done for today" is none) → manage_existing complete on
+   their one job in hand, or the one named (by id or its words), else with none named, so the
+   lane asks which; the tenant's answer about a job reported finished: a plain yes → complete,
+   something still wrong → relay_to_open_wo (the lane reopens it to the vendor). A PM's
+   "close WO-204" / "mark 204 done" is rule 8's, held until YES like a cancel.
+
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
-room the one before did not, is a problem of its own. Rule 5 gives each problem its own action
+room the one before did not, is a problem of its own, whatever the thing: one the lexicon does
+not know ("the porch railing is loose") is a ``general`` problem, never words on its neighbour's;
+a part of the thing before ("… and its stopper is stuck", ``maestro.domain.parts``) is more of
+it. Rule 5 gives each problem its own action
 (a relay to its work order or a create, refs new:1, new:2…); a time offered unasked ("I'm home
 tomorrow after 3") proposes a visit for each new work order. Rules 2, 3 and 7 relay or create
 the problems said alongside their answer or command (a tie or a room-only match is left to the
@@ -42,7 +58,7 @@ assistant rather than blocking the answer). Time words inside a problem ("stoppe
 morning") are not availability, and a bare digit in one ("2 lights are out") is not a rating.
 
 Same input, same output, whatever the order of the contexts. The k samples agree except when a
-rule is unsure (a negated availability, a shared room but a different problem): then a minority
+rule is unsure (a negated availability): then a minority
 of samples proposes the alternative reading, so consensus shows the doubt and dispose asks
 instead of guessing (I3).
 """
@@ -65,6 +81,7 @@ from maestro.domain.actions import (
     ContinueWithAssistantParams,
     CreateWo,
     CreateWoParams,
+    DeferredCall,
     Escalate,
     EscalateParams,
     ManageExisting,
@@ -76,17 +93,25 @@ from maestro.domain.actions import (
     ScheduleVisit,
     ScheduleVisitParams,
 )
+from maestro.domain.answers import read_answer
+from maestro.domain.commands import CANCEL as _CANCEL
+from maestro.domain.commands import NEGATED_COMMAND as _NEGATED_COMMAND
+from maestro.domain.commands import RESCHEDULE as _RESCHEDULE
+from maestro.domain.completion import confirms_done, disputes_done, reports_done
 from maestro.domain.dispose import refusal_for_pm
 from maestro.domain.fixed_texts import NOTHING_OPEN_TO, PM_HELP_TEXT, say
 from maestro.domain.language import language_for
 from maestro.domain.memory import SenderRole, mask_phone_numbers, truncate
 from maestro.domain.models import (
+    REPORTABLE,
     TERMINAL_STATUSES,
     ContextKind,
     OpenContext,
     Package,
     PartyRole,
+    WorkOrderStatus,
 )
+from maestro.domain.parts import PARTS_OF, all_parts
 from maestro.domain.records import BrainSample
 from maestro.domain.wo_refs import WoRef, wo_ref_spans
 
@@ -133,6 +158,9 @@ _STOPWORDS = frozenset(
         "out", "off", "about", "like", "really", "fine", "come", "coming", "came", "go", "going",
         "unit", "apt", "apartment", "open", "scheduled", "progress", "completed", "cancelled",
         "fixed", "new", "same", "other", "another", "more", "less", "way", "thing", "things",
+        # what is left of a contraction ("won't" → "won", "t"): a negation, not a word of a WO
+        "won", "don", "doesn", "isn", "aren", "wasn", "weren", "didn", "hasn", "haven", "cant",
+        "couldn", "wouldn", "shouldn",
     }
 )  # fmt: skip
 # Rooms say where, not what: sharing only a room with a work order is weak evidence.
@@ -282,13 +310,6 @@ def _ids_named(text: str, contexts: Sequence[OpenContext]) -> list[str]:
 
 # --- commands (rule 7) ------------------------------------------------------------------------
 
-_CANCEL = re.compile(r"\bcancel(?:l?ing)?\b", re.IGNORECASE)
-_RESCHEDULE = re.compile(r"\bre-?schedul(?:e|ing)\b|\bpostpone\b", re.IGNORECASE)
-_NEGATED_COMMAND = re.compile(
-    r"\b(?:don'?t|do\s+not|not|never|didn'?t|no\s+need\s+to)\s+(?:\w+\s+)?"
-    r"(?:cancel|re-?schedul|postpone)",
-    re.IGNORECASE,
-)
 _LIST = re.compile(
     r"\b(?:list|show|see|check)\b(?:\s+(?:me|all|of))*\s+(?:my|our)\s+"
     r"(?:open\s+|pending\s+|current\s+)?(?:requests?|work\s*orders?|tickets?|jobs?)\b"
@@ -298,6 +319,19 @@ _LIST = re.compile(
     re.IGNORECASE,
 )
 _EVERY = re.compile(r"\b(?:all|both|every(?:thing|one)?|each)\b", re.IGNORECASE)
+_ALL_BUT = re.compile(
+    r"\b(?:all|every(?:thing|one)?)\b(?:\s+of\s+them)?\s+(?:but|except|apart\s+from|other\s+than)\b",
+    re.IGNORECASE,
+)
+_COUNTING = re.compile(
+    r"\d|\b(?:first|second|third|fourth|fifth|last|two|three|four|five|couple|few)\b",
+    re.IGNORECASE,
+)
+# The polite lead of a command ("could you please cancel"): no choice in it.
+_COMMAND_LEAD = re.compile(
+    r"^.*?\b(?:cancel(?:l?ing)?|re-?schedul(?:e|ing)|postpone|call\s+off|move|push)\b\s*",
+    re.IGNORECASE,
+)
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _COMMANDS = (_CANCEL, _RESCHEDULE, _LIST)
 _ID_LIKE = re.compile(r"(?<![\w-])[a-z]{1,6}-\d{1,8}(?![\w-])", re.IGNORECASE)
@@ -371,6 +405,65 @@ _ROOM = re.compile(
     r"closet|attic|balcony|patio)\b",
     re.IGNORECASE,
 )
+# What is wrong with a thing the lexicon does not know ("the intercom handset stopped working",
+# "the blinds are broken"): plain symptoms only, none that also names a topic ("issue",
+# "missing", "smell"), so "my lease issue" or "the missing parcel" is no problem with a thing.
+_OBJECT_SYMPTOM = re.compile(
+    r"\b(?:broken|broke|busted|damaged|not\s+working|(?:does|do|is|are)n'?t\s+work\w*|"
+    r"(?:does|do|is|are)\s+not\s+work\w*|won'?t\s+[a-z]+|stopped\s+working|quit\s+working|"
+    r"leak\w*|drip\w*|clogged|cracked|stuck|jammed|loose|falling\s+off|came\s+off|"
+    r"(?:making|makes?)\s+(?:an?\s+)?(?:[a-z]+\s+)?nois\w*|rattl\w*|squeak\w*|grind\w*|"
+    r"flicker\w*|(?:is|are|was|were)(?:n'?t|\s+not)\s+[a-z]+ing)\b",
+    re.IGNORECASE,
+)
+# The parts of things (maestro.domain.parts): "the trap", "a hinge", "the flapper".
+_PART = re.compile(
+    rf"\b({'|'.join(sorted(all_parts(), key=len, reverse=True))})(?:e?s)?\b", re.IGNORECASE
+)
+# The things (a part or a whole) each part belongs to.
+_ALL_PARTS = all_parts()
+_WHOLES = {part: frozenset(w for w, ps in PARTS_OF.items() if part in ps) for part in all_parts()}
+# Parts that are things of their own too: a door is a fridge's, and a room's.
+_PARTS_ALSO_THINGS = frozenset(
+    part for part in all_parts() if any(p.fullmatch(part) for _, p in _LEXICON)
+)
+# A thing the lexicon does not know is named after a determiner: "the blinds", "my intercom".
+_OBJECT_LEAD = re.compile(
+    r"\b(?:the|my|our|a|an|this|that|these|those|their|his|her|its)\s+", re.IGNORECASE
+)
+_NEXT_WORD = re.compile(r"([a-z][a-z'’-]*)\s*", re.IGNORECASE)
+# Words after a determiner that name no thing to repair: people, times, water itself, sizes.
+_NOT_OBJECTS = frozenset(
+    _stem(w)
+    for w in (
+        "water", "landlord", "manager", "neighbor", "neighbour", "neighbors", "neighbours",
+        "plumber", "electrician", "guy", "man", "woman", "lady", "tech", "technician", "vendor",
+        "super", "superintendent", "someone", "somebody", "person", "people", "kid", "kids",
+        "son", "daughter", "husband", "wife", "roommate", "dog", "cat", "baby", "day", "night",
+        "week", "weekend", "month", "year", "time", "moment", "minute", "hour", "lot", "bit",
+        "side", "top", "bottom", "middle", "end", "left", "right", "place", "old", "weird",
+        "strange", "little", "big", "small", "whole", "entire", "first", "last", "second",
+        "tiny", "huge", "loud", "bad", "whatever", "something", "thing", "stuff",
+        # the tenant's own things and dealings, no part of the home: "my phone isn't charging"
+        "phone", "cell", "laptop", "computer", "car", "package", "parcel", "mail", "app",
+        "account", "payment", "card", "rent", "lease", "bill", "check", "cheque", "website",
+        "portal", "email", "text", "message", "link", "code", "password",
+    )
+)  # fmt: skip
+# Where, not what: a determiner's phrase ends at them ("a little underneath", "the one behind").
+_OBJECT_PHRASE_END = frozenset(
+    {
+        "underneath", "below", "above", "behind", "beneath", "inside", "outside", "around",
+        "near", "next", "into", "onto", "through", "across", "between", "everywhere",
+        "somewhere", "anywhere", "today", "yesterday", "again", "since", "because", "when",
+    }
+)  # fmt: skip
+# A part said as the open thing's ("the pipe under it", "the door on it", "the cabinet below").
+_OF_IT = re.compile(
+    r"\b(?:under|below|beneath|behind|underneath|on|of|in|inside|off)\s+it\b"
+    r"|\b(?:under|down|in|back|behind)\s+there\b|\b(?:below|beneath|underneath)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,23 +480,101 @@ def _problem(text: str) -> _Problem | None:
         for category, pattern in _LEXICON
         for m in pattern.finditer(text)
     )
-    if not hits:
-        return None
-    categories = {category for _, category, _ in hits}
     symptoms = [m.span() for m in _SYMPTOM.finditer(text)]
+    named = _named_things(text, symptoms)
+    if not hits:
+        if named and symptoms:
+            # Only parts are named ("the flapper keeps running"): their thing's category.
+            return _Problem(_category_of_parts(named), named, named)
+        return _unknown_problem(text)
+    categories = {category for _, category, _ in hits}
     if not (symptoms or categories & {"pest", "general"}):
         return None
+    if not named and (unknown := _unknown_problem(text)) is not None:
+        return unknown  # "the skylight is leaking": the skylight's, not the leak's category
 
     def stems(phrases: list[str]) -> frozenset[str]:
         return frozenset(_stem(w) for phrase in phrases for w in _WORD.findall(phrase.lower()))
 
     return _Problem(
-        category=hits[0][1],
-        nouns=stems([phrase for _, _, phrase in hits]),
-        things=stems(
-            [phrase for at, _, phrase in hits if not any(s <= at < e for s, e in symptoms)]
-        ),
+        category=hits[0][1], nouns=stems([phrase for _, _, phrase in hits]), things=named
     )
+
+
+def _unknown_problem(text: str) -> _Problem | None:
+    """A problem with a thing the lexicon does not know ("the intercom handset stopped
+    working"): the category of an unknown thing is ``general``, never a neighbour's."""
+    if _OBJECT_SYMPTOM.search(text) is None:
+        return None
+    symptoms = [*_symptom_spans(text), *(m.span() for m in _OBJECT_SYMPTOM.finditer(text))]
+    objects = _unknown_objects(text, symptoms)
+    return _Problem("general", objects, objects) if objects else None
+
+
+def _unknown_objects(text: str, symptoms: Sequence[tuple[int, int]]) -> frozenset[str]:
+    """The words naming a thing after a determiner ("the garbage chute", "my blinds"), up to
+    the first word of a symptom or a stopword; rooms, people and times are no things."""
+    found: set[str] = set()
+    for lead in _OBJECT_LEAD.finditer(text):
+        at = lead.end()
+        for _ in range(3):
+            word = _NEXT_WORD.match(text, at)
+            if word is None or any(s <= word.start() < e for s, e in symptoms):
+                break
+            said = word.group(1).lower()
+            if said in _STOPWORDS or said in _OBJECT_PHRASE_END or _TIME.fullmatch(said):
+                break
+            if len(said) >= 3 and said not in _LOCATIONS and _stem(said) not in _NOT_OBJECTS:
+                found.add(_stem(said))
+            at = word.end()
+    return frozenset(found)
+
+
+def _thing_name(phrase: str) -> str:
+    """One name per thing: "fridge" and "refrigerator" are one, "sinks" is "sink"."""
+    phrase = " ".join(phrase.lower().split())
+    same = next((name for p, name in _SAME_THING if p.fullmatch(phrase)), None)
+    return same or " ".join(_stem(w) for w in _WORD.findall(phrase))
+
+
+def _named_things(text: str, symptoms: Sequence[tuple[int, int]]) -> frozenset[str]:
+    """The things and parts the lexicon and the part-of table know in ``text``, outside its
+    symptoms ("leaking", "won't drain": what is wrong, not what)."""
+    found: set[str] = set()
+    for pattern in (*(p for _, p in _LEXICON), _PART):
+        for match in pattern.finditer(text):
+            if not any(s <= match.start() < e for s, e in symptoms):
+                found.add(_thing_name(match.group(1) if pattern is _PART else match.group(0)))
+    return frozenset(found)
+
+
+def _is_surface(thing: str) -> bool:
+    """A floor, a wall, a ceiling: where things are, not a fixture with parts of its own."""
+    return any(c == "structural" and p.fullmatch(thing) for c, p in _LEXICON)
+
+
+def _parts_of(things: frozenset[str]) -> frozenset[str]:
+    return frozenset().union(*(PARTS_OF.get(thing, frozenset()) for thing in things))
+
+
+def _parts_named(things: frozenset[str], wholes: frozenset[str], text: str) -> frozenset[str]:
+    """The ``things`` of ``text`` that are parts of ``wholes``: a part that is no thing of its
+    own ("the trap", "a hinge") always; one that is (a door, a drain, a light: a fridge has
+    them, so does every room) only when said as theirs ("the door on it", "the pipe below")."""
+    parts = things & _parts_of(wholes)
+    return parts if _OF_IT.search(text) else parts - _PARTS_ALSO_THINGS
+
+
+def _category_of_parts(parts: frozenset[str]) -> Category:
+    """The category of the things ``parts`` belong to, when they agree; else ``general``."""
+    categories = {
+        category
+        for part in parts
+        for whole in _WHOLES.get(part, frozenset({part}))
+        for category, pattern in _LEXICON
+        if pattern.fullmatch(whole)
+    }
+    return categories.pop() if len(categories) == 1 else "general"
 
 
 # --- clauses: several intents in one package (rules 2, 3, 5, 7) ---------------------------------
@@ -492,7 +663,9 @@ def _stands_alone(clause: _Clause, group: Sequence[_Clause], lines: str) -> bool
         return True  # "the bathroom sink is clogged and the hallway leak is back"
     things = clause.problem.things
     known = frozenset().union(*(c.problem.things for c in group if c.problem))
-    return bool(things) and not things <= known
+    # "the sink leaks, the trap under it is loose": a part of the group's thing is more of it.
+    parts = _parts_named(things, known, lines[clause.start : clause.end])
+    return bool(things) and not things <= known | parts
 
 
 def _parts(lines: str, text: str) -> _Parts:
@@ -581,7 +754,9 @@ def _why(text: str) -> str:
     return truncate(f"{_NAME}: {text}", 400)
 
 
-def _clarify(candidates: Sequence[OpenContext], why: str, evidence: str) -> Clarify:
+def _clarify(
+    candidates: Sequence[OpenContext], why: str, evidence: str, call: DeferredCall | None = None
+) -> Clarify:
     ids = tuple(c.context_id for c in candidates)[:10]
     options = "; ".join(
         f"{n}) {c.context_id}: {c.description}" for n, c in enumerate(candidates, 1)
@@ -594,6 +769,7 @@ def _clarify(candidates: Sequence[OpenContext], why: str, evidence: str) -> Clar
             question=truncate(f"Just to be sure, which one do you mean? {options}", 400),
             candidate_ids=ids,
             reason="multi_context" if len(ids) > 1 else "ambiguous_relation",
+            call=call,
         ),
     )
 
@@ -607,6 +783,222 @@ def _best_by_stems(words: frozenset[str], contexts: Sequence[OpenContext]) -> li
     scores = [(len(words & _content_stems(c.description)), c) for c in contexts]
     top = max((s for s, _ in scores), default=0)
     return [c for s, c in scores if s == top] if top > 0 else []
+
+
+# --- which work order the words name (I3, I4: bind only when one is clearly named) ----------------
+#
+# A reference is clear when it names the candidate's *thing* (the sink, the radiator, the fridge)
+# or a part of it ("the flapper" of a toilet; a part that is a thing of its own too, a door or a
+# drain, only said as its: "the door on it"), or, naming no thing,
+# shares a word with its description that is neither a room nor a symptom
+# ("the plumber", "the part"). A shared room or a shared symptom ("leaking", "not cooling") is a
+# hint, never a name: many things leak. A name is void when the words contradict the candidate
+# (another room or side, "the back door" for "the front door lock"; a symptom of another kind,
+# "cracked" for "runs constantly") or say it is another one ("… too", "another …", "either").
+# One named → bind; several → ask; none → ask among those hinted at, or open a new work order
+# when the words name a thing of their own and hint at none of them.
+
+# The same thing under two names, so "the fridge" names "refrigerator not keeping cold".
+_SAME_THING = (
+    (re.compile(r"fridge|refrigerator", re.IGNORECASE), "refrigerator"),
+    (re.compile(r"a/c|ac|air\s*con\w*", re.IGNORECASE), "air conditioner"),
+    (re.compile(r"taps?|faucets?", re.IGNORECASE), "faucet"),
+    (re.compile(r"washer|washing\s+machine", re.IGNORECASE), "washing machine"),
+    (re.compile(r"(?:bath)?tubs?", re.IGNORECASE), "tub"),
+)
+# Kinds of symptom: two descriptions with symptoms of disjoint kinds are two problems.
+_SYMPTOM_KINDS = tuple(
+    (kind, re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE))
+    for kind, pattern in (
+        ("water", r"leak\w*|drip\w*|wet|soak\w*|damp\w*|puddles?|seep\w*"),
+        ("drainage", r"clog\w*|block(?:ed|age)|backed\s+up|drain\w*|standing\s+water|gurgl\w*"),
+        ("running", r"runs|running|refill\w*|won'?t\s+stop"),
+        ("temperature", r"cool\w*|cold|warm\w*|hot|heat(?:ing)?|freez\w*|chilly"),
+        ("noise", r"nois\w*|buzz\w*|hums?|humming|rattl\w*|squeak\w*|bang\w*|beep\w*|loud"),
+        ("smell", r"smell\w*|odou?rs?|stinks?|stinky|musty"),
+        ("power", r"dead|no\s+power|(?:is|are|went|gone)\s+out|flicker\w*|trip\w*|spark\w*"),
+        ("sticking", r"stick\w*|stuck|jam\w*|won'?t\s+turn"),
+        (
+            "closing",
+            r"(?:won'?t|(?:does|do|is|are)n'?t|(?:does|do)\s+not)\s+"
+            r"(?:close|shut|latch|lock|open)\w*|draft\w*|drafty",
+        ),
+        ("cracked", r"crack\w*|chipp\w*|shatter\w*"),
+        ("mould", r"mou?ld\w*|mildew"),
+    )
+)
+# Kinds that may be one problem seen twice: water makes drains back up, ceilings crack, mould.
+_RELATED_KINDS = frozenset(
+    frozenset(pair) for pair in (("water", "drainage"), ("water", "cracked"), ("water", "mould"))
+)
+# "the kitchen one", "the bedroom one": a selection by place among the open ones.
+_BY_PLACE = re.compile(r"\b(?:the|my|that)\s+(?:\w+\s+){1,2}?one\b", re.IGNORECASE)
+# "… too", "another …", "either", "a new …": one more of its kind, not the one already open.
+_ADDITIVE = re.compile(
+    r"\b(?:too|either|also|another|as\s+well|(?:a|one\s+more)\s+new|second|2nd)\b", re.IGNORECASE
+)
+# A side or a floor that tells two of a kind apart ("the back door", "the upstairs toilet").
+_SIDE = re.compile(
+    r"\b(front|back|rear|side|upstairs|downstairs|master|guest|main)\s+(?=[a-z])", re.IGNORECASE
+)
+# A clause saying something is fixed ("the sink is fine now", "the leak got fixed") is not a
+# problem with it: its words must not point at the work order.
+_RESOLVED = re.compile(
+    r"\b(?:fine|fixed|sorted|resolved|gone|repaired)\b|\bworks?\s+(?:now|fine|again|great)\b"
+    r"|\bworking\s+(?:now|fine|again)\b|\banymore\b|\bno\s+longer\b",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"n[’']t\b|\b(?:not|never|no|cannot|cant|dont|doesnt|didnt|isnt|arent|wasnt|wont)\b",
+    re.IGNORECASE,
+)
+_RESOLVED_BREAK = re.compile(r"\n|[.!?]+(?=\s|$)|[,;]|\b(?:but|though|however)\b", re.IGNORECASE)
+
+
+def _unresolved(text: str) -> str:
+    """``text`` without its clauses that say something is fine now (the other clauses are what
+    is wrong). "it's not the sink anymore" is such a clause too."""
+    kept: list[str] = []
+    start = 0
+    for cut in [*_RESOLVED_BREAK.finditer(text), None]:
+        end = cut.start() if cut else len(text)
+        clause = text[start:end]
+        resolved = _RESOLVED.search(clause)
+        if resolved is None or (
+            _NEGATION.search(clause) and not re.search(r"anymore|no\s+longer", clause, re.I)
+        ):
+            kept.append(clause)
+        if cut:
+            start = cut.end()
+    return " . ".join(c.strip() for c in kept if c.strip())
+
+
+def _kinds_agree(said: frozenset[str], described: frozenset[str]) -> bool:
+    """Whether two sets of symptom kinds may be one problem (either empty: nothing disagrees)."""
+    return (
+        not said
+        or not described
+        or any(a == b or frozenset({a, b}) in _RELATED_KINDS for a in said for b in described)
+    )
+
+
+def _symptom_spans(text: str) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _SYMPTOM.finditer(text)]
+    return spans + [m.span() for _, p in _SYMPTOM_KINDS for m in p.finditer(text)]
+
+
+def _things(text: str) -> frozenset[str]:
+    """The things ``text`` names (lexicon nouns and parts outside its symptoms, else a thing
+    the lexicon does not know that something is wrong with), one name per thing."""
+    symptoms = _symptom_spans(text)
+    named = _named_things(text, symptoms)
+    if named:
+        return named
+    unknown = _unknown_problem(text)
+    return unknown.things if unknown else frozenset()
+
+
+def _kinds(text: str) -> frozenset[str]:
+    return frozenset(kind for kind, pattern in _SYMPTOM_KINDS if pattern.search(text))
+
+
+def _places(text: str) -> frozenset[str]:
+    rooms = {" ".join(m.group(0).lower().split()) for m in _ROOM.finditer(text)}
+    sides = {
+        m.group(1).lower()
+        for m in _SIDE.finditer(text)
+        if any(p.match(text, m.end()) for _, p in _LEXICON)  # "back door", not "back on"
+    }
+    return frozenset(rooms | sides)
+
+
+def _plain_words(text: str) -> frozenset[str]:
+    """The content words of ``text`` that are neither a symptom nor a room."""
+    kept = list(text)
+    for start, end in _symptom_spans(text):
+        kept[start:end] = " " * (end - start)
+    return _content_stems("".join(kept)) - _LOCATION_STEMS - _COMMAND_STEMS
+
+
+@dataclass(frozen=True, slots=True)
+class _Reference:
+    """Which of the candidates ``text`` names, which it only hints at, and whether it names a
+    thing none of them is about (then it may be a new problem)."""
+
+    named: tuple[OpenContext, ...]
+    hinted: tuple[OpenContext, ...]
+    own_thing: bool
+    additive: bool
+
+
+def _refer(text: str, candidates: Sequence[OpenContext]) -> _Reference:
+    said = _unresolved(text)
+    things, kinds, places = _things(said), _kinds(said), _places(said)
+    words = _plain_words(said)
+    additive = _ADDITIVE.search(said) is not None
+    selects = _BY_PLACE.search(said) is not None
+    named: list[OpenContext] = []
+    hinted: list[OpenContext] = []
+    known_things: set[str] = set()
+    for candidate in candidates:
+        described = candidate.description
+        its_things = _things(described)
+        its_parts = _parts_named(things, its_things, said)  # "the trap under it": the sink's
+        known_things |= its_things | its_parts
+        its_kinds, its_places = _kinds(described), _places(described)
+        shared_words = words & _plain_words(described)
+        same_place = bool(places & its_places)
+        # Naming a thing, the thing decides. Naming none: a plain shared word ("the plumber"),
+        # or its place with its kind of symptom ("the kitchen leak"), or its place in a
+        # selection ("the kitchen one").
+        # "the oven door" is the oven's door, not the fridge's: naming a fixture of their own,
+        # the words name the candidate by no part they share with it (a floor or a wall is
+        # no fixture: "the cabinet floor" is still the sink's cabinet).
+        shared_things = things & (its_things | its_parts)
+        if any(not _is_surface(t) for t in things - its_things - _ALL_PARTS):
+            shared_things -= _ALL_PARTS
+        names = (
+            bool(shared_things)
+            if things
+            else bool(shared_words)
+            or (same_place and bool(kinds & its_kinds))
+            or (same_place and selects)
+        )
+        contradicted = bool(places and its_places and not same_place) or not _kinds_agree(
+            kinds, its_kinds
+        )
+        if names and not contradicted and not additive:
+            named.append(candidate)
+        # A kind of symptom hints only when both say one ("dripping" and "leaks"): a thing of
+        # its own with a symptom the candidate's words have no kind for ("the latch won't lock"
+        # with "the fridge stopped working") shares nothing but that something is wrong.
+        shares_kind = (
+            bool(kinds) and (bool(its_kinds) or not things) and _kinds_agree(kinds, its_kinds)
+        )
+        if names or shared_words or same_place or shares_kind:
+            hinted.append(candidate)
+    return _Reference(
+        named=tuple(named),
+        hinted=tuple(hinted),
+        own_thing=bool(things - known_things),
+        additive=additive,
+    )
+
+
+def _placed(text: str, work_orders: Sequence[OpenContext]) -> tuple[OpenContext, ...] | None:
+    """Where one problem of several goes: (the work order) when it is named by id or clearly by
+    its words, () when it is new (it names no open one and hints at none, or names a thing of
+    its own as one more), None when it must be asked (a tie, or only hints)."""
+    ids = _ids_named(text, work_orders)
+    if ids:
+        chosen = tuple(c for c in work_orders if c.context_id in ids)
+        return chosen if len(chosen) == 1 else None
+    ref = _refer(text, work_orders)
+    if len(ref.named) == 1:
+        return ref.named
+    if ref.named or (ref.hinted and not (ref.additive and ref.own_thing)):
+        return None
+    return ()
 
 
 def _pick(text: str, contexts: Sequence[OpenContext]) -> list[OpenContext]:
@@ -702,6 +1094,8 @@ class OfflineBrain:
         can_rate = str(sender_role) in _RATERS
         # The same words, one line per message: a new message starts a new clause.
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
+        if str(sender_role) == "vendor" and (done := _completion_report(text, contexts)):
+            return done
         if str(sender_role) == "pm":
             return (
                 _pm_command(text, contexts)
@@ -711,6 +1105,7 @@ class OfflineBrain:
             )
         found = (
             _command(text, parts, contexts)
+            or (_completion_answer(text, parts, contexts) if str(sender_role) == "tenant" else None)
             or _availability_answer(text, parts, contexts, can_rate)
             or _rating_answer(text, parts, contexts, can_rate)
             or _by_words(text, parts, contexts)
@@ -737,7 +1132,9 @@ def _work_orders(contexts: Sequence[OpenContext]) -> list[OpenContext]:
     return [
         c
         for c in contexts
-        if c.kind is ContextKind.WORK_ORDER and c.wo_status not in TERMINAL_STATUSES
+        if c.kind is ContextKind.WORK_ORDER
+        and c.wo_status not in TERMINAL_STATUSES
+        and not c.rating_requested  # a rating request is out on a finished one only
     ]
 
 
@@ -784,7 +1181,8 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
     operation: Literal["cancel", "reschedule"] = "reschedule" if reschedule else "cancel"
     # A finished work order waiting for its rating can be neither cancelled nor moved.
     open_wos = [c for c in _work_orders(contexts) if not c.rating_requested]
-    chosen = _commanded(said, open_wos) if open_wos else []
+    call = DeferredCall(operation=operation, request=truncate(text, 300))
+    chosen = _commanded(said, open_wos, call) if open_wos else []
     if isinstance(chosen, Clarify):
         return _Reading("7-manage", (chosen,))
     ids = tuple(c.context_id for c in chosen)
@@ -810,25 +1208,42 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
     return _Reading("7-manage", (*relays, *creates, command))
 
 
-def _commanded(text: str, open_wos: Sequence[OpenContext]) -> list[OpenContext] | Clarify:
-    """The open work orders a command names (by id, "all"/"both", or its words), or the
-    question to ask when that is not one clear set."""
+def _commanded(
+    text: str, open_wos: Sequence[OpenContext], call: DeferredCall | None
+) -> list[OpenContext] | Clarify:
+    """The open work orders a command names (by id, "all"/"both", "all but the fan one", the
+    words of each), or the question to ask when that is not one clear set: it carries the
+    command, so the answer runs it on what it picks."""
     named = _ids_named(text, open_wos)
-    if named:
+    if named and not _ALL_BUT.search(text):
         return [c for c in open_wos if c.context_id in named]
-    if _ID_LIKE.search(text):
-        return _clarify(open_wos, "the id named is not one of the sender's open ones", text)
+    if _ID_LIKE.search(text) and not named:
+        return _clarify(open_wos, "the id named is not one of the sender's open ones", text, call)
+    # Several named at once, or all but some: read as an answer to "which ones?" would be, but
+    # never by number: the sender saw no numbered list ("cancel 2 of them" counts).
+    rest = _COMMAND_LEAD.sub("", text)
+    several = (
+        read_answer(
+            rest,
+            [c.context_id for c in open_wos],
+            [f"{c.context_id}: {c.description}" for c in open_wos],
+        )
+        if not _COUNTING.search(_ID_LIKE.sub(" ", rest))
+        else None
+    )
+    if several and several.kind == "pick" and (len(several.ids) > 1 or _ALL_BUT.search(text)):
+        return [c for c in open_wos if c.context_id in several.ids]
     best = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, open_wos)
     if _EVERY.search(text):
         chosen = best or list(open_wos)
         if _BOTH.search(text) and len(chosen) != 2:
-            return _clarify(chosen, '"both" of how many?', text)
+            return _clarify(chosen, '"both" of how many?', text, call)
         return chosen
     if len(best) == 1:
         return best
     if not best and len(open_wos) == 1:
         return list(open_wos)  # "please cancel it" with one open: that one
-    return _clarify(best or open_wos, "which one to change?", text)
+    return _clarify(best or open_wos, "which one to change?", text, call)
 
 
 def _availability_answer(
@@ -907,7 +1322,10 @@ def _rating_answer(
         return _Reading("3-rating", (_clarify(both, "a bare number: a rating or a time?", text),))
     targets = _pick(text, rated)
     if len(targets) > 1:
-        return _Reading("3-rating", (_clarify(targets, "a rating for which work order?", text),))
+        rate = DeferredCall(operation="rate", stars=rating.stars, request=truncate(text, 300))
+        return _Reading(
+            "3-rating", (_clarify(targets, "a rating for which work order?", text, rate),)
+        )
     (target,) = targets
     relays, creates = _side_problems(parts, contexts, answered=frozenset({target.context_id}))
     visits = _offered_visits(creates, parts, room=_MAX_PLAN - len(relays) - len(creates) - 1)
@@ -915,28 +1333,22 @@ def _rating_answer(
 
 
 def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Reading | None:
-    """Rule 5: relay to the one work order the words point at, clarify on a tie, or create;
-    several problems in the package, each on its own."""
+    """Rule 5: relay to the one work order the words clearly name, ask on a tie or when they
+    only hint at some (I3, I4), create when they name a thing of their own; several problems in
+    the package, each on its own."""
     if len(parts.problems) > 1:
         return _several_problems(parts, contexts)
     work_orders = _work_orders(contexts)
     part = parts.problems[0] if parts.problems else None
     named = _ids_named(text, work_orders)
-    best = (
-        [c for c in work_orders if c.context_id in named]
-        if named
-        else _best_by_words(text, work_orders)
-    )
+    ref = _refer(text, work_orders)
+    best = [c for c in work_orders if c.context_id in named] if named else list(ref.named)
     if len(best) > 1:
-        return _Reading("5-match", (_clarify(best, "the words fit several work orders", text),))
-    if not best and len(work_orders) == 1 and _more_of_the_same(text, part):
+        return _Reading("5-match", (_clarify(best, "the words name several work orders", text),))
+    if not best and len(work_orders) == 1 and _more_of_the_same(text, work_orders[0]):
         # "it's leaking again", "there's standing water in it": something is wrong, no thing
         # is named, and the sender has one open work order: the words are about that one.
         return _Reading("5-detail", (_relay(work_orders[0], text, "a detail, no new thing"),))
-    create = _create(part.text, part.problem) if part is not None else None
-    new: tuple[Action, ...] | None = (
-        (create, *_offered_visits([create], parts)) if create is not None else None
-    )
     if not best and part is None and len(work_orders) == 1 and _ASKS_HOW_IT_GOES.search(text):
         # "when is the plumber coming?" with one work order open: a question about that one.
         best = work_orders
@@ -957,14 +1369,26 @@ def _by_words(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Rea
                     ),
                 ),
             )
-        relay = _relay(target, text, f"about {target.context_id}")
-        weak = not named and part is not None and _only_the_room(text, part.problem, target)
-        # Same room, different thing ("the bathroom light" vs "the bathroom ceiling leak"):
-        # maybe a new problem. A split between the two mutations makes consensus ask.
-        return _Reading("5-match", (relay,), new if weak else None)
-    if new is not None:
-        return _Reading("5-create", new)
-    return None
+        return _Reading("5-match", (_relay(target, text, f"about {target.context_id}"),))
+    if part is None:
+        # No problem stated: ask only when the words hint at several; else the assistant.
+        if len(ref.hinted) > 1:
+            why = "the words hint at several work orders, name none"
+            return _Reading("5-match", (_clarify(ref.hinted, why, text),))
+        return None
+    if ref.hinted and not (ref.additive and ref.own_thing):
+        # A problem that hints at an open work order (its room, its kind of symptom, "again")
+        # without naming it: maybe more of it, maybe new. Ask; a wrong relay mutates a WO (I3).
+        why = "a problem that hints at open work orders but names none"
+        return _Reading("5-match", (_clarify(ref.hinted, why, text),))
+    if work_orders and not ref.own_thing:
+        # Something is wrong, no thing is named, and several are open: which one?
+        why = "a problem naming no thing, several open"
+        return _Reading("5-match", (_clarify(work_orders, why, text),))
+    create = _create(part.text, part.problem)
+    if create is None:
+        return None
+    return _Reading("5-create", (create, *_offered_visits([create], parts)))
 
 
 # A question about how a request is going: only these, so "what's your name?" stays general.
@@ -975,50 +1399,38 @@ _ASKS_HOW_IT_GOES = re.compile(
 )
 
 
-def _more_of_the_same(text: str, part: _Part | None) -> bool:
-    """``text`` says something is wrong without naming a thing or a room of its own, and asks
-    nothing: a detail for the work order already open, not a new problem."""
-    if "?" in text or _ROOM.search(text):
+def _more_of_the_same(text: str, work_order: OpenContext) -> bool:
+    """``text`` says something is wrong without naming a thing or another room, asks
+    nothing, says it is not one more ("too"), and its symptom is not of another kind than the
+    one open work order's: a detail for that work order, not a new problem. What it says is
+    fine now ("the bedroom one is fine, …") is not part of what is wrong."""
+    if "?" in text or _ADDITIVE.search(text):
         return False
-    if part is not None:
-        return not part.problem.things
-    return _SYMPTOM.search(text) is not None
-
-
-def _only_the_room(text: str, problem: _Problem, target: OpenContext) -> bool:
-    """``text`` shares only a room with ``target``, not the thing that is wrong."""
-    described = _content_stems(target.description)
-    return _content_stems(text) & described <= _LOCATION_STEMS and not problem.nouns & described
+    said = _unresolved(text)
+    places, its_places = _places(said), _places(work_order.description)
+    if places and its_places and not places <= its_places:
+        return False  # a room the work order does not say: maybe a problem of its own
+    if not _kinds_agree(_kinds(said), _kinds(work_order.description)):
+        return False  # "now it's making a loud noise" is no detail of a leak
+    problem = _problem(said)
+    if problem is not None:
+        return not problem.things
+    return _SYMPTOM.search(said) is not None
 
 
 def _several_problems(parts: _Parts, contexts: Sequence[OpenContext]) -> _Reading:
-    """Rule 5, several problems: each relays to the open work order its words point at or
-    becomes a new one; a tie on any of them asks (I4: never the most recent)."""
+    """Rule 5, several problems: each relays to the open work order its words clearly name or
+    becomes a new one; a tie or a mere hint on any of them asks (I3, I4)."""
     work_orders = _work_orders(contexts)
     targets: list[OpenContext | None] = []
-    unsure: list[bool] = []  # it shares only a room with its work order: maybe new
     for part in parts.problems:
-        named = _ids_named(part.text, work_orders)
-        best = (
-            [c for c in work_orders if c.context_id in named]
-            if named
-            else _best_by_words(part.text, work_orders)
-        )
-        if len(best) > 1:
-            return _Reading(
-                "5-several", (_clarify(best, "the words fit several work orders", part.text),)
-            )
-        target = best[0] if best else None
-        targets.append(target)
-        unsure.append(
-            target is not None and not named and _only_the_room(part.text, part.problem, target)
-        )
-    plan = _several_plan(parts, targets)
-    if not any(unsure):
-        return _Reading("5-several", plan)
-    # Some samples read the room-only matches as new problems, so consensus asks (I3).
-    doubt = _several_plan(parts, [None if u else t for t, u in zip(targets, unsure, strict=True)])
-    return _Reading("5-several", plan, doubt)
+        placed = _placed(part.text, work_orders)
+        if placed is None:
+            candidates = _refer(part.text, work_orders).hinted or tuple(work_orders)
+            why = "the words of one problem fit several work orders or name none"
+            return _Reading("5-several", (_clarify(candidates, why, part.text),))
+        targets.append(placed[0] if placed else None)
+    return _Reading("5-several", _several_plan(parts, targets))
 
 
 def _several_plan(parts: _Parts, targets: Sequence[OpenContext | None]) -> tuple[Action, ...]:
@@ -1054,28 +1466,23 @@ def _side_problems(
     parts: _Parts, contexts: Sequence[OpenContext], answered: frozenset[str] = frozenset()
 ) -> tuple[list[Action], list[CreateWo]]:
     """The problems said alongside an answer or a command: a relay to the one open work order
-    a problem points at (not one the answer is about already), a create when none. A tie or a
-    room-only match is left out: the answer still goes through, the assistant can ask later."""
-    work_orders = _work_orders(contexts)
+    a problem clearly names (not one the answer is about already), a create when it is new. A
+    tie or a mere hint is left out: the answer still goes through, the assistant can ask later."""
+    # The context answered is a candidate too: more about it stays in the answer.
+    work_orders = [
+        *_work_orders(contexts),
+        *(c for c in contexts if c.context_id in answered and c not in _work_orders(contexts)),
+    ]
     targets: list[OpenContext | None] = []
     kept: list[_Part] = []
     for part in parts.problems:
-        named = _ids_named(part.text, work_orders)
-        best = (
-            [c for c in work_orders if c.context_id in named]
-            if named
-            else _best_by_words(part.text, work_orders)
-        )
-        if not best:
+        placed = _placed(part.text, work_orders)
+        if placed == ():
             kept.append(part)
             targets.append(None)
-        elif (
-            len(best) == 1
-            and best[0].context_id not in answered
-            and (named or not _only_the_room(part.text, part.problem, best[0]))
-        ):
+        elif placed is not None and placed[0].context_id not in answered:
             kept.append(part)
-            targets.append(best[0])
+            targets.append(placed[0])
     return _relays_and_creates(kept, targets)
 
 
@@ -1163,7 +1570,9 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     wos = [c for c in contexts if c.kind is ContextKind.WORK_ORDER]
     ids = {c.context_id.upper(): c.context_id for c in wos}
     refs = wo_ref_spans(text)
-    commanding = any(r.search(text) for r in (_CANCEL, _RESCHEDULE, _PM_NOTE, _PM_STATUS))
+    commanding = any(
+        r.search(text) for r in (_CANCEL, _RESCHEDULE, _PM_NOTE, _PM_STATUS, _PM_CLOSE)
+    )
     # A bare number is an id when it is one of theirs or a command names it ("pls cancel 204");
     # else it may be a unit or a count ("the tenant in 305"). "WO-9" and "#9" always are.
     named = [r for r in refs if r.wo_id in ids or not r.bare or commanding]
@@ -1178,7 +1587,7 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     evidence = truncate(text, 400)
     if foreign or (
         named
-        and (_CANCEL.search(text) or _RESCHEDULE.search(text) or _PM_NOTE.search(text))
+        and any(r.search(text) for r in (_CANCEL, _RESCHEDULE, _PM_NOTE, _PM_CLOSE))
         and any(r.wo_id not in open_ids for r in named)
     ):
         refused = foreign or tuple(r.wo_id for r in named if r.wo_id not in open_ids)
@@ -1203,12 +1612,23 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
         )
     cancel = _CANCEL.search(text) is not None and not _NEGATED_COMMAND.search(text)
     reschedule = _RESCHEDULE.search(text) is not None and not _NEGATED_COMMAND.search(text)
-    if cancel or reschedule:
-        operation: Literal["cancel", "reschedule"] = "reschedule" if reschedule else "cancel"
+    # "close WO-12", "mark 12 complete": held until the PM's YES like a cancel (not a question
+    # "is WO-12 done?", not "don't close it").
+    close = _pm_closes(text)
+    if cancel or reschedule or close:
+        operation: Literal["cancel", "reschedule", "complete"] = (
+            "reschedule" if reschedule else "cancel" if cancel else "complete"
+        )
         open_wos = [c for c in _work_orders(wos) if not c.rating_requested]
         wo_ids = targets
         if not targets:
-            chosen = _commanded(text, open_wos) if open_wos else []
+            # A close asked about keeps no call: its answer is read as the completion rules say.
+            call = (
+                None
+                if operation == "complete"
+                else DeferredCall(operation=operation, request=truncate(text, 300))
+            )
+            chosen = _commanded(text, open_wos, call) if open_wos else []
             if isinstance(chosen, Clarify):
                 return _Reading("8-pm-manage", (chosen,))
             wo_ids = tuple(c.context_id for c in chosen)
@@ -1279,6 +1699,26 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     return None
 
 
+_PM_CLOSE = re.compile(
+    r"\b(?:close(?:\s+out)?|mark(?:\s+\S+){0,3}?\s+(?:as\s+)?(?:complete|completed|done|"
+    r"finished|closed|resolved)|complete)\b",
+    re.IGNORECASE,
+)
+_NEGATED_CLOSE = re.compile(
+    r"\b(?:don'?t|do\s+not|not|never|isn'?t|aren'?t|no\s+need\s+to)\s+(?:\w+\s+)?"
+    r"(?:close|mark|complete|done|finished|resolved)",
+    re.IGNORECASE,
+)
+
+
+def _pm_closes(text: str) -> bool:
+    """A PM's close: "close WO-12", "mark 12 complete", or a job reported done in the words
+    vendors use ("WO-12 is all wrapped up"); not a question, not "don't close it"."""
+    if "?" in text or _NEGATED_CLOSE.search(text):
+        return False
+    return _PM_CLOSE.search(text) is not None or reports_done(text)
+
+
 def _pm_reply(why: str, reply: str, text: str) -> _Reading:
     return _Reading(
         "8-pm-help",
@@ -1306,3 +1746,103 @@ def _note_body(text: str, named: Sequence[WoRef]) -> str:
         return after.strip()
     before = _PM_NOTE.sub("", text[: named[0].start], count=1)
     return re.sub(r"\s*\b(?:on|to|for|in)\s*$", "", before, flags=re.IGNORECASE).strip(" :,-–—")
+
+
+# --- completion from the field (docs/completion.md) ---------------------------------------------
+
+
+def _completion_report(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """A vendor's "it's done" on the one job of theirs it is about: their only job in hand,
+    the one named (by id or by its words), else a question naming their jobs. None when it is
+    no completion report, or they hold no job."""
+    if not reports_done(text):
+        return None
+    theirs = [c for c in _work_orders(contexts) if c.relation != "tenant"]
+    working = [c for c in theirs if c.wo_status in REPORTABLE]
+    # A job reported already is asked about again only when no other is in hand.
+    jobs = working or [c for c in theirs if c.wo_status is WorkOrderStatus.COMPLETION_REPORTED]
+    if not jobs:
+        return None
+    named = _ids_named(text, jobs)
+    if named:
+        chosen = [c for c in jobs if c.context_id in named]
+    elif len(jobs) == 1:
+        chosen = jobs
+    else:
+        chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS - _DONE_STEMS, jobs)
+    # Not one job: the lane asks which, listing their jobs, and holds nothing (I4); the answer
+    # naming one ("WO-12 done") is a report of its own.
+    ids = (chosen[0].context_id,) if len(chosen) == 1 else ()
+    return _Reading(
+        "9-done" if ids else "9-which-done",
+        (
+            ManageExisting(
+                confidence=_SURE,
+                why=_why(
+                    f"the vendor reports {ids[0]} finished"
+                    if ids
+                    else "a vendor's completion report names none of their jobs"
+                ),
+                evidence=truncate(text, 400),
+                params=ManageExistingParams(
+                    operation="complete", wo_ids=ids, request=truncate(text, 300)
+                ),
+            ),
+        ),
+    )
+
+
+# Words of being done: they say nothing about which job.
+_DONE_STEMS = frozenset(
+    _stem(w)
+    for w in (
+        "done", "finished", "fixed", "complete", "completed", "replaced", "repaired", "wrapped",
+        "set", "good", "installed", "job", "work", "listo", "terminado", "quedo",
+    )
+)  # fmt: skip
+
+
+def _completion_answer(
+    text: str, parts: _Parts, contexts: Sequence[OpenContext]
+) -> _Reading | None:
+    """The tenant's answer about a job its vendor reported finished: a plain yes completes it
+    (manage_existing ``complete``); something still wrong goes back to the vendor as a note
+    on it (relay_to_open_wo reopens it). A new problem with a thing of its own is not an
+    answer: the other rules read it."""
+    reported = [
+        c
+        for c in _work_orders(contexts)
+        if c.wo_status is WorkOrderStatus.COMPLETION_REPORTED and c.relation != "vendor"
+    ]
+    if not reported:
+        return None
+    confirms = confirms_done(text)
+    if not confirms and not disputes_done(text):
+        return None
+    targets = _pick(text, reported)
+    if len(targets) > 1:
+        return _Reading("9-which", (_clarify(targets, "which finished job?", text),))
+    (target,) = targets
+    described = _content_stems(target.description)
+    if any(p.problem.things and not p.problem.things & described for p in parts.problems):
+        return None  # "my fridge is broken": a new problem, not this job's
+    if confirms:
+        return _Reading(
+            "9-confirmed",
+            (
+                ManageExisting(
+                    confidence=_SURE,
+                    why=_why(f"the tenant confirms {target.context_id} is finished"),
+                    evidence=truncate(text, 400),
+                    params=ManageExistingParams(
+                        operation="complete",
+                        wo_ids=(target.context_id,),
+                        request=truncate(text, 300),
+                    ),
+                ),
+            ),
+        )
+    return _Reading(
+        "9-not-finished",
+        (_relay(target, text, f"the tenant says {target.context_id} is not finished", _SURE),),
+    )

@@ -44,9 +44,13 @@ Lanes (use only these):
 - record_rating: stars for a work order with a rating request outstanding (target_wo_id).
 - relay_to_vendor: a message for a work order's vendor (target_wo_id).
 - manage_existing: list, cancel or reschedule the sender's existing requests (params.wo_ids);
-  a cancel or reschedule is held until the party replies YES.
+  a cancel or reschedule is held until the party replies YES. operation "complete": a vendor
+  says their job is finished; a tenant says yes to a job awaiting confirmation (if something
+  is still wrong, relay_to_open_wo instead); a PM closes one (held until YES).
 - continue_with_assistant: nothing to act on; the assistant replies.
 - clarify: you cannot tell which work order (or whether it is new): ask, naming candidate_ids.
+  About a command (cancel, reschedule, a rating, a note), put it in params.call: it runs on the
+  ones the answer picks. Command words are never a note for the vendor.
 - escalate: someone may be in danger now (gas, fire, CO symptoms, flooding onto electrics,
   structural collapse, medical emergency, violence, someone trapped). Safety first.
 

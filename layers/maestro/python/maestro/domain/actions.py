@@ -203,7 +203,10 @@ class RelayToVendorParams(Params):
 
 
 class ManageExistingParams(Params):
-    operation: Literal["list", "cancel", "reschedule"]
+    operation: Literal["list", "cancel", "reschedule", "complete"] = Field(
+        description="complete: a vendor reports their job done; a tenant confirms a "
+        "reported one; a PM closes one"
+    )
     wo_ids: tuple[str, ...] = Field(default=(), max_length=20)
     request: str = Field(default="", max_length=300, description="The party's words")
 
@@ -212,9 +215,25 @@ class ContinueWithAssistantParams(Params):
     reply_hint: str | None = Field(default=None, max_length=500)
 
 
+class DeferredCall(Params):
+    """The command a question defers: run on the work orders the answer picks (a cancel or a
+    reschedule is then held for a YES, seed 004)."""
+
+    operation: Literal["cancel", "reschedule", "rate", "relay"]
+    request: str = Field(default="", max_length=300, description="The party's words")
+    stars: int | None = Field(default=None, ge=1, le=5)
+
+    @model_validator(mode="after")
+    def _stars_for_a_rating(self) -> DeferredCall:
+        if (self.operation == "rate") != (self.stars is not None):
+            raise ValueError("stars go with a rate, and only with a rate")
+        return self
+
+
 class ClarifyParams(Params):
     question: str = Field(min_length=1, max_length=400)
     candidate_ids: tuple[str, ...] = Field(default=(), max_length=10)
+    call: DeferredCall | None = Field(default=None, description="A command asked about")
     reason: Literal[
         "ambiguous_relation",
         "multi_context",

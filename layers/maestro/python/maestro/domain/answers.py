@@ -2,9 +2,11 @@
 all of them, yes, no, an unclear attempt, or something else entirely (a new topic).
 
 Pure and deliberately narrow: it never guesses. "1", "#2", "the second one", "last", "WO-204",
-"the kitchen one" (words only one candidate's line has), "both", "all of them", "1 and 3" pick;
-"yes" (or the Spanish "sí", written with or without its accent) picks only when there was one
-candidate. A number inside a longer sentence ("fine to come
+"the kitchen one" (words only one candidate's line has), "all of them", "1 and 3" pick; so do
+several at once, each part naming one ("the fridge and the door lock", "2 & WO-303", "the first
+two", "all but the kitchen one", "todas menos la 2"). "both" picks both of two, and of three it
+picks nothing. "yes" (or the Spanish "sí", written with or without its accent) picks only when
+there was one candidate. A number inside a longer sentence ("fine to come
 in, 2 onward") is not an ordinal (I7). What is neither an answer nor clearly a new topic is
 "unclear": the question is asked again, never guessed.
 """
@@ -57,9 +59,11 @@ def _vocab(words: str) -> frozenset[str]:
 # Words that carry no choice: "the second one", "option #2", "I mean 1 please".
 _FILLERS = _vocab(
     "the option opt number num nr no it its is that this i im mean meant pick choose want go "
-    "with please pls ok okay thanks thank you thx a my one ones and for about of them"
+    "with please pls ok okay thanks thank you thx a my one ones and for about of them just only "
+    "la el las los de del"
 )
-_ALL = _vocab("all both everything every each")
+_ALL = _vocab("all both everything every each todas todos todo ambas ambos")
+_BOTH = _vocab("both ambas ambos")
 _YES = _vocab(
     "yes y yeah yea yep yup ya confirm confirmed sure correct right affirmative absolutely "
     "definitely do go ahead proceed please cancel reschedule move it them that"
@@ -67,8 +71,11 @@ _YES = _vocab(
 )
 _YES_CORE = _vocab("yes y yeah yea yep yup ya confirm confirmed sure correct affirmative si")
 _YES_PHRASES = ("go ahead", "do it", "please do", "that's right", "thats right")
-_NO = _vocab("no n nope nah don't dont not never mind nevermind keep stop leave wait neither none")
-_NO_CORE = _vocab("no n nope nah neither none nevermind")
+_NO = _vocab(
+    "no n nope nah don't dont not never mind nevermind keep stop leave wait neither none "
+    "ninguna ninguno"
+)
+_NO_CORE = _vocab("no n nope nah neither none nevermind ninguna ninguno")
 _NO_PHRASES = (
     "don't",
     "dont",
@@ -152,6 +159,119 @@ def _ordinals(tokens: Sequence[str], count: int) -> list[int] | None:
     return list(dict.fromkeys(picks))
 
 
+# -- several at once ------------------------------------------------------------------------------
+
+# Where one part of a choice ends and the next begins: "the fridge and the lock", "1, 3", "2 y 3".
+_PART_BREAK = re.compile(r"[,;&+/]|\b(?:and|y|plus|as\s+well\s+as)\b")
+_JOINED = re.compile(r"[&+]|\b(?:and|y|plus|as\s+well\s+as)\b")
+# "all but the kitchen one", "everything except 2", "todas menos la del baño".
+_EXCEPT = re.compile(
+    r"\b(?:but(?:\s+not)?|except(?:\s+for)?|excluding|besides|apart\s+from|other\s+than|minus"
+    r"|menos|excepto|salvo)\b"
+)
+_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "dos": 2, "tres": 3, "cuatro": 4}
+_FIRST_LAST = re.compile(
+    r"^(?:the\s+|las\s+|los\s+)?(first|last|primeras?|primeros?|ultimas?|ultimos?)\s+(\w+)$"
+)
+# Words a reply may say around its choice without naming one: what to do with them, or that the
+# choice is final ("cancel the fridge and the lock, thanks").
+_COMMAND_WORDS = _vocab("cancel cancelar reschedule move postpone rate yes yeah sure si")
+# The things a command is about, as a party may call any of them ("the fridge and fan visits").
+_JOB_WORDS = _vocab("visit appointment repair request job ticket")
+_AROUND = _STOPWORDS | _ALL | _COMMAND_WORDS | _JOB_WORDS | _vocab("those these ones")
+_MAX_SELECTION_TOKENS = 12  # longer is a sentence, not a choice
+_MAX_PART_TOKENS = 6
+
+
+def _first_or_last(text: str, count: int) -> list[int] | None:
+    """ "the first two", "last 2", "las primeras dos": the indexes, or None when not that."""
+    match = _FIRST_LAST.fullmatch(" ".join(_tokens(text)))
+    if match is None:
+        return None
+    end, number = match.groups()
+    n = _COUNTS.get(number) or (int(number) if number.isdigit() else 0)
+    if not 2 <= n <= count:
+        return None
+    return list(range(n)) if end.startswith(("first", "primer")) else list(range(count - n, count))
+
+
+def _part_choice(part: str, ids: Sequence[str], line_words: Sequence[set[str]]) -> list[int] | None:
+    """The candidates one part of a reply names: by id, by number, or by words only one line
+    has. [] when it names none and says nothing else (fillers, "all"); None when it is not a
+    clear choice (a number out of range, words several lines share, words no line has)."""
+    tokens = _tokens(part)
+    if not tokens:
+        return []
+    if len(tokens) > _MAX_PART_TOKENS:
+        return None
+    lowered = {cid.lower(): i for i, cid in enumerate(ids) if cid != NEW_CANDIDATE}
+    named = [lowered[t] for t in tokens if t in lowered]
+    if named:
+        return named
+    ordinals = _ordinals(tokens, len(ids))
+    if ordinals is not None:
+        return ordinals or None
+    if any(t.isdigit() for t in tokens):
+        return None  # "2 onward": a number that is no choice (I7)
+    said = _content(part) - _AROUND
+    if not said:
+        return []
+    holders = {i for word in said for i, lw in enumerate(line_words) if word in lw}
+    unknown = {word for word in said if not any(word in lw for lw in line_words)}
+    picks = {
+        i
+        for word in said
+        if len(holders_of := [i for i, lw in enumerate(line_words) if word in lw]) == 1
+        for i in holders_of
+    }
+    if len(picks) != 1 or unknown or not holders:
+        return None
+    return list(picks)
+
+
+def _several(text: str, ids: Sequence[str], lines: Sequence[str]) -> list[int] | None:
+    """The candidates a reply names part by part ("the fridge and the door lock", "1, 3",
+    "WO-301 and the fan one"), or None when any part is not a clear choice. "or" is a doubt,
+    never a choice."""
+    tokens = _tokens(text)
+    if not tokens or len(tokens) > _MAX_SELECTION_TOKENS or {"or", "o"} & set(tokens):
+        return None
+    count = len(ids)
+    if (ends := _first_or_last(text, count)) is not None:
+        return ends
+    line_words = [_content(line) for line in lines]
+    picks: list[int] = []
+    for part in _PART_BREAK.split(_fold(text.lower())):
+        chosen = _part_choice(part, ids, line_words)
+        if chosen is None:
+            return None
+        picks.extend(chosen)
+    picks = list(dict.fromkeys(picks))
+    if set(tokens) & _BOTH and len(picks) != 2:
+        return None  # "both" and three named: which two?
+    return picks or None
+
+
+def _all_but(text: str, ids: Sequence[str], lines: Sequence[str]) -> Answer | None:
+    """ "all but the kitchen one", "everything except 2", "todas menos la del baño": every
+    candidate but the ones named after the "but". None when the reply is not of that shape."""
+    folded = " ".join(_tokens(text))
+    match = _EXCEPT.search(folded)
+    if match is None:
+        return None
+    before = set(folded[: match.start()].split())
+    if not before & _ALL or not before <= _ALL | _FILLERS | _COMMAND_WORDS or "no" in before:
+        return None  # "all good but the fan still rattles" tells, it does not choose
+    real = [i for i, cid in enumerate(ids) if cid != NEW_CANDIDATE]
+    left_out = _several(folded[match.end() :], ids, lines)
+    if not left_out:
+        return Answer(kind="unclear", why="all but which?")
+    kept = tuple(ids[i] for i in real if i not in left_out)
+    if not kept:
+        return Answer(kind="unclear", why="all but every one of them")
+    return Answer(kind="pick", ids=kept, why="all but the ones named")
+
+
 def read_answer(
     text: str, candidate_ids: Sequence[str], candidate_lines: Sequence[str] = ()
 ) -> Answer:
@@ -161,6 +281,13 @@ def read_answer(
     tokens = _tokens(text)
     if not ids or not tokens:
         return Answer(kind="unclear", why="an empty answer")
+
+    excepted = _all_but(text, ids, lines)
+    if excepted is not None:
+        return excepted
+    several = _several(text, ids, lines)
+    if several is not None:
+        return Answer(kind="pick", ids=tuple(ids[i] for i in several), why="named, part by part")
 
     mentioned = _mentioned(text, ids)
     if mentioned:
@@ -175,6 +302,8 @@ def read_answer(
     words = set(tokens)
     if words & _ALL and len(tokens) <= 5 and not words & (_NO_CORE | {"not", "dont"}):
         real = tuple(c for c in ids if c != NEW_CANDIDATE)
+        if words & _BOTH and len(real) != 2:
+            return Answer(kind="unclear", why=f'"both" of {len(real)}: which two?')
         return Answer(kind="pick", ids=real, why="all of them")
 
     if _is_no(tokens):
@@ -196,7 +325,9 @@ def read_answer(
         if len(holders := [i for i, lw in enumerate(line_words) if word in lw]) == 1
     }
     shared = any(word in lw for word in reply for lw in line_words)
-    if len(picks) == 1 and len(tokens) <= 8:
+    # "the fridge and the garage": one part named no candidate, so the other is no answer alone.
+    joined = _JOINED.search(_fold(text.lower())) is not None
+    if len(picks) == 1 and len(tokens) <= 8 and not joined:
         return Answer(kind="pick", ids=(ids[picks.pop()],), why="by its words")
     if len(tokens) <= _SHORT or shared:
         return Answer(kind="unclear", why="does not pick one of the options")

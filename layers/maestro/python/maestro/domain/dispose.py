@@ -52,16 +52,20 @@ from maestro.domain.actions import (
     ContinueWithAssistant,
     ContinueWithAssistantParams,
     CreateWo,
+    DeferredCall,
     Escalate,
     EscalateParams,
     Lane,
     ManageExisting,
     ManageExistingParams,
     RecordRating,
+    RelayToOpenWo,
+    RelayToVendor,
     ScheduleVisit,
     is_new_ref,
     needs_the_owner,
 )
+from maestro.domain.commands import command_in
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.consensus import ConsensusResult, ConsensusStatus, Verdict
 from maestro.domain.fixed_texts import (
@@ -106,7 +110,7 @@ from maestro.domain.records import (
     Route,
     Stage,
 )
-from maestro.domain.roles import Part, allowed
+from maestro.domain.roles import Part, allowed, may_manage
 
 ClarifyReason = Literal[
     "ambiguous_relation",
@@ -471,7 +475,13 @@ def asks_signal(action: Action, release: bool = False, held: Sequence[Action] = 
         return f"hold:{lanes}:" + ",".join(targets)
     if isinstance(action, Clarify):
         return "ask:" + ",".join(sorted(action.params.candidate_ids) or ["*"])
-    if isinstance(action, ManageExisting) and action.params.operation != "list" and not release:
+    if (
+        isinstance(action, ManageExisting)
+        # A completion report or its confirmation asks the sender nothing (a PM's close is
+        # held like a cancel, but a repeated close is no loop worth breaking into).
+        and action.params.operation not in ("list", "complete")
+        and not release
+    ):
         return f"hold:{action.params.operation}:" + ",".join(sorted(action.params.wo_ids))
     if isinstance(action, AnswerWait) and action.params.answer == "unclear":
         # An offer or approval asked again: the guards break in if it keeps coming back.
@@ -720,6 +730,7 @@ def dispose(
                 abstained=True,
             )
         candidates = _owned_candidates(consensus.candidates, contexts)
+        deferred = [v.action for v in verdicts if v.mutating or v.lane is Lane.MANAGE_EXISTING]
         build.enqueue(
             Clarify(
                 confidence=max((v.share for v in verdicts), default=0.0),
@@ -728,6 +739,7 @@ def dispose(
                     question=_clarify_question(candidates, contexts, sender, package),
                     candidate_ids=candidates,
                     reason="multi_context" if len(candidates) > 1 else "low_agreement",
+                    call=_deferred_call([v.action for v in verdicts], package),
                 ),
             ),
             stage="dispose",
@@ -735,7 +747,7 @@ def dispose(
             reason=f"no guess on mutation: {consensus.reason}",
             relation="ambiguous",
             abstained=True,
-            extras=_deferring(package, [v.action for v in verdicts if v.mutating]),
+            extras=_deferring(package, deferred),
         )
         return _finish(build, route)
 
@@ -757,6 +769,26 @@ def fallback_why(consensus: ConsensusResult | None) -> str:
         say(FALL_BACK_COUNT, "en", words=words, failed=sum(failures.values()), k=consensus.k),
         400,
     )
+
+
+def _deferred_call(readings: Sequence[Action], package: Package) -> DeferredCall | None:
+    """The command a question about these readings defers: the one a proposed question carries,
+    else a cancel or reschedule every held reading agrees on (its work orders are what is
+    asked), else the one the words give. Never a note: command words are not relayed."""
+    for action in readings:
+        if isinstance(action, Clarify) and action.params.call is not None:
+            return action.params.call
+    words = truncate(" ".join(package.text.split()), 300)
+    operations = {
+        a.params.operation
+        for a in readings
+        if isinstance(a, ManageExisting) and a.params.operation != "list"
+    }
+    if len(operations) == 1 and (operation := operations.pop()) in ("cancel", "reschedule"):
+        return DeferredCall(operation=operation, request=words)
+    if not operations and (command := command_in(package.text)) is not None:
+        return DeferredCall(operation=command, request=words)
+    return None
 
 
 def _deferring(package: Package, readings: Sequence[Action]) -> ResolvedAction:
@@ -991,6 +1023,7 @@ def _dispose_decided(
                     question=_clarify_question(candidates, contexts, sender, package),
                     candidate_ids=candidates,
                     reason=reason,
+                    call=_deferred_call([r.verdict.action for r in asking], package),
                 ),
             ),
             stage="dispose",
@@ -1045,15 +1078,14 @@ def _check(
         )
     if isinstance(action, ManageExisting):
         parts = {w: _part(sender, by_id.get(w)) for w in action.params.wo_ids}
-        refused = [
-            w for w, part in parts.items() if w in by_id and not allowed(Lane.MANAGE_EXISTING, part)
-        ]
+        operation = action.params.operation
+        refused = [w for w, part in parts.items() if w in by_id and not may_manage(operation, part)]
         if action.params.operation != "list" and refused and sender.role is PartyRole.PM:
             return _refused(verdict, sender, tuple(refused))
         if action.params.operation != "list" and refused:
             return _Rejection(
                 verdict=verdict,
-                why=f"a {sender.role.value} may not cancel or move {', '.join(refused)}",
+                why=f"a {sender.role.value} may not {operation} {', '.join(refused)}",
                 clarify_reason=None,
                 told=_not_yours(action.params.operation, refused, sender, package),
             )
@@ -1106,6 +1138,21 @@ def _check(
             why=f"a {sender.role.value} may not {verdict.lane.value} on {target}",
             clarify_reason=None,
             told=_not_yours(_DOING_BY_LANE.get(verdict.lane, "change"), (target,), sender, package),
+        )
+    if (
+        sender.role is PartyRole.TENANT
+        and isinstance(action, (RelayToOpenWo, RelayToVendor))
+        and command_in(
+            action.params.note if isinstance(action, RelayToOpenWo) else action.params.message
+        )
+        is not None
+    ):
+        # A tenant's command words are never a note for the vendor: asked about, as a command.
+        return _Rejection(
+            verdict=verdict,
+            why=f"command words, not a note for {target}'s vendor",
+            clarify_reason="ambiguous_relation",
+            candidates=(target,),
         )
     if isinstance(action, RecordRating) and not context.rating_requested:
         # The words were an answer to something else (I7): not a rating, and nothing to ask.

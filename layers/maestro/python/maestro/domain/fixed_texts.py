@@ -193,6 +193,10 @@ STATUS: Final[dict[str, Texts]] = {
         "es": "está programada: la visita es {visit}",
     },
     "in_progress": {"en": "is in progress", "es": "está en curso"},
+    "completion_reported": {
+        "en": "was reported finished by its vendor; the tenant is asked to confirm",
+        "es": "el técnico la reportó terminada; se le pidió al inquilino que lo confirme",
+    },
     "completed": {"en": "is completed", "es": "está completada"},
     "cancelled": {"en": "was cancelled", "es": "fue cancelada"},
     "other": {"en": "is {status}", "es": "está en estado {status}"},
@@ -557,6 +561,7 @@ STATUS_WORD: Final[dict[str, Texts]] = {
     "assigned": {"en": "assigned", "es": "asignada"},
     "scheduled": {"en": "scheduled", "es": "programada"},
     "in_progress": {"en": "in_progress", "es": "en curso"},
+    "completion_reported": {"en": "completion_reported", "es": "terminada, por confirmar"},
     "completed": {"en": "completed", "es": "completada"},
     "cancelled": {"en": "cancelled", "es": "cancelada"},
 }
@@ -584,9 +589,11 @@ PM_MORE: Final[Texts] = {"en": "; and {more} more not listed here"}
 PROPOSE_VERB: Final[dict[str, Texts]] = {
     "cancel": {"en": "cancel", "es": "cancelar"},
     "reschedule": {"en": "move the visit for", "es": "cambiar la visita de"},
+    "complete": {"en": "close", "es": "cerrar"},
 }
 PROPOSE_WHEN: Final[Texts] = {"en": " to {request}", "es": " para {request}"}
 PROPOSE_ALL: Final[Texts] = {"en": "all of them", "es": "todas"}
+PROPOSE_BOTH: Final[Texts] = {"en": "both", "es": "ambas"}
 PROPOSE_NUMBERS: Final[Texts] = {"en": "{numbers}", "es": "la {numbers}"}
 PROPOSE_NUMBERS_JOIN: Final[Texts] = {"en": " and ", "es": " y la "}
 PROPOSE_MANY: Final[Texts] = {
@@ -679,6 +686,7 @@ HELD_WHAT: Final[dict[str, Texts]] = {
     },
     "rate": {"en": "rate {wo} {stars}/5", "es": "calificar {wo} con {stars}/5"},
     "cancel": {"en": "cancel {names}", "es": "cancelar {names}"},
+    "close": {"en": "close {names}", "es": "cerrar {names}"},
     "move": {
         "en": "move the visit for {names}{when}",
         "es": "cambiar la visita de {names}{when}",
@@ -761,4 +769,128 @@ WITHDRAWN_SAID: Final[Texts] = {"en": "{wo_id}: {said}"}
 LAPSED: Final[Texts] = {
     "en": "The offer for {wo_id} has closed: no answer came in time. No need to reply.",
     "es": "La oferta de {wo_id} se cerró: no llegó respuesta a tiempo. No hace falta responder.",
+}
+
+
+# --- completion (#20 item 2) ---
+# A vendor's "it's done", the tenant's answer, a PM's close (docs/completion.md). Templates:
+# ``{job}`` is the work order's id and short summary, ``{vendor}`` the vendor's name.
+
+COMPLETION_CHECK: Final[Texts] = {
+    "en": "{vendor} says {job} is finished. All good? Reply YES, or tell us what's still wrong.",
+    "es": "{vendor} dice que {job} está terminada. ¿Todo bien? Responda SÍ, o díganos qué sigue "
+    "mal.",
+}
+"""To the tenant, when the vendor reports the job done."""
+COMPLETION_NOTED: Final[Texts] = {
+    "en": "Thanks, {job} is marked finished and I've asked the tenant to confirm. If they say "
+    "something is still wrong, I'll text you.",
+    "es": "Gracias, {job} quedó marcada como terminada y le pedí al inquilino que lo confirme. "
+    "Si dice que algo sigue mal, le escribiré.",
+}
+"""To the vendor who reported it."""
+COMPLETION_NOT_REPORTABLE: Final[Texts] = {
+    "en": "{job} is {status}, so I haven't marked it finished.",
+    "es": "{job} está en estado {status}, así que no la he marcado como terminada.",
+}
+COMPLETION_WHICH: Final[Texts] = {
+    "en": 'Which job is finished? Reply with its id, e.g. "{example} done":',
+    "es": '¿Qué trabajo está terminado? Responda con su número de orden, p. ej. "{example} listo":',
+}
+"""To a vendor with several open jobs whose report names none; their jobs follow."""
+COMPLETION_NO_JOB: Final[Texts] = {
+    "en": "I couldn't find an open job of yours to mark finished. Your open jobs: {jobs}.",
+    "es": "No encontré un trabajo abierto suyo para marcar como terminado. Sus trabajos "
+    "abiertos: {jobs}.",
+}
+NO_OPEN_JOBS: Final[Texts] = {"en": "none", "es": "ninguno"}
+RATING_REQUEST: Final[Texts] = {
+    "en": "Thanks for confirming: {job} is closed. How did {vendor} do? Reply with 1 to 5 stars.",
+    "es": "Gracias por confirmar: {job} está cerrada. ¿Qué tal lo hizo {vendor}? Responda con "
+    "1 a 5 estrellas.",
+}
+"""To the tenant once their YES completes the job: the rating request it opens."""
+CLOSED_BY_PM_RATING_REQUEST: Final[Texts] = {
+    "en": "{job} was closed by the property manager. How did it go? Reply with 1 to 5 stars.",
+    "es": "{job} fue cerrada por el administrador de la propiedad. ¿Qué tal salió? Responda con "
+    "1 a 5 estrellas.",
+}
+COMPLETION_CONFIRMED_TO_VENDOR: Final[Texts] = {
+    "en": "The tenant confirmed {job} is done; it's closed. Thank you!",
+    "es": "El inquilino confirmó que {job} está terminada; quedó cerrada. ¡Gracias!",
+}
+CLOSED_BY_PM_TO_VENDOR: Final[Texts] = {
+    "en": "{job} was closed by the property manager.",
+    "es": "{job} fue cerrada por el administrador de la propiedad.",
+}
+CLOSED_DONE: Final[Texts] = {
+    "en": "Done: I've closed {jobs}.",
+    "es": "Listo: he cerrado {jobs}.",
+}
+"""To the PM whose held close their YES released."""
+NOT_REPORTED_YET: Final[Texts] = {
+    "en": "{job} hasn't been reported finished yet, so I've left it open.",
+    "es": "{job} todavía no se ha reportado como terminada, así que la dejé abierta.",
+}
+"""To a tenant whose "it's done" comes before any report: nothing changes."""
+REOPENED_TO_VENDOR: Final[Texts] = {
+    "en": "The tenant says {job} isn't finished: \"{said}\". It's open again with you.",
+    "es": 'El inquilino dice que {job} no está terminada: "{said}". Vuelve a estar abierta a '
+    "su cargo.",
+}
+REOPENED_ACK: Final[Texts] = {
+    "en": "Thanks, I've reopened {job} and told {vendor} what's still wrong.",
+    "es": "Gracias, reabrí {job} y le dije a {vendor} qué sigue mal.",
+}
+YOUR_VENDOR: Final[Texts] = {"en": "your vendor", "es": "su técnico"}
+"""The vendor's name when the directory has none."""
+CLOSE_VERB: Final[Texts] = {"en": "close", "es": "cerrar"}
+"""A held close, in the hold's "Reply YES to …" (a PM's "close WO-12")."""
+
+
+# --- clarify (#20 item 1) ---
+# A question about a command names the candidates, numbered ({options}), and says what the answer
+# leads to; nothing is done until the party confirms the exact call (seed 004).
+
+WHICH_TO_CANCEL: Final[Texts] = {
+    "en": 'Which of these do you want me to cancel? {options}. Reply with their numbers (like "1 '
+    'and 3") or "all".',
+    "es": "¿Cuáles de estas quiere que cancele? {options}. Responda con sus números (por ejemplo, "
+    '"1 y 3") o "todas".',
+}
+WHICH_TO_MOVE: Final[Texts] = {
+    "en": "Which of these visits do you want me to move? {options}. Reply with their numbers "
+    '(like "1 and 3") or "all".',
+    "es": "¿Cuáles de estas visitas quiere que cambie? {options}. Responda con sus números (por "
+    'ejemplo, "1 y 3") o "todas".',
+}
+WHICH_TO_RATE: Final[Texts] = {
+    "en": "Which of these is your rating of {stars} for? {options}. Reply with the number.",
+    "es": "¿A cuál de estas corresponde su calificación de {stars}? {options}. Responda con el "
+    "número.",
+}
+WHICH_TO_PASS_ON: Final[Texts] = {
+    "en": "Which of these is your message about? {options}. Reply with the number.",
+    "es": "¿Sobre cuál de estas es su mensaje? {options}. Responda con el número.",
+}
+NOT_CAUGHT: Final[Texts] = {
+    "en": "Sorry, I didn't catch which ones you mean.",
+    "es": "Disculpe, no entendí a cuáles se refiere.",
+}
+"""Said first when a question about a command is asked again."""
+NOTHING_CANCELLED: Final[Texts] = {
+    "en": "OK, I haven't cancelled anything.",
+    "es": "De acuerdo, no he cancelado nada.",
+}
+NOTHING_MOVED: Final[Texts] = {
+    "en": "OK, I haven't moved any visit.",
+    "es": "De acuerdo, no he cambiado ninguna visita.",
+}
+NOTHING_RATED: Final[Texts] = {
+    "en": "OK, I haven't recorded a rating.",
+    "es": "De acuerdo, no he registrado ninguna calificación.",
+}
+NOTHING_PASSED_ON: Final[Texts] = {
+    "en": "OK, I haven't passed anything on.",
+    "es": "De acuerdo, no he transmitido nada.",
 }

@@ -223,6 +223,7 @@ class WorkOrderStatus(StrEnum):
     ASSIGNED = "assigned"
     SCHEDULED = "scheduled"
     IN_PROGRESS = "in_progress"
+    COMPLETION_REPORTED = "completion_reported"
     COMPLETED = "completed"
     CANCELLED = "cancelled"
 
@@ -230,9 +231,14 @@ class WorkOrderStatus(StrEnum):
 TERMINAL_STATUSES = frozenset({WorkOrderStatus.COMPLETED, WorkOrderStatus.CANCELLED})
 
 # The lifecycle: open → assigned (a vendor accepted the dispatch offer) → scheduled →
-# in_progress → completed | cancelled. A visit can be booked before dispatch (open →
-# scheduled) or start unscheduled (open | assigned → in_progress); anything not finished can
-# be cancelled.
+# in_progress → completion_reported (the vendor says it is done; the tenant is asked) →
+# completed | cancelled. A visit can be booked before dispatch (open → scheduled) or start
+# unscheduled (open | assigned → in_progress); a vendor may report any job they hold done;
+# the tenant's complaint reopens a reported job to its vendor (→ assigned); a PM may close a
+# job that has a vendor (→ completed), and anything not finished can be cancelled.
+_WORKING = frozenset(
+    {WorkOrderStatus.ASSIGNED, WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS}
+)
 ALLOWED_TRANSITIONS: dict[WorkOrderStatus, frozenset[WorkOrderStatus]] = {
     WorkOrderStatus.OPEN: frozenset(
         {
@@ -243,13 +249,38 @@ ALLOWED_TRANSITIONS: dict[WorkOrderStatus, frozenset[WorkOrderStatus]] = {
         }
     ),
     WorkOrderStatus.ASSIGNED: frozenset(
-        {WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS, WorkOrderStatus.CANCELLED}
+        {
+            WorkOrderStatus.SCHEDULED,
+            WorkOrderStatus.IN_PROGRESS,
+            WorkOrderStatus.COMPLETION_REPORTED,
+            WorkOrderStatus.COMPLETED,
+            WorkOrderStatus.CANCELLED,
+        }
     ),
-    WorkOrderStatus.SCHEDULED: frozenset({WorkOrderStatus.IN_PROGRESS, WorkOrderStatus.CANCELLED}),
-    WorkOrderStatus.IN_PROGRESS: frozenset({WorkOrderStatus.COMPLETED, WorkOrderStatus.CANCELLED}),
+    WorkOrderStatus.SCHEDULED: frozenset(
+        {
+            WorkOrderStatus.IN_PROGRESS,
+            WorkOrderStatus.COMPLETION_REPORTED,
+            WorkOrderStatus.COMPLETED,
+            WorkOrderStatus.CANCELLED,
+        }
+    ),
+    WorkOrderStatus.IN_PROGRESS: frozenset(
+        {
+            WorkOrderStatus.COMPLETION_REPORTED,
+            WorkOrderStatus.COMPLETED,
+            WorkOrderStatus.CANCELLED,
+        }
+    ),
+    WorkOrderStatus.COMPLETION_REPORTED: frozenset(
+        {WorkOrderStatus.COMPLETED, WorkOrderStatus.ASSIGNED, WorkOrderStatus.CANCELLED}
+    ),
     WorkOrderStatus.COMPLETED: frozenset(),
     WorkOrderStatus.CANCELLED: frozenset(),
 }
+
+REPORTABLE = _WORKING
+"""Where a vendor's "it's done" applies: a job they hold, not yet reported or finished."""
 
 
 SCHEDULABLE = frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.ASSIGNED, WorkOrderStatus.SCHEDULED})
@@ -338,6 +369,27 @@ class WorkOrder(Frozen):
                 f"{self.wo_id}: cannot schedule a {self.status} work order"
             )
         return self._changed(at, status=WorkOrderStatus.SCHEDULED, visit=window.model_dump())
+
+    def report_completion(self, at: AwareDatetime) -> WorkOrder:
+        """The vendor says the job is done: the tenant is asked before it completes."""
+        if self.status not in REPORTABLE or self.vendor_id is None:
+            raise InvalidTransitionError(
+                f"{self.wo_id}: a {self.status} work order cannot be reported done"
+            )
+        return self._changed(at, status=WorkOrderStatus.COMPLETION_REPORTED)
+
+    def complete(self, at: AwareDatetime) -> WorkOrder:
+        """Completed (the tenant confirmed the report, or a PM closed it), with the rating
+        request out in the same write: a finished job is rated by its tenant."""
+        if WorkOrderStatus.COMPLETED not in ALLOWED_TRANSITIONS[self.status]:
+            raise InvalidTransitionError(f"{self.wo_id}: cannot complete a {self.status} one")
+        return self._changed(at, status=WorkOrderStatus.COMPLETED, rating_requested=True)
+
+    def reopen(self, at: AwareDatetime) -> WorkOrder:
+        """The tenant says a reported job is not done: back to its vendor (assigned)."""
+        if self.status is not WorkOrderStatus.COMPLETION_REPORTED:
+            raise InvalidTransitionError(f"{self.wo_id}: only a reported job can be reopened")
+        return self._changed(at, status=WorkOrderStatus.ASSIGNED)
 
     def request_rating(self, at: AwareDatetime) -> WorkOrder:
         if self.status is not WorkOrderStatus.COMPLETED:
@@ -480,6 +532,9 @@ def context_for_work_order(
     """
     tail = (f", unit {truncate(wo.unit, 40)}" if wo.unit else "") + f" [{wo.status}]"
     summary = truncate(wo.summary, MAX_CONTEXT_DESCRIPTION - len(tail))
+    if wo.status is WorkOrderStatus.COMPLETION_REPORTED and party_id == wo.tenant_id:
+        # The tenant was asked whether the job its vendor reported finished holds up.
+        awaiting = "confirmation"
     return OpenContext(
         context_id=wo.wo_id,
         kind=ContextKind.WORK_ORDER,

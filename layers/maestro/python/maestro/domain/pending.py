@@ -12,10 +12,14 @@ question's text:
   channel the question was asked on (maestro asks by text), or from a call whose caller ID
   STIR/SHAKEN attestation A vouches for: a call's "yes" on caller ID alone releases nothing, and
   the party is asked again by text;
-- a clarification: a pick (ordinal, id, words, "both" / "all of them", "something new") →
-  re-validate the chosen work orders → replay the deferred reading (the original words, or the
-  reading the brain proposed for that target) on each valid one; an unclear answer → asked again,
-  naming the candidates; a new topic → left open (it expires) and the package goes to the brain;
+- a clarification: a pick (ordinal, id, words, "both" / "all of them", several at once, "all
+  but the kitchen one", "something new") → re-validate the chosen work orders → run the command
+  the question deferred on them (a cancel or reschedule of all the valid ones as one call, held
+  for a YES; a rating; a note), else replay the deferred reading (the original words, or the
+  reading the brain proposed for that target) on each valid one. Words that are a command are
+  never replayed as a note: they are held as the command. An unclear answer → asked again,
+  naming the candidates, the command still deferred; a new topic → left open (it expires) and
+  the package goes to the brain;
 - an item past its TTL is closed as expired, on the record.
 
 At most one item is open per party at a time (a new question or hold supersedes the others), but
@@ -40,9 +44,11 @@ from maestro.domain.actions import (
     ContinueWithAssistantParams,
     CreateWo,
     CreateWoParams,
+    DeferredCall,
     ManageExisting,
     ManageExistingParams,
     RecordRating,
+    RecordRatingParams,
     RelayToOpenWo,
     RelayToOpenWoParams,
     RelayToVendor,
@@ -50,6 +56,7 @@ from maestro.domain.actions import (
     is_new_ref,
 )
 from maestro.domain.answers import NEW_CANDIDATE, AnswerKind, read_answer, read_confirmation
+from maestro.domain.commands import command_in, nothing_done
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.fixed_texts import (
     HOLD_EXPIRED,
@@ -385,14 +392,24 @@ def _answer_hold(
     )
 
 
-HoldOperation = Literal["cancel", "reschedule", "schedule", "relay", "rate"]
+HoldOperation = Literal["cancel", "reschedule", "schedule", "relay", "rate", "complete"]
+
+
+def _manage_operation(operation: str) -> HoldOperation:
+    return (
+        "cancel"
+        if operation == "cancel"
+        else "complete"
+        if operation == "complete"
+        else "reschedule"
+    )
 
 
 def hold_targets(hold: PendingConfirmation) -> tuple[tuple[str, HoldOperation], ...]:
     """Each existing work order a hold would act on, with what it would do there: what a YES
     re-validates (a work order a held create opens is new: nothing to re-check)."""
     if hold.call is not None:
-        operation: HoldOperation = "cancel" if hold.call.operation == "cancel" else "reschedule"
+        operation = _manage_operation(hold.call.operation)
         return tuple((wo_id, operation) for wo_id in hold.call.wo_ids)
     targets: dict[str, HoldOperation] = {}
     for action in hold.held:
@@ -404,7 +421,7 @@ def hold_targets(hold: PendingConfirmation) -> tuple[tuple[str, HoldOperation], 
 def action_targets(action: Action) -> tuple[tuple[str, HoldOperation], ...]:
     """The existing work orders one held action would act on, and how."""
     if isinstance(action, ManageExisting):
-        operation: HoldOperation = "cancel" if action.params.operation == "cancel" else "reschedule"
+        operation = _manage_operation(action.params.operation)
         return tuple((wo_id, operation) for wo_id in action.params.wo_ids)
     target = action.target_wo_id
     if target is None or is_new_ref(target):
@@ -541,11 +558,14 @@ def _answer_question(
         transitions.append(
             _close("clarification", question.clarification_id, "open", "discarded", "none of them")
         )
+        call = _call_of(question)
         return Resolution(
             route="answered",
             actions=(
                 _reply(
-                    worded(NONE_OF_THEM, language),
+                    nothing_done(call, language)
+                    if call is not None
+                    else worded(NONE_OF_THEM, language),
                     question.clarification_id,
                 ),
             ),
@@ -568,6 +588,7 @@ def _answer_question(
                     reason="multi_context"
                     if len(question.candidate_ids) > 1
                     else "ambiguous_relation",
+                    call=_call_of(question),
                 ),
             ),
             pending_id=question.clarification_id,
@@ -606,21 +627,34 @@ def _answer_question(
         _close("clarification", question.clarification_id, "open", "resolved", answer.why)
     )
     replay: list[ResolvedAction] = []
-    for wo_id in chosen:
-        if wo_id == NEW_CANDIDATE:
-            replay.append(
-                ResolvedAction(
-                    action=_create_from(question, package), pending_id=question.clarification_id
-                )
+    call = _call_of(question)
+    valid = [i for i in chosen if i != NEW_CANDIDATE and i in check.valid_ids]
+    if NEW_CANDIDATE in chosen:
+        replay.append(
+            ResolvedAction(
+                action=_create_from(question, package), pending_id=question.clarification_id
             )
-        elif wo_id in check.valid_ids:
-            replay.append(
-                ResolvedAction(
-                    action=_deferred_for(question, wo_id),
-                    pending_id=question.clarification_id,
-                    revalidation="valid",
-                )
+        )
+    if call is not None and call.operation in ("cancel", "reschedule") and valid:
+        # One call over every work order picked: one hold, one YES (seed 004).
+        replay.append(
+            ResolvedAction(
+                action=_manage(call.operation, valid, _request(question, call), "picked"),
+                pending_id=question.clarification_id,
+                revalidation="valid",
+                options=tuple(valid),
             )
+        )
+    else:
+        replay.extend(
+            ResolvedAction(
+                action=_deferred_for(question, wo_id, call),
+                pending_id=question.clarification_id,
+                revalidation="valid",
+            )
+            for wo_id in valid
+        )
+        replay = _one_call_each(replay)
     if check.invalid:
         replay.append(
             _reply(
@@ -641,9 +675,57 @@ def _answer_question(
     )
 
 
+def _call_of(question: PendingClarification) -> DeferredCall | None:
+    """The command the question deferred: stored with it, else read from the words it put on
+    hold ("cancel both please" asked about with no call is still a cancel, never a note)."""
+    if question.call is not None:
+        return question.call
+    if any(isinstance(a, ManageExisting) for a in question.deferred):
+        return None  # the brain's readings say what to do with each
+    command = command_in(question.deferred_text)
+    if command is None:
+        return None
+    return DeferredCall(operation=command, request=truncate(question.deferred_text, 300))
+
+
+def _request(question: PendingClarification, call: DeferredCall) -> str:
+    return truncate(call.request or " ".join(question.deferred_text.split()), 300)
+
+
+def _one_call_each(replay: list[ResolvedAction]) -> list[ResolvedAction]:
+    """The brain's held readings of one operation joined into one call over their work orders:
+    two holds would leave only the last one open."""
+    merged: list[ResolvedAction] = []
+    calls: dict[str, int] = {}
+    for item in replay:
+        action = item.action
+        if not isinstance(action, ManageExisting):
+            merged.append(item)
+            continue
+        operation = action.params.operation
+        if operation not in calls:
+            calls[operation] = len(merged)
+            merged.append(item)
+            continue
+        first = merged[calls[operation]]
+        held = first.action
+        assert isinstance(held, ManageExisting)
+        ids = tuple(dict.fromkeys((*held.params.wo_ids, *action.params.wo_ids)))
+        merged[calls[operation]] = first.model_copy(
+            update={
+                "action": _manage(operation, ids, held.params.request, "picked"),
+                "options": ids,
+            }
+        )
+    return merged
+
+
 def _operation_of(
     question: PendingClarification, wo_id: str
-) -> Literal["cancel", "reschedule", "schedule", "relay"]:
+) -> Literal["cancel", "reschedule", "schedule", "relay", "rate"]:
+    call = _call_of(question)
+    if call is not None:
+        return call.operation
     for action in question.deferred:
         if isinstance(action, ManageExisting) and wo_id in action.params.wo_ids:
             return "cancel" if action.params.operation == "cancel" else "reschedule"
@@ -652,14 +734,29 @@ def _operation_of(
     return "relay"
 
 
-def _deferred_for(question: PendingClarification, wo_id: str) -> Action:
-    """The reading withheld for ``wo_id``: the brain's, narrowed to it, else the words relayed."""
+def _deferred_for(
+    question: PendingClarification, wo_id: str, call: DeferredCall | None = None
+) -> Action:
+    """The reading withheld for ``wo_id``: the deferred rating or note, else the brain's reading
+    narrowed to it, else the words relayed."""
+    if call is not None and call.operation == "rate" and call.stars is not None:
+        return RecordRating(
+            target_wo_id=wo_id,
+            confidence=1.0,
+            why=f"answer to {question.clarification_id}: the rating it asked about",
+            evidence=truncate(question.deferred_text, 400),
+            params=RecordRatingParams(stars=call.stars, comment=call.request or None),
+        )
     for action in question.deferred:
         if isinstance(action, ManageExisting) and wo_id in action.params.wo_ids:
             return _manage(action.params.operation, (wo_id,), action.params.request, "replayed")
         if action.target_wo_id == wo_id:
             return action
-    note = question.deferred_text or "(the tenant chose this work order)"
+    note = (call.request if call is not None else "") or question.deferred_text
+    note = note or "(the tenant chose this work order)"
+    if (command := command_in(note)) is not None:
+        # A command is never a note for the vendor: it is held as the command it is.
+        return _manage(command, (wo_id,), truncate(note, 300), "a command, not a note")
     return RelayToOpenWo(
         target_wo_id=wo_id,
         confidence=1.0,

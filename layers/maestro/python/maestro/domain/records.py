@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from maestro.domain.actions import (
     Action,
+    DeferredCall,
     Lane,
     ManageExisting,
     ManageExistingParams,
@@ -245,6 +246,9 @@ class PendingClarification(Frozen):
     )
     deferred_text: str = Field(default="", description="The words the question put on hold")
     deferred: tuple[Action, ...] = Field(default=(), description="Readings withheld, by target")
+    call: DeferredCall | None = Field(
+        default=None, description="The command it asks about, run on the work orders picked"
+    )
     asked_at: AwareDatetime
     expires_at: AwareDatetime
     status: PendingStatus = "open"

@@ -31,28 +31,25 @@ __all__ = [
     "stale_by_default",
 ]
 
-Operation = Literal["cancel", "reschedule", "schedule", "relay", "rate"]
+Operation = Literal["cancel", "reschedule", "schedule", "relay", "rate", "complete"]
+
+_NOT_FINISHED = frozenset(
+    {
+        WorkOrderStatus.OPEN,
+        WorkOrderStatus.ASSIGNED,
+        WorkOrderStatus.SCHEDULED,
+        WorkOrderStatus.IN_PROGRESS,
+        WorkOrderStatus.COMPLETION_REPORTED,
+    }
+)
 
 _ALLOWED: dict[Operation, frozenset[WorkOrderStatus]] = {
-    "cancel": frozenset(
-        {
-            WorkOrderStatus.OPEN,
-            WorkOrderStatus.ASSIGNED,
-            WorkOrderStatus.SCHEDULED,
-            WorkOrderStatus.IN_PROGRESS,
-        }
-    ),
+    "cancel": _NOT_FINISHED,
     "reschedule": SCHEDULABLE,
     "schedule": SCHEDULABLE,
-    "relay": frozenset(
-        {
-            WorkOrderStatus.OPEN,
-            WorkOrderStatus.ASSIGNED,
-            WorkOrderStatus.SCHEDULED,
-            WorkOrderStatus.IN_PROGRESS,
-        }
-    ),
+    "relay": _NOT_FINISHED,
     "rate": frozenset({WorkOrderStatus.COMPLETED}),
+    "complete": _NOT_FINISHED - {WorkOrderStatus.OPEN},
 }
 
 

@@ -15,7 +15,17 @@ from typing import Literal
 from maestro.domain.actions import Lane
 from maestro.domain.models import Party, PartyRole, WorkOrder
 
-__all__ = ["PM_CONTEXTS", "ROLE_RULES", "Part", "allowed", "manages", "part_in", "part_of"]
+__all__ = [
+    "MANAGE_OPERATIONS",
+    "PM_CONTEXTS",
+    "ROLE_RULES",
+    "Part",
+    "allowed",
+    "manages",
+    "may_manage",
+    "part_in",
+    "part_of",
+]
 
 Part = Literal["tenant", "vendor", "pm"]
 
@@ -30,13 +40,24 @@ ROLE_RULES: dict[Lane, frozenset[Part]] = {
     Lane.SCHEDULE_VISIT: _ANYONE,
     Lane.RECORD_RATING: frozenset({"tenant", "pm"}),
     Lane.RELAY_TO_VENDOR: frozenset({"tenant", "pm"}),
-    Lane.MANAGE_EXISTING: frozenset({"tenant", "pm"}),
+    # Which manage operation each part may ask for: MANAGE_OPERATIONS (a vendor only reports
+    # their own job done, and lists their jobs).
+    Lane.MANAGE_EXISTING: _ANYONE,
     Lane.CONTINUE_WITH_ASSISTANT: _ANYONE,
     Lane.CLARIFY: _ANYONE,
     Lane.ESCALATE: _ANYONE,
     # Only the party a wait is for answers it (the lane checks the run's wait, not the WO: an
     # offered vendor is not on the WO yet).
     Lane.ANSWER_WAIT: frozenset({"vendor", "pm"}),
+}
+
+MANAGE_OPERATIONS: dict[str, frozenset[Part]] = {
+    "list": _ANYONE,
+    "cancel": frozenset({"tenant", "pm"}),
+    "reschedule": frozenset({"tenant", "pm"}),
+    # The vendor reports it done, the tenant confirms the report, a PM closes it (held until
+    # their YES): docs/completion.md.
+    "complete": _ANYONE,
 }
 
 if set(ROLE_RULES) != set(Lane):  # pragma: no cover - holds by construction
@@ -74,6 +95,11 @@ def part_in(
 
 def allowed(lane: Lane, part: Part | None) -> bool:
     return part is not None and part in ROLE_RULES[lane]
+
+
+def may_manage(operation: str, part: Part | None) -> bool:
+    """Whether a party with ``part`` in a work order may ask for this manage operation on it."""
+    return part is not None and part in MANAGE_OPERATIONS.get(operation, frozenset())
 
 
 def part_of(sender: Party | None, wo: WorkOrder) -> Part | None:

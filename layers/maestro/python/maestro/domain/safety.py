@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import model_validator
 
@@ -33,23 +33,7 @@ from maestro.domain.safety_lexicon import (
     REAL_WORD_NEIGHBOURS,
     typo_variants,
 )
-
-Category = Literal[
-    "gas",
-    "smoke_fire",
-    "carbon_monoxide",
-    "electrical",
-    "flooding",
-    "sewage",
-    "no_heat_freezing",
-    "break_in",
-    "structural",
-    "other",
-]
-Severity = Literal["emergency", "urgent"]
-
-CATEGORIES: tuple[Category, ...] = get_args(Category)
-"""Every category the floor can report, in declaration order."""
+from maestro.domain.safety_rules import CATEGORIES, Category, Rule, Severity, alt, compiled
 
 
 class SafetyHit(Frozen):
@@ -92,8 +76,7 @@ def _gap(n: int) -> str:
     return rf"{_SEP}(?:(?!{_NEG}\b|{_JOIN}\b)[\w'’]+{_SEP}){{0,{n}}}?"
 
 
-def _alt(*parts: str) -> str:
-    return "(?:" + "|".join(parts) + ")"
+_alt = alt
 
 
 _THERES = (
@@ -212,45 +195,36 @@ _BATTERY_VETO = (
 )
 
 
-@cache
+# Someone other than the writer, in the third person: who a medical emergency happens to.
+_SOMEONE = (
+    r"(?:he|she|they|him|her|them|he\W?s|she\W?s|they\W?re|someone|somebody|some\W?one|"
+    r"(?:my|our|the|a|his|her|their)\W+(?:\w+\W+)?(?:son|daughter|kids?|child|children|baby|"
+    r"toddler|infant|husband|wife|partner|boyfriend|girlfriend|mom|mother|dad|father|"
+    r"grandma|grandmother|grandpa|grandfather|brother|sister|roommate|roomate|neighbou?r|"
+    r"friend|man|woman|guy|lady|person|tenant|boy|girl))"
+)
+# A group of people: carbon monoxide makes several people sick at once.
+_EVERYONE = (
+    r"(?:every\W?(?:one|body)|all\W+of\W+us|we\W+all|we\W+both|both\W+of\W+us|us\W+all|"
+    r"(?:whole|entire)\W+(?:family|house|household|apartment)|all\W+(?:the\W+)?(?:kids|family))"
+)
+# What burns fuel indoors: with several people sick, a source of carbon monoxide.
+_COMBUSTION = (
+    r"\b(?:furnace|boiler|heater|stove|oven|generator|fireplace|water\W+heater|gas|exhaust|"
+    r"garage|car\W+(?:running|idling)|kerosene|propane|grill|chimney|flue|vent)\b"
+)
+# Weapons, and the tools and toys that share their names.
+_WEAPON = r"(?:guns?|gunn|pistols?|rifles?|shotguns?|firearms?|knife|knives|machete|weapons?)"
+_NOT_A_WEAPON = (
+    r"\b(?:nail|caulk\w*|glue|staple|heat|spray|water|squirt|nerf|toy|paint|grease|foam|"
+    r"butter|putty|utility|box|steak|bread|kitchen|pocket)\W+(?:guns?|knife|knives)\b|"
+    r"\b(?:knife|knives)\W+(?:drawer|block|set|sharpener)\b|\btoy\b|\bnerf\b|video\W*game"
+)
+
+
 def _compiled(source: str) -> re.Pattern[str]:
-    """``source`` compiled with IGNORECASE, once per process, when first needed.
-
-    Compiling every rule takes about 100 ms, so nothing is compiled at import: a cold start pays
-    only for the patterns its first texts reach (a rule's main pattern only once its trigger
-    matched).
-    """
-    return re.compile(source, re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    category: Category
-    severity: Severity
-    source: str
-    # The rule is skipped when `veto` matches anywhere in the message (e.g. "battery" for alarms).
-    veto_source: str | None = None
-    # The rule fires only when `requires` also matches somewhere (e.g. "freezing" for no heat).
-    requires_source: str | None = None
-    # A cheap stem every match contains, checked first so most texts skip the slow pattern
-    # (a test checks that each match holds its rule's trigger).
-    trigger_source: str | None = None
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        return _compiled(self.source)
-
-    @property
-    def veto(self) -> re.Pattern[str] | None:
-        return None if self.veto_source is None else _compiled(self.veto_source)
-
-    @property
-    def requires(self) -> re.Pattern[str] | None:
-        return None if self.requires_source is None else _compiled(self.requires_source)
-
-    @property
-    def trigger(self) -> re.Pattern[str] | None:
-        return None if self.trigger_source is None else _compiled(self.trigger_source)
+    """``source`` compiled with IGNORECASE, once per process, when first needed."""
+    return compiled(source, re.IGNORECASE)
 
 
 def _rule(
@@ -260,14 +234,15 @@ def _rule(
     veto: str | None = None,
     requires: str | None = None,
     trigger: str | None = None,
-) -> _Rule:
-    return _Rule(
-        category=category,
-        severity=severity,
-        source=_alt(*patterns),
-        veto_source=veto or None,
-        requires_source=requires or None,
-        trigger_source=trigger or None,
+) -> Rule:
+    return Rule.of(
+        category,
+        severity,
+        *patterns,
+        veto=veto,
+        requires=requires,
+        trigger=trigger,
+        flags=re.IGNORECASE,
     )
 
 
@@ -286,7 +261,7 @@ _FIRE_NOUN = (
     r"barbecue|wood\W*stove|camp\w*))"
 )
 
-_RULES: tuple[_Rule, ...] = (
+_RULES: tuple[Rule, ...] = (
     # --- gas ------------------------------------------------------------------------------------
     _rule(
         "gas",
@@ -294,7 +269,8 @@ _RULES: tuple[_Rule, ...] = (
         # "smell gas", "smells like gas", "reeks of gas", "odor of natural gas", "smel gass"
         rf"\b{_SMELL}(?:{_SEP}(?:{_LIKE}|of|some|a|the|strong|strongly|much|so|lots|lot|faint|bit|"
         rf"little|slight|really|definitely|kinda|kind|sort|maybe|possibly|what|sure|heavy|"
-        rf"heavily|it|its|is|s|smells?|something|somethin|smth|sth)){{0,4}}{_SEP}{_GAS}\b",
+        rf"heavily|it|its|is|s|smells?|something|somethin|smth|sth|s[ou]me?th?(?:ing|in|n|ng)|smthn?g?))"
+        rf"{{0,4}}{_SEP}{_GAS}\b",
         rf"\b{_SMELL}{_SEP}(?:\w+\W+)?gassy\b",
         # "gas smell", "gas leak", "gas is leaking", "gas line leak", "gass leek"
         rf"\b{_GAS}{_SEP}(?:(?:is|s|line|pipe|pipes|main|valve|stove|oven|range|dryer|heater|"
@@ -334,6 +310,9 @@ _RULES: tuple[_Rule, ...] = (
         rf"goes\W+off|went\W+off|gone\W+off|go(?:ing|in)?\W+off|beep\w*|sound\w*|ring\w*|"
         rf"blar\w*|scream\w*|alarm\w*|reading|reads|says|shows|display\w*|ppm|triggered|"
         rf"activated|poison\w*|(?:le+a?k|leek)\w*|high\b|headaches?|dizzy|nause\w*|sick)",
+        # the device names the gas itself: "the alarm in the hall says CO"
+        rf"\b{_CO_DEVICE}{_gap(4)}(?:says|reads|reading|shows|showing|display\w*)\W+"
+        rf"(?:co|c0|carbon)\b(?!\W*op\b)",
         veto=_BATTERY_VETO,
     ),
     _rule(
@@ -442,6 +421,35 @@ _RULES: tuple[_Rule, ...] = (
         r"radiator|\bsun\b|oven|fire\W*place|\bpipes?\b|shower|hot\W+water|summer|heat\W+wave",
         trigger=r"glow|soot|black|hot",
     ),
+    _rule(
+        "carbon_monoxide",
+        "emergency",
+        # symptoms, no alarm: several people sick at once, with something burning fuel nearby
+        rf"\b{_EVERYONE}\W+(?:\w+\W+){{0,6}}?(?:{_BODY_SYMPTOM})",
+        requires=_COMBUSTION,
+        veto=r"\bflu\b|covid|virus|\bcold\b|food\W+poison\w*|stomach\W+bug|allerg\w*|paint|"
+        r"\bmold\b|\bmould\b|hangover|\bbeer\b|drunk|\bate\b|take\W?out|\bfood\b|dinner|lunch|"
+        r"restaurant",
+    ),
+    _rule(
+        "gas",
+        "emergency",
+        # symptoms: gas is said to smell of skunk, inside, near what burns it
+        rf"\b{_SMELL}{_gap(3)}skunk\w*",
+        rf"\bskunk\w*{_gap(2)}{_SMELL}",
+        requires=rf"\b{_GAS_SOURCE}\b|kitchen|basement|furnace|heater|boiler|\binside\b",
+        veto=r"weed|marijuana|\bpot\b|smok\w*|outside|\byard\b|\bdogs?\b|porch|\bdeck\b|"
+        r"garbage|trash|\bbeer\b",
+        trigger=r"skunk",
+    ),
+    _rule(
+        "gas",
+        "emergency",
+        # symptoms: a pilot light gone out, and a smell
+        rf"\bpilot(?:\W+light)?{_gap(2)}(?:went|is|s|blew|keeps\W+going|has\W+gone)\W+out\b",
+        requires=rf"(?<!\bno\W)(?<!\bany\W)\b{_SMELL}",
+        trigger=r"pilot",
+    ),
     # --- electrical -----------------------------------------------------------------------------
     _rule(
         "electrical",
@@ -510,6 +518,21 @@ _RULES: tuple[_Rule, ...] = (
         r"trash|garbage|fridge|refrigerator|freezer|drain|sink|disposal|\bcats?\b",
         trigger=r"fish",
     ),
+    _rule(
+        "electrical",
+        "emergency",
+        # symptoms: a shock from a tap, a pipe or an appliance (static is not a hazard)
+        r"\b(?:got|getting|get|gets|been|keep\w*\W+getting)\W+(?:a\W+)?(?:shocked|zapped|"
+        r"electrocuted|shock|jolt)\b",
+        rf"\b(?:faucet|tap|sink|metal|pipes?|shower|tub|bathtub|fridge|stove|oven|washer|dryer|"
+        rf"appliance|handle|railing){_gap(3)}(?:shock(?:s|ed|ing)?|tingl\w*|zapp?(?:ed|ing|s)?)\b",
+        r"\b(?:shock\w*|tingl\w*|zapp?\w*|jolt\w*)\W+(?:\w+\W+)?(?:from|by|when|touching)\W+"
+        r"(?:\w+\W+){0,2}(?:faucet|tap|sink|metal|pipes?|shower|tub|bathtub|fridge|stove|oven|"
+        r"washer|dryer|appliance|handle|railing)\b",
+        veto=r"static|carpet|door\W*knob|sweater|blanket|\bbill\b|\brent\b|price|news|surpris\w*|"
+        r"\bcar\b",
+        trigger=r"shock|zap|electrocut|jolt|tingl",
+    ),
     # --- flooding -------------------------------------------------------------------------------
     _rule(
         "flooding",
@@ -567,6 +590,19 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b(?:le+a?k|leek)\w*{_gap(1)}(?:in|from|through|thru){_gap(1)}{_CEIL}",
         rf"\broof{_gap(2)}(?:(?:le+a?k|leek)\w*|pour\w*|gush\w*)",
     ),
+    _rule(
+        "flooding",
+        "emergency",
+        # symptoms: water that will not stop, or a room under it
+        rf"\b(?:le+a?k|pour|gush|spray|spew|pissing|shoot)\w*{_gap(1)}(?:like\W+crazy|like\W+a\W+"
+        rf"(?:river|faucet|hose|fire\W*hose|waterfall|sieve)|non\W?stop)",
+        r"\b(?:whole|entire)\W+(?:floor|kitchen|bathroom|room|basement|apartment|apt|unit|"
+        r"hallway|carpet|laundry\W+room)\W+(?:is\W+|s\W+|got\W+|was\W+)?(?:covered|soaked|"
+        r"under\W?water|flooded|swamped)\b",
+        rf"\b{_PLACE}{_gap(2)}(?:is|s|looks)\W+(?:like\W+)?an?\W+(?:lake|pond|pool|swimming\W+pool|"
+        rf"river|swamp)\b",
+        veto=r"\bsun\w*|\blight\w*|\bnois\w*|\bcomplaints?\b|\bviews?\b|\bpaint\b",
+    ),
     # --- sewage ---------------------------------------------------------------------------------
     _rule(
         "sewage",
@@ -579,6 +615,8 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b(?:main|sewer|drain)(?:\W+\w+)?\W+line{_gap(2)}back(?:ed|ing)\W*up",
         rf"\b(?:poop|poo|feces|faeces|excrement|shit|crap|waste\W*water|toilet\W+water){_gap(1)}"
         rf"(?:water|coming|backing|everywhere|all\W+over|bubbl\w*|up\W+(?:through|in|from))",
+        r"\b(?:backing|backed|coming|bubbling|pushing)\W+up\W+(?:\w+\W+)?(?:poop|poo|feces|"
+        r"faeces|sewage|shit|crap|waste)\b",
         veto=r"\bbills?\b|\bcharges?\b|\bfees?\b|\brates?\b|payment|\btax\b|district",
     ),
     _rule(
@@ -608,7 +646,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "no_heat_freezing",
         "emergency",
-        rf"\bno{_gap(1)}(?:{_HEAT}|hot\W+air)\b{_NOT_AN_ISSUE}",
+        rf"\b(?:no|without){_gap(1)}(?:{_HEAT}|hot\W+air)\b{_NOT_AN_ISSUE}",
         rf"\b{_HEAT}{_gap(3)}{_HEAT_DEAD}",
         _NO_HEAT_HAVE,
         requires=_COLD,
@@ -616,7 +654,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "no_heat_freezing",
         "urgent",
-        rf"\bno{_gap(1)}(?:he+a?t|he+a?ting)\b{_NOT_AN_ISSUE}",
+        rf"\b(?:no|without){_gap(1)}(?:he+a?t|he+a?ting)\b{_NOT_AN_ISSUE}",
         _NO_HEAT_HAVE,
         rf"\b{_HEAT}{_gap(2)}(?:is\W+off\b(?!\W+for\W+the\W+(?:summer|season))|not\W+work\w*|"
         rf"isn{_A}t\W+work\w*|isnt\W+work\w*|doesn{_A}t\W+work|doesnt\W+work|stopped\W+working|"
@@ -716,6 +754,17 @@ _RULES: tuple[_Rule, ...] = (
         r"spring|fall)|(?:months?|years?|weeks?)\W+ago|no\W+(?:more\W+)?(?:leak|drip|water)|"
         r"fixed|repaired|\bpatch\w*",
     ),
+    _rule(
+        "structural",
+        "emergency",
+        # symptoms: a floor, step or deck someone is about to go through
+        r"\b(?:gonna|going\W+to|about\W+to|will|could|might)\W+(?:fall|go|crash|step|break)\W+"
+        r"(?:right\W+)?(?:through|thru)\b",
+        requires=r"\b(?:stairs|steps?|floors?|floorboards?|deck|balcony|porch|ceiling|roof|boards?|"
+        r"landing|treads?)\b",
+        veto=r"\bdeal\b|\bplans?\b|appointment|schedule|\bsale\b|contract|cracks\W+in\W+the\W+"
+        r"system",
+    ),
     # --- other ----------------------------------------------------------------------------------
     _rule(
         "other",
@@ -728,6 +777,86 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b911{_gap(1)}(?:is|are|on\W+the\W+way|here|coming)\b",
         r"\bfire\W+(?:department|dept|truck|trucks|fighters)\W+(?:is\W+|are\W+)?(?:here|on|"
         r"coming|outside)\b",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # someone trapped in a place they cannot leave
+        rf"\b(?:can{_A}t|cant|cannot|can\W+not|unable\W+to)\W+get\W+(?:\w+\W+)?out\b",
+        requires=r"\b(?:elevator|elavator|elevater|lift|trapped|fire|smoke|flames)\b",
+    ),
+    _rule(
+        "other",
+        "urgent",
+        # a small child locked in alone
+        r"\b(?:toddler|baby|infant|little\W+one|[1-5]\W*(?:yo|year\W*old))\W+"
+        r"(?:\w+\W+)?locked\W+(?:himself|herself|themselves|themself)\W+in\b",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # medical (I5: someone may be in danger now): the floor reports it as "other", whose
+        # advice is to call 911; the model judges the rest
+        r"\bunconcious\b|\bunconscious\b|\bpassed\W+out\W+cold\b",
+        rf"\b{_SOMEONE}{_gap(2)}(?:is\W+|s\W+|was\W+|went\W+)?(?:unresponsive|not\W+responsive|"
+        rf"not\W+responding|non\W?responsive|limp|blue|turning\W+(?:blue|purple|grey|gray))\b",
+        rf"\b(?:not|isn{_A}t|isnt|stopped|barely|can{_A}t|cant|cannot|trouble|struggling\W+to|"
+        rf"hard\W+to)\W+(?:\w+\W+)?breath(?:e|ing)?\b",
+        rf"\b(?:can{_A}t|cant|cannot|won{_A}t|wont|couldn{_A}t)\W+(?:\w+\W+)?wake\W+"
+        rf"(?:(?:him|her|them|{_SOMEONE})\W+)?up\b|\bnot\W+waking\W+up\b",
+        rf"\b{_SOMEONE}{_gap(6)}(?:and\W+)?(?:is\W+|isn{_A}t\W+|isnt\W+|s\W+|not\W+|still\W+)*"
+        rf"(?:not\W+moving|isn{_A}t\W+moving|isnt\W+moving)\b",
+        r"\b(?:having|had|has)\W+(?:a\W+)?(?:seizure|stroke|heart\W+attack|convulsions?)\b|"
+        r"\bseiz(?:ing|ures?)\b|\bconvuls\w*|\bheart\W+attack\b",
+        r"\boverdos\w*|\bo\.?d(?:['’]d|['’]?ed|['’]?ing)\b",
+        rf"\b{_SOMEONE}{_gap(3)}(?:and\W+)?(?:is\W+|s\W+)?chok(?:ing|in)\b",
+        r"\b(?:lips?|face)\W+(?:\w+\W+)?(?:turning|turned|going|are|is)\W+(?:blue|purple|grey|"
+        r"gray)\b|\bface\W+(?:is\W+)?droop\w*|\bslurr\w*",
+        rf"\bbleed\w*\W+(?:\w+\W+)?(?:a\W+lot|alot|badly|bad\b|heavily|everywhere|"
+        rf"won{_A}t\W+stop|wont\W+stop|so\W+much|profusely|like\W+crazy)|"
+        rf"\b(?:won{_A}t|wont|can{_A}t|cant)\W+stop\W+(?:the\W+)?bleed\w*|"
+        rf"\bblood\W+(?:is\W+)?everywhere\b|\b(?:lots|so\W+much|pool)\W+of\W+blood\b",
+        r"\bchest\W+pains?\b",
+        rf"\b(?:fell|fallen|collapsed|lying|laying|on\W+the\W+floor){_gap(6)}(?:and\W+)?"
+        rf"(?:(?:he|she|they|i)\W+)?(?:can{_A}t|cant|cannot|won{_A}t|wont|unable\W+to)\W+(?:get\W+up|move|talk|speak)\b",
+        rf"\b{_SOMEONE}\W+(?:just\W+)?collapsed\b",
+        # a chest that hurts from a cough, a past fall, a seizure or choking in a story or a plan
+        veto=r"cough\w*|\blol\b|\blast\W+(?:week|month|year|night)|(?:days?|weeks?|months?|years?)"
+        r"\W+ago|yesterday|\bokay\W+now\b|\bfine\W+now\b|\bbetter\W+now\b|recover\w*|"
+        r"\bgame\b|\bmovie\b|\bshow\b|\bbook\b|phone|\bapp\b|screen|website|router|wifi|"
+        r"laugh\w*|giggl\w*",
+        trigger=r"uncon|unres|respon|limp|blue|purple|gr[ae]y|breath|wake|waking|moving|seiz|"
+        r"stroke|attack|convuls|overdos|o\.?d|chok|droop|slurr|bleed|blood|chest|get\W+up|move|"
+        r"talk|speak|collapsed|passed",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # violence now: a weapon in someone's hands, shots, a stabbing, someone being beaten
+        rf"\b{_WEAPON}\W*(?:shots?|fire\b|fired)|\bshots\W+(?:fired|in|outside|from)\b|"
+        rf"\bgun\W?shots?\b",
+        rf"\b(?:with|has|had|have|got|pulled|pulling|pointing|pointed|waving|holding|carrying|"
+        rf"brandishing)\W+(?:a\W+|an\W+|his\W+|her\W+|their\W+)?{_WEAPON}\b",
+        rf"\b{_WEAPON}\W+(?:pointed|pulled|out)\b",
+        r"\b(?:got|been|was|is|being|were|are|just)\W+(?:stabbed|shot|attacked|assaulted|"
+        r"mugged|beaten|jumped)\b",
+        r"\b(?:stabbing|shooting|beating|attacking|assaulting|assulting|punching|choking|"
+        r"strangling)\W+(?:\w+\W+)?(?:at\W+)?(?:him|her|them|people|someone|somebody|"
+        r"(?:his|her|their|a|the|my)\W+(?:\w+\W+)?(?:wife|girlfriend|boyfriend|husband|partner|"
+        r"kid|son|daughter|neighbou?r|mom|mother|woman|man|guy|person|lady))\b",
+        r"\b(?:someone|somebody|a\W+man|a\W+guy|a\W+woman|a\W+person|people|he|she|they)\W+"
+        r"(?:is|are|s|was|were)\W+(?:shooting|stabbing)\b",
+        r"\bthreat\w*\W+(?:\w+\W+)?to\W+(?:kill|hurt|shoot|stab|beat)\b",
+        # a threat reported as said ("she will kill me if ..." alone is a figure of speech)
+        rf"\b(?:says?|said|saying|yell\w*|scream\w*|shout\w*|told\W+(?:me|us)|texted|keeps\W+saying)"
+        rf"\W+(?:that\W+)?(?:he|she|they)(?:{_A}ll|ll|\W+will|\W+(?:is|s|are)\W+(?:going\W+to|"
+        rf"gonna))\W+(?:kill|hurt|shoot|stab)\W+(?:me|us|her|him|them|my)\b",
+        r"\b(?:screaming|yelling|crying|calling|begging|shouting)\W+for\W+help\b",
+        veto=_NOT_A_WEAPON + r"|\bants?\b|\bbugs?\b|roach\w*|mosquito\w*|wasps?|\bbees?\b|"
+        r"\bmice\b|\brats?\b|photo|\bvideo\b|\bmovie\b|\bgame\b|\bshow\b|\btv\b|\bfilm\w*|"
+        r"\bhoops\b|\bpool\b|basketball",
+        trigger=r"gun|shot|shoot|pistol|rifle|firearm|knife|knives|machete|weapon|stab|attack|assault|"
+        r"assult|mugged|beat|jumped|punch|chok|strangl|threat|kill|hurt|help",
     ),
 )
 
@@ -758,22 +887,6 @@ def _negated(text: str, start: int, end: int) -> bool:
     if _compiled(_NEG_BEFORE).search(before):
         return True
     return _compiled(_RESOLVED_AFTER).match(text[end : end + 40]) is not None
-
-
-def _first_span(rule: _Rule, text: str) -> tuple[int, int] | None:
-    if rule.trigger is not None and not rule.trigger.search(text):
-        return None
-    for match in rule.pattern.finditer(text):
-        start, end = match.span()
-        if end == start or _negated(text, start, end):
-            continue
-        # Whole-text conditions are checked only once a phrase matched: most texts never get here.
-        if rule.veto is not None and rule.veto.search(text):
-            return None
-        if rule.requires is not None and not rule.requires.search(text):
-            return None
-        return start, end
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -880,23 +993,13 @@ def safety_floor(text: str) -> SafetyHit | None:
     scanned = text if corrected is None else corrected.text
     best: SafetyHit | None = None
     for rule in _RULES:
-        span = _first_span(rule, scanned)
+        span = rule.first_span(scanned, _negated)
         if span is None:
             continue
         start, end = span
         if corrected is not None:
             start, end = corrected.starts[start], corrected.ends[end - 1]
-        if best is None or (_SEVERITY_RANK[rule.severity], start) < (
-            _SEVERITY_RANK[best.severity],
-            best.start,
-        ):
-            best = SafetyHit(
-                category=rule.category,
-                severity=rule.severity,
-                phrase=text[start:end],
-                start=start,
-                end=end,
-            )
+        best = _better(_hit(rule, text, start, end, "en"), best)
     return _spanish(text, best)
 
 
@@ -905,31 +1008,31 @@ def _spanish(text: str, best: SafetyHit | None) -> SafetyHit | None:
     read the text's sound spelling and map each hit back to the text as sent."""
     spelled = safety_spanish.sound_spelling(text)
     for rule in safety_spanish.SPANISH_RULES:
-        if rule.trigger is not None and not rule.trigger.search(spelled.text):
-            continue
-        for match in rule.pattern.finditer(spelled.text):
-            if match.end() == match.start() or safety_spanish.negated(
-                spelled.text, match.start(), match.end()
-            ):
-                continue
-            if (rule.veto is not None and rule.veto.search(spelled.text)) or (
-                rule.requires is not None and not rule.requires.search(spelled.text)
-            ):
-                break
-            start, end = spelled.span(match.start(), match.end())
-            if best is None or (_SEVERITY_RANK[rule.severity], start) < (
-                _SEVERITY_RANK[best.severity],
-                best.start,
-            ):
-                best = SafetyHit(
-                    category=rule.category,
-                    severity=rule.severity,
-                    phrase=text[start:end],
-                    start=start,
-                    end=end,
-                    language="es",
-                )
-            break
+        span = rule.first_span(spelled.text, safety_spanish.negated)
+        if span is not None:
+            start, end = spelled.span(*span)
+            best = _better(_hit(rule, text, start, end, "es"), best)
+    return best
+
+
+def _hit(rule: Rule, text: str, start: int, end: int, language: Literal["en", "es"]) -> SafetyHit:
+    return SafetyHit(
+        category=rule.category,
+        severity=rule.severity,
+        phrase=text[start:end],
+        start=start,
+        end=end,
+        language=language,
+    )
+
+
+def _better(hit: SafetyHit, best: SafetyHit | None) -> SafetyHit:
+    """The more severe of two hits, then the earlier; ``best`` on a tie."""
+    if best is None or (_SEVERITY_RANK[hit.severity], hit.start) < (
+        _SEVERITY_RANK[best.severity],
+        best.start,
+    ):
+        return hit
     return best
 
 

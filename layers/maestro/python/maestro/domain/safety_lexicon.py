@@ -44,6 +44,8 @@ KEYWORDS: tuple[str, ...] = _words(
     kicked forced someone somebody burglar robbed window stolen stranger intruder apartment
     collapse collapsed collapsing sagging bowing bulging cracking balcony falling caving
     stuck trapped elevator
+    unconscious unresponsive seizure overdose overdosed overdosing breathing bleeding stabbed
+    shooting assaulting attacked
     """
 )
 """Canonical hazard words, each in a form the floor's patterns accept."""
@@ -87,53 +89,56 @@ def typo_variants(keyword: str) -> set[str]:
 REAL_WORD_NEIGHBOURS: frozenset[str] = frozenset(
     _words(
         """
-    aires airing alar alarum alarums alary apartments aught baching backings bagging bailer baking
-    balking balling banking barking basking beaked beaker beaks beater beating beefing belted
-    belting blacking blames bleaker bleeping blood blooded blooding blowing bobbed boding boeing
-    boiled boilers boning booing boring bowings bowler bowling bowsing boxing breakers breezing
-    brocken broiler broke broker brunt bucking budging bugging bugling bulking bulling bunging bunt
-    buret burglars burglary burn burnet burnings burns burping burring burs bursa burse bursts burt
-    burying bushing bust cackling caging caking calling calving caning carbons carboy caring carson
-    carton carving casing cater cawing ceilings cheater cheating chocked clacking coaming coding
-    coiling coking collapses combing comings comping coning cooing coping coring corking cowing
-    coxing crackings cracklings cranking crapped craving cricking curst cushing cutlet cutlets
-    dater decrees defector defectors degree detecter dipping dissing ditzy dobbed docket dockets
-    doming door dorking drippings dropping dropsy drossy drowse durst eater eating electrics
-    elevators ewer expose exposer exposes fagging failing fares fatling felling felted felting
-    fewer fibres fides fifes files filling fines fired firer firers firing firms firs fives fixes
-    fizzy flakes flambes flame flamed flamen flamens flamer flamers flares flooder floodings floods
-    floor floored flooring floyd flumes fobbed food force forcer forces forded fores forged forked
-    forking formed fracking frames frapped freeing fries frowsy froze fulling furnaces fuzzing
-    gagging galling gashing gater gissing gobbed gotten gripping gusting hacking hater hating
-    having headachy header heading healer healing heaping hearer hearing heated heaters heather
-    heaver heaving hefting hester hewer hires hiring hissings hocked homebody homing hurst hushing
-    intrude intruded intruders intrudes jacking jobbed keeping kicker kinked kissing lacking
-    lagging lames later laving leaded leading leads leafed leafing leafs leaker leakey leaky leaned
-    leaning leans leaped leaping leaps leas leased leasing leaved leaving leeks leks levator licked
-    lizzy lobbed locket lockets louring lowing malted malting mater meeting melded melding melter
-    meted meting milted milting mires miring missing mobbed moiler moke molted molting monoxides
-    mowing mushing nagging naturals naught neater newer nicked nutlet oiler outset outsets owing
-    packing palling pane paned panels panes parked parking parks patel paving peaked peaking peaks
-    peeping pelted pelting picked pies pikes piles pines piped piper pipers pipet pips pissing
-    pocket pockets popes poring pourings pouting praying profane propene pushing racking ragging
-    rapped rater raving ribbed ricked ripping robber robed rocket rockets rotted rotter rowing
-    rubbed rushing sacking saving sawer scorcher scorches scotched seating seder seeping seer
-    selectric sell selling sells serer sever sewed sewers shacked shagging sharked sharking sharks
-    shell shelled shelling shells shocker shopped shuck shucked sicked sires siring skewer slagging
+    aires airing alar alarum alarums alary apartments attached attacker aught baching backings
+    bagging bailer baking balking balling banking barking basking beaked beaker beaks beater
+    beating beefing belted belting blacking blames bleaker bleeping blending blood blooded blooding
+    blowing bobbed boding boeing boiled boilers boning booing boring bowings bowler bowling bowsing
+    boxing breaching breakers breathings breeding breezing brocken broiler broke broker brunt
+    bucking budging bugging bugling bulking bulling bunging bunt buret burglars burglary burn
+    burnet burnings burns burping burring burs bursa burse bursts burt burying bushing bust
+    cackling caging caking calling calving caning carbons carboy caring carson carton carving
+    casing cater cawing ceilings cheater cheating chocked clacking coaming coding coiling coking
+    collapses combing comings comping coning cooing coping coring corking cowing coxing crackings
+    cracklings cranking crapped craving cricking curst cushing cutlet cutlets dater decrees
+    defector defectors degree detecter dipping dissing ditzy dobbed docket dockets doming door
+    dorking drippings dropping dropsy drossy drowse durst eater eating electrics elevators ewer
+    expose exposer exposes fagging failing fares fatling felling felted felting fewer fibres fides
+    fifes files filling fines fired firer firers firing firms firs fives fixes fizzy flakes flambes
+    flame flamed flamen flamens flamer flamers flares flooder floodings floods floor floored
+    flooring floyd flumes fobbed food force forcer forces forded fores forged forked forking formed
+    fracking frames frapped freeing fries frowsy froze fulling furnaces fuzzing gagging galling
+    gashing gater gissing gobbed gotten gripping gusting hacking hater hating having headachy
+    header heading healer healing heaping hearer hearing heated heaters heather heaver heaving
+    hefting hester hewer hires hiring hissings hocked homebody homing hooting hurst hushing intrude
+    intruded intruders intrudes jacking jobbed keeping kicker kinked kissing lacking lagging lames
+    later laving leaded leading leads leafed leafing leafs leaker leakey leaky leaned leaning leans
+    leaped leaping leaps leas leased leasing leaved leaving leeks leks levator licked lizzy lobbed
+    locket lockets louring lowing malted malting mater meeting melded melding melter meted meting
+    milted milting mires miring missing mobbed moiler moke molted molting monoxides mowing mushing
+    nagging naturals naught neater newer nicked nutlet oiler outset outsets overdoes overdoing
+    overdone overdoses owing packing palling pane paned panels panes parked parking parks patel
+    paving peaked peaking peaks peeping pelted pelting picked pies pikes piles pines piped piper
+    pipers pipet pips pissing pocket pockets popes poring pourings pouting praying profane propene
+    pushing racking ragging rapped rater raving ribbed ricked ripping robber robed rocket rockets
+    rotted rotter rowing rubbed rushing sacking saving sawer scabbed scooting scorcher scorches
+    scotched seating seder seeping seer seizures selectric sell selling sells serer sever sewed
+    sewers shacked shagging sharked sharking sharks shell shelled shelling shells shocker shooing
+    shootings shopped shorting shouting shuck shucked sicked sires siring skewer slabbed slagging
     slopped small smalls smelly smelt smelted smelting smelts smocked smocking smoked smoker smokes
     smokey smoko smote snagging snarks snell snitch snuck sobbed socked soke someones sopped
     souring sower sowing spanked spanking spanks spared spares sparing spark sparker sparkled
     sparkling sparky sparling sparred sparring spars spaying spell spelled spelling spells spewer
-    splaying spoke stack stepped stick stitch stock stocked stoke stoking stole stoles stolon
-    stomped stooped stopper stoppled strange strangers strangler strapped straying stringer
-    stronger stropped struck stunk suck sulfurs swage swagging swatch swell swelled swelling swells
-    swopped tacking tagging tapped tater taught teaks theater thermostats thorough though ticked
-    tires tiring tizzy toile toiled toiler toilets topped touring towing tracking tramped trapper
-    tripped tripping trough tuck turning twitch veiling vomitings vowing wader wafer wager wagging
-    waiter waler walling walter wares waring waster waters watery waver waving weeping welted
-    welting wicked wides widow wiles wiling windows windrow wines wining winnow wipes wiping wire
-    wired wireds wirer wises wising witch wives wiving wizes wording workings worming wowing
-    wracking wrapped wreaker wring wurst yacking
+    splaying spoke stabber stabled stack stepped stick stitch stock stocked stoke stoking stole
+    stoles stolon stomped stooped stopper stoppled strange strangers strangler strapped straying
+    stringer stronger stropped struck stubbed stunk suck sulfurs swabbed swage swagging swatch
+    swell swelled swelling swells swopped tabbed tacking tagging tapped tater taught teaks theater
+    thermostats thorough though ticked tires tiring tizzy toile toiled toiler toilets topped
+    touring towing tracking tramped trapper tripped tripping trough tuck turning twitch veiling
+    vomitings vowing wader wafer wager wagging waiter waler walling walter wares waring waster
+    waters watery waver waving weeping welted welting wicked wides widow wiles wiling windows
+    windrow wines wining winnow wipes wiping wire wired wireds wirer wises wising witch wives
+    wiving wizes wording workings worming wowing wracking wrapped wreaker wreathing wring wurst
+    yacking
     """
     )
 )

@@ -35,15 +35,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
-from typing import Literal
 
-__all__ = ["SPANISH_RULES", "SoundSpelling", "SpanishRule", "negated", "sound_spelling"]
+from maestro.domain.safety_rules import Category, Rule, Severity, alt, compiled
 
-SpanishCategory = Literal[
-    "gas", "smoke_fire", "carbon_monoxide", "electrical", "flooding", "no_heat_freezing"
-]
-SpanishSeverity = Literal["emergency", "urgent"]
+__all__ = ["SPANISH_RULES", "SoundSpelling", "negated", "sound_spelling"]
 
 _VOWELS = frozenset("aeiou")
 
@@ -154,8 +149,7 @@ def _gap(n: int) -> str:
     return rf"{_SEP}(?:(?!{_NEGATOR}\b|{_JOINER}\b)\w+{_SEP}){{0,{n}}}?"
 
 
-def _alt(*parts: str) -> str:
-    return "(?:" + "|".join(parts) + ")"
+_alt = alt
 
 
 # "huele", "olía", "oliendo", "olor", "apesta", "hedor", "tufo", "peste"
@@ -245,56 +239,24 @@ _BILL = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SpanishRule:
-    """One Spanish rule; every pattern is over the sound spelling (see the module docstring)."""
-
-    category: SpanishCategory
-    severity: SpanishSeverity
-    source: str
-    veto_source: str | None = None
-    requires_source: str | None = None
-    # A cheap stem every match contains, checked first: most texts never compile or run the
-    # rule's pattern (a unit test checks each match holds its trigger).
-    trigger_source: str | None = None
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        return _compiled(self.source)
-
-    @property
-    def trigger(self) -> re.Pattern[str] | None:
-        return None if self.trigger_source is None else _compiled(self.trigger_source)
-
-    @property
-    def veto(self) -> re.Pattern[str] | None:
-        return None if self.veto_source is None else _compiled(self.veto_source)
-
-    @property
-    def requires(self) -> re.Pattern[str] | None:
-        return None if self.requires_source is None else _compiled(self.requires_source)
-
-
-@cache
 def _compiled(source: str) -> re.Pattern[str]:
     """Compiled once per process, when first needed (nothing is compiled at import)."""
-    return re.compile(source)
+    return compiled(source)
 
 
 def _rule(
-    category: SpanishCategory,
-    severity: SpanishSeverity,
+    category: Category,
+    severity: Severity,
     *patterns: str,
     veto: str | None = None,
     requires: str | None = None,
     trigger: str | None = None,
-) -> SpanishRule:
-    return SpanishRule(
-        category, severity, _alt(*patterns), veto or None, requires or None, trigger or None
-    )
+) -> Rule:
+    """A rule whose patterns are all over the sound spelling (see the module docstring)."""
+    return Rule.of(category, severity, *patterns, veto=veto, requires=requires, trigger=trigger)
 
 
-SPANISH_RULES: tuple[SpanishRule, ...] = (
+SPANISH_RULES: tuple[Rule, ...] = (
     # --- gas ------------------------------------------------------------------------------------
     _rule(
         "gas",

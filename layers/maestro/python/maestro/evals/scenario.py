@@ -114,9 +114,15 @@ class WorkOrderSpec(_Spec):
     id: str = Field(min_length=1)
     tenant: str = Field(description="The tenant's party id")
     vendor: str | None = Field(default=None, description="The vendor's party id")
-    status: Literal["open", "assigned", "scheduled", "in_progress", "completed", "cancelled"] = (
-        "open"
-    )
+    status: Literal[
+        "open",
+        "assigned",
+        "scheduled",
+        "in_progress",
+        "completion_reported",
+        "completed",
+        "cancelled",
+    ] = "open"
     description: str = Field(min_length=1)
     category: str = "general"
     unit: str | None = None
@@ -354,7 +360,7 @@ class ModelRule(_Spec):
     """Answer any call of ``purpose`` whose prompt contains ``when`` (in its new messages, for a
     reasoning call) with ``answer``."""
 
-    purpose: Literal["probe", "precheck", "reasoning", "decide", "manage"]
+    purpose: Literal["probe", "precheck", "reasoning", "decide", "manage", "compose"]
     when: str = Field(default="", description="Text the call's new messages contain; '' = any")
     answer: dict[str, Any] | None = None
     fail: Literal["timeout", "overloaded", "rate_limited", "transport_error"] | None = None

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from maestro.brain.compose import ReplyComposer
 from maestro.brain.manage_agent import ManageAgent
 from maestro.domain.actions import NEW_WO_PREFIX, Action
 from maestro.domain.common import Frozen
@@ -31,6 +32,7 @@ from maestro.domain.timeline import (
 from maestro.ports import (
     CapName,
     DailyCaps,
+    DecisionLog,
     Digest,
     DirectoryReader,
     DispatchStore,
@@ -84,6 +86,10 @@ class LaneContext:
     """Each WO's dispatch run (its open wait): None where no WO execution runs."""
     tokens: TaskTokens | None = None
     """Completes a WO execution's wait (SendTaskSuccess)."""
+    composer: ReplyComposer | None = None
+    """Writes the assistant's reply with the cheap model (None: offline, or turned off)."""
+    decisions: DecisionLog | None = None
+    """What this package's earlier actions did (their recorded outcomes), for that reply."""
     events: list[DomainEvent] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     sent: list[SentMessage] = field(default_factory=list)

@@ -4,6 +4,8 @@ The stored PendingClarification keeps the candidates in the order they were numb
 line each and each as it was when asked, plus what the question put on hold (the package's words
 and the readings withheld), so the next package's "1", "the kitchen one" or "both" resolves
 against them (``maestro.domain.pending``) and replays the reading on the chosen work order(s).
+A question about a command (cancel, reschedule, rate, relay) stores the command with it
+(``ClarifyParams.call``), so the answer runs exactly that on what it picks.
 A new question supersedes whatever else the party had open.
 """
 
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from maestro.domain.actions import Clarify, Lane
 from maestro.domain.answers import NEW_CANDIDATE
+from maestro.domain.commands import call_question
 from maestro.domain.events import body_digest
 from maestro.domain.fixed_texts import (
     OPTION,
@@ -76,10 +79,17 @@ def _question(
 
 def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
     ids, lines, described = _candidates(action, ctx)
-    question = _question(action.params.question, ids, lines, described, ctx.sender_language)
+    queued = ctx.queued
+    call = action.params.call
+    if call is not None:
+        # A question about a command says which command, in fixed words, the options numbered;
+        # the command is stored with it and runs on what the answer picks (held for a YES).
+        again = queued is not None and queued.pending_id is not None
+        question = call_question(call, lines, ctx.sender_language, again=again)
+    else:
+        question = _question(action.params.question, ids, lines, described, ctx.sender_language)
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
     ctx.send(to, question, suffix="question")
-    queued = ctx.queued
     # What the question puts on hold, replayed on the answer: the original words (a re-ask
     # keeps the first question's), the readings withheld, and each candidate as it is now.
     deferred_text = queued.deferred_text if queued and queued.deferred_text else ctx.package.text
@@ -102,6 +112,7 @@ def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
             candidate_snapshots=snapshots,
             deferred_text=deferred_text,
             deferred=queued.deferred if queued else (),
+            call=call,
             by_unverified_call=queued is not None and queued.by_unverified_call,
             asked_at=ctx.now,
             expires_at=ctx.now + DEFAULT_PENDING_TTL,

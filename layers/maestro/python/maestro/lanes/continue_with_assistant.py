@@ -38,6 +38,7 @@ from maestro.domain.roles import part_of
 from maestro.domain.sign_off import is_sign_off
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
+from maestro.lanes.composed_reply import composed_or_fixed
 from maestro.lanes.schedule_visit import when
 
 __all__ = [
@@ -163,15 +164,20 @@ def run(action: ContinueWithAssistant, ctx: LaneContext) -> LaneOutcome:
                 reply = pm_status_reply(wo, _vendor_name(ctx, wo))
             else:
                 reply = status_reply(wo, ctx.sender_language)
-    if reply is None:
+    note = "assistant replied"
+    if not reply:
+        # With a model, the cheap model writes it and the check lets it go, or the fixed text
+        # (None: chit-chat that needs no answer, and nothing is composed either).
         lanes = ctx.queued.package_lanes if ctx.queued is not None else ()
-        reply = fixed_reply(ctx.package, ctx.sender_language, lanes)
-    if reply is None:
-        return finish(
-            ctx,
-            Lane.CONTINUE_WITH_ASSISTANT,
-            target=target,
-            note="chit-chat with nothing to act on: no reply (an ack needs none)",
-        )
+        choice = composed_or_fixed(ctx, fixed_reply(ctx.package, ctx.sender_language, lanes))
+        note = f"{note}: {choice.note}" if choice.note else note
+        if choice.text is None:
+            return finish(
+                ctx,
+                Lane.CONTINUE_WITH_ASSISTANT,
+                target=target,
+                note="no reply: chit-chat with nothing to act on (an ack needs none)",
+            )
+        reply = choice.text
     ctx.send(to, reply, suffix="reply")
-    return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note="assistant replied")
+    return finish(ctx, Lane.CONTINUE_WITH_ASSISTANT, target=target, note=note)

@@ -149,6 +149,10 @@ def _advice_kind(hazard: str, text: str) -> AdviceKind:
         hit = safety_floor(source) if source else None
         if hit is not None and hit.category in _BY_CATEGORY:
             return _BY_CATEGORY[hit.category]
+        if hit is not None and hit.category == "other":
+            # danger to a person (hurt, attacked, trapped): no hazard's steps apply, whatever
+            # other words are there ("shots fired" is no fire, "fell in the pool" no leak)
+            return "generic"
     for source in (hazard, text):
         for kind, pattern in _BY_WORDS:
             if source and pattern.search(source):

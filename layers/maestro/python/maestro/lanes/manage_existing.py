@@ -55,6 +55,7 @@ from maestro.domain.fixed_texts import (
     PM_NO_OPEN,
     PM_OPEN,
     PROPOSE_ALL,
+    PROPOSE_BOTH,
     PROPOSE_MANY,
     PROPOSE_MANY_BY_CALL,
     PROPOSE_NUMBERS,
@@ -83,7 +84,7 @@ from maestro.domain.models import (
 from maestro.domain.pending import action_targets, hold_targets
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingConfirmation
 from maestro.domain.revalidate import Target, revalidate
-from maestro.domain.roles import allowed, part_of
+from maestro.domain.roles import allowed, may_manage, part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     Change,
@@ -96,6 +97,7 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
+from maestro.lanes.completion import complete_change, report_or_confirm, tell_closed
 from maestro.ports import AlreadyExistsError, StaleVersionError
 
 __all__ = ["hold_actions", "released_as_held", "run"]
@@ -181,7 +183,15 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
     fallback = ""
     # A PM's "open" is the bounded listing with its count, never a model's summary of a page.
     pm_listing = manager and params.operation == "list"
-    if ctx.agent is not None and not pm_listing and (queued is None or queued.pending_id is None):
+    if (
+        ctx.agent is not None
+        and not pm_listing
+        # The agent cancels and moves (a tenant's or PM's); it never closes, and a vendor's
+        # list or report is read from the store as it is.
+        and params.operation != "complete"
+        and sender.role is not PartyRole.VENDOR
+        and (queued is None or queued.pending_id is None)
+    ):
         # The manage agent resolves the party's words against their real work orders; what it
         # decides is held exactly as any call (a gated tool never executes).
         mine = [wo for wo in wos if allowed(lane, part_of(sender, wo))]
@@ -202,9 +212,16 @@ def run(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
         listed = _listing(wos, ctx.sender_language)
         ctx.send(sender.phone, truncate(listed, 1500), suffix="list")
         return finish(ctx, lane, note=f"{fallback}listed {len(wos)} open WO(s)")
+    if params.operation == "complete" and not manager:
+        # A vendor's report or the tenant's confirmation: no hold (docs/completion.md).
+        return report_or_confirm(params, ctx)
 
     # Only open WOs the sender may change (tenant or PM) can be cancelled or moved.
-    by_id = {wo.wo_id: wo for wo in wos if wo.is_open and allowed(lane, part_of(sender, wo))}
+    by_id = {
+        wo.wo_id: wo
+        for wo in wos
+        if wo.is_open and may_manage(params.operation, part_of(sender, wo))
+    }
     named = tuple(dict.fromkeys(ctx.resolve_target(i) or i for i in params.wo_ids))
     chosen = tuple(i for i in named if i in by_id)
     refused = [i for i in named if i not in by_id]
@@ -277,8 +294,7 @@ def _hold(
         status="held",
     )
     ctx.send(sender.phone, proposal, suffix="confirm")
-    verb = "cancel" if params.operation == "cancel" else "reschedule"
-    notes = [f"held {verb} of {', '.join(chosen)} until YES"]
+    notes = [f"held {params.operation} of {', '.join(chosen)} until YES"]
     if refused:
         notes.append(f"not the sender's open WOs: {', '.join(refused)}")
     if superseded:
@@ -298,7 +314,7 @@ def _proposal(
     """ "Reply YES to …", naming each WO; numbered when "1" could mean one of several. Asked
     for by a call nothing vouches for, it says so, and that the owner may ignore it. In Spanish
     it asks for "SÍ o YES" (both read as a yes). ``first``: said before it (what changed)."""
-    verb = say(PROPOSE_VERB["cancel" if params.operation == "cancel" else "reschedule"], language)
+    verb = say(PROPOSE_VERB.get(params.operation, PROPOSE_VERB["reschedule"]), language)
     when = (
         say(PROPOSE_WHEN, language, request=short(params.request, 80))
         if params.operation == "reschedule" and params.request
@@ -312,7 +328,7 @@ def _proposal(
             for n, i in enumerate(options, 1)
         )
         which = (
-            say(PROPOSE_ALL, language)
+            say(PROPOSE_BOTH if len(chosen) == 2 else PROPOSE_ALL, language)
             if set(chosen) == set(options)
             else say(
                 PROPOSE_NUMBERS,
@@ -419,7 +435,13 @@ def _apply(ctx: LaneContext, call: ManageExistingParams) -> list[WorkOrder]:
     done: list[WorkOrder] = []
     for wo_id in call.wo_ids:
         before = ctx.work_orders.get(wo_id)
-        change = _cancel(ctx) if call.operation == "cancel" else touch(ctx)
+        change = (
+            _cancel(ctx)
+            if call.operation == "cancel"
+            else complete_change(ctx)
+            if call.operation == "complete"
+            else touch(ctx)
+        )
         try:
             updated = update_work_order(ctx.work_orders, wo_id, change)
         except InvalidTransitionError:
@@ -427,15 +449,16 @@ def _apply(ctx: LaneContext, call: ManageExistingParams) -> list[WorkOrder]:
         if updated is None:
             continue
         done.append(updated)
-        if call.operation == "cancel":
+        if call.operation in ("cancel", "complete"):
+            done_word = "cancelled" if call.operation == "cancel" else "closed"
             entry = ctx.append_entry(
                 "status",
                 wo_id,
-                f"cancelled by {who_said(ctx)} (a held cancel, confirmed with YES)",
+                f"{done_word} by {who_said(ctx)} (a held {call.operation}, confirmed with YES)",
                 wo_id,
                 from_status=before.status if before is not None else None,
                 to_status=updated.status,
-                operation="cancel",
+                operation=call.operation,
             )
         else:
             entry = ctx.append_entry(
@@ -475,6 +498,9 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
     sender = ctx.sender
     assert sender is not None
     if not done:
+        return
+    if call.operation == "complete":
+        tell_closed(ctx, done)
         return
     language = ctx.sender_language
     names = ", ".join(_line(wo, 40, language) for wo in done)
@@ -704,8 +730,9 @@ def _what(action: Action, wos: dict[str, WorkOrder], tenant: bool, language: str
         return what["rate"].format(wo=label(action.target_wo_id), stars=action.params.stars)
     if isinstance(action, ManageExisting):
         names = ", ".join(label(i) for i in action.params.wo_ids)
-        if action.params.operation == "cancel":
-            return what["cancel"].format(names=names)
+        if action.params.operation in ("cancel", "complete"):
+            key = "cancel" if action.params.operation == "cancel" else "close"
+            return what[key].format(names=names)
         request = action.params.request
         when = what["move_when"].format(request=short(request, 60)) if request else ""
         return what["move"].format(names=names, when=when)

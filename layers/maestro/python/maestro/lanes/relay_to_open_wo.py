@@ -12,11 +12,13 @@ from maestro.domain.fixed_texts import (
     ADDED_AND_PASSED,
     ADDED_FINDING,
     PM_NOTED,
+    REOPENED_ACK,
+    REOPENED_TO_VENDOR,
     UPDATE,
     UPDATE_FROM,
     say,
 )
-from maestro.domain.models import PartyRole, WorkOrder
+from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import (
     attached,
@@ -28,6 +30,7 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
+from maestro.lanes.completion import job_label, reopen, reopened_entry
 from maestro.lanes.dispatch_waits import active_run
 
 __all__ = ["run"]
@@ -44,7 +47,17 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
 
     note = action.params.note
     media = ctx.package.media  # the files they sent with it: references on the note
-    updated = update_work_order(ctx.work_orders, wo_id, touch(ctx)) or wo
+    # The tenant's words on a job its vendor reported finished say it is not: it goes back to
+    # the vendor (docs/completion.md).
+    reopening = (
+        wo.status is WorkOrderStatus.COMPLETION_REPORTED
+        and ctx.sender is not None
+        and ctx.sender.party_id == wo.tenant_id
+    )
+    updated = update_work_order(ctx.work_orders, wo_id, reopen(ctx) if reopening else touch(ctx))
+    updated = updated or wo
+    if reopening:
+        reopened_entry(ctx, wo, updated)
     entry = ctx.append_entry(
         "note",
         wo_id,
@@ -63,7 +76,7 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
         note_sha256=body_digest(note),
     )
 
-    relayed, to_whom = _relay_onward(ctx, wo_id, updated, note)
+    relayed, to_whom = _relay_onward(ctx, wo_id, updated, note, reopening)
     # No vendor yet, but the WO's execution is finding one (gathering, judging, offering): the
     # tenant hears that, not "no vendor" (the act step completes a gather wait with these words).
     tenants = ctx.sender is not None and ctx.sender.party_id == updated.tenant_id
@@ -81,6 +94,8 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
             said = say(ADDED_AND_PASSED, ctx.sender_language, label=label, whom=whom)
         else:
             said = say(ADDED, ctx.sender_language, label=label)
+        if reopening and to_whom:
+            said = say(REOPENED_ACK, ctx.sender_language, job=job_label(updated), vendor=whom)
         if ctx.sender.role is PartyRole.PM and not to_whom:
             said = say(PM_NOTED, "en", label=label)
         ctx.send(ctx.sender.phone, said, suffix="ack")
@@ -89,7 +104,9 @@ def run(action: RelayToOpenWo, ctx: LaneContext) -> LaneOutcome:
     )
 
 
-def _relay_onward(ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str) -> tuple[str, str]:
+def _relay_onward(
+    ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str, reopened: bool = False
+) -> tuple[str, str]:
     """Pass the note to the other side of the work order: the tenant's words to its vendor, the
     vendor's to its tenant. (What was done, in words; whom it reached, by name, or "".)"""
     sender_id = ctx.sender.party_id if ctx.sender else None
@@ -115,7 +132,9 @@ def _relay_onward(ctx: LaneContext, wo_id: str, wo: WorkOrder, note: str) -> tup
     if phone is None:
         return f"{role} {other_id} has no phone the directory can find: not relayed", ""
     language = ctx.language_of(phone)
-    if vendors and ctx.sender is not None:
+    if reopened:
+        words = say(REOPENED_TO_VENDOR, language, job=job_label(wo), said=short(note, 300))
+    elif vendors and ctx.sender is not None:
         name = short(ctx.sender.name or "your vendor", 40)
         words = say(UPDATE_FROM, language, label=label, name=name, note=note)
     else:

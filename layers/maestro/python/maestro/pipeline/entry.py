@@ -130,7 +130,8 @@ def build_pipeline(
                 table("conversations"),
                 model,
                 key_from_env=key_from_env,
-            )
+            ),
+            compose_replies=settings.compose_replies,
         ),
         gates=DynamoGateStore(ddb, table("gates")),
         clock=clock,

@@ -573,6 +573,8 @@ class Pipeline:
             directory=self.deps.directory,
             dispatch=self.deps.dispatch,
             tokens=self.deps.tokens,
+            composer=self.deps.models.composer,
+            decisions=self.deps.decisions,
         )
         try:
             outcome = execute(queued.action, ctx)

@@ -1,0 +1,222 @@
+"""Completion from the field (issue 20, item 2), on the embedded stack with the offline brain,
+driven by signed SMS only: a vendor's "it's done" in their own words moves their job to
+``completion_reported`` and asks the tenant; the tenant's yes completes it with the rating
+request out, a complaint reopens it to the vendor; a vendor with two jobs is asked which one; a
+PM closes one by text (held until YES). Every check reads a surface: the WO store, the texts the
+loopback Twilio recorded, the watcher's ledger.
+
+Naive behaviour each was written against: a vendor's report that does not repeat the job's words
+gets "Thanks for your message. I'm on it…", the tenant hears nothing, the WO stays open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore
+from maestro.domain.directory import Directory, Person, PersonRole, Property, Trade, Unit, Vendor
+from maestro.domain.models import WorkOrder, WorkOrderStatus
+from maestro.domain.timeline import StatusEntry
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import seed_directory
+from tests.integration.embedded import flush, sms, to_phone
+
+pytestmark = pytest.mark.integration
+
+START = datetime(2027, 5, 4, 15, 0, tzinfo=UTC)
+LINDEN = "prop-linden"
+ROSA = Person(
+    person_id="t-rosa",
+    role=PersonRole.TENANT,
+    name="Rosa",
+    phones=("+13125550401",),
+    unit_id="linden-4a",
+)
+LUPE = Person(
+    person_id="t-lupe",
+    role=PersonRole.TENANT,
+    name="Lupe",
+    phones=("+13125550402",),
+    unit_id="linden-2c",
+    language="es",
+)
+HAL = Person(
+    person_id="pm-hal",
+    role=PersonRole.PM,
+    name="Hal",
+    phones=("+13125550403",),
+    property_ids=(LINDEN,),
+)
+DEE = Vendor(
+    vendor_id="v-dee",
+    name="Dee",
+    phone="+13125550404",
+    trades=(Trade.PLUMBING, Trade.APPLIANCE),
+)
+DIRECTORY = Directory(
+    properties=(Property(property_id=LINDEN, name="Linden Flats"),),
+    units=(
+        Unit(unit_id="linden-4a", property_id=LINDEN, label="4A"),
+        Unit(unit_id="linden-2c", property_id=LINDEN, label="2C"),
+    ),
+    people=(ROSA, LUPE, HAL),
+    vendors=(DEE,),
+)
+
+
+@pytest.fixture
+def stack() -> Iterator[LocalStack]:
+    with LocalStack(start=START) as local:
+        seed_directory(local, DIRECTORY)
+        yield local
+
+
+def _store(stack: LocalStack) -> DynamoWorkOrderStore:
+    return DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
+
+
+def _assigned(
+    stack: LocalStack, wo_id: str, summary: str, tenant: Person = ROSA, unit: str = "4A"
+) -> None:
+    """A job the dispatch run gave Dee (assigned), written straight to the WO store: the world
+    to start from, not an effect under test."""
+    now = stack.clock.now()
+    _store(stack).create(
+        WorkOrder(
+            wo_id=wo_id,
+            tenant_id=tenant.person_id,
+            vendor_id=DEE.vendor_id,
+            unit=unit,
+            property_id=LINDEN,
+            summary=summary,
+            category="plumbing",
+            status=WorkOrderStatus.ASSIGNED,
+            created_at=now - timedelta(days=1),
+            updated_at=now - timedelta(hours=2),
+        )
+    )
+
+
+def _wo(stack: LocalStack, wo_id: str) -> WorkOrder:
+    found = _store(stack).get(wo_id)
+    assert found is not None
+    return found
+
+
+def _text(stack: LocalStack, phone: str, body: str) -> None:
+    sms(stack, body, sender=phone)
+    flush(stack)
+
+
+def _no_shame(stack: LocalStack, wo_id: str) -> list[str]:
+    """The watcher's reads of the WO's status claims (after its queue is polled), and no shame
+    anywhere."""
+    stack.advance(5)
+    assert [(r.event_type, r.detail) for r in stack.ledger.scan() if r.verdict == "shame"] == []
+    return [
+        str(r.read.get("to_status"))
+        for r in stack.ledger.for_wo(wo_id)
+        if r.event_type == "wo.updated" and r.read.get("to_status")
+    ]
+
+
+def test_a_vendors_done_on_their_one_job_asks_the_tenant_and_her_yes_completes_it(
+    stack: LocalStack,
+) -> None:
+    _assigned(stack, "WO-501", "bathroom hot tap won't shut off")
+    rosa = ROSA.phones[0]
+
+    # Work left is no completion: nothing changes, the tenant hears nothing.
+    _text(stack, DEE.phone, "got the old stem out, done for today, back tmrw with the part")
+    assert _wo(stack, "WO-501").status is WorkOrderStatus.ASSIGNED
+    assert to_phone(stack, rosa) == []
+
+    _text(stack, DEE.phone, "swapped the stem + washer, all sorted 👌")
+    assert _wo(stack, "WO-501").status is WorkOrderStatus.COMPLETION_REPORTED
+    (asked,) = to_phone(stack, rosa)
+    assert asked.startswith("Dee says WO-501 (bathroom hot tap won't shut off) is finished.")
+    assert "Reply YES" in asked
+    assert "asked the tenant to confirm" in to_phone(stack, DEE.phone)[-1]
+    timeline = DynamoTimeline(stack.ddb, stack.tables["timeline"])
+    (reported,) = [e for e in timeline.for_wo("WO-501") if isinstance(e, StatusEntry)]
+    assert (reported.to_status, reported.operation) == (
+        WorkOrderStatus.COMPLETION_REPORTED,
+        "report_completion",
+    )
+    assert "all sorted" in reported.what  # the vendor's words are on the record
+
+    _text(stack, rosa, "Yep! works perfectly now")
+    wo = _wo(stack, "WO-501")
+    assert (wo.status, wo.rating_requested) == (WorkOrderStatus.COMPLETED, True)
+    request = to_phone(stack, rosa)[-1]
+    assert "How did Dee do? Reply with 1 to 5 stars." in request
+    assert to_phone(stack, DEE.phone)[-1].startswith("The tenant confirmed WO-501 (")
+
+    # The rating request is the real one: the existing rating flow records her stars.
+    _text(stack, rosa, "4 stars, quick and tidy")
+    assert _wo(stack, "WO-501").rating == 4
+    assert _no_shame(stack, "WO-501") == ["completion_reported", "completed"]
+
+
+def test_a_spanish_tenants_complaint_reopens_the_job_to_its_vendor(stack: LocalStack) -> None:
+    _assigned(stack, "WO-502", "kitchen drain backs up", tenant=LUPE, unit="2C")
+    lupe = LUPE.phones[0]
+
+    _text(stack, DEE.phone, "ya quedó el desagüe, todo listo")
+    assert _wo(stack, "WO-502").status is WorkOrderStatus.COMPLETION_REPORTED
+    (asked,) = to_phone(stack, lupe)
+    assert asked.startswith("Dee dice que WO-502 (kitchen drain backs up) está terminada.")
+    assert "Responda SÍ" in asked
+
+    _text(stack, lupe, "no, sigue tapado y huele feo")
+    wo = _wo(stack, "WO-502")
+    assert (wo.status, wo.vendor_id) == (WorkOrderStatus.ASSIGNED, DEE.vendor_id)
+    told = to_phone(stack, DEE.phone)[-1]
+    assert told.startswith("The tenant says WO-502 (kitchen drain backs up) isn't finished:")
+    assert "sigue tapado y huele feo" in told
+    assert to_phone(stack, lupe)[-1].startswith("Gracias, reabrí WO-502")
+    assert _no_shame(stack, "WO-502") == ["completion_reported", "assigned"]
+
+
+def test_a_vendor_with_two_jobs_is_asked_which_one_and_naming_it_reports_it(
+    stack: LocalStack,
+) -> None:
+    _assigned(stack, "WO-601", "dishwasher won't drain")
+    _assigned(stack, "WO-602", "toilet runs all night", tenant=LUPE, unit="2C")
+
+    _text(stack, DEE.phone, "Job complete, heading to the next one")
+    assert {_wo(stack, i).status for i in ("WO-601", "WO-602")} == {WorkOrderStatus.ASSIGNED}
+    question = to_phone(stack, DEE.phone)[-1]
+    assert question.startswith("Which job is finished?")
+    assert "WO-601 (dishwasher won't drain)" in question
+    assert "WO-602 (toilet runs all night)" in question
+    assert to_phone(stack, ROSA.phones[0]) == to_phone(stack, LUPE.phones[0]) == []
+
+    _text(stack, DEE.phone, "the toilet one is finished")
+    assert _wo(stack, "WO-602").status is WorkOrderStatus.COMPLETION_REPORTED
+    assert _wo(stack, "WO-601").status is WorkOrderStatus.ASSIGNED
+    (asked,) = to_phone(stack, LUPE.phones[0])
+    assert "WO-602" in asked
+    assert to_phone(stack, ROSA.phones[0]) == []
+
+
+def test_a_pm_closes_a_job_by_text_once_they_say_yes(stack: LocalStack) -> None:
+    _assigned(stack, "WO-701", "laundry room washer leaks")
+    hal = HAL.phones[0]
+
+    _text(stack, hal, "mark 701 as done please, Dee sent photos")
+    assert _wo(stack, "WO-701").status is WorkOrderStatus.ASSIGNED  # held, not done
+    assert "Reply YES to close WO-701" in to_phone(stack, hal)[-1]
+
+    _text(stack, hal, "YES")
+    wo = _wo(stack, "WO-701")
+    assert (wo.status, wo.rating_requested) == (WorkOrderStatus.COMPLETED, True)
+    assert to_phone(stack, hal)[-1].startswith("Done: I've closed WO-701")
+    (tenant,) = to_phone(stack, ROSA.phones[0])
+    assert tenant.startswith("WO-701 (laundry room washer leaks) was closed by the property")
+    assert "Reply with 1 to 5 stars." in tenant
+    assert to_phone(stack, DEE.phone)[-1].endswith("was closed by the property manager.")
+    assert _no_shame(stack, "WO-701") == ["completed"]
