@@ -38,8 +38,10 @@ def test_a_shared_symptom_is_asked_about_a_named_thing_binds_a_new_thing_opens_i
         flush(stack)
         asked = to_phone(stack, MARIA.phone)[before:]
         assert len(asked) == 1, asked
-        assert "WO-611" in asked[0] and "WO-612" in asked[0], asked[0]
-        assert _notes(stack, "WO-611") == [] and _notes(stack, "WO-612") == []
+        assert "WO-611" in asked[0], asked[0]
+        assert "WO-612" in asked[0], asked[0]
+        assert _notes(stack, "WO-611") == []
+        assert _notes(stack, "WO-612") == []
 
         # The answer names the dishwasher: the withheld detail goes to that one only.
         sms(stack, "the dishwasher one")
@@ -59,4 +61,5 @@ def test_a_shared_symptom_is_asked_about_a_named_thing_binds_a_new_thing_opens_i
         opened = [wo for wo in work_orders(stack) if wo.wo_id not in {"WO-198", "WO-611", "WO-612"}]
         assert [wo.tenant_id for wo in opened] == [MARIA.party_id]
         assert "smoke detector" in opened[0].summary
-        assert len(_notes(stack, "WO-611")) == 0 and len(_notes(stack, "WO-612")) == 2
+        assert _notes(stack, "WO-611") == []
+        assert len(_notes(stack, "WO-612")) == 2
