@@ -190,9 +190,9 @@ def test_a_vendor_with_two_jobs_is_asked_which_one_and_naming_it_reports_it(
     _text(stack, DEE.phone, "Job complete, heading to the next one")
     assert {_wo(stack, i).status for i in ("WO-601", "WO-602")} == {WorkOrderStatus.ASSIGNED}
     question = to_phone(stack, DEE.phone)[-1]
-    assert question.startswith("Which job is finished?")
-    assert "WO-601 (dishwasher won't drain)" in question
-    assert "WO-602 (toilet runs all night)" in question
+    assert question.startswith("Which of these jobs is finished?")
+    assert "1) WO-601: dishwasher won't drain" in question
+    assert "2) WO-602: toilet runs all night" in question
     assert to_phone(stack, ROSA.phones[0]) == to_phone(stack, LUPE.phones[0]) == []
 
     _text(stack, DEE.phone, "the toilet one is finished")
