@@ -85,6 +85,7 @@ _NOT_YET = re.compile(
             r"thursday|friday|saturday|sunday|next\s+week|in\s+the\s+morning)",
             r"(?<![\w'])(?:first|one)\s+(?:part|half|step|coat|side|stage)(?![\w'])",
             r"(?<![\w'])for\s+now(?![\w'])",
+            r"(?<![\w'])(?:isn'?t|aren'?t|not|hasn'?t|haven'?t)\s+(?:\w+\s+)?yet(?![\w'])",
             # A caveat: the rest is news for the record, not a clean completion.
             r"(?<![\w'])(?:but|however|except|although|though)(?![\w'])",
             r"(?<![\w'])needs?\s+(?:\w+\s+)?\w+ing(?![\w'])",
