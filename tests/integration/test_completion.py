@@ -268,7 +268,8 @@ def test_a_vendors_bare_number_or_both_answers_which_job_is_finished(stack: Loca
     assert to_phone(stack, lupe)[-1].startswith("Vic dice que WO-622 (bathroom fan dead)")
     told = to_phone(stack, VIC.phone)[-1]
     assert told.startswith("Thanks, these are marked finished")
-    assert "WO-621" in told and "WO-622" in told
+    assert "WO-621" in told
+    assert "WO-622" in told
     # Nobody heard the vendors' words as a note: each tenant got the fixed question only.
     assert not any("tools packed" in t or "both are done" in t for t in to_phone(stack, rosa))
     assert _no_shame(stack, "WO-622") == ["completion_reported"]
@@ -285,7 +286,8 @@ def test_a_pms_close_asked_about_holds_the_pick_for_their_yes(stack: LocalStack)
     _text(stack, hal, "go ahead and close that ticket out, Dee sent the invoice")
     question = to_phone(stack, hal)[-1]
     assert question.startswith("Which of these do you want me to close?")
-    assert "WO-711" in question and "WO-712" in question
+    assert "WO-711" in question
+    assert "WO-712" in question
 
     _text(stack, hal, "the second one")
     assert _wo(stack, "WO-712").status is WorkOrderStatus.ASSIGNED  # held, not done
