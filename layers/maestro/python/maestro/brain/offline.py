@@ -41,9 +41,10 @@ candidates first.)
 9. completion from the field (docs/completion.md): a vendor's "it's done" in the words vendors
    use (``maestro.domain.completion``; "done for today" is none) → manage_existing complete on
    their one job in hand, or the ones named (by id or their words), else with none named, so
-   the lane asks which and keeps the report for the answer; the tenant's answer about a job reported finished: a plain yes → complete,
-   something still wrong → relay_to_open_wo (the lane reopens it to the vendor). A PM's
-   "close WO-204" / "mark 204 done" is rule 8's, held until YES like a cancel.
+   the lane asks which and keeps the report for the answer; the tenant's answer about a job
+   reported finished: a plain yes → complete, something still wrong → relay_to_open_wo (the
+   lane reopens it to the vendor). A PM's "close WO-204" / "mark 204 done" is rule 8's, held
+   until YES like a cancel.
 
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a

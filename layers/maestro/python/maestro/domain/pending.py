@@ -15,8 +15,9 @@ question's text:
 - a clarification: a pick (ordinal, id, words, "both" / "all of them", several at once, "all
   but the kitchen one", "something new") → re-validate the chosen work orders → run the command
   the question deferred on them (a cancel, reschedule or complete of all the valid ones as one
-  call: held for a YES, a vendor's report run at once; a rating; a note), else replay the deferred reading (the original words, or the
-  reading the brain proposed for that target) on each valid one. Words that are a command are
+  call: held for a YES, a vendor's report run at once; a rating; a note), else replay the
+  deferred reading (the original words, or the reading the brain proposed for that target) on
+  each valid one. Words that are a command are
   never replayed as a note: they are held as the command. An unclear answer → asked again,
   naming the candidates, the command still deferred; a new topic → left open (it expires) and
   the package goes to the brain;
