@@ -35,18 +35,23 @@ from maestro.domain.actions import (
     RelayToVendor,
     ScheduleVisit,
 )
+from maestro.domain.commands import new_time
 from maestro.domain.common import truncate
 from maestro.domain.fixed_texts import (
     CANCELLED_BY,
     CHANGED_NOTHING_CHANGED,
     CHANGED_NOTHING_DONE,
+    CLOSE_NO_VENDOR,
     DONE_CANCELLED,
-    DONE_PASSED_ON,
     HELD_JOIN,
     HELD_PROPOSAL,
     HELD_PROPOSAL_BY_CALL,
     HELD_WHAT,
     LISTED_WO,
+    MOVE_ASKED,
+    MOVE_ASKED_NEW_TIME,
+    MOVE_NEW_TIME,
+    MOVE_TO,
     NO_MATCH,
     NO_OPEN_REQUESTS,
     OPEN_REQUESTS,
@@ -62,8 +67,7 @@ from maestro.domain.fixed_texts import (
     PROPOSE_NUMBERS_JOIN,
     PROPOSE_ONE,
     PROPOSE_ONE_BY_CALL,
-    PROPOSE_VERB,
-    PROPOSE_WHEN,
+    PROPOSE_WHAT,
     STATUS_WORD,
     UNIT_SUFFIX,
     VISIT_ASKED_BY,
@@ -252,12 +256,19 @@ def _hold(
     queued = ctx.queued
     by_call = queued is not None and queued.by_unverified_call
     options = tuple(i for i in (queued.options if queued else ()) if i in by_id) or chosen
+    said = [queued.say] if queued and queued.say else []
+    unworked = [i for i in chosen if by_id[i].status is WorkOrderStatus.OPEN]
+    if params.operation == "complete" and unworked:
+        # Said before the YES, not after it: what closing a request no vendor took does.
+        said.append(
+            in_language(CLOSE_NO_VENDOR, ctx.sender_language).format(jobs=", ".join(unworked))
+        )
     proposal = _proposal(
         params,
         chosen,
         options,
         by_id,
-        queued.say if queued else "",
+        " ".join(said),
         by_call,
         ctx.sender_language,
     )
@@ -314,12 +325,6 @@ def _proposal(
     """ "Reply YES to …", naming each WO; numbered when "1" could mean one of several. Asked
     for by a call nothing vouches for, it says so, and that the owner may ignore it. In Spanish
     it asks for "SÍ o YES" (both read as a yes). ``first``: said before it (what changed)."""
-    verb = say(PROPOSE_VERB.get(params.operation, PROPOSE_VERB["reschedule"]), language)
-    when = (
-        say(PROPOSE_WHEN, language, request=short(params.request, 80))
-        if params.operation == "reschedule" and params.request
-        else ""
-    )
     lead = f"{first} " if first else ""
     width = max(20, 300 // max(len(options), 1) - 20)
     if len(options) > 1:
@@ -339,12 +344,23 @@ def _proposal(
             )
         )
         template = PROPOSE_MANY_BY_CALL if by_call else PROPOSE_MANY
-        text = say(template, language, verb=verb, which=which, when=when, numbered=numbered)
+        what = _held_what(params, which, language)
+        text = say(template, language, what=what, numbered=numbered)
     else:
         template = PROPOSE_ONE_BY_CALL if by_call else PROPOSE_ONE
-        line = _line(by_id[chosen[0]], 120, language)
-        text = say(template, language, verb=verb, line=line, when=when)
+        what = _held_what(params, _line(by_id[chosen[0]], 120, language), language)
+        text = say(template, language, what=what)
     return truncate(lead + text, _MAX_PROPOSAL)
+
+
+def _held_what(params: ManageExistingParams, which: str, language: str) -> str:
+    """What a YES does, in words maestro composes: "cancel both", "close WO-12 (…)", "ask to
+    move the visit for both to friday after 3pm" (the request's time words only, never the
+    rest of its sentence), "ask for a new time for the visit for WO-12 (…)"."""
+    if params.operation == "reschedule":
+        when = new_time(params.request)
+        return say(MOVE_TO if when else MOVE_NEW_TIME, language, which=which, when=when)
+    return say(PROPOSE_WHAT[params.operation], language, which=which)
 
 
 def _release(action: ManageExisting, ctx: LaneContext) -> LaneOutcome:
@@ -450,7 +466,13 @@ def _apply(ctx: LaneContext, call: ManageExistingParams) -> list[WorkOrder]:
             continue
         done.append(updated)
         if call.operation in ("cancel", "complete"):
-            done_word = "cancelled" if call.operation == "cancel" else "closed"
+            done_word = (
+                "cancelled"
+                if call.operation == "cancel"
+                else "closed with no vendor on it (nothing to rate)"
+                if before is not None and before.status is WorkOrderStatus.OPEN
+                else "closed"
+            )
             entry = ctx.append_entry(
                 "status",
                 wo_id,
@@ -507,8 +529,8 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
     if call.operation == "cancel":
         said = say(DONE_CANCELLED, language, names=names)
     else:
-        when = say(WHEN_SAID, language, request=short(call.request, 80)) if call.request else ""
-        said = say(DONE_PASSED_ON, language, names=names, when=when)
+        when = new_time(call.request)
+        said = say(MOVE_ASKED if when else MOVE_ASKED_NEW_TIME, language, jobs=names, when=when)
     ctx.send(sender.phone, truncate(said, 500), suffix="done")
     by_pm = sender.role is PartyRole.PM
     by = "pm" if by_pm else "tenant"
