@@ -97,6 +97,24 @@ def test_the_tenants_own_belongings_are_no_problem_with_the_home() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the bathroom faucet is loose and drips down the vanity",
+        "the fridge is leaking onto the baseboard",
+        "my dryer vent is clogged and lint blows across the laundry shelf",
+        "the radiator is leaking and the water runs toward the bookcase",
+        "the closet door is busted, it slid off the rail",
+        "my patio screen door is broken and it's hanging off the frame",
+    ],
+)
+def test_where_the_trouble_goes_is_no_thing_of_its_own(text: str) -> None:
+    """ "drips down the vanity": the vanity is where the water goes, not a second problem; "it
+    slid off the rail": the pronoun is the thing before it."""
+    ((summary, _),) = _queued(text)  # type: ignore[misc]
+    assert summary == text
+
+
 # --- a part of a problem's thing: more of that problem -----------------------------------------
 
 

@@ -433,6 +433,15 @@ _OBJECT_LEAD = re.compile(
     r"\b(?:the|my|our|a|an|this|that|these|those|their|his|her|its)\s+", re.IGNORECASE
 )
 _NEXT_WORD = re.compile(r"([a-z][a-z'’-]*)\s*", re.IGNORECASE)
+# Where trouble goes, not what has it: "drips down the counter", "spills onto the rug".
+_TOWARD = re.compile(
+    r"\b(?:down|onto|into|across|over|along|toward|towards|through|up|to|off)\s+$", re.IGNORECASE
+)
+# A clause whose subject is a pronoun is about the thing before it: "…, it came off the rail".
+_PRONOUN_SUBJECT = re.compile(
+    r"^\W*(?:(?:and|but|so|now|plus)\s+)?(?:it|it's|it’s|its|they|they're|they’re|this|that)\b",
+    re.IGNORECASE,
+)
 # Words after a determiner that name no thing to repair: people, times, water itself, sizes.
 _NOT_OBJECTS = frozenset(
     _stem(w)
@@ -517,6 +526,8 @@ def _unknown_objects(text: str, symptoms: Sequence[tuple[int, int]]) -> frozense
     the first word of a symptom or a stopword; rooms, people and times are no things."""
     found: set[str] = set()
     for lead in _OBJECT_LEAD.finditer(text):
+        if _TOWARD.search(text, 0, lead.start()):
+            continue
         at = lead.end()
         for _ in range(3):
             word = _NEXT_WORD.match(text, at)
@@ -662,6 +673,8 @@ def _stands_alone(clause: _Clause, group: Sequence[_Clause], lines: str) -> bool
     there = next((r for c in group if (r := _room(lines[c.start : c.end]))), None)
     if here and there and here != there:
         return True  # "the bathroom sink is clogged and the hallway leak is back"
+    if _PRONOUN_SUBJECT.match(lines[clause.start : clause.end]):
+        return False  # "the closet door is busted, it slid off the rail"
     things = clause.problem.things
     known = frozenset().union(*(c.problem.things for c in group if c.problem))
     # "the sink leaks, the trap under it is loose": a part of the group's thing is more of it.
