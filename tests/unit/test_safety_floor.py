@@ -326,6 +326,8 @@ def test_rule_triggers_never_skip_a_match() -> None:
         *SYMPTOMS_DO_NOT_FIRE,
         *(row["text"] for row in _jsonl("tuning2_emergencies.jsonl")),
         *(row["text"] for row in _jsonl("tuning2_non_emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("tuning3_emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("tuning3_non_emergencies.jsonl")),
         *(text for text, _ in DANGER_NOW_FIRES),
         *DANGER_NOW_DOES_NOT_FIRE,
     ]
@@ -413,6 +415,44 @@ def test_second_tuning_rows_are_well_formed() -> None:
         assert row["category"] in {*CATEGORIES, *_OTHER_LABELS}, row
         assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
     for row in _jsonl("tuning2_non_emergencies.jsonl"):
+        assert row["category"] == "none", row
+
+
+# --- the third tuning set (#20): what a person sees, hears, smells and feels -------------------
+# A development set too: written before the rules changed for it (74/113 fired then), tuned on
+# since. Keyword-free rows are most of it; the holdout is still measured by the benchmark only.
+
+
+def test_recall_on_the_third_tuning_set_is_at_least_95_percent_for_each_kind() -> None:
+    rows = _jsonl("tuning3_emergencies.jsonl")
+    assert len(rows) >= 100
+    for kind in ("misspelled", "symptoms", "keyword_free"):
+        of_kind = [row for row in rows if row["kind"] == kind]
+        missed = [row["text"] for row in of_kind if safety_floor(row["text"]) is None]
+        assert len(of_kind) >= 20, kind
+        assert (len(of_kind) - len(missed)) / len(of_kind) >= 0.95, (kind, missed)
+
+
+def test_every_third_tuning_hit_span_indexes_the_original_text() -> None:
+    for row in _jsonl("tuning3_emergencies.jsonl"):
+        hit = safety_floor(row["text"])
+        if hit is not None:
+            assert row["text"][hit.start : hit.end] == hit.phrase
+
+
+def test_the_third_tuning_sets_hard_negatives_raise_at_most_5_percent() -> None:
+    rows = _jsonl("tuning3_non_emergencies.jsonl")
+    assert len(rows) >= 50
+    raised = [row["text"] for row in rows if safety_floor(row["text"]) is not None]
+    assert len(raised) / len(rows) <= 0.05, raised
+
+
+def test_third_tuning_rows_are_well_formed() -> None:
+    for row in _jsonl("tuning3_emergencies.jsonl"):
+        assert set(row) == {"text", "category", "kind"}, row
+        assert row["category"] in {*CATEGORIES, *_OTHER_LABELS}, row
+        assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
+    for row in _jsonl("tuning3_non_emergencies.jsonl"):
         assert row["category"] == "none", row
 
 
