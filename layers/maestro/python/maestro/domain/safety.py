@@ -196,13 +196,15 @@ _BATTERY_VETO = (
 
 
 # Someone other than the writer, in the third person: who a medical emergency happens to.
+_SOMEBODY_NAMED = (
+    r"(?:(?:my|our|the|a|an|his|her|their|this|that)\W+(?:\w+\W+)?(?:son|daughter|kids?|child|"
+    r"children|baby|toddler|infant|husband|wife|partner|boyfriend|girlfriend|mom|mother|dad|"
+    r"father|grandma|grandmother|grandpa|grandfather|brother|sister|roommate|roomate|neighbou?r|"
+    r"friend|man|woman|guy|lady|person|tenant|boy|girl)|grandma|grandpa|nana|papa|mommy|daddy)"
+)
 _SOMEONE = (
     r"(?:he|she|they|him|her|them|he\W?s|she\W?s|they\W?re|someone|somebody|some\W?one|"
-    r"(?:my|our|the|a|an|his|her|their|this|that)\W+(?:\w+\W+)?(?:son|daughter|kids?|child|"
-    r"children|baby|"
-    r"toddler|infant|husband|wife|partner|boyfriend|girlfriend|mom|mother|dad|father|"
-    r"grandma|grandmother|grandpa|grandfather|brother|sister|roommate|roomate|neighbou?r|"
-    r"friend|man|woman|guy|lady|person|tenant|boy|girl))"
+    rf"{_SOMEBODY_NAMED})"
 )
 # A group of people: carbon monoxide makes several people sick at once.
 _EVERYONE = (
@@ -243,6 +245,7 @@ def _rule(
     veto: str | None = None,
     requires: str | None = None,
     trigger: str | None = None,
+    stems: str = "",
 ) -> Rule:
     return Rule.of(
         category,
@@ -252,6 +255,7 @@ def _rule(
         requires=requires,
         trigger=trigger,
         flags=re.IGNORECASE,
+        stems=tuple(stems.split()),
     )
 
 
@@ -896,8 +900,15 @@ _RULES: tuple[Rule, ...] = (
         r"\bmovie\b|\bshow\b|\bbook\b|phone|\bapp\b|\bemails?\b|\btexts?\b|\bcalls?\b|"
         r"voicemail|door\W*bell|knock\w*|\bletters?\b|\bnotes?\b|\bemployees?\b|\bstaff\b|"
         r"landlord|manager|\boffice\b|\bcompany\b|plumber|contractor|vendor|technician",
-        trigger=r"answer|respond|react|talk|speak|sense|eyes|faint|out\b|over|chest|numb|mouth|"
-        r"floor|ground|bed|pills|meds|medic|tablets|erg|anaphyla|throat|head",
+        stems=(
+            "answer respond react talk speak make making open faint passed blacked keeled chest "
+            "numb foam shaking jerking twitching convuls pills meds medic tablets erg anaphyla "
+            "throat head"
+        ),
+        trigger=rf"(?:won{_A}t|wont|isn{_A}t|isnt|not|doesn{_A}t|doesnt|can{_A}t|cant)\W+(?:answer|"
+        r"respond|react|talk|speak|make|making|open)|faint|passed\W+out|blacked|keeled|chest|"
+        r"numb|foam|shaking|jerking|twitching|convuls|pills|meds|medic|tablets|erg|anaphyla|"
+        r"throat|head",
     ),
     _rule(
         "other",
@@ -905,7 +916,8 @@ _RULES: tuple[Rule, ...] = (
         # stings or bees where someone is allergic
         r"\b(?:stung|stings?|bees?|wasps?|hornets?|yellow\W?jackets?)\b",
         requires=r"\b(?<!not )(?<!isn't )(?<!isnt )allerg\w*",
-        trigger=r"stung|sting|bee|wasp|hornet|jacket",
+        stems="stung sting bee wasp hornet jacket",
+        trigger=r"stung|sting|\bbees?\b|wasp|hornet|yellow\W?jacket",
     ),
     _rule(
         "other",
@@ -914,7 +926,7 @@ _RULES: tuple[Rule, ...] = (
         rf"\b(?:says?|said|saying|yell\w*|scream\w*|shout\w*|threaten\w*|told\W+(?:me|us)|"
         rf"texted|keeps\W+saying)\W+(?:that\W+)?(?:he|she|they)(?:{_A}?ll|\W+will|{_A}?s\W+"
         rf"(?:going\W+to|gonna)|\W+(?:is|are|was|were)\W+(?:going\W+to|gonna))\W+(?:\w+\W+)?"
-        rf"(?:kill|hurt|shoot|stab|beat|burn|torch|get)\W+(?:me|us|her|him|them|my|the\W+"
+        rf"(?:kill|hurt|shoot|stab|beat|burn|torch)\W+(?:me|us|her|him|them|my|the\W+"
         rf"(?:building|place|house|apartment))\b",
         r"\bgun\w*\W+(?:go|goes|going|went)\W+off\b|\bheard\W+(?:a\W+|some\W+)?(?:gun\W?)?"
         r"shots?\b",
@@ -923,7 +935,11 @@ _RULES: tuple[Rule, ...] = (
         veto=_NOT_A_WEAPON + r"|\bmovie\b|\bgame\b|\bshow\b|\btv\b|\bvideo\b|\blol\b|\bjk\b|"
         r"\bjoking\b|\bkidding\b|\bif\W+(?:the|you|my|this|it)\b|(?:days?|weeks?|months?|years?)"
         r"\W+ago|last\W+(?:week|month|year)",
-        trigger=r"say|said|yell|scream|shout|threat|told|text|gun|shot|me",
+        stems=(
+            "kill hurt shoot stab beat burn torch gun shot punch kick chok strangl slap attack hit"
+        ),
+        trigger=r"kill|hurt|shoot|stab|beat|burn|torch|gun|shot|punch|kick|chok|strangl|slap|"
+        r"attack|hit\W+me",
     ),
     _rule(
         "other",
@@ -942,10 +958,24 @@ _RULES: tuple[Rule, ...] = (
         veto=r"\blease\b|contract|\bbed\b|\bdebt\b|traffic|\brut\b|habit|parking|driveway|"
         r"\bspot\b|\bdeal\b|\bplans?\b|\bclass\b|\bshift\b|meeting|\bmud\b|\bsnow\b|"
         r"\bcar\b(?!\W+with)|\bstain\b|yesterday|\bearlier\b|\bago\b|\blast\W+(?:night|week)|"
-        r"working\W+now|\bfixed\b|\bworks\W+now\b|\bjar\b|\blid\b|splinter|\bcouch\b|\bsofa\b|\bstuck\W+"
-        r"(?:under|between)\W+(?:the\W+)?(?:couch|sofa|fridge|stove|bed|cushions?|door)",
-        trigger=r"get|elevator|elavator|elevater|lift|stuck|trapped|stranded|locked|shut|pinned|"
-        r"crushed|under|beneath",
+        r"working\W+now|\bfixed\b|\bworks\W+now\b|\bjar\b|\blid\b|splinter|\bcouch\b|\bsofa\b|"
+        r"\bstuck\W+(?:under|between)\W+(?:the\W+)?(?:couch|sofa|fridge|stove|bed|cushions?|door)",
+        stems=(
+            "get elevator elavator elevater lift stuck trapped stranded locked shut pinned crushed"
+        ),
+        trigger=rf"(?:can{_A}t|cant|cannot|unable\W+to)\W+get|elevator|elavator|elevater|lift|"
+        r"stuck|trapped|stranded|locked|shut|pinned|crushed",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # something heavy came down on a person
+        rf"\b(?:fell|came\W+down|collapsed|landed|crashed|closed|slammed)\W+(?:right\W+)?on\W+"
+        rf"(?:top\W+of\W+)?{_SOMEBODY_NAMED}\b",
+        veto=r"\blol\b|birthday|anniversary|\bday\b|\bnight\b|\bweek\w*|holiday|\bwatch\b|"
+        r"\bshift\b|asleep|\bfine\b|\bokay\b",
+        stems="fell came collapsed landed crashed closed slammed",
+        trigger=r"(?:fell|came\W+down|collapsed|landed|crashed|closed|slammed)\W+(?:right\W+)?on\b",
     ),
     _rule(
         "carbon_monoxide",
@@ -955,7 +985,8 @@ _RULES: tuple[Rule, ...] = (
         r"\bexhaust\W+(?:fumes\W+)?(?:coming|pouring|getting|leaking|smell)\w*",
         requires=_BODY_SYMPTOM + r"|\b(?:sleepy|wobbly|lethargic)\b",
         veto=r"\bpaint\w*|varnish|\bglue\b|bleach|cleaner|nail\W+polish|marker|cook\w*|fan\b",
-        trigger=r"exhaust|fume|car|garage",
+        stems="exhaust fume sme stink reek odo whiff stench stank",
+        trigger=r"exhaust|fume|sme+l|stink|reek|odo|whiff|stench|stank",
     ),
     _rule(
         "gas",
@@ -965,7 +996,8 @@ _RULES: tuple[Rule, ...] = (
         rf"was\W+on|been\W+on|turned\W+on)\b",
         requires=r"\b(?:no|without|not)\W+(?:a\W+|any\W+)?(?:flame|fire|lit)\b|\bunlit\b|"
         r"\bwasn['’]?t\W+lit\b|\bnever\W+(?:lit|caught)\b",
-        trigger=r"burner|knob|stove|oven|range|cooktop|gas",
+        stems="left for was been turned",
+        trigger=r"left\W+on|on\W+for|was\W+on|been\W+on|turned\W+on",
     ),
     _rule(
         "smoke_fire",
@@ -989,6 +1021,7 @@ _RULES: tuple[Rule, ...] = (
         rf"(?:like\W+)?(?:burn|smoke)",
         veto=r"shower|steam|bath|moisture|humid|damp|\bwet\b|\bleak\w*|\bsun\b|summer|heat\W+wave|"
         r"radiator|heater",
+        stems="paint wallpaper plaster drywall",
         trigger=r"paint|wallpaper|plaster|drywall",
     ),
     _rule(
@@ -1005,7 +1038,9 @@ _RULES: tuple[Rule, ...] = (
         r"fuse\w*)\b",
         veto=r"\bpaint\w*|\bnew\b|cleaner|perfume|air\W+freshener|plug\W*in|wax|"
         r"\bcable\W+(?:tv|box|bill|company)|internet|\bfine\b|\bgood\b|\bnice\b",
-        trigger=r"wir|cable|live|smel|stink|reek|odo|whiff|fume|stench|stank",
+        stems="wir cable live sme stink reek odo whiff fume stench stank",
+        trigger=r"wir|cable|(?:re|s|are|is|still)\W+live\b|sme+l|stink|reek|odo|whiff|fume|stench|"
+        r"stank",
     ),
     _rule(
         "flooding",
@@ -1014,9 +1049,9 @@ _RULES: tuple[Rule, ...] = (
         rf"\bwater{_gap(2)}(?:is\W+|s\W+)?(?:up\W+to|over|above|past|reaching|at)\W+(?:the\W+|my\W+|"
         rf"our\W+)?(?:\w+\W+)?(?:outlets?|ankles?|knees?|shins?|waist|bottom\W+step|steps?|"
         rf"baseboards?|doorway|door|bed|couch|mattress)\b",
-        rf"\b(?:shoes|boxes|toys|rugs?|stuff|things|furniture|everything|clothes|cat\W+litter|"
-        rf"trash|mats?){_gap(2)}(?:is\W+|are\W+|s\W+|re\W+|were\W+|started\W+)?(?:floating|"
-        rf"float\W+(?:around|away))\b",
+        # things afloat indoors, whatever they are (a floating shelf or floor is furniture)
+        r"\b(?:is|are|s|re|were|started|all|just|now)\W+(?:floating|float\w*\W+(?:around|away))\b"
+        r"(?!\W+(?:shel\w*|floors?|vanit\w*|desks?|islands?|docks?|ideas?))",
         rf"\b(?:can{_A}t|cant|cannot|couldn{_A}t|unable\W+to|won{_A}t|wont)\W+(?:get\W+)?"
         rf"(?:(?:it|the\W+water|the\W+valve)\W+)?(?:to\W+)?(?:shut|turn|stop)\W+(?:\w+\W+)?off\b",
         r"\b(?:keeps?|kept)\W+(?:coming|pouring|rushing|seeping|getting)\W+in\W+(?:under|through|"
@@ -1026,8 +1061,9 @@ _RULES: tuple[Rule, ...] = (
         veto=r"\bwater\W+(?:bill|bottles?|jug|cooler|filter)|\bpool\b|\bbeach\b|\blake\b|"
         r"\bboat\b|\bfaucet\b(?!\W+(?:broke|came|snapped|popped))|\balarm\b|\blights?\b|"
         r"\bslow\b|\bclog\w*",
-        trigger=r"water|shoes|boxes|toys|rug|stuff|things|furniture|everything|clothes|litter|"
-        r"trash|mat|off|keep|kept",
+        stems="water float off keep kept",
+        trigger=r"water|float|(?:shut|turn|stop)\W+(?:\w+\W+)?off\b|(?:keeps?|kept)\W+(?:coming|"
+        r"pouring|rushing|seeping|getting)\W+in\b",
     ),
     _rule(
         "sewage",
@@ -1040,7 +1076,8 @@ _RULES: tuple[Rule, ...] = (
         r"(?:\w+\W+){0,4}?(?:overflow\w*|backing|backed|bubbl\w*|spill\w*|gushing|erupt\w*)\b",
         veto=r"\bbills?\b|\bcharges?\b|\bfees?\b|\bpump(?:ed|ing)\W+(?:next|this|last)|"
         r"inspection",
-        trigger=r"flush|clean|septic|manhole|sewer",
+        stems="flush clean septic manhole sewer",
+        trigger=r"flush|clean\W?out|septic|manhole|sewer",
     ),
     _rule(
         "no_heat_freezing",
@@ -1051,8 +1088,6 @@ _RULES: tuple[Rule, ...] = (
         r"\b(?:sleep\w*|wearing|in)\W+(?:our|my|their)\W+(?:winter\W+)?(?:coats|jackets|parkas|"
         r"hats\W+and\W+gloves)\W+(?:\w+\W+){0,2}?(?:inside|indoors|in\W+(?:here|bed|the))\b",
         r"\bice\W+on\W+the\W+inside\b",
-        r"(?<![\d.])(?:[2-4]\d|5[0-2])\W*(?:°|degrees?|deg\b)?\W*(?:f\W+)?(?:in\W+here|inside|"
-        r"indoors|in\W+(?:the|my|our)\W+(?:apartment|apt|unit|house|place|bedroom|room))\b",
         rf"\bpipes?{_gap(2)}(?:might|could|will|may|gonna|gunna|going\W+to|about\W+to)\W+"
         rf"(?:\w+\W+)?freeze\b",
         requires=r"\b(?:cold|freez\w*|heat\w*|furnace|boiler|radiators?|heater|froze|frozen|"
@@ -1060,7 +1095,21 @@ _RULES: tuple[Rule, ...] = (
         veto=r"fridge|freezer|refrigerator|ice\W*(?:maker|box|cubes?|tray)|\bminutes?\b|"
         r"\bmins\b|\bpeople\b|\byears?\b|percent|%|dollars|\bpool\b|\bbill\b|\bac\b|\ba/c\b|"
         r"air\W+condition\w*|too\W+(?:hot|warm)",
-        trigger=r"froze|frozen|freezing|ice|coats|jackets|parkas|hats|\d|freeze",
+        stems="froze freez ice coats jackets parkas hats",
+        trigger=r"froze|frozen|freezing|\bice\b|coats|jackets|parkas|hats|freeze",
+    ),
+    _rule(
+        "no_heat_freezing",
+        "urgent",
+        # a reading of the cold indoors: "it's 45 in here", "48 degrees in my apartment"
+        r"(?<![\d.])(?:[2-4]\d|5[0-2])\W*(?:°|degrees?|deg\b)?\W*(?:f\W+)?(?:in\W+here|inside|"
+        r"indoors|in\W+(?:the|my|our)\W+(?:apartment|apt|unit|house|place|bedroom|room))\b",
+        veto=r"fridge|freezer|refrigerator|\bminutes?\b|\bmins\b|\bpeople\b|\bguests?\b|"
+        r"\bkids\b|\byears?\b|percent|%|dollars|\$|\bbucks\b|\bpool\b|\bbill\b|\bboxes\b|"
+        r"\bitems\b|\bpackages?\b|\bcalls?\b|\bpounds?\b|\blbs\b|\bfeet\b|\bft\b|\binch\w*|"
+        r"outside\W+(?:is|it)|\bsummer\b",
+        stems="2 3 4 5",
+        trigger=r"[2-5]\d",
     ),
     _rule(
         "structural",
@@ -1078,7 +1127,8 @@ _RULES: tuple[Rule, ...] = (
         rf"collaps\w*|rusted\W+through|broken)\b",
         veto=r"\bold\b|years?\W+ago|months?\W+ago|hairline|\bpaint\b|caulk|grout|\bscreen\b|"
         r"\bphone\b|windshield|\bmirror\b|\btile\b|sidewalk|driveway|\bmug\b|\bplate\b",
-        trigger=r"crack|gave|give|giving|slant|slop|tilt|lean|shift|sink|tree|escape",
+        stems="crack gave give slant slop tilt lean shift sink tree escape",
+        trigger=r"crack|gave|gives|giving|slant|slop|tilting|leaning|shifting|sinking|tree|escape",
     ),
     _rule(
         "break_in",
@@ -1088,15 +1138,21 @@ _RULES: tuple[Rule, ...] = (
         rf"(?:(?:was|is|has|have|been|got|s)\W+)*(?:drilled|cut|pried|jimmied|smashed|shattered|"
         rf"busted|kicked\W+in|forced|splintered|snapped)\b",
         r"\b(?:trying|tried|tryna)\W+to\W+(?:force|pry|kick|bust|jimmy|pick)\W+(?:it|the|my|our)",
-        r"\b(?:bang|pound|slam|kick|ramm)\w*\W+(?:on|into|at)\W+(?:my|our|the)\W+(?:front\W+|"
+        rf"\b{_PERSON}{_gap(4)}(?:trying|tried|tryna)\W+to\W+(?:get|come|climb)\W+in\b{_NOT_IN_HALF}",
+        r"\b(?:bang|pound|slam|kick|ramm)\w*\W+(?:(?:on|into|at|in)\W+)?(?:my|our|the)\W+(?:front\W+|"
         r"back\W+)?(?:door|window)\w*\b",
         requires=r"\b(?:stuff|things|belongings|missing|stolen|gone|taken|all\W+over|someone|"
         r"somebody|some1|scared|afraid|won['’]?t\W+leave|wont\W+leave|trying\W+to\W+get\W+in|"
         r"open|ransack\w*|mess|laptop|tv|jewelry|someones)\b|\bbeen\W+in\b",
         veto=r"\bball\b|baseball|soccer|\bhail\b|\bstorm\b|\bwind\b|\bbird\b|\bkids?\W+(?:were|was)"
         r"\W+playing|landlord|maintenance|locksmith|\bmusic\b|\bparty\b",
-        trigger=r"lock|deadbolt|chain|latch|frame|window|door|glass|try|tried|bang|pound|slam|"
-        r"kick|ramm",
+        stems=(
+            "drilled cut pried jimmied smashed shattered busted kicked forced splintered snapped "
+            "try tried tryna bang pound slam kick ramm"
+        ),
+        trigger=r"drilled|cut|pried|jimmied|smashed|shattered|busted|kicked|forced|splintered|"
+        r"snapped|(?:trying|tried|tryna)\W+to\W+(?:force|pry|kick|bust|jimmy|pick|get\W+in|"
+        r"come\W+in|climb\W+in)|bang|pound|slam|kick|ramm",
     ),
 )
 
