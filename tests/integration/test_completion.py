@@ -56,6 +56,12 @@ DEE = Vendor(
     phone="+13125550404",
     trades=(Trade.PLUMBING, Trade.APPLIANCE),
 )
+VIC = Vendor(
+    vendor_id="v-vic",
+    name="Vic",
+    phone="+13125550405",
+    trades=(Trade.ELECTRICAL,),
+)
 DIRECTORY = Directory(
     properties=(Property(property_id=LINDEN, name="Linden Flats"),),
     units=(
@@ -63,7 +69,7 @@ DIRECTORY = Directory(
         Unit(unit_id="linden-2c", property_id=LINDEN, label="2C"),
     ),
     people=(ROSA, LUPE, HAL),
-    vendors=(DEE,),
+    vendors=(DEE, VIC),
 )
 
 
@@ -79,21 +85,26 @@ def _store(stack: LocalStack) -> DynamoWorkOrderStore:
 
 
 def _assigned(
-    stack: LocalStack, wo_id: str, summary: str, tenant: Person = ROSA, unit: str = "4A"
+    stack: LocalStack,
+    wo_id: str,
+    summary: str,
+    tenant: Person = ROSA,
+    unit: str = "4A",
+    vendor: Vendor | None = DEE,
 ) -> None:
-    """A job the dispatch run gave Dee (assigned), written straight to the WO store: the world
-    to start from, not an effect under test."""
+    """A job the dispatch run gave ``vendor`` (assigned; open when no vendor took it), written
+    straight to the WO store: the world to start from, not an effect under test."""
     now = stack.clock.now()
     _store(stack).create(
         WorkOrder(
             wo_id=wo_id,
             tenant_id=tenant.person_id,
-            vendor_id=DEE.vendor_id,
+            vendor_id=vendor.vendor_id if vendor is not None else None,
             unit=unit,
             property_id=LINDEN,
             summary=summary,
             category="plumbing",
-            status=WorkOrderStatus.ASSIGNED,
+            status=WorkOrderStatus.ASSIGNED if vendor is not None else WorkOrderStatus.OPEN,
             created_at=now - timedelta(days=1),
             updated_at=now - timedelta(hours=2),
         )
@@ -190,9 +201,9 @@ def test_a_vendor_with_two_jobs_is_asked_which_one_and_naming_it_reports_it(
     _text(stack, DEE.phone, "Job complete, heading to the next one")
     assert {_wo(stack, i).status for i in ("WO-601", "WO-602")} == {WorkOrderStatus.ASSIGNED}
     question = to_phone(stack, DEE.phone)[-1]
-    assert question.startswith("Which job is finished?")
-    assert "WO-601 (dishwasher won't drain)" in question
-    assert "WO-602 (toilet runs all night)" in question
+    assert question.startswith("Which of these jobs is finished?")
+    assert "1) WO-601: dishwasher won't drain" in question
+    assert "2) WO-602: toilet runs all night" in question
     assert to_phone(stack, ROSA.phones[0]) == to_phone(stack, LUPE.phones[0]) == []
 
     _text(stack, DEE.phone, "the toilet one is finished")
@@ -220,3 +231,107 @@ def test_a_pm_closes_a_job_by_text_once_they_say_yes(stack: LocalStack) -> None:
     assert "Reply with 1 to 5 stars." in tenant
     assert to_phone(stack, DEE.phone)[-1].endswith("was closed by the property manager.")
     assert _no_shame(stack, "WO-701") == ["completed"]
+
+
+def test_a_vendors_bare_number_or_both_answers_which_job_is_finished(stack: LocalStack) -> None:
+    """#20: the question a vendor's unnamed "done" gets is stored with the report, so a bare
+    number (or "both") reports exactly those jobs, as a named report would; their words are
+    never passed on as a note. Naive: nothing stored, "2" is read afresh and changes nothing."""
+    rosa, lupe = ROSA.phones[0], LUPE.phones[0]
+    _assigned(stack, "WO-611", "radiator valve hisses")
+    _assigned(stack, "WO-612", "shower mixer stuck on cold", tenant=LUPE, unit="2C")
+    _assigned(stack, "WO-613", "garbage disposal jammed")
+    _assigned(stack, "WO-621", "hall sconce flickers", vendor=VIC)
+    _assigned(stack, "WO-622", "bathroom fan dead", tenant=LUPE, unit="2C", vendor=VIC)
+
+    _text(stack, DEE.phone, "that one's fixed, tools packed up")
+    question = to_phone(stack, DEE.phone)[-1]
+    assert question.startswith("Which of these jobs is finished? 1) WO-611: radiator valve")
+    assert "3) WO-613: garbage disposal jammed" in question
+    assert to_phone(stack, rosa) == to_phone(stack, lupe) == []
+
+    _text(stack, DEE.phone, "2")
+    assert _wo(stack, "WO-612").status is WorkOrderStatus.COMPLETION_REPORTED
+    assert {_wo(stack, i).status for i in ("WO-611", "WO-613")} == {WorkOrderStatus.ASSIGNED}
+    (asked,) = to_phone(stack, lupe)
+    assert asked.startswith("Dee dice que WO-612 (shower mixer stuck on cold) está terminada.")
+    assert to_phone(stack, rosa) == []
+    assert "asked the tenant to confirm" in to_phone(stack, DEE.phone)[-1]
+
+    _text(stack, VIC.phone, "Linden work is finished ✅")
+    assert to_phone(stack, VIC.phone)[-1].startswith("Which of these jobs is finished?")
+    _text(stack, VIC.phone, "both are done")
+    assert {_wo(stack, i).status for i in ("WO-621", "WO-622")} == {
+        WorkOrderStatus.COMPLETION_REPORTED
+    }
+    assert to_phone(stack, rosa)[-1].startswith("Vic says WO-621 (hall sconce flickers)")
+    assert to_phone(stack, lupe)[-1].startswith("Vic dice que WO-622 (bathroom fan dead)")
+    told = to_phone(stack, VIC.phone)[-1]
+    assert told.startswith("Thanks, these are marked finished")
+    assert "WO-621" in told
+    assert "WO-622" in told
+    # Nobody heard the vendors' words as a note: each tenant got the fixed question only.
+    assert not any("tools packed" in t or "both are done" in t for t in to_phone(stack, rosa))
+    assert _no_shame(stack, "WO-622") == ["completion_reported"]
+
+
+def test_a_pms_close_asked_about_holds_the_pick_for_their_yes(stack: LocalStack) -> None:
+    """#20: a PM's close with no one work order named asks which, keeping the close: the
+    answer is held ("Reply YES to close …"), and YES closes exactly that. Naive: the question
+    kept no call, and "the second one" only noted the PM's words on the job."""
+    hal = HAL.phones[0]
+    _assigned(stack, "WO-711", "oven door hinge loose")
+    _assigned(stack, "WO-712", "sink sprayer cracked", tenant=LUPE, unit="2C")
+
+    _text(stack, hal, "go ahead and close that ticket out, Dee sent the invoice")
+    question = to_phone(stack, hal)[-1]
+    assert question.startswith("Which of these do you want me to close?")
+    assert "WO-711" in question
+    assert "WO-712" in question
+
+    _text(stack, hal, "the second one")
+    assert _wo(stack, "WO-712").status is WorkOrderStatus.ASSIGNED  # held, not done
+    assert "Reply YES to close WO-712" in to_phone(stack, hal)[-1]
+    assert to_phone(stack, DEE.phone) == []  # nothing relayed
+
+    _text(stack, hal, "yes")
+    wo = _wo(stack, "WO-712")
+    assert (wo.status, wo.rating_requested) == (WorkOrderStatus.COMPLETED, True)
+    assert _wo(stack, "WO-711").status is WorkOrderStatus.ASSIGNED
+    assert to_phone(stack, hal)[-1].startswith("Done: I've closed WO-712")
+    assert to_phone(stack, DEE.phone)[-1].endswith("was closed by the property manager.")
+    assert _no_shame(stack, "WO-712") == ["completed"]
+
+
+def test_a_pm_closes_a_request_no_vendor_took(stack: LocalStack) -> None:
+    """#20: an open request nobody was dispatched to (the tenant sorted it) can be closed by
+    its PM: the hold says up front what that does, YES completes it with no rating asked, and
+    the tenant is told. Naive: held, then refused after the YES ("is open now")."""
+    hal, rosa = HAL.phones[0], ROSA.phones[0]
+    _assigned(stack, "WO-731", "closet door off its track", vendor=None)
+
+    _text(stack, hal, "close WO-731 please, the tenant put the door back herself")
+    held = to_phone(stack, hal)[-1]
+    assert held.startswith("No vendor has taken WO-731: closing tells the tenant")
+    assert "Reply YES to close WO-731 (closet door off its track" in held
+    assert _wo(stack, "WO-731").status is WorkOrderStatus.OPEN
+
+    _text(stack, hal, "YES")
+    wo = _wo(stack, "WO-731")
+    assert (wo.status, wo.rating_requested, wo.vendor_id) == (
+        WorkOrderStatus.COMPLETED,
+        False,
+        None,
+    )
+    assert to_phone(stack, hal)[-1].startswith("Done: I've closed WO-731")
+    (told,) = to_phone(stack, rosa)
+    assert told.startswith("WO-731 (closet door off its track) was closed by the property manager")
+    assert "stars" not in told
+    timeline = DynamoTimeline(stack.ddb, stack.tables["timeline"])
+    (closed,) = [e for e in timeline.for_wo("WO-731") if isinstance(e, StatusEntry)]
+    assert (closed.from_status, closed.to_status) == (
+        WorkOrderStatus.OPEN,
+        WorkOrderStatus.COMPLETED,
+    )
+    assert "no vendor" in closed.what
+    assert _no_shame(stack, "WO-731") == ["completed"]

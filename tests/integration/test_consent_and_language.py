@@ -298,10 +298,10 @@ def test_an_opt_out_outlives_the_erasure_of_whoever_sent_it(stack: LocalStack) -
 
 
 def test_a_spanish_tenant_cancels_with_si_after_a_spanish_hold_prompt(stack: LocalStack) -> None:
-    """The offline brain has no Spanish command grammar: "por favor cancele la orden de la
-    fuga" reads as a note for the WO, not a cancel. The command here is the English verb it
-    reads, from a tenant the directory says reads Spanish; the prompt, the "sí" and the
-    confirmation are Spanish."""
+    """A tenant the directory says reads Spanish mixes an English verb with Spanish words
+    ("cancel WO-377, ya no hace falta"); the prompt, the "sí" and the confirmation are Spanish.
+    The offline brain reads Spanish commands too ("cancele", "anular", "reprogramar":
+    ``maestro.domain.commands``); the English verb here is what bilingual tenants also text."""
     tenant = _tenant(stack, "+14155557764", language="es")
     now = stack.clock.now()
     leak = WorkOrder(

@@ -40,10 +40,11 @@ candidates first.)
 
 9. completion from the field (docs/completion.md): a vendor's "it's done" in the words vendors
    use (``maestro.domain.completion``; "done for today" is none) → manage_existing complete on
-   their one job in hand, or the one named (by id or its words), else with none named, so the
-   lane asks which; the tenant's answer about a job reported finished: a plain yes → complete,
-   something still wrong → relay_to_open_wo (the lane reopens it to the vendor). A PM's
-   "close WO-204" / "mark 204 done" is rule 8's, held until YES like a cancel.
+   their one job in hand, or the ones named (by id or their words), else with none named, so
+   the lane asks which and keeps the report for the answer; the tenant's answer about a job
+   reported finished: a plain yes → complete, something still wrong → relay_to_open_wo (the
+   lane reopens it to the vendor). A PM's "close WO-204" / "mark 204 done" is rule 8's, held
+   until YES like a cancel.
 
 Several intents in one package: the text is cut into clauses (new messages, sentence stops,
 commas, "and", "also"), and a clause that describes a problem on its own, naming a thing or a
@@ -1623,12 +1624,9 @@ def _pm_command(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
         open_wos = [c for c in _work_orders(wos) if not c.rating_requested]
         wo_ids = targets
         if not targets:
-            # A close asked about keeps no call: its answer is read as the completion rules say.
-            call = (
-                None
-                if operation == "complete"
-                else DeferredCall(operation=operation, request=truncate(text, 300))
-            )
+            # Asked about, the command is kept with the question: the answer's picks are held
+            # for the PM's YES, a close as a cancel.
+            call = DeferredCall(operation=operation, request=truncate(text, 300))
             chosen = _commanded(text, open_wos, call) if open_wos else []
             if isinstance(chosen, Clarify):
                 return _Reading("8-pm-manage", (chosen,))
@@ -1771,16 +1769,16 @@ def _completion_report(text: str, contexts: Sequence[OpenContext]) -> _Reading |
         chosen = jobs
     else:
         chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS - _DONE_STEMS, jobs)
-    # Not one job: the lane asks which, listing their jobs, and holds nothing (I4); the answer
-    # naming one ("WO-12 done") is a report of its own.
-    ids = (chosen[0].context_id,) if len(chosen) == 1 else ()
+    # Several named ("WO-12 and WO-14 are done"): each is reported. None: the lane asks which,
+    # listing their jobs, with the report kept for the answer (I4).
+    ids = tuple(c.context_id for c in chosen) if named or len(chosen) == 1 else ()
     return _Reading(
         "9-done" if ids else "9-which-done",
         (
             ManageExisting(
                 confidence=_SURE,
                 why=_why(
-                    f"the vendor reports {ids[0]} finished"
+                    f"the vendor reports {', '.join(ids)} finished"
                     if ids
                     else "a vendor's completion report names none of their jobs"
                 ),

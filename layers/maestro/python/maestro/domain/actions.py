@@ -216,10 +216,11 @@ class ContinueWithAssistantParams(Params):
 
 
 class DeferredCall(Params):
-    """The command a question defers: run on the work orders the answer picks (a cancel or a
-    reschedule is then held for a YES, seed 004)."""
+    """The command a question defers: run on the work orders the answer picks (a cancel, a
+    reschedule or a PM's close is then held for a YES, seed 004; a vendor's ``complete`` reports
+    the picked jobs finished)."""
 
-    operation: Literal["cancel", "reschedule", "rate", "relay"]
+    operation: Literal["cancel", "reschedule", "rate", "relay", "complete"]
     request: str = Field(default="", max_length=300, description="The party's words")
     stars: int | None = Field(default=None, ge=1, le=5)
 

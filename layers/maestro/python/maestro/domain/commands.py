@@ -17,15 +17,20 @@ from maestro.domain.common import truncate
 from maestro.domain.fixed_texts import (
     NOT_CAUGHT,
     NOTHING_CANCELLED,
+    NOTHING_CLOSED,
+    NOTHING_MARKED_FINISHED,
     NOTHING_MOVED,
     NOTHING_PASSED_ON,
     NOTHING_RATED,
+    WHICH_FINISHED,
     WHICH_TO_CANCEL,
+    WHICH_TO_CLOSE,
     WHICH_TO_MOVE,
     WHICH_TO_PASS_ON,
     WHICH_TO_RATE,
     Texts,
 )
+from maestro.domain.gather import availability_in
 from maestro.domain.language import in_language
 
 __all__ = [
@@ -35,6 +40,7 @@ __all__ = [
     "Command",
     "call_question",
     "command_in",
+    "new_time",
     "nothing_done",
 ]
 
@@ -70,34 +76,60 @@ def command_in(text: str) -> Command | None:
     return None
 
 
+def new_time(request: str) -> str:
+    """The time a reschedule asks for, in time words only ("" when it gives none): those after
+    the command when it has some ("cancel friday, reschedule to monday 10am" → "monday 10am"),
+    else any in the words."""
+    ends = [m.end() for m in RESCHEDULE.finditer(request)]
+    after = availability_in(request[ends[-1] :]) if ends else ""
+    return after or availability_in(request)
+
+
+# A ``complete`` is a vendor's report of their jobs, or a property manager's close of them.
 _QUESTIONS: dict[str, Texts] = {
     "cancel": WHICH_TO_CANCEL,
     "reschedule": WHICH_TO_MOVE,
     "rate": WHICH_TO_RATE,
     "relay": WHICH_TO_PASS_ON,
+    "complete": WHICH_FINISHED,
+    "close": WHICH_TO_CLOSE,
 }
 _NOTHING_DONE: dict[str, Texts] = {
     "cancel": NOTHING_CANCELLED,
     "reschedule": NOTHING_MOVED,
     "rate": NOTHING_RATED,
     "relay": NOTHING_PASSED_ON,
+    "complete": NOTHING_MARKED_FINISHED,
+    "close": NOTHING_CLOSED,
 }
+
+
+def _asked(call: DeferredCall, manager: bool) -> str:
+    return "close" if call.operation == "complete" and manager else call.operation
+
+
 _MAX_QUESTION = 1000  # one text of a few segments, whatever the candidates' lines
 
 
 def call_question(
-    call: DeferredCall, lines: Sequence[str], language: str, *, again: bool = False
+    call: DeferredCall,
+    lines: Sequence[str],
+    language: str,
+    *,
+    again: bool = False,
+    manager: bool = False,
 ) -> str:
     """The question about ``call``: which of the numbered ``lines`` it is for (asked again:
-    "Sorry, I didn't catch which ones you mean." first)."""
+    "Sorry, I didn't catch which ones you mean." first). A ``complete`` asks a property manager
+    which to close, anyone else (a vendor) which is finished."""
     options = "; ".join(f"{n}) {line}" for n, line in enumerate(lines, 1))
-    question = in_language(_QUESTIONS[call.operation], language).format(
+    question = in_language(_QUESTIONS[_asked(call, manager)], language).format(
         options=options.rstrip(". "), stars=call.stars or ""
     )
     lead = in_language(NOT_CAUGHT, language) + " " if again else ""
     return truncate(lead + question, _MAX_QUESTION)
 
 
-def nothing_done(call: DeferredCall, language: str) -> str:
+def nothing_done(call: DeferredCall, language: str, *, manager: bool = False) -> str:
     """What the party hears when they answer "none of them" to a question about ``call``."""
-    return in_language(_NOTHING_DONE[call.operation], language)
+    return in_language(_NOTHING_DONE[_asked(call, manager)], language)

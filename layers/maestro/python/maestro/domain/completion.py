@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["confirms_done", "disputes_done", "reports_done"]
+__all__ = ["confirms_done", "disputes_done", "reports_done", "which_done"]
 
 
 def _fold(text: str) -> str:
@@ -45,8 +45,8 @@ _DONE = re.compile(
             # Spanish
             r"(?<![\w'])ya\s+(?:quedo|esta|estuvo)(?![\w'])",
             r"(?<![\w'])quedo\s+(?:listo|lista|bien|arreglad[oa]|reparad[oa])(?![\w'])",
-            r"(?<![\w'])(?:terminad[oa]|termine|terminamos|listo|lista|arreglad[oa]|arregle|"
-            r"reparad[oa]|repare|completad[oa]|complete|hecho)(?![\w'])",
+            r"(?<![\w'])(?:terminad[oa]s?|termine|terminamos|list[oa]s?|arreglad[oa]s?|arregle|"
+            r"reparad[oa]s?|repare|completad[oa]s?|complete|hechos?)(?![\w'])",
             r"(?<![\w'])trabajo\s+(?:hecho|terminado|completado)(?![\w'])",
             r"✅|☑️|✔️?",
         )
@@ -85,6 +85,7 @@ _NOT_YET = re.compile(
             r"thursday|friday|saturday|sunday|next\s+week|in\s+the\s+morning)",
             r"(?<![\w'])(?:first|one)\s+(?:part|half|step|coat|side|stage)(?![\w'])",
             r"(?<![\w'])for\s+now(?![\w'])",
+            r"(?<![\w'])(?:isn'?t|aren'?t|not|hasn'?t|haven'?t)\s+(?:\w+\s+)?yet(?![\w'])",
             # A caveat: the rest is news for the record, not a clean completion.
             r"(?<![\w'])(?:but|however|except|although|though)(?![\w'])",
             r"(?<![\w'])needs?\s+(?:\w+\s+)?\w+ing(?![\w'])",
@@ -114,6 +115,26 @@ def reports_done(text: str) -> bool:
         if hit is not None and not sentence.rstrip().endswith("?"):
             return True
     return False
+
+
+# What is left of "2 is done", "both are finished", "la 1 ya está lista" once the words of being
+# done are out: the verb before them.
+_LINKING = re.compile(r"(?<![\w'])(?:is|are|was|were|esta|estan|son|ya)\s*$")
+
+
+def which_done(text: str) -> str:
+    """A vendor's answer to "which of these jobs is finished?" without its words of being done
+    ("2 is done" → "2", "both are finished" → "both", "all done" → "all", "la 1 ya quedó" →
+    "la 1"), for the answer reader; unchanged when it says work is left ("1 is done, 2 isn't
+    yet")."""
+    folded = _fold(text)
+    if _NOT_YET.search(folded):
+        return text
+    kept = " ".join(_LINKING.sub(" ", _DONE.sub(" ", folded).rstrip(" .!")).split())
+    if not kept:
+        # "all done" alone: all of them; "done" alone picks nothing (asked again).
+        return "all" if folded.lstrip().startswith("all") else text
+    return kept
 
 
 # The tenant's side: a plain yes (English or Spanish), or words that the job holds up.

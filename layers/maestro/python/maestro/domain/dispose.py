@@ -749,7 +749,7 @@ def dispose(
 
 def _deferred_call(readings: Sequence[Action], package: Package) -> DeferredCall | None:
     """The command a question about these readings defers: the one a proposed question carries,
-    else a cancel or reschedule every held reading agrees on (its work orders are what is
+    else a cancel, reschedule or close every held reading agrees on (its work orders are what is
     asked), else the one the words give. Never a note: command words are not relayed."""
     for action in readings:
         if isinstance(action, Clarify) and action.params.call is not None:
@@ -760,7 +760,11 @@ def _deferred_call(readings: Sequence[Action], package: Package) -> DeferredCall
         for a in readings
         if isinstance(a, ManageExisting) and a.params.operation != "list"
     }
-    if len(operations) == 1 and (operation := operations.pop()) in ("cancel", "reschedule"):
+    if len(operations) == 1 and (operation := operations.pop()) in (
+        "cancel",
+        "reschedule",
+        "complete",
+    ):
         return DeferredCall(operation=operation, request=words)
     if not operations and (command := command_in(package.text)) is not None:
         return DeferredCall(operation=command, request=words)

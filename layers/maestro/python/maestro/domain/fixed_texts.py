@@ -137,15 +137,17 @@ COMPLETION_NOTED: Final[Texts] = {
     "Si dice que algo sigue mal, le escribiré.",
 }
 """To the vendor who reported it."""
+COMPLETION_NOTED_SEVERAL: Final[Texts] = {
+    "en": "Thanks, these are marked finished and I've asked each tenant to confirm: {jobs}. If "
+    "one says something is still wrong, I'll text you.",
+    "es": "Gracias, estos quedaron marcados como terminados y le pedí a cada inquilino que lo "
+    "confirme: {jobs}. Si alguno dice que algo sigue mal, le escribiré.",
+}
+"""To the vendor who reported several jobs at once ("both are done")."""
 COMPLETION_NOT_REPORTABLE: Final[Texts] = {
     "en": "{job} is {status}, so I haven't marked it finished.",
     "es": "{job} está en estado {status}, así que no la he marcado como terminada.",
 }
-COMPLETION_WHICH: Final[Texts] = {
-    "en": 'Which job is finished? Reply with its id, e.g. "{example} done":',
-    "es": '¿Qué trabajo está terminado? Responda con su número de orden, p. ej. "{example} listo":',
-}
-"""To a vendor with several open jobs whose report names none; their jobs follow."""
 COMPLETION_NO_JOB: Final[Texts] = {
     "en": "I couldn't find an open job of yours to mark finished. Your open jobs: {jobs}.",
     "es": "No encontré un trabajo abierto suyo para marcar como terminado. Sus trabajos "
@@ -163,6 +165,20 @@ CLOSED_BY_PM_RATING_REQUEST: Final[Texts] = {
     "es": "{job} fue cerrada por el administrador de la propiedad. ¿Qué tal salió? Responda con "
     "1 a 5 estrellas.",
 }
+CLOSED_BY_PM_NO_VENDOR: Final[Texts] = {
+    "en": "{job} was closed by the property manager; no vendor visit is coming. If it still "
+    "needs fixing, just text us.",
+    "es": "{job} fue cerrada por el administrador de la propiedad; no vendrá ningún técnico. Si "
+    "todavía necesita arreglo, escríbanos.",
+}
+"""To the tenant when a PM closes their request no vendor took: nothing to rate."""
+CLOSE_NO_VENDOR: Final[Texts] = {
+    "en": "No vendor has taken {jobs}: closing tells the tenant it's closed, with no visit and "
+    "no rating asked.",
+    "es": "Ningún técnico ha tomado {jobs}: al cerrarla se le avisa al inquilino que está "
+    "cerrada, sin visita y sin pedirle calificación.",
+}
+"""Said first in a PM's held close of a request no vendor took (before their YES)."""
 COMPLETION_CONFIRMED_TO_VENDOR: Final[Texts] = {
     "en": "The tenant confirmed {job} is done; it's closed. Thank you!",
     "es": "El inquilino confirmó que {job} está terminada; quedó cerrada. ¡Gracias!",
@@ -196,6 +212,28 @@ CLOSE_VERB: Final[Texts] = {"en": "close", "es": "cerrar"}
 """A held close, in the hold's "Reply YES to …" (a PM's "close WO-12")."""
 
 
+# --- a held reschedule (#20) ---
+# What a YES to a reschedule does, in words maestro composes: the new time when the request gives
+# one ({when}: its time words only), else a new time to agree. The request goes on the WO's
+# timeline and to its vendor, who confirms a time; the visit itself is not moved by the YES.
+MOVE_TO: Final[Texts] = {
+    "en": "ask to move the visit for {which} to {when}",
+    "es": "pedir que la visita de {which} pase a {when}",
+}
+MOVE_NEW_TIME: Final[Texts] = {
+    "en": "ask for a new time for the visit for {which}",
+    "es": "pedir una nueva hora para la visita de {which}",
+}
+MOVE_ASKED: Final[Texts] = {
+    "en": "Done: I've asked to move the visit for {jobs} to {when}.",
+    "es": "Listo: pedí que la visita de {jobs} pase a {when}.",
+}
+MOVE_ASKED_NEW_TIME: Final[Texts] = {
+    "en": "Done: I've asked for a new time for the visit for {jobs}.",
+    "es": "Listo: pedí una nueva hora para la visita de {jobs}.",
+}
+
+
 # --- clarify (#20 item 1) ---
 # A question about a command names the candidates, numbered ({options}), and says what the answer
 # leads to; nothing is done until the party confirms the exact call (seed 004).
@@ -221,6 +259,20 @@ WHICH_TO_PASS_ON: Final[Texts] = {
     "en": "Which of these is your message about? {options}. Reply with the number.",
     "es": "¿Sobre cuál de estas es su mensaje? {options}. Responda con el número.",
 }
+WHICH_FINISHED: Final[Texts] = {
+    "en": 'Which of these jobs is finished? {options}. Reply with their numbers (like "1 and 3") '
+    'or "all".',
+    "es": "¿Cuáles de estos trabajos están terminados? {options}. Responda con sus números (por "
+    'ejemplo, "1 y 3") o "todos".',
+}
+"""To a vendor whose "it's done" names none of their several jobs: the answer reports those."""
+WHICH_TO_CLOSE: Final[Texts] = {
+    "en": 'Which of these do you want me to close? {options}. Reply with their numbers (like "1 '
+    'and 3") or "all".',
+    "es": "¿Cuáles de estas quiere que cierre? {options}. Responda con sus números (por ejemplo, "
+    '"1 y 3") o "todas".',
+}
+"""To a property manager whose close names no one work order: the answer's picks are held."""
 NOT_CAUGHT: Final[Texts] = {
     "en": "Sorry, I didn't catch which ones you mean.",
     "es": "Disculpe, no entendí a cuáles se refiere.",
@@ -237,6 +289,14 @@ NOTHING_MOVED: Final[Texts] = {
 NOTHING_RATED: Final[Texts] = {
     "en": "OK, I haven't recorded a rating.",
     "es": "De acuerdo, no he registrado ninguna calificación.",
+}
+NOTHING_MARKED_FINISHED: Final[Texts] = {
+    "en": "OK, I haven't marked anything finished.",
+    "es": "De acuerdo, no he marcado nada como terminado.",
+}
+NOTHING_CLOSED: Final[Texts] = {
+    "en": "OK, I haven't closed anything.",
+    "es": "De acuerdo, no he cerrado nada.",
 }
 NOTHING_PASSED_ON: Final[Texts] = {
     "en": "OK, I haven't passed anything on.",

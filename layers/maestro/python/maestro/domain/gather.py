@@ -31,6 +31,7 @@ __all__ = [
     "LOCATION_FREE_TRADES",
     "MAX_QUESTION_CHARS",
     "PHOTO_TRADES",
+    "availability_in",
     "items_in",
     "job_trade",
     "needs",
@@ -654,6 +655,29 @@ def items_in(text: str) -> tuple[GatherItem, ...]:
     trade's own words (a handyman's "door" in a reply is how to get in). Never "photo": a photo
     comes as media, which the caller counts."""
     return _in_order(_said(text))
+
+
+# Words that join two time expressions into one ("friday after 3pm", "mon or tue morning").
+_TIME_GLUE = re.compile(
+    r"[\s,]*(?:(?:and|or|from|to|after|before|at|by|around|between|until|on|the|y|o|a|de|"
+    r"desde|hasta|las?|el|-)[\s,]+)*"
+)
+
+
+def availability_in(text: str) -> str:
+    """The times ``text`` gives, lower case and unaccented, "" when it gives none: "need to push
+    them back to friday after 3pm" → "friday after 3pm"; "el jueves por la tarde" → "jueves
+    por la tarde". Only time words: what the rest of the sentence says is left out."""
+    normal = _normal(text)
+    spans: list[list[int]] = []
+    for match in _AVAILABILITY.finditer(normal):
+        start, end = match.span()
+        if spans and _TIME_GLUE.fullmatch(normal[spans[-1][1] : start]):
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+    said = dict.fromkeys(normal[start:end].strip(" ,") for start, end in spans)
+    return truncate(", ".join(s for s in said if s), 80)
 
 
 def skip_reason(wo: WorkOrder) -> str | None:

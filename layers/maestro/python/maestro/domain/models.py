@@ -236,6 +236,9 @@ TERMINAL_STATUSES = frozenset({WorkOrderStatus.COMPLETED, WorkOrderStatus.CANCEL
 # unscheduled (open | assigned → in_progress); a vendor may report any job they hold done;
 # the tenant's complaint reopens a reported job to its vendor (→ assigned); a PM may close a
 # job that has a vendor (→ completed), and anything not finished can be cancelled.
+# open → completed is not in the table: nothing goes from open to done on its own. Only a PM's
+# close does it, through :meth:`WorkOrder.close_unworked` (a request no vendor took, finished
+# without one: the tenant fixed it, it is no longer needed), and it asks for no rating.
 _WORKING = frozenset(
     {WorkOrderStatus.ASSIGNED, WorkOrderStatus.SCHEDULED, WorkOrderStatus.IN_PROGRESS}
 )
@@ -384,6 +387,16 @@ class WorkOrder(Frozen):
         if WorkOrderStatus.COMPLETED not in ALLOWED_TRANSITIONS[self.status]:
             raise InvalidTransitionError(f"{self.wo_id}: cannot complete a {self.status} one")
         return self._changed(at, status=WorkOrderStatus.COMPLETED, rating_requested=True)
+
+    def close_unworked(self, at: AwareDatetime) -> WorkOrder:
+        """A PM closes an open request no vendor took (the tenant sorted it, or it is no longer
+        needed): completed, with no rating request (there is no vendor's work to rate). The
+        lane allows it to a property manager only."""
+        if self.status is not WorkOrderStatus.OPEN or self.vendor_id is not None:
+            raise InvalidTransitionError(
+                f"{self.wo_id}: only an open work order with no vendor is closed unworked"
+            )
+        return self._changed(at, status=WorkOrderStatus.COMPLETED)
 
     def reopen(self, at: AwareDatetime) -> WorkOrder:
         """The tenant says a reported job is not done: back to its vendor (assigned)."""

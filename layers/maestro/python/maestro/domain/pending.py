@@ -14,9 +14,10 @@ question's text:
   the party is asked again by text;
 - a clarification: a pick (ordinal, id, words, "both" / "all of them", several at once, "all
   but the kitchen one", "something new") → re-validate the chosen work orders → run the command
-  the question deferred on them (a cancel or reschedule of all the valid ones as one call, held
-  for a YES; a rating; a note), else replay the deferred reading (the original words, or the
-  reading the brain proposed for that target) on each valid one. Words that are a command are
+  the question deferred on them (a cancel, reschedule or complete of all the valid ones as one
+  call: held for a YES, a vendor's report run at once; a rating; a note), else replay the
+  deferred reading (the original words, or the reading the brain proposed for that target) on
+  each valid one. Words that are a command are
   never replayed as a note: they are held as the command. An unclear answer → asked again,
   naming the candidates, the command still deferred; a new topic → left open (it expires) and
   the package goes to the brain;
@@ -58,8 +59,9 @@ from maestro.domain.actions import (
 from maestro.domain.answers import NEW_CANDIDATE, AnswerKind, read_answer, read_confirmation
 from maestro.domain.commands import command_in, nothing_done
 from maestro.domain.common import Frozen, truncate
+from maestro.domain.completion import which_done
 from maestro.domain.language import in_language, language_for
-from maestro.domain.models import Channel, Package, Party, WorkOrder, WoSnapshot
+from maestro.domain.models import Channel, Package, Party, PartyRole, WorkOrder, WoSnapshot
 from maestro.domain.records import (
     PendingClarification,
     PendingConfirmation,
@@ -509,7 +511,10 @@ def _answer_question(
     package: Package,
     answers_question: AnswerJudge | None,
 ) -> Resolution:
-    answer = read_answer(text, question.candidate_ids, question.candidate_lines)
+    deferred_call = _call_of(question)
+    # "2 is done", "both are finished": the words of being done say nothing about which.
+    read = which_done(text) if deferred_call and deferred_call.operation == "complete" else text
+    answer = read_answer(read, question.candidate_ids, question.candidate_lines)
     language = language_for(sender.language, text)
     if (
         answer.kind == "unclear"
@@ -534,12 +539,13 @@ def _answer_question(
         transitions.append(
             _close("clarification", question.clarification_id, "open", "discarded", "none of them")
         )
-        call = _call_of(question)
+        call = deferred_call
+        manager = sender.role is PartyRole.PM
         return Resolution(
             route="answered",
             actions=(
                 _reply(
-                    nothing_done(call, language)
+                    nothing_done(call, language, manager=manager)
                     if call is not None
                     else in_language(_NONE_OF_THEM, language),
                     question.clarification_id,
@@ -608,8 +614,9 @@ def _answer_question(
                 action=_create_from(question, package), pending_id=question.clarification_id
             )
         )
-    if call is not None and call.operation in ("cancel", "reschedule") and valid:
-        # One call over every work order picked: one hold, one YES (seed 004).
+    if call is not None and call.operation in ("cancel", "reschedule", "complete") and valid:
+        # One call over every work order picked: one hold, one YES (seed 004); a vendor's
+        # ``complete`` reports each job picked, as a report naming them would.
         replay.append(
             ResolvedAction(
                 action=_manage(call.operation, valid, _request(question, call), "picked"),
@@ -697,9 +704,7 @@ def _one_call_each(replay: list[ResolvedAction]) -> list[ResolvedAction]:
     return merged
 
 
-def _operation_of(
-    question: PendingClarification, wo_id: str
-) -> Literal["cancel", "reschedule", "schedule", "relay", "rate"]:
+def _operation_of(question: PendingClarification, wo_id: str) -> HoldOperation:
     call = _call_of(question)
     if call is not None:
         return call.operation

@@ -49,7 +49,8 @@ _ALLOWED: dict[Operation, frozenset[WorkOrderStatus]] = {
     "schedule": SCHEDULABLE,
     "relay": _NOT_FINISHED,
     "rate": frozenset({WorkOrderStatus.COMPLETED}),
-    "complete": _NOT_FINISHED - {WorkOrderStatus.OPEN},
+    # An open one too: a PM may close a request no vendor took (WorkOrder.close_unworked).
+    "complete": _NOT_FINISHED,
 }
 
 

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from maestro.domain.actions import Clarify, Lane
+from maestro.domain.actions import Clarify, DeferredCall, Lane
 from maestro.domain.answers import NEW_CANDIDATE
 from maestro.domain.commands import call_question
 from maestro.domain.events import body_digest
 from maestro.domain.language import in_language
-from maestro.domain.models import WoSnapshot
+from maestro.domain.models import PartyRole, WoSnapshot
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingClarification
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, supersede_open
 
-__all__ = ["run"]
+__all__ = ["ask_about_call", "run"]
 
 
 _MAX_CANDIDATES = 10
@@ -58,15 +58,41 @@ def _question(question: str, lines: Sequence[str], language: str = "en") -> str:
 
 def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
     ids, lines = _candidates(action, ctx)
-    queued = ctx.queued
     call = action.params.call
     if call is not None:
-        # A question about a command says which command, in fixed words, the options numbered;
-        # the command is stored with it and runs on what the answer picks (held for a YES).
-        again = queued is not None and queued.pending_id is not None
-        question = call_question(call, lines, ctx.sender_language, again=again)
-    else:
-        question = _question(action.params.question, lines, ctx.sender_language)
+        return ask_about_call(ctx, Lane.CLARIFY, call, ids, lines, action.params.reason)
+    question = _question(action.params.question, lines, ctx.sender_language)
+    return _ask(ctx, Lane.CLARIFY, question, ids, lines, None, action.params.reason)
+
+
+def ask_about_call(
+    ctx: LaneContext,
+    lane: Lane,
+    call: DeferredCall,
+    ids: Sequence[str],
+    lines: Sequence[str],
+    reason: str,
+) -> LaneOutcome:
+    """Ask which of the numbered candidates ``call`` is for, in fixed words naming the command,
+    and store the question with the call: the answer runs it on what it picks (a cancel, a
+    reschedule or a PM's close held for a YES; a vendor's report of the jobs picked)."""
+    queued = ctx.queued
+    again = queued is not None and queued.pending_id is not None
+    manager = ctx.sender is not None and ctx.sender.role is PartyRole.PM
+    question = call_question(call, lines, ctx.sender_language, again=again, manager=manager)
+    return _ask(ctx, lane, question, tuple(ids), tuple(lines), call, reason)
+
+
+def _ask(
+    ctx: LaneContext,
+    lane: Lane,
+    question: str,
+    ids: tuple[str, ...],
+    lines: tuple[str, ...],
+    call: DeferredCall | None,
+    reason: str,
+) -> LaneOutcome:
+    queued = ctx.queued
     to = ctx.sender.phone if ctx.sender is not None else ctx.package.sender_phone
     ctx.send(to, question, suffix="question")
     # What the question puts on hold, replayed on the answer: the original words (a re-ask
@@ -107,6 +133,6 @@ def run(action: Clarify, ctx: LaneContext) -> LaneOutcome:
     replaced = f"; superseded {', '.join(superseded)}" if superseded else ""
     return finish(
         ctx,
-        Lane.CLARIFY,
-        note=f"asked ({action.params.reason}); candidates: {', '.join(ids) or 'none'}{replaced}",
+        lane,
+        note=f"asked ({reason}); candidates: {', '.join(ids) or 'none'}{replaced}",
     )

@@ -15,9 +15,10 @@ Each status change appends a status entry to the WO's timeline and claims it wit
 
 from __future__ import annotations
 
-from maestro.domain.actions import Lane, ManageExistingParams
+from maestro.domain.actions import DeferredCall, Lane, ManageExistingParams
 from maestro.domain.common import truncate
 from maestro.domain.fixed_texts import (
+    CLOSED_BY_PM_NO_VENDOR,
     CLOSED_BY_PM_RATING_REQUEST,
     CLOSED_BY_PM_TO_VENDOR,
     CLOSED_DONE,
@@ -26,7 +27,7 @@ from maestro.domain.fixed_texts import (
     COMPLETION_NO_JOB,
     COMPLETION_NOT_REPORTABLE,
     COMPLETION_NOTED,
-    COMPLETION_WHICH,
+    COMPLETION_NOTED_SEVERAL,
     NO_OPEN_JOBS,
     NOT_REPORTED_YET,
     RATING_REQUEST,
@@ -36,11 +37,13 @@ from maestro.domain.language import in_language
 from maestro.domain.models import (
     REPORTABLE,
     InvalidTransitionError,
+    PartyRole,
     WorkOrder,
     WorkOrderStatus,
 )
 from maestro.domain.roles import part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.clarify import ask_about_call
 from maestro.lanes.common import Change, finish, phone_of, short, update_work_order, who_said
 
 __all__ = [
@@ -72,9 +75,14 @@ def report_or_confirm(params: ManageExistingParams, ctx: LaneContext) -> LaneOut
     sender = ctx.sender
     assert sender is not None  # manage_existing.run checked it
     mine = {wo.wo_id: wo for wo in ctx.work_orders.open_for_party(sender.party_id) if wo.is_open}
-    named = [wo_id for i in params.wo_ids if (wo_id := ctx.resolve_target(i) or i) in mine]
+    named = list(
+        dict.fromkeys(wo_id for i in params.wo_ids if (wo_id := ctx.resolve_target(i) or i) in mine)
+    )
+    if len(named) > 1 and all(part_of(sender, mine[i]) == "vendor" for i in named):
+        # "both are done" to the question below, or "WO-12 and WO-14 are done": each is reported.
+        return _report_several(ctx, [mine[i] for i in named])
     if len(named) != 1:
-        return _which(ctx, list(mine.values()))
+        return _which(ctx, list(mine.values()), params)
     wo = mine[named[0]]
     part = part_of(sender, wo)
     if part == "vendor":
@@ -84,33 +92,55 @@ def report_or_confirm(params: ManageExistingParams, ctx: LaneContext) -> LaneOut
     return finish(ctx, lane, status="skipped", note=f"complete: a {part} of {wo.wo_id} may not")
 
 
-def _which(ctx: LaneContext, mine: list[WorkOrder]) -> LaneOutcome:
-    """Not one job named: a vendor is asked which of their jobs is finished, by id (no question
-    is stored: the answer naming one is a report of its own); anyone else hears what they have
-    open. Nothing changes."""
+def _which(ctx: LaneContext, mine: list[WorkOrder], params: ManageExistingParams) -> LaneOutcome:
+    """Not one job named: a vendor with several jobs in hand is asked which are finished, the
+    jobs numbered, and the question is stored with a deferred ``complete`` (the answer "2",
+    "the kitchen one", "both" reports exactly those, the way a named report does). Anyone else
+    hears what they have open. Nothing changes yet."""
     sender = ctx.sender
     assert sender is not None
     language = ctx.sender_language
     jobs = [wo for wo in mine if part_of(sender, wo) == "vendor" and wo.status in REPORTABLE]
     if len(jobs) > 1:
-        lead = in_language(COMPLETION_WHICH, language).format(example=jobs[0].wo_id)
-        listed = "; ".join(job_label(wo) for wo in jobs)
-        text = f"{lead} {listed}"
-    else:
-        listed = "; ".join(job_label(wo) for wo in mine) or in_language(NO_OPEN_JOBS, language)
-        text = in_language(COMPLETION_NO_JOB, language).format(jobs=listed)
+        call = DeferredCall(operation="complete", request=truncate(params.request, 300))
+        ids = [wo.wo_id for wo in jobs][:_MAX_ASKED]
+        lines = [f"{wo.wo_id}: {short(wo.summary, 60)}" for wo in jobs][:_MAX_ASKED]
+        return ask_about_call(ctx, Lane.MANAGE_EXISTING, call, ids, lines, "multi_context")
+    listed = "; ".join(job_label(wo) for wo in mine) or in_language(NO_OPEN_JOBS, language)
+    text = in_language(COMPLETION_NO_JOB, language).format(jobs=listed)
     ctx.send(sender.phone, truncate(text, 1500), suffix="which")
     return finish(
-        ctx,
-        Lane.MANAGE_EXISTING,
-        status="skipped",
-        note=f"complete: not one job named; asked which of {len(jobs)}"
-        if len(jobs) > 1
-        else "complete: no open job of theirs named",
+        ctx, Lane.MANAGE_EXISTING, status="skipped", note="complete: no open job of theirs named"
     )
 
 
-def _report(ctx: LaneContext, wo: WorkOrder) -> LaneOutcome:
+_MAX_ASKED = 10
+"""A question lists at most this many candidates (ClarifyParams.candidate_ids)."""
+
+
+def _report_several(ctx: LaneContext, wos: list[WorkOrder]) -> LaneOutcome:
+    """Each named job reported finished, as :func:`_report` does one; the vendor hears which
+    were marked in one text."""
+    sender = ctx.sender
+    assert sender is not None
+    outcomes = [_report(ctx, wo, ack=False) for wo in wos]
+    reported = [wo for wo, done in zip(wos, outcomes, strict=True) if done.status == "done"]
+    if reported:
+        text = in_language(COMPLETION_NOTED_SEVERAL, ctx.sender_language).format(
+            jobs="; ".join(job_label(wo) for wo in reported)
+        )
+        ctx.send(sender.phone, truncate(text, 1000), suffix="noted")
+    return finish(
+        ctx,
+        Lane.MANAGE_EXISTING,
+        status="done" if reported else "skipped",
+        note=truncate("; ".join(o.note for o in outcomes), 500),
+    )
+
+
+def _report(ctx: LaneContext, wo: WorkOrder, *, ack: bool = True) -> LaneOutcome:
+    """The vendor's report of ``wo``: reported, the tenant asked; the vendor hears it
+    (``ack``: one text for several jobs is sent by :func:`_report_several`)."""
     lane = Lane.MANAGE_EXISTING
     sender = ctx.sender
     assert sender is not None
@@ -128,7 +158,7 @@ def _report(ctx: LaneContext, wo: WorkOrder) -> LaneOutcome:
         text = in_language(COMPLETION_NOT_REPORTABLE, language).format(
             job=job_label(wo), status=status
         )
-        ctx.send(sender.phone, text, suffix="not-reportable")
+        ctx.send(sender.phone, text, suffix=f"not-reportable#{wo.wo_id}")
         return finish(
             ctx, lane, status="skipped", target=wo.wo_id, note=f"{wo.wo_id} is {wo.status}"
         )
@@ -144,11 +174,12 @@ def _report(ctx: LaneContext, wo: WorkOrder) -> LaneOutcome:
         )
         if ctx.send(tenant, truncate(check, 500), suffix=f"check#{wo.wo_id}") is not None:
             asked = "; the tenant is asked to confirm"
-    ctx.send(
-        sender.phone,
-        truncate(in_language(COMPLETION_NOTED, language).format(job=job_label(updated)), 500),
-        suffix="noted",
-    )
+    if ack:
+        ctx.send(
+            sender.phone,
+            truncate(in_language(COMPLETION_NOTED, language).format(job=job_label(updated)), 500),
+            suffix="noted",
+        )
     return finish(
         ctx, lane, target=wo.wo_id, note=f"{wo.wo_id} reported finished by its vendor{asked}"
     )
@@ -189,11 +220,15 @@ def _confirm(ctx: LaneContext, wo: WorkOrder) -> LaneOutcome:
 
 
 def complete_change(ctx: LaneContext) -> Change:
-    """Complete the WO with its rating request out; completed already → nothing (a re-run)."""
+    """Complete the WO with its rating request out; completed already → nothing (a re-run). An
+    open one no vendor took is closed unworked, with no rating request, by a PM only."""
+    by_pm = ctx.sender is not None and ctx.sender.role is PartyRole.PM
 
     def change(current: WorkOrder) -> WorkOrder | None:
         if current.status is WorkOrderStatus.COMPLETED:
             return None
+        if current.status is WorkOrderStatus.OPEN and by_pm:
+            return current.close_unworked(ctx.now)
         return current.complete(ctx.now)
 
     return change
@@ -254,9 +289,11 @@ def tell_closed(ctx: LaneContext, done: list[WorkOrder]) -> None:
     ctx.send(sender.phone, truncate(said, 500), suffix="done")
     for wo in done:
         tenant = phone_of(ctx, wo.tenant_id)
-        if tenant is not None and wo.rating_requested:
-            request = in_language(CLOSED_BY_PM_RATING_REQUEST, ctx.language_of(tenant))
-            ctx.send(tenant, request.format(job=job_label(wo)), suffix=f"tenant#{wo.wo_id}")
+        if tenant is not None:
+            # No vendor did the work (closed unworked): the tenant is told, and asked nothing.
+            closed = CLOSED_BY_PM_RATING_REQUEST if wo.rating_requested else CLOSED_BY_PM_NO_VENDOR
+            text = in_language(closed, ctx.language_of(tenant)).format(job=job_label(wo))
+            ctx.send(tenant, truncate(text, 500), suffix=f"tenant#{wo.wo_id}")
         vendor = phone_of(ctx, wo.vendor_id)
         if vendor is not None and wo.vendor_id != sender.party_id:
             told = in_language(CLOSED_BY_PM_TO_VENDOR, ctx.language_of(vendor))

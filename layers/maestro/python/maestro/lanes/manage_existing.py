@@ -35,8 +35,16 @@ from maestro.domain.actions import (
     RelayToVendor,
     ScheduleVisit,
 )
+from maestro.domain.commands import new_time
 from maestro.domain.common import truncate
-from maestro.domain.fixed_texts import CLOSE_VERB
+from maestro.domain.fixed_texts import (
+    CLOSE_NO_VENDOR,
+    CLOSE_VERB,
+    MOVE_ASKED,
+    MOVE_ASKED_NEW_TIME,
+    MOVE_NEW_TIME,
+    MOVE_TO,
+)
 from maestro.domain.language import in_language
 from maestro.domain.models import (
     Channel,
@@ -239,12 +247,19 @@ def _hold(
     queued = ctx.queued
     by_call = queued is not None and queued.by_unverified_call
     options = tuple(i for i in (queued.options if queued else ()) if i in by_id) or chosen
+    said = [queued.say] if queued and queued.say else []
+    unworked = [i for i in chosen if by_id[i].status is WorkOrderStatus.OPEN]
+    if params.operation == "complete" and unworked:
+        # Said before the YES, not after it: what closing a request no vendor took does.
+        said.append(
+            in_language(CLOSE_NO_VENDOR, ctx.sender_language).format(jobs=", ".join(unworked))
+        )
     proposal = _proposal(
         params,
         chosen,
         options,
         by_id,
-        queued.say if queued else "",
+        " ".join(said),
         by_call,
         ctx.sender_language,
     )
@@ -303,14 +318,6 @@ def _proposal(
     it asks for "SÍ o YES" (both read as a yes)."""
     if language == "es":
         return _proposal_es(params, chosen, options, by_id, say, by_call)
-    verb = {"cancel": "cancel", "complete": CLOSE_VERB["en"]}.get(
-        params.operation, "move the visit for"
-    )
-    when = (
-        f" to {short(params.request, 80)}"
-        if params.operation == "reschedule" and params.request
-        else ""
-    )
     lead = f"{say} " if say else ""
     width = max(20, 300 // max(len(options), 1) - 20)
     if len(options) > 1:
@@ -320,29 +327,40 @@ def _proposal(
             if set(chosen) == set(options)
             else " and ".join(f"{options.index(i) + 1}" for i in chosen)
         )
+        what = _held_what(params, which, "en")
         if by_call:
             text = (
-                f"{lead}We got a call from this number asking to {verb} {which}{when}: "
+                f"{lead}We got a call from this number asking to {what}: "
                 f"{numbered}. Reply YES to confirm, or a number for just that one; if it wasn't "
                 "you, ignore this text."
             )
         else:
             text = (
-                f"{lead}Reply YES to {verb} {which}{when}: {numbered}. Or reply with a number "
+                f"{lead}Reply YES to {what}: {numbered}. Or reply with a number "
                 "for just that one. Anything else keeps them as they are."
             )
     elif by_call:
+        what = _held_what(params, _line(by_id[chosen[0]], 120), "en")
         text = (
-            f"{lead}We got a call from this number asking to {verb} "
-            f"{_line(by_id[chosen[0]], 120)}{when}. Reply YES to confirm; if it wasn't you, "
-            "ignore this text."
+            f"{lead}We got a call from this number asking to {what}. Reply YES to confirm; if "
+            "it wasn't you, ignore this text."
         )
     else:
-        text = (
-            f"{lead}Reply YES to {verb} {_line(by_id[chosen[0]], 120)}{when}. Anything else "
-            "keeps it as it is."
-        )
+        what = _held_what(params, _line(by_id[chosen[0]], 120), "en")
+        text = f"{lead}Reply YES to {what}. Anything else keeps it as it is."
     return truncate(text, _MAX_PROPOSAL)
+
+
+def _held_what(params: ManageExistingParams, which: str, language: str) -> str:
+    """What a YES does, in words maestro composes: "cancel both", "close WO-12 (…)", "ask to
+    move the visit for both to friday after 3pm" (the request's time words only, never the
+    rest of its sentence), "ask for a new time for the visit for WO-12 (…)"."""
+    if params.operation == "reschedule":
+        when = new_time(params.request)
+        template = MOVE_TO if when else MOVE_NEW_TIME
+        return in_language(template, language).format(which=which, when=when)
+    verb = {"cancel": {"en": "cancel", "es": "cancelar"}, "complete": CLOSE_VERB}[params.operation]
+    return f"{in_language(verb, language)} {which}"
 
 
 def _proposal_es(
@@ -354,14 +372,6 @@ def _proposal_es(
     by_call: bool,
 ) -> str:
     """The same proposal in Spanish, sentence for sentence."""
-    verb = {"cancel": "cancelar", "complete": CLOSE_VERB["es"]}.get(
-        params.operation, "cambiar la visita de"
-    )
-    when = (
-        f" para {short(params.request, 80)}"
-        if params.operation == "reschedule" and params.request
-        else ""
-    )
     lead = f"{say} " if say else ""
     width = max(20, 300 // max(len(options), 1) - 20)
     if len(options) > 1:
@@ -373,28 +383,27 @@ def _proposal_es(
             if set(chosen) == set(options)
             else "la " + " y la ".join(f"{options.index(i) + 1}" for i in chosen)
         )
+        what = _held_what(params, which, "es")
         if by_call:
             text = (
-                f"{lead}Recibimos una llamada desde este número que pide {verb} {which}{when}: "
+                f"{lead}Recibimos una llamada desde este número que pide {what}: "
                 f"{numbered}. Responda SÍ o YES para confirmar, o un número para solo esa; si no "
                 "fue usted, ignore este mensaje."
             )
         else:
             text = (
-                f"{lead}Responda SÍ o YES para {verb} {which}{when}: {numbered}. O responda con "
+                f"{lead}Responda SÍ o YES para {what}: {numbered}. O responda con "
                 "un número para solo esa. Cualquier otra respuesta las deja como están."
             )
     elif by_call:
+        what = _held_what(params, _line(by_id[chosen[0]], 120, "es"), "es")
         text = (
-            f"{lead}Recibimos una llamada desde este número que pide {verb} "
-            f"{_line(by_id[chosen[0]], 120, 'es')}{when}. Responda SÍ o YES para confirmar; si "
-            "no fue usted, ignore este mensaje."
+            f"{lead}Recibimos una llamada desde este número que pide {what}. Responda SÍ o YES "
+            "para confirmar; si no fue usted, ignore este mensaje."
         )
     else:
-        text = (
-            f"{lead}Responda SÍ o YES para {verb} {_line(by_id[chosen[0]], 120, 'es')}{when}. "
-            "Cualquier otra respuesta la deja como está."
-        )
+        what = _held_what(params, _line(by_id[chosen[0]], 120, "es"), "es")
+        text = f"{lead}Responda SÍ o YES para {what}. Cualquier otra respuesta la deja como está."
     return truncate(text, _MAX_PROPOSAL)
 
 
@@ -508,7 +517,13 @@ def _apply(ctx: LaneContext, call: ManageExistingParams) -> list[WorkOrder]:
             continue
         done.append(updated)
         if call.operation in ("cancel", "complete"):
-            done_word = "cancelled" if call.operation == "cancel" else "closed"
+            done_word = (
+                "cancelled"
+                if call.operation == "cancel"
+                else "closed with no vendor on it (nothing to rate)"
+                if before is not None and before.status is WorkOrderStatus.OPEN
+                else "closed"
+            )
             entry = ctx.append_entry(
                 "status",
                 wo_id,
@@ -565,10 +580,10 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
     if call.operation == "cancel":
         said = {"en": f"Done: I've cancelled {names}.", "es": f"Listo: he cancelado {names}."}
     else:
-        when = f": {short(call.request, 80)}" if call.request else ""
+        when = new_time(call.request)
         said = {
-            "en": f"Done: I've passed on when you'd like the visit for {names}{when}.",
-            "es": f"Listo: he transmitido cuándo desea la visita de {names}{when}.",
+            code: text.format(jobs=names, when=when)
+            for code, text in (MOVE_ASKED if when else MOVE_ASKED_NEW_TIME).items()
         }
     ctx.send(sender.phone, truncate(in_language(said, language), 500), suffix="done")
     by_pm = sender.role is PartyRole.PM
