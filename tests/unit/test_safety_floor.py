@@ -238,15 +238,60 @@ DANGER_NOW_DOES_NOT_FIRE: list[str] = [
     "the neighbours are shooting a music video in the courtyard",
 ]
 
+# What a person sees, hears, smells and feels (#20, the third tuning set's rules): wordings that
+# are in no labeled set; each fired on none of the rules before them.
+SIGNS_FIRE: list[tuple[str, str]] = [
+    ("grandpa passed out on the bathroom floor", "other"),
+    ("my son swallowed a bunch of my pills", "other"),
+    ("my neighbor said hes going to kill me when i get home", "other"),
+    ("he punched me and took my phone", "other"),
+    ("the elevator stopped between the 4th and 5th floor and were inside", "other"),
+    ("my kid is stuck on the balcony and the door locked", "other"),
+    ("the garage door fell on my dad", "other"),
+    ("my daughter got stung by a wasp and shes allergic", "other"),
+    ("my wife and i are both dizzy and the heater smells like exhaust", "carbon_monoxide"),
+    ("the back burner has been on for hours with no flame", "gas"),
+    ("the couch is charred and still smoking", "smoke_fire"),
+    ("the wire behind the fridge is hanging out and its live", "electrical"),
+    ("water is up to the bottom step of the basement stairs", "flooding"),
+    ("the water is over the baseboards in the den", "flooding"),
+    ("my slippers are floating in the hall", "flooding"),
+    ("i cant get the valve to shut off and its spraying everywhere", "flooding"),
+    ("the septic tank is overflowing into the yard", "sewage"),
+    ("its 48 degrees in my apartment and i have a newborn", "no_heat_freezing"),
+    ("a crack opened up across the living room ceiling overnight", "structural"),
+    ("a tree fell through our roof in the storm", "structural"),
+    ("someone is kicking my door trying to get in", "break_in"),
+    ("our deadbolt was drilled and the tv is gone", "break_in"),
+]
 
-@pytest.mark.parametrize(("text", "category"), [*MUST_FIRE, *DANGER_NOW_FIRES])
+SIGNS_DO_NOT_FIRE: list[str] = [
+    "my brother fell asleep on the couch lol",
+    "my son takes pills for his allergies, can you check the air filter",
+    "my neighbor said hes going to kill me if i park in his spot again lol",
+    "the front door lock is sticky, hard to open",
+    "its 68 degrees in here, can you turn the heat up a little",
+    "the ceiling paint is peeling in the bathroom from the steam",
+    "theres a crack in the bathroom mirror",
+    "the elevator is out of service again, please fix",
+    "a bird hit the window and cracked it",
+    "the stove knob came off",
+    "the kids were playing and knocked over a lamp",
+    "there is water in the bottom of the fridge",
+    "the pipes bang when the heat comes on",
+    "the floating shelves in the kitchen are loose",
+    "we have 45 people coming to the party inside, can the lobby be open",
+]
+
+
+@pytest.mark.parametrize(("text", "category"), [*MUST_FIRE, *DANGER_NOW_FIRES, *SIGNS_FIRE])
 def test_must_fire(text: str, category: str) -> None:
     hit = safety_floor(text)
     assert hit is not None, text
     assert hit.category == category, hit
 
 
-@pytest.mark.parametrize("text", [*MUST_NOT_FIRE, *DANGER_NOW_DOES_NOT_FIRE])
+@pytest.mark.parametrize("text", [*MUST_NOT_FIRE, *DANGER_NOW_DOES_NOT_FIRE, *SIGNS_DO_NOT_FIRE])
 def test_must_not_fire(text: str) -> None:
     assert safety_floor(text) is None
 
@@ -326,19 +371,28 @@ def test_rule_triggers_never_skip_a_match() -> None:
         *SYMPTOMS_DO_NOT_FIRE,
         *(row["text"] for row in _jsonl("tuning2_emergencies.jsonl")),
         *(row["text"] for row in _jsonl("tuning2_non_emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("tuning3_emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("tuning3_non_emergencies.jsonl")),
         *(text for text, _ in DANGER_NOW_FIRES),
         *DANGER_NOW_DOES_NOT_FIRE,
+        *(text for text, _ in SIGNS_FIRE),
+        *SIGNS_DO_NOT_FIRE,
     ]
     # The rules read the typo-corrected text, so that is the one to check.
     texts = [corrected.text if (corrected := safety._correct_typos(t)) else t for t in texts]
     checked = 0
     for rule in safety._RULES:
-        if rule.trigger is None:
+        if rule.trigger is None and not rule.stems:
             continue
         for text in texts:
             for match in rule.pattern.finditer(text):
                 checked += 1
-                assert rule.trigger.search(match.group()), (rule.category, match.group(), text)
+                if rule.trigger is not None:
+                    assert rule.trigger.search(match.group()), (rule.category, match.group(), text)
+                # The stems are a cheaper shortcut still, checked before the trigger.
+                if rule.stems:
+                    phrase = match.group().lower()
+                    assert any(stem in phrase for stem in rule.stems), (rule.stems, phrase, text)
     assert checked > 50
 
 
@@ -413,6 +467,44 @@ def test_second_tuning_rows_are_well_formed() -> None:
         assert row["category"] in {*CATEGORIES, *_OTHER_LABELS}, row
         assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
     for row in _jsonl("tuning2_non_emergencies.jsonl"):
+        assert row["category"] == "none", row
+
+
+# --- the third tuning set (#20): what a person sees, hears, smells and feels -------------------
+# A development set too: written before the rules changed for it (74/113 fired then), tuned on
+# since. Keyword-free rows are most of it; the holdout is still measured by the benchmark only.
+
+
+def test_recall_on_the_third_tuning_set_is_at_least_95_percent_for_each_kind() -> None:
+    rows = _jsonl("tuning3_emergencies.jsonl")
+    assert len(rows) >= 100
+    for kind in ("misspelled", "symptoms", "keyword_free"):
+        of_kind = [row for row in rows if row["kind"] == kind]
+        missed = [row["text"] for row in of_kind if safety_floor(row["text"]) is None]
+        assert len(of_kind) >= 20, kind
+        assert (len(of_kind) - len(missed)) / len(of_kind) >= 0.95, (kind, missed)
+
+
+def test_every_third_tuning_hit_span_indexes_the_original_text() -> None:
+    for row in _jsonl("tuning3_emergencies.jsonl"):
+        hit = safety_floor(row["text"])
+        if hit is not None:
+            assert row["text"][hit.start : hit.end] == hit.phrase
+
+
+def test_the_third_tuning_sets_hard_negatives_raise_at_most_5_percent() -> None:
+    rows = _jsonl("tuning3_non_emergencies.jsonl")
+    assert len(rows) >= 50
+    raised = [row["text"] for row in rows if safety_floor(row["text"]) is not None]
+    assert len(raised) / len(rows) <= 0.05, raised
+
+
+def test_third_tuning_rows_are_well_formed() -> None:
+    for row in _jsonl("tuning3_emergencies.jsonl"):
+        assert set(row) == {"text", "category", "kind"}, row
+        assert row["category"] in {*CATEGORIES, *_OTHER_LABELS}, row
+        assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
+    for row in _jsonl("tuning3_non_emergencies.jsonl"):
         assert row["category"] == "none", row
 
 

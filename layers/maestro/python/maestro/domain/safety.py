@@ -196,17 +196,28 @@ _BATTERY_VETO = (
 
 
 # Someone other than the writer, in the third person: who a medical emergency happens to.
+_SOMEBODY_NAMED = (
+    r"(?:(?:my|our|the|a|an|his|her|their|this|that)\W+(?:\w+\W+)?(?:son|daughter|kids?|child|"
+    r"children|baby|toddler|infant|husband|wife|partner|boyfriend|girlfriend|mom|mother|dad|"
+    r"father|grandma|grandmother|grandpa|grandfather|brother|sister|roommate|roomate|neighbou?r|"
+    r"friend|man|woman|guy|lady|person|tenant|boy|girl)|grandma|grandpa|nana|papa|mommy|daddy)"
+)
 _SOMEONE = (
     r"(?:he|she|they|him|her|them|he\W?s|she\W?s|they\W?re|someone|somebody|some\W?one|"
-    r"(?:my|our|the|a|his|her|their)\W+(?:\w+\W+)?(?:son|daughter|kids?|child|children|baby|"
-    r"toddler|infant|husband|wife|partner|boyfriend|girlfriend|mom|mother|dad|father|"
-    r"grandma|grandmother|grandpa|grandfather|brother|sister|roommate|roomate|neighbou?r|"
-    r"friend|man|woman|guy|lady|person|tenant|boy|girl))"
+    rf"{_SOMEBODY_NAMED})"
 )
 # A group of people: carbon monoxide makes several people sick at once.
 _EVERYONE = (
     r"(?:every\W?(?:one|body)|all\W+of\W+us|we\W+all|we\W+both|both\W+of\W+us|us\W+all|"
-    r"(?:whole|entire)\W+(?:family|house|household|apartment)|all\W+(?:the\W+)?(?:kids|family))"
+    r"(?:whole|entire)\W+(?:family|house|household|apartment)|all\W+(?:the\W+)?(?:kids|family)|"
+    r"me\W+and\W+(?:the|my|our)\W+\w+|(?:my|the|our)\W+\w+\W+and\W+(?:i|me)\b|"
+    r"we(?:['’]?re|\W+are|\W+have|\W+keep|\W+both|\W+all))"
+)
+# Symptoms that ease away from home are the classic tell of carbon monoxide in it.
+_BETTER_AWAY = (
+    r"\b(?:better|goes\W+away|go\W+away|went\W+away|gone|fine|ok|okay|clears?\W+up)\W+"
+    r"(?:\w+\W+){0,3}?(?:outside|outdoors|(?:when|once|after)\W+(?:we|i)\W+(?:leave|left|go\W+out|"
+    r"step\W+out|get\W+out)|at\W+(?:work|school))\b"
 )
 # What burns fuel indoors: with several people sick, a source of carbon monoxide.
 _COMBUSTION = (
@@ -234,6 +245,7 @@ def _rule(
     veto: str | None = None,
     requires: str | None = None,
     trigger: str | None = None,
+    stems: str = "",
 ) -> Rule:
     return Rule.of(
         category,
@@ -243,11 +255,13 @@ def _rule(
         requires=requires,
         trigger=trigger,
         flags=re.IGNORECASE,
+        stems=tuple(stems.split()),
     )
 
 
 _SMOKE_VETO = (
     r"cigar\w*|weed|marijuana|\bpot\b|vap(?:e|ing)|tobacco|hookah|second\W*hand|smokers?\b|"
+    r"\bgrill\w*|\bbbq\b|barbe?cue|"
     r"smoke\W+(?:break|shop|show|signals?|screen|and\W+mirrors)"
 )
 # "people smoke in the stairwell" is a complaint about smokers, not a fire.
@@ -426,7 +440,7 @@ _RULES: tuple[Rule, ...] = (
         "emergency",
         # symptoms, no alarm: several people sick at once, with something burning fuel nearby
         rf"\b{_EVERYONE}\W+(?:\w+\W+){{0,6}}?(?:{_BODY_SYMPTOM})",
-        requires=_COMBUSTION,
+        requires=_COMBUSTION + "|" + _BETTER_AWAY,
         veto=r"\bflu\b|covid|virus|\bcold\b|food\W+poison\w*|stomach\W+bug|allerg\w*|paint|"
         r"\bmold\b|\bmould\b|hangover|\bbeer\b|drunk|\bate\b|take\W?out|\bfood\b|dinner|lunch|"
         r"restaurant",
@@ -686,10 +700,11 @@ _RULES: tuple[Rule, ...] = (
         rf"\bdoors?{_gap(3)}(?:kicked|forced|pried|bashed|smashed)\W+(?:in|open|down|off)\b",
         rf"\b(?:kicked|forced|pried|bashed)\W+(?:in\W+|down\W+|open\W+)?(?:my|our|the){_gap(1)}"
         rf"doors?\b",
-        r"\b(?:burglar\w*|burgl[ae]r\w*|burgler\w*|robbed|robbery|home\W+invasion|ransacked)\b",
+        r"\b(?:burglar\w*|burgu?l[ae]r\w*|burgler\w*|robbed|robbery|home\W+invasion|ransacked)\b",
         rf"\b{_PERSON}{_gap(2)}(?:broke|smashed|busted|kicked|forced|pried)\W+(?:\w+\W+){{0,2}}"
         rf"(?:windows?|doors?|locks?)\b",
-        rf"\b{_PERSON}(?:{_A}s|\W+is|\W+was)?\W+(?:in|inside)\W+(?:my|our)\W+(?:apartment|apt|"
+        rf"\b{_PERSON}(?:{_A}s|\W+is|\W+was|\W+has)?(?:\W+been)?\W+(?:in|inside)\W+(?:my|our)\W+"
+        rf"(?:apartment|apt|"
         rf"unit|house|home|room|bedroom|place|basement)\b",
         veto=r"shoes|boots|sneakers|heels|\bgloves?\b|\bbaseball\b|\bmitt\b",
     ),
@@ -818,7 +833,7 @@ _RULES: tuple[Rule, ...] = (
         rf"\bblood\W+(?:is\W+)?everywhere\b|\b(?:lots|so\W+much|pool)\W+of\W+blood\b",
         r"\bchest\W+pains?\b",
         rf"\b(?:fell|fallen|collapsed|lying|laying|on\W+the\W+floor){_gap(6)}(?:and\W+)?"
-        rf"(?:(?:he|she|they|i)\W+)?(?:can{_A}t|cant|cannot|won{_A}t|wont|unable\W+to)\W+(?:get\W+up|move|talk|speak)\b",
+        rf"(?:(?:he|she|they|i)\W+)?(?:can{_A}t|cant|cannot|won{_A}t|wont|unable\W+to)\W+(?:get\W+up|move|talk|speak|answer|respond)\w*\b",
         rf"\b{_SOMEONE}\W+(?:just\W+)?collapsed\b",
         # a chest that hurts from a cough, a past fall, a seizure or choking in a story or a plan
         veto=r"cough\w*|\blol\b|\blast\W+(?:week|month|year|night)|(?:days?|weeks?|months?|years?)"
@@ -827,7 +842,7 @@ _RULES: tuple[Rule, ...] = (
         r"laugh\w*|giggl\w*",
         trigger=r"uncon|unres|respon|limp|blue|purple|gr[ae]y|breath|wake|waking|moving|seiz|"
         r"stroke|attack|convuls|overdos|o\.?d|chok|droop|slurr|bleed|blood|chest|get\W+up|move|"
-        r"talk|speak|collapsed|passed",
+        r"talk|speak|answer|respond|collapsed|passed",
     ),
     _rule(
         "other",
@@ -857,6 +872,287 @@ _RULES: tuple[Rule, ...] = (
         r"\bhoops\b|\bpool\b|basketball",
         trigger=r"gun|shot|shoot|pistol|rifle|firearm|knife|knives|machete|weapon|stab|attack|assault|"
         r"assult|mugged|beat|jumped|punch|chok|strangl|threat|kill|hurt|help",
+    ),
+    # --- what a person sees, hears, smells and feels (third tuning set, #20) -------------------
+    # Each rule pairs a danger sign with what makes it one now: a person's state, a quantity, a
+    # room filling, a second sign. The model judges the rest; these are the floor's backstop.
+    _rule(
+        "other",
+        "emergency",
+        # medical: a person down and not answering, fainted, convulsing, a heart attack's signs,
+        # too many pills, an allergic reaction closing the throat, a head injury and confusion
+        rf"\b{_SOMEONE}{_gap(6)}(?:and\W+)?(?:(?:is|s|was|still)\W+)*(?:won{_A}t|wont|isn{_A}t|"
+        rf"isnt|not|doesn{_A}t|doesnt|can{_A}t|cant)\W+(?:answer|respond|react|talk|speak|"
+        rf"make\W+sense|making\W+sense|open\W+(?:his|her|their)\W+eyes)\w*\b",
+        rf"\b{_SOMEONE}{_gap(3)}(?:just\W+)?(?:fainted|passed\W+out|blacked\W+out|keeled\W+over)\b",
+        r"\b(?:clutching|grabbing|holding)\W+(?:his|her|their|my)\W+chest\b|"
+        r"\b(?:left\W+)?arm\W+(?:is\W+|went\W+|s\W+|going\W+)?numb\b",
+        r"\bfoam\w*\W+(?:at|from)\W+(?:the\W+)?mouth\b|\b(?:shaking|jerking|twitching|convulsing)"
+        r"\W+(?:\w+\W+)?on\W+the\W+(?:floor|ground|bed)\b",
+        r"\b(?:took|swallowed|ate|taken)\W+(?:a\W+(?:bunch|lot|handful|ton|whole\W+bottle)\W+of|"
+        r"too\W+many|all\W+(?:of\W+)?(?:his|her|my|their|the))\W+(?:\w+\W+)?(?:pills|meds|"
+        r"medicine|medication|tablets)\b",
+        r"\bal+erg\w*\W+(?:reaction|attack)\b|\banaphyla\w*|\bthroat\W+(?:is\W+)?(?:\w+\W+)?"
+        r"(?:closing|swelling|swollen)\b",
+        r"\b(?:hit|banged|smacked|cracked)\W+(?:his|her|their|my)\W+head\b",
+        veto=r"\blol\b|\blast\W+(?:week|month|year|night)|(?:days?|weeks?|months?|years?)\W+ago|"
+        r"yesterday|\bokay\W+now\b|\bfine\W+now\b|\bbetter\W+now\b|recover\w*|\bgame\b|"
+        r"\bmovie\b|\bshow\b|\bbook\b|phone|\bapp\b|\bemails?\b|\btexts?\b|\bcalls?\b|"
+        r"voicemail|door\W*bell|knock\w*|\bletters?\b|\bnotes?\b|\bemployees?\b|\bstaff\b|"
+        r"landlord|manager|\boffice\b|\bcompany\b|plumber|contractor|vendor|technician",
+        stems=(
+            "answer respond react talk speak make making open faint passed blacked keeled chest "
+            "numb foam shaking jerking twitching convuls pills meds medic tablets erg anaphyla "
+            "throat head"
+        ),
+        trigger=rf"(?:won{_A}t|wont|isn{_A}t|isnt|not|doesn{_A}t|doesnt|can{_A}t|cant)\W+(?:answer|"
+        r"respond|react|talk|speak|make|making|open)|faint|passed\W+out|blacked|keeled|chest|"
+        r"numb|foam|shaking|jerking|twitching|convuls|pills|meds|medic|tablets|erg|anaphyla|"
+        r"throat|head",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # stings or bees where someone is allergic
+        r"\b(?:stung|stings?|bees?|wasps?|hornets?|yellow\W?jackets?)\b",
+        requires=r"\b(?<!not )(?<!isn't )(?<!isnt )allerg\w*",
+        stems="stung sting bee wasp hornet jacket",
+        trigger=r"stung|sting|\bbees?\b|wasp|hornet|yellow\W?jacket",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # violence: a threat reported as said, a gun heard, someone hurt by a person now
+        rf"\b(?:says?|said|saying|yell\w*|scream\w*|shout\w*|threaten\w*|told\W+(?:me|us)|"
+        rf"texted|keeps\W+saying)\W+(?:that\W+)?(?:he|she|they)(?:{_A}?ll|\W+will|{_A}?s\W+"
+        rf"(?:going\W+to|gonna)|\W+(?:is|are|was|were)\W+(?:going\W+to|gonna))\W+(?:\w+\W+)?"
+        rf"(?:kill|hurt|shoot|stab|beat|burn|torch)\W+(?:me|us|her|him|them|my|the\W+"
+        rf"(?:building|place|house|apartment))\b",
+        r"\bgun\w*\W+(?:go|goes|going|went)\W+off\b|\bheard\W+(?:a\W+|some\W+)?(?:gun\W?)?"
+        r"shots?\b",
+        r"\b(?:punched|kicked|choked|strangled|slapped|beat|attacked|stabbed|hit)\W+me\W+"
+        r"(?:and|in\W+the|so|until|again|hard)\b",
+        veto=_NOT_A_WEAPON + r"|\bmovie\b|\bgame\b|\bshow\b|\btv\b|\bvideo\b|\blol\b|\bjk\b|"
+        r"\bjoking\b|\bkidding\b|\bif\W+(?:the|you|my|this|it)\b|(?:days?|weeks?|months?|years?)"
+        r"\W+ago|last\W+(?:week|month|year)",
+        stems=(
+            "kill hurt shoot stab beat burn torch gun shot punch kick chok strangl slap attack hit"
+        ),
+        trigger=r"kill|hurt|shoot|stab|beat|burn|torch|gun|shot|punch|kick|chok|strangl|slap|"
+        r"attack|hit\W+me",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # someone stuck somewhere they cannot leave, or pinned under something
+        rf"\b(?:can{_A}t|cant|cannot|unable\W+to)\W+get\W+(?:\w+\W+)?out\b",
+        rf"\b(?:elevator|elavator|elevater|lift){_gap(3)}(?:dropped|fell|stopped|jammed|stuck|"
+        rf"(?:doors?\W+)?(?:won{_A}t|wont|will\W+not)\W+open)\b",
+        r"\b(?:stuck|trapped|stranded)\W+(?:up\W+)?on\W+(?:the\W+|a\W+)?(?:roof|ledge|balcony|"
+        r"fire\W*escape|scaffold\w*)\b",
+        r"\b(?:locked|shut)\W+(?:behind|in\W+with)\W+(?:him|her|them|me|us)\b",
+        r"\b(?:pinned|crushed|trapped|stuck)\W+(?:\w+\W+)?(?:under|beneath|between)\b",
+        requires=r"\b(?:locked|stuck|trapped|jammed|shut|elevator|elavator|elevater|lift|"
+        r"inside|in\W+here|with\W+me|people|someone|somebody|kids?|son|daughter|baby|him|her|"
+        r"freezing|cold|roof|ledge)\b",
+        veto=r"\blease\b|contract|\bbed\b|\bdebt\b|traffic|\brut\b|habit|parking|driveway|"
+        r"\bspot\b|\bdeal\b|\bplans?\b|\bclass\b|\bshift\b|meeting|\bmud\b|\bsnow\b|"
+        r"\bcar\b(?!\W+with)|\bstain\b|yesterday|\bearlier\b|\bago\b|\blast\W+(?:night|week)|"
+        r"working\W+now|\bfixed\b|\bworks\W+now\b|\bjar\b|\blid\b|splinter|\bcouch\b|\bsofa\b|"
+        r"\bstuck\W+(?:under|between)\W+(?:the\W+)?(?:couch|sofa|fridge|stove|bed|cushions?|door)",
+        stems=(
+            "get elevator elavator elevater lift stuck trapped stranded locked shut pinned crushed"
+        ),
+        trigger=rf"(?:can{_A}t|cant|cannot|unable\W+to)\W+get|elevator|elavator|elevater|lift|"
+        r"stuck|trapped|stranded|locked|shut|pinned|crushed",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # something heavy came down on a person
+        rf"\b(?:fell|came\W+down|collapsed|landed|crashed|closed|slammed)\W+(?:right\W+)?on\W+"
+        rf"(?:top\W+of\W+)?{_SOMEBODY_NAMED}\b",
+        veto=r"\blol\b|birthday|anniversary|\bday\b|\bnight\b|\bweek\w*|holiday|\bwatch\b|"
+        r"\bshift\b|asleep|\bfine\b|\bokay\b",
+        stems="fell came collapsed landed crashed closed slammed",
+        trigger=r"(?:fell|came\W+down|collapsed|landed|crashed|closed|slammed)\W+(?:right\W+)?on\b",
+    ),
+    _rule(
+        "carbon_monoxide",
+        "emergency",
+        # exhaust or fumes indoors while someone feels it
+        rf"\b{_SMELL}{_gap(3)}(?:exhaust|fumes|car\W+fumes|a\W+(?:car|garage))\b",
+        r"\bexhaust\W+(?:fumes\W+)?(?:coming|pouring|getting|leaking|smell)\w*",
+        requires=_BODY_SYMPTOM + r"|\b(?:sleepy|wobbly|lethargic)\b",
+        veto=r"\bpaint\w*|varnish|\bglue\b|bleach|cleaner|nail\W+polish|marker|cook\w*|fan\b",
+        stems="exhaust fume sme stink reek odo whiff stench stank",
+        trigger=r"exhaust|fume|sme+l|stink|reek|odo|whiff|stench|stank",
+    ),
+    _rule(
+        "gas",
+        "emergency",
+        # a burner or knob left on without a flame
+        rf"\b(?:burners?|knobs?|stove|oven|range|cooktop|gas){_gap(3)}(?:left\W+on|on\W+for|"
+        rf"was\W+on|been\W+on|turned\W+on)\b",
+        requires=r"\b(?:no|without|not)\W+(?:a\W+|any\W+)?(?:flame|fire|lit)\b|\bunlit\b|"
+        r"\bwasn['’]?t\W+lit\b|\bnever\W+(?:lit|caught)\b",
+        stems="left for was been turned",
+        trigger=r"left\W+on|on\W+for|was\W+on|been\W+on|turned\W+on",
+    ),
+    _rule(
+        "smoke_fire",
+        "emergency",
+        # a thing blackened and still smoking; paint bubbling on a hot wall is a fire behind it
+        r"\b(?:black|blackened|charred|scorched|burnt|burned|melted)\W+(?:and\W+)?(?:(?:is|s|"
+        r"still|now)\W+)*smok(?:ing|in)\b",
+        rf"\b(?:cabinets?|cupboards?|counters?|couch|sofa|mattress|curtains?|carpet|rug|trash|"
+        rf"garbage|bin|can|closet|ceiling|floor|outside|roof|porch|deck){_gap(3)}"
+        rf"(?:(?:is|s|are|still|started|starting)\W+)+smok(?:ing|in)\b",
+        veto=_SMOKE_VETO + r"|\bribs\b|brisket|\bmeat\b|\bsmoker\b|\bbbq\b|grill",
+        trigger=r"smok",
+    ),
+    _rule(
+        "smoke_fire",
+        "emergency",
+        rf"\b(?:paint|wallpaper|plaster|drywall){_gap(2)}(?:bubbl\w*|blister\w*|peeling|"
+        rf"melting|scorch\w*|brown\w*)\b",
+        requires=rf"\b(?:walls?|ceiling|paint)\b{_gap(4)}(?:hot|warm|burning|smoking)\b|"
+        rf"\b(?:hot|warm)\W+(?:to\W+the\W+touch|wall)\b|burn(?:ing|t)\W+smell|smell\w*\W+"
+        rf"(?:like\W+)?(?:burn|smoke)",
+        veto=r"shower|steam|bath|moisture|humid|damp|\bwet\b|\bleak\w*|\bsun\b|summer|heat\W+wave|"
+        r"radiator|heater",
+        stems="paint wallpaper plaster drywall",
+        trigger=r"paint|wallpaper|plaster|drywall",
+    ),
+    _rule(
+        "electrical",
+        "urgent",
+        # a live or hanging wire; a smell at the panel, an outlet or a switch
+        rf"\b(?:wires?|wiring|cables?){_gap(3)}(?:hanging|dangling|sticking\W+out|exposed|"
+        rf"(?:is|are|s|re)\W+(?:still\W+)?live)\b",
+        rf"\b(?:they|it)(?:{_A}?re|{_A}?s|\W+are|\W+is)\W+(?:still\W+)?live\b",
+        rf"\b{_ELEC_STRONG}\b{_gap(3)}{_SMELL}",
+        rf"\b{_SMELL}{_gap(3)}(?:from|at|near|by|behind|around)\W+(?:the\W+|my\W+)?"
+        rf"(?:\w+\W+)?{_ELEC_STRONG}\b",
+        requires=r"\b(?:wires?|wiring|cables?|outlets?|plugs?|sockets?|panel|breakers?|switch\w*|"
+        r"fuse\w*)\b",
+        veto=r"\bpaint\w*|\bnew\b|cleaner|perfume|air\W+freshener|plug\W*in|wax|"
+        r"\bcable\W+(?:tv|box|bill|company)|internet|\bfine\b|\bgood\b|\bnice\b",
+        stems="wir cable live sme stink reek odo whiff fume stench stank",
+        trigger=r"wir|cable|(?:re|s|are|is|still)\W+live\b|sme+l|stink|reek|odo|whiff|fume|stench|"
+        r"stank",
+    ),
+    _rule(
+        "flooding",
+        "emergency",
+        # water up to something, floating things, water that cannot be shut off
+        rf"\bwater{_gap(2)}(?:is\W+|s\W+)?(?:up\W+to|over|above|past|reaching|at)\W+(?:the\W+|my\W+|"
+        rf"our\W+)?(?:\w+\W+)?(?:outlets?|ankles?|knees?|shins?|waist|bottom\W+step|steps?|"
+        rf"baseboards?|doorway|door|bed|couch|mattress)\b",
+        # things afloat indoors, whatever they are (a floating shelf or floor is furniture)
+        r"\b(?:is|are|s|re|were|started|all|just|now)\W+(?:floating|float\w*\W+(?:around|away))\b"
+        r"(?!\W+(?:shel\w*|floors?|vanit\w*|desks?|islands?|docks?|ideas?))",
+        rf"\b(?:can{_A}t|cant|cannot|couldn{_A}t|unable\W+to|won{_A}t|wont)\W+(?:get\W+)?"
+        rf"(?:(?:it|the\W+water|the\W+valve)\W+)?(?:to\W+)?(?:shut|turn|stop)\W+(?:\w+\W+)?off\b",
+        r"\b(?:keeps?|kept)\W+(?:coming|pouring|rushing|seeping|getting)\W+in\W+(?:under|through|"
+        r"thru|from)\b",
+        requires=r"\bwater\b|\bfloat\w*|\bleak\w*|\bpipes?\b|\bvalve\b|\bspray\w*|\bpour\w*|"
+        r"\bgush\w*|\brain\w*|\bflood\w*",
+        veto=r"\bwater\W+(?:bill|bottles?|jug|cooler|filter)|\bpool\b|\bbeach\b|\blake\b|"
+        r"\bboat\b|\bfaucet\b(?!\W+(?:broke|came|snapped|popped))|\balarm\b|\blights?\b|"
+        r"\bslow\b|\bclog\w*",
+        stems="water float off keep kept",
+        trigger=r"water|float|(?:shut|turn|stop)\W+(?:\w+\W+)?off\b|(?:keeps?|kept)\W+(?:coming|"
+        r"pouring|rushing|seeping|getting)\W+in\b",
+    ),
+    _rule(
+        "sewage",
+        "urgent",
+        # another unit's waste coming up in one's own fixtures; a clean-out or septic overflowing
+        rf"\bflush\w*{_gap(3)}(?:comes?|coming|came|bubbles?|bubbling|backs?|backing|pours?)\W+"
+        rf"(?:back\W+)?up\W+(?:in|into|through|thru|out\W+of)\W+(?:my|the|our)\W+(?:\w+\W+)?"
+        rf"(?:tub|bathtub|shower|sinks?|drains?|toilets?)\b",
+        r"\b(?:clean\W?outs?|septic(?:\W+tank)?|manholes?|sewer\W+(?:caps?|lines?|drains?))\W+"
+        r"(?:\w+\W+){0,4}?(?:overflow\w*|backing|backed|bubbl\w*|spill\w*|gushing|erupt\w*)\b",
+        veto=r"\bbills?\b|\bcharges?\b|\bfees?\b|\bpump(?:ed|ing)\W+(?:next|this|last)|"
+        r"inspection",
+        stems="flush clean septic manhole sewer",
+        trigger=r"flush|clean\W?out|septic|manhole|sewer",
+    ),
+    _rule(
+        "no_heat_freezing",
+        "urgent",
+        # the cold felt inside: water freezing indoors, coats in bed, a low reading in here
+        r"\b(?:water|bowl|toilet|glass|dishes)\W+(?:\w+\W+){0,4}?(?:froze|frozen|freezing\W+over"
+        r"|(?:is|are|s)\W+ice)\b",
+        r"\b(?:sleep\w*|wearing|in)\W+(?:our|my|their)\W+(?:winter\W+)?(?:coats|jackets|parkas|"
+        r"hats\W+and\W+gloves)\W+(?:\w+\W+){0,2}?(?:inside|indoors|in\W+(?:here|bed|the))\b",
+        r"\bice\W+on\W+the\W+inside\b",
+        rf"\bpipes?{_gap(2)}(?:might|could|will|may|gonna|gunna|going\W+to|about\W+to)\W+"
+        rf"(?:\w+\W+)?freeze\b",
+        requires=r"\b(?:cold|freez\w*|heat\w*|furnace|boiler|radiators?|heater|froze|frozen|"
+        r"shiver\w*|breath)\b",
+        veto=r"fridge|freezer|refrigerator|ice\W*(?:maker|box|cubes?|tray)|\bminutes?\b|"
+        r"\bmins\b|\bpeople\b|\byears?\b|percent|%|dollars|\bpool\b|\bbill\b|\bac\b|\ba/c\b|"
+        r"air\W+condition\w*|too\W+(?:hot|warm)",
+        stems="froze freez ice coats jackets parkas hats",
+        trigger=r"froze|frozen|freezing|\bice\b|coats|jackets|parkas|hats|freeze",
+    ),
+    _rule(
+        "no_heat_freezing",
+        "urgent",
+        # a reading of the cold indoors: "it's 45 in here", "48 degrees in my apartment"
+        r"(?<![\d.])(?:[2-4]\d|5[0-2])\W*(?:°|degrees?|deg\b)?\W*(?:f\W+)?(?:in\W+here|inside|"
+        r"indoors|in\W+(?:the|my|our)\W+(?:apartment|apt|unit|house|place|bedroom|room))\b",
+        veto=r"fridge|freezer|refrigerator|\bminutes?\b|\bmins\b|\bpeople\b|\bguests?\b|"
+        r"\bkids\b|\byears?\b|percent|%|dollars|\$|\bbucks\b|\bpool\b|\bbill\b|\bboxes\b|"
+        r"\bitems\b|\bpackages?\b|\bcalls?\b|\bpounds?\b|\blbs\b|\bfeet\b|\bft\b|\binch\w*|"
+        r"outside\W+(?:is|it)|\bsummer\b",
+        stems="2 3 4 5",
+        trigger=r"[2-5]\d",
+    ),
+    _rule(
+        "structural",
+        "emergency",
+        # a crack that just opened; a step that gave out; a tree on the house
+        rf"\bcracks?{_gap(3)}(?:opened|opening|appeared|showed\W+up|formed|split|spread\w*)\b",
+        rf"\b(?:steps?|stairs?|treads?|boards?|floor|deck|porch|landing|railing|fire\W*escape)"
+        rf"{_gap(3)}(?:gave|gives|giving)\W+(?:out|way)\b",
+        r"\b(?:floors?|building|house|walls?)\W+(?:(?:is|are|s|now|started|starting)\W+)*"
+        r"(?:slant\w*|slop(?:ing|es)|tilting|leaning|shifting|sinking)\b",
+        rf"\btree{_gap(2)}(?:fell|came\W+down|crashed|landed|falling|coming\W+down)\W+(?:\w+\W+)?"
+        rf"(?:on|onto|into|through|thru)\W+(?:the\W+|my\W+|our\W+)?(?:roof|house|building|"
+        rf"apartment|bedroom|window|wall|porch|deck|balcony)\b",
+        rf"\bfire\W*escape{_gap(3)}(?:and\W+(?:it{_A}s|its|it\W+is)\W+)?(?:coming\W+apart|falling\W+apart|pulling\W+away|loose|"
+        rf"collaps\w*|rusted\W+through|broken)\b",
+        veto=r"\bold\b|years?\W+ago|months?\W+ago|hairline|\bpaint\b|caulk|grout|\bscreen\b|"
+        r"\bphone\b|windshield|\bmirror\b|\btile\b|sidewalk|driveway|\bmug\b|\bplate\b",
+        stems="crack gave give slant slop tilt lean shift sink tree escape",
+        trigger=r"crack|gave|gives|giving|slant|slop|tilting|leaning|shifting|sinking|tree|escape",
+    ),
+    _rule(
+        "break_in",
+        "emergency",
+        # forced entry by its marks: a lock drilled or cut, a window smashed with things taken
+        rf"\b(?:locks?|deadbolt|chain|latch|door\W*frame|frame|windows?|doors?|glass){_gap(3)}"
+        rf"(?:(?:was|is|has|have|been|got|s)\W+)*(?:drilled|cut|pried|jimmied|smashed|shattered|"
+        rf"busted|kicked\W+in|forced|splintered|snapped)\b",
+        r"\b(?:trying|tried|tryna)\W+to\W+(?:force|pry|kick|bust|jimmy|pick)\W+(?:it|the|my|our)",
+        rf"\b{_PERSON}{_gap(4)}(?:trying|tried|tryna)\W+to\W+(?:get|come|climb)\W+in\b{_NOT_IN_HALF}",
+        r"\b(?:bang|pound|slam|kick|ramm)\w*\W+(?:(?:on|into|at|in)\W+)?(?:my|our|the)\W+(?:front\W+|"
+        r"back\W+)?(?:door|window)\w*\b",
+        requires=r"\b(?:stuff|things|belongings|missing|stolen|gone|taken|all\W+over|someone|"
+        r"somebody|some1|scared|afraid|won['’]?t\W+leave|wont\W+leave|trying\W+to\W+get\W+in|"
+        r"open|ransack\w*|mess|laptop|tv|jewelry|someones)\b|\bbeen\W+in\b",
+        veto=r"\bball\b|baseball|soccer|\bhail\b|\bstorm\b|\bwind\b|\bbird\b|\bkids?\W+(?:were|was)"
+        r"\W+playing|landlord|maintenance|locksmith|\bmusic\b|\bparty\b",
+        stems=(
+            "drilled cut pried jimmied smashed shattered busted kicked forced splintered snapped "
+            "try tried tryna bang pound slam kick ramm"
+        ),
+        trigger=r"drilled|cut|pried|jimmied|smashed|shattered|busted|kicked|forced|splintered|"
+        r"snapped|(?:trying|tried|tryna)\W+to\W+(?:force|pry|kick|bust|jimmy|pick|get\W+in|"
+        r"come\W+in|climb\W+in)|bang|pound|slam|kick|ramm",
     ),
 )
 
