@@ -284,14 +284,72 @@ SIGNS_DO_NOT_FIRE: list[str] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "category"), [*MUST_FIRE, *DANGER_NOW_FIRES, *SIGNS_FIRE])
+# The fourth tuning set's rules (#20): wordings that are in no labeled set; each fired on none of
+# the rules before them.
+SIGNS4_FIRE: list[tuple[str, str]] = [
+    ("my nephew swallowed one of those little round batteries", "other"),
+    ("the toddler got into the drain cleaner under the sink", "other"),
+    ("my 4 year old is standing on the window sill and the screen is out", "other"),
+    ("my baby was left in the car and its hot out", "other"),
+    ("a girl is stuck inside the dryer in the laundry room", "other"),
+    ("the lift door slid open and theres an empty shaft", "other"),
+    ("the old lady fell in the parking garage near the ramp and isnt moving", "other"),
+    ("her wrist is bent the wrong way after she slipped on the ice", "other"),
+    ("we heard three shots and a car speeding off", "other"),
+    ("the guy downstairs keeps yelling he will kill everybody", "other"),
+    ("someone is screaming help over and over in the courtyard", "other"),
+    ("my neighbor is swinging a knife at his brother", "other"),
+    ("there is blood all over the elevator floor", "other"),
+    ("the basement smells like burnt matches", "gas"),
+    ("the furnace flue pipe fell off and my head is pounding", "carbon_monoxide"),
+    ("the alarm in the hall is wailing and both of us feel sick", "carbon_monoxide"),
+    ("theres popping and crackling behind the bedroom wall", "electrical"),
+    ("the hallway is filled up with smoke", "smoke_fire"),
+    ("its raining in the kitchen, right on the stove", "flooding"),
+    ("the broken hose bib is gushing water onto the basement wall", "flooding"),
+    ("the shutoff valve wont budge and the pipe is leaking", "flooding"),
+    ("the carpet is soaked and its still rising", "flooding"),
+    ("when the guy above me flushes it bubbles into my tub", "sewage"),
+    ("heater hasnt been warm for days and theres frost inside the windows", "no_heat_freezing"),
+    ("the toilet bowl has a thin layer of ice", "no_heat_freezing"),
+    ("only cold air from the furnace and its snowing", "no_heat_freezing"),
+    ("we found boot prints all over the kitchen floor and the laptop is missing", "break_in"),
+]
+
+SIGNS4_DO_NOT_FIRE: list[str] = [
+    "my kid swallowed a grape seed, hes fine, just wanted to ask about the pool hours",
+    "the batteries in the remote died, can you bring some",
+    "the bleach smell from the laundry room is strong, can you open the window",
+    "the window sill in my son's room is rotting",
+    "i left my keys in the car, can the office open the gate",
+    "the dryer is stuck on the cool cycle",
+    "the elevator shaft light is out, the tech said",
+    "we heard a shot of espresso machine noise all day lol",
+    "can someone help me move a couch tomorrow, i'll be yelling help if it falls lol",
+    "the stream behind the building is running high after the rain",
+    "rain is coming down hard but everything inside is dry",
+    "the valve under the sink wont turn, its stiff but nothing is leaking",
+    "its 68 in the kitchen, can you check the thermostat",
+    "theres frost on the windows outside in the morning",
+    "the flue cap on the roof looks rusty",
+    "the movers left footprints in the hallway",
+    "a small fire in the fireplace last week left soot on the mantle",
+    "the smoke from the neighbors grill is outside but comes in the window",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "category"), [*MUST_FIRE, *DANGER_NOW_FIRES, *SIGNS_FIRE, *SIGNS4_FIRE]
+)
 def test_must_fire(text: str, category: str) -> None:
     hit = safety_floor(text)
     assert hit is not None, text
     assert hit.category == category, hit
 
 
-@pytest.mark.parametrize("text", [*MUST_NOT_FIRE, *DANGER_NOW_DOES_NOT_FIRE, *SIGNS_DO_NOT_FIRE])
+@pytest.mark.parametrize(
+    "text", [*MUST_NOT_FIRE, *DANGER_NOW_DOES_NOT_FIRE, *SIGNS_DO_NOT_FIRE, *SIGNS4_DO_NOT_FIRE]
+)
 def test_must_not_fire(text: str) -> None:
     assert safety_floor(text) is None
 
@@ -377,6 +435,10 @@ def test_rule_triggers_never_skip_a_match() -> None:
         *DANGER_NOW_DOES_NOT_FIRE,
         *(text for text, _ in SIGNS_FIRE),
         *SIGNS_DO_NOT_FIRE,
+        *(row["text"] for row in _jsonl("tuning4_emergencies.jsonl")),
+        *(row["text"] for row in _jsonl("tuning4_non_emergencies.jsonl")),
+        *(text for text, _ in SIGNS4_FIRE),
+        *SIGNS4_DO_NOT_FIRE,
     ]
     # The rules read the typo-corrected text, so that is the one to check.
     texts = [corrected.text if (corrected := safety._correct_typos(t)) else t for t in texts]
@@ -505,6 +567,39 @@ def test_third_tuning_rows_are_well_formed() -> None:
         assert row["category"] in {*CATEGORIES, *_OTHER_LABELS}, row
         assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
     for row in _jsonl("tuning3_non_emergencies.jsonl"):
+        assert row["category"] == "none", row
+
+
+def test_recall_on_the_fourth_tuning_set_is_at_least_95_percent_for_each_kind() -> None:
+    rows = _jsonl("tuning4_emergencies.jsonl")
+    assert len(rows) >= 80
+    for kind in ("misspelled", "symptoms", "keyword_free"):
+        of_kind = [row for row in rows if row["kind"] == kind]
+        missed = [row["text"] for row in of_kind if safety_floor(row["text"]) is None]
+        assert len(of_kind) >= 15, kind
+        assert (len(of_kind) - len(missed)) / len(of_kind) >= 0.95, (kind, missed)
+
+
+def test_every_fourth_tuning_hit_span_indexes_the_original_text() -> None:
+    for row in _jsonl("tuning4_emergencies.jsonl"):
+        hit = safety_floor(row["text"])
+        if hit is not None:
+            assert row["text"][hit.start : hit.end] == hit.phrase
+
+
+def test_the_fourth_tuning_sets_hard_negatives_raise_at_most_5_percent() -> None:
+    rows = _jsonl("tuning4_non_emergencies.jsonl")
+    assert len(rows) >= 40
+    raised = [row["text"] for row in rows if safety_floor(row["text"]) is not None]
+    assert len(raised) / len(rows) <= 0.05, raised
+
+
+def test_fourth_tuning_rows_are_well_formed() -> None:
+    for row in _jsonl("tuning4_emergencies.jsonl"):
+        assert set(row) == {"text", "category", "kind"}, row
+        assert row["category"] in {*CATEGORIES, *_OTHER_LABELS}, row
+        assert row["kind"] in {"misspelled", "symptoms", "keyword_free"}, row
+    for row in _jsonl("tuning4_non_emergencies.jsonl"):
         assert row["category"] == "none", row
 
 

@@ -117,7 +117,8 @@ _HEAT_DEAD = _alt(
     rf"not{_SEP}(?:work\w*|on|coming\W+on|turning\W+on|kicking\W+on)",
     rf"(?:isn{_A}t|aren{_A}t|ain{_A}t|isnt|arent){_SEP}(?:work\w*|on|coming\W+on|turning\W+on)",
     rf"(?:doesn{_A}t|don{_A}t|doesnt|dont|didn{_A}t|didnt){_SEP}(?:work|come\W+on|turn\W+on|start)",
-    rf"(?:hasn{_A}t|haven{_A}t|hasnt|havent){_SEP}(?:been{_SEP})?(?:work\w*|come\W+on|on)",
+    rf"(?:hasn{_A}t|haven{_A}t|hasnt|havent){_SEP}(?:been{_SEP})?(?:work\w*|come\W+on|on|warm|hot|"
+    r"heating)",
     rf"(?:won{_A}t|wont|will\W+not){_SEP}(?:turn|come|kick|start|work|fire|light)\w*",
     r"stopped(?:\W+working)?",
     r"quit(?:\W+working)?",
@@ -145,6 +146,7 @@ _COLD = _alt(
     r"(?<![\d.])(?:[0-5]?\d|6[0-2])\W*(?:°|degrees?|deg\b)",
     r"(?<![\d.])[1-5]\d\W+(?:in\W+here|inside|indoors|in\W+the\W+(?:apartment|apt|unit|house))",
     r"snow\w*",
+    r"frost\w*",
     r"ic(?:e|y)\b",
     r"frigid",
     r"cold",
@@ -225,7 +227,10 @@ _COMBUSTION = (
     r"garage|car\W+(?:running|idling)|kerosene|propane|grill|chimney|flue|vent)\b"
 )
 # Weapons, and the tools and toys that share their names.
-_WEAPON = r"(?:guns?|gunn|pistols?|rifles?|shotguns?|firearms?|knife|knives|machete|weapons?)"
+_WEAPON = (
+    r"(?:guns?|gunn|pistols?|rifles?|shotguns?|firearms?|knife|knives|knif|nife|machete|"
+    r"weapons?)"
+)
 _NOT_A_WEAPON = (
     r"\b(?:nail|caulk\w*|glue|staple|heat|spray|water|squirt|nerf|toy|paint|grease|foam|"
     r"butter|putty|utility|box|steak|bread|kitchen|pocket)\W+(?:guns?|knife|knives)\b|"
@@ -266,7 +271,7 @@ _SMOKE_VETO = (
 )
 # "people smoke in the stairwell" is a complaint about smokers, not a fire.
 _SMOKE_AS_VERB = r"(?<!people )(?<!they )(?<!he )(?<!she )(?<!i )(?<!we )(?<!to )(?<!you )"
-_FIRE = r"(?:fi+re|fyre|fier)"
+_FIRE = r"(?:fi+re|fyre|fier|fiyre|fiyer)"
 _FIRE_NOUN = (
     rf"{_FIRE}\b(?!\W*(?:alarms?|extinguishers?|escapes?|drills?|inspections?|doors?|exits?|"
     r"codes?|safety|marshal|hydrants?|pits?|place|wall|works|fighters?|m[ae]n|proof|rated|rating|"
@@ -307,12 +312,15 @@ _RULES: tuple[Rule, ...] = (
         rf"\b{_GAS_SOURCE}{_gap(4)}hiss\w*",
         rf"\b(?:sulf|sulph)\w*{_gap(2)}(?:{_SMELL})",
         rf"\b{_SMELL}{_gap(3)}(?:sulf|sulph)\w*",
+        # a struck match, rotten cabbage: how people describe the odorant without saying "gas"
+        rf"\b{_SMELL}{_gap(3)}(?:(?:a|struck|burnt|lit)\W+)+match(?:es)?\b|"
+        rf"\b{_SMELL}{_gap(3)}rott?(?:en|on)\W+cabbage\b",
         # a burner hisses for a moment before it lights: that is how it works
         veto=r"(?:before|until|then|and|till)\W+(?:it\W+|the\W+\w+\W+)?(?:lights|ignites|catches)|"
         r"radiator|steam|kettle|fridge|refrigerator|freezer|\btires?\b|snake|\bcats?\b|"
         r"speaker|radio|\btv\b|static|pressure\W+cooker|air\W+fryer|espresso|coffee|"
         r"(?:hot\W+)?water\W+(?:smells?|stinks?|reeks?)|tap\W+water|faucet|shower|well\W+water",
-        trigger=r"hiss|sulf|sulph",
+        trigger=r"hiss|sulf|sulph|match|cabbage",
     ),
     # --- carbon monoxide ------------------------------------------------------------------------
     _rule(
@@ -343,7 +351,7 @@ _RULES: tuple[Rule, ...] = (
         # and an alarm explained by cooking or a test, are left to the other rules
         rf"\b(?:alarms?|detectors?|detecter|sensors?|monitors?)\b{_gap(5)}(?:go(?:ing|in)?\W+off|"
         rf"goes\W+off|went\W+off|gone\W+off|beep\w*|sound\w*|ring\w*|blar\w*|scream\w*|"
-        rf"won{_A}t\W+stop|wont\W+stop|keeps?\W+going)",
+        rf"shriek\w*|wail\w*|squeal\w*|going\W+crazy|won{_A}t\W+stop|wont\W+stop|keeps?\W+going)",
         r"\bbeep(?:ing|s|ed|in)?\b",
         requires=_BODY_SYMPTOM,
         veto=_BATTERY_VETO + r"|smoke\W*(?:alarm|detector)|fire\W*alarm|\bcar\b|alarm\W+clock|"
@@ -378,7 +386,9 @@ _RULES: tuple[Rule, ...] = (
         r"spreading)\b",
         r"\b(?:in|into)\W+flames\b",
         rf"\b(?:see|saw|seeing|{_THERES}){_gap(1)}flames?\b",
-        trigger=r"fi+re|fyre|fier|fir\b|flame|burning",
+        # a fire told as past ("a small grease fire last month, its fine") is a repair story
+        veto=r"\blast\W+(?:week|month|year|summer|winter)\b|\b(?:weeks?|months?|years?)\W+ago\b",
+        trigger=r"fi+re|fyre|fier|fiyre|fiyer|fir\b|flame|burning",
     ),
     _rule(
         "smoke_fire",
@@ -388,13 +398,14 @@ _RULES: tuple[Rule, ...] = (
         rf"filling|fills|filled|rising|everywhere|spreading|seeping|leaking|pour\w*|com(?:in|es)|"
         rf"from|out\W+of|inside|under|in\W+(?:the|my|our|here|this|every))\b",
         # someone sees or smells smoke: "theres smoke", "i smell smoke", "full of smoke"
-        rf"\b(?:{_THERES}|see|seeing|saw|{_SMELL}(?:\W+{_LIKE})?|full\W+of|filled\W+with|"
-        rf"filling\W+with|lots\W+of|so\W+much|black|thick|heavy|white|gr[ae]y){_gap(1)}{_SMOKE}\b"
+        rf"\b(?:{_THERES}|see|seeing|saw|{_SMELL}(?:\W+{_LIKE})?|full\W+of|"
+        rf"fill(?:ed|ing|s)?\W+(?:up\W+)?with|lots\W+of|so\W+much|black|thick|heavy|white|gr[ae]y){_gap(1)}{_SMOKE}\b"
         rf"(?!\W+(?:detector|alarm|break))",
         # an appliance or part that is smoking: "outlet is smoking", "the dryer started smoking"
         rf"\b(?:{_ELEC}|{_APPLIANCE}){_gap(2)}smok(?:ing|in|es|ed)\b",
         r"^\W*smoke\W*$|\bsmoke\W*!+",
-        veto=_SMOKE_VETO,
+        # smoke said to be outdoors ("from the neighbors fireplace but it's outside") is not in here
+        veto=_SMOKE_VETO + r"|\b(?:but|it['’]?s|it\W+is)\W+(?:all\W+|just\W+|only\W+)?outside\b",
         trigger=r"smo+a?k",
     ),
     _rule(
@@ -507,7 +518,13 @@ _RULES: tuple[Rule, ...] = (
         rf"\b{_SMELL}{_SEP}(?:(?:really|very|so|kinda|like)\W+)?hot\b(?!\W+(?:sauce|food|dog))",
         # the sound first: "crackling noise in the wall behind the outlet"
         rf"\b(?:crackl\w*|sizzl\w*|buzz\w*|popping|arcing){_gap(6)}{_ELEC_STRONG}\b",
-        trigger=r"hot|warm|crackl|sizzl|flash|buzz|popping|arcing",
+        # a wire burning out of sight: crackling inside a wall; an arc seen as a flash and a pop
+        r"\b(?:crackl\w*|sizzl\w*|popping|arcing)\W+(?:\w+\W+)?(?:in|inside|behind|within|from)\W+"
+        r"(?:the\W+|my\W+|our\W+)?(?:\w+\W+)?walls?\b",
+        rf"\b(?:blue|white|bright)\W+(?:flash|spark|arc)\w*{_gap(3)}(?:and\W+)?(?:a\W+)?"
+        rf"(?:loud\W+)?(?:pop|bang|boom)\b|\bflash\w*\W+and\W+(?:a\W+)?(?:loud\W+)?(?:pop|bang)"
+        rf"\b(?={_gap(8)}(?:plug\w*|outlets?|sockets?|switch\w*|panel|breakers?|walls?)\b)",
+        trigger=r"hot|warm|crackl|sizzl|flash|buzz|popping|arcing|blue|white|bright",
     ),
     _rule(
         "electrical",
@@ -615,7 +632,14 @@ _RULES: tuple[Rule, ...] = (
         r"under\W?water|flooded|swamped)\b",
         rf"\b{_PLACE}{_gap(2)}(?:is|s|looks)\W+(?:like\W+)?an?\W+(?:lake|pond|pool|swimming\W+pool|"
         rf"river|swamp)\b",
-        veto=r"\bsun\w*|\blight\w*|\bnois\w*|\bcomplaints?\b|\bviews?\b|\bpaint\b",
+        # rain indoors, a river down the stairs: water where no weather reaches
+        r"\b(?:rain\w*)\W+(?:on\W+(?:us|me|my|our|the\W+(?:bed|couch|floor|stove))|inside|"
+        r"indoors|in\W+(?:my|our|the)\W+(?:bedroom|kitchen|bathroom|living|hall\w*|apartment|apt|"
+        r"unit|room|closet|house))\b",
+        r"\b(?:a\W+)?(?:river|waterfall|stream|creek)\W+(?:is\W+|s\W+)?(?:going|running|coming|"
+        r"pouring|flowing|rushing)\W+(?:down|through|thru|across|into|under|out)\b",
+        veto=r"\bsun\w*|\blight\w*(?!\W+fixture)|\bnois\w*|\bcomplaints?\b|\bviews?\b|\bpaint\b|"
+        r"\bweather\b|forecast|\bumbrella|\bsongs?\b|\bmusic\b|\bgames?\b",
     ),
     # --- sewage ---------------------------------------------------------------------------------
     _rule(
@@ -663,6 +687,7 @@ _RULES: tuple[Rule, ...] = (
         rf"\b(?:no|without){_gap(1)}(?:{_HEAT}|hot\W+air)\b{_NOT_AN_ISSUE}",
         rf"\b{_HEAT}{_gap(3)}{_HEAT_DEAD}",
         _NO_HEAT_HAVE,
+        rf"\b(?:nothing\W+but|only|just)\W+(?:ice\W+)?cold\W+air\W+(?:\w+\W+){{0,3}}?{_HEAT}\b",
         requires=_COLD,
     ),
     _rule(
@@ -830,18 +855,24 @@ _RULES: tuple[Rule, ...] = (
         rf"\bbleed\w*\W+(?:\w+\W+)?(?:a\W+lot|alot|badly|bad\b|heavily|everywhere|"
         rf"won{_A}t\W+stop|wont\W+stop|so\W+much|profusely|like\W+crazy)|"
         rf"\b(?:won{_A}t|wont|can{_A}t|cant)\W+stop\W+(?:the\W+)?bleed\w*|"
-        rf"\bblood\W+(?:is\W+)?everywhere\b|\b(?:lots|so\W+much|pool)\W+of\W+blood\b",
+        rf"\bblood\W+(?:is\W+)?(?:everywhere|all\W+over)\b|\b(?:lots|so\W+much|pool)\W+of\W+blood\b",
         r"\bchest\W+pains?\b",
         rf"\b(?:fell|fallen|collapsed|lying|laying|on\W+the\W+floor){_gap(6)}(?:and\W+)?"
         rf"(?:(?:he|she|they|i)\W+)?(?:can{_A}t|cant|cannot|won{_A}t|wont|unable\W+to)\W+(?:get\W+up|move|talk|speak|answer|respond)\w*\b",
         rf"\b{_SOMEONE}\W+(?:just\W+)?collapsed\b",
+        rf"\b(?:fell|fallen|collapsed|dropped|lying|laying){_gap(10)}(?:and\W+)?(?:(?:is|s|still)\W+)*"
+        rf"(?:not|isn{_A}t|isnt|hasn{_A}t|hasnt|stopped)\W+(?:moving|breathing|responding|"
+        rf"answering)\b",
+        r"\b(?:bent|twisted|pointing)\W+the\W+wrong\W+way\b|\bbones?\W+(?:is\W+|are\W+)?"
+        r"(?:sticking|poking)\W+out\b",
         # a chest that hurts from a cough, a past fall, a seizure or choking in a story or a plan
-        veto=r"cough\w*|\blol\b|\blast\W+(?:week|month|year|night)|(?:days?|weeks?|months?|years?)"
-        r"\W+ago|yesterday|\bokay\W+now\b|\bfine\W+now\b|\bbetter\W+now\b|recover\w*|"
+        veto=r"cough\w*|\blol\b|(?<!since )\blast\W+(?:week|month|year|night)|"
+        r"(?:days?|weeks?|months?|years?)\W+ago|yesterday|\bokay\W+now\b|\bfine\W+now\b|\bbetter\W+now\b|recover\w*|"
         r"\bgame\b|\bmovie\b|\bshow\b|\bbook\b|phone|\bapp\b|screen|website|router|wifi|"
         r"laugh\w*|giggl\w*",
         trigger=r"uncon|unres|respon|limp|blue|purple|gr[ae]y|breath|wake|waking|moving|seiz|"
-        r"stroke|attack|convuls|overdos|o\.?d|chok|droop|slurr|bleed|blood|chest|get\W+up|move|"
+        r"stroke|attack|convuls|overdos|o\.?d|chok|droop|slurr|bleed|blood|chest|get\W+up|mov|breath|"
+        r"wrong\W+way|sticking|poking|"
         r"talk|speak|answer|respond|collapsed|passed",
     ),
     _rule(
@@ -851,7 +882,7 @@ _RULES: tuple[Rule, ...] = (
         rf"\b{_WEAPON}\W*(?:shots?|fire\b|fired)|\bshots\W+(?:fired|in|outside|from)\b|"
         rf"\bgun\W?shots?\b",
         rf"\b(?:with|has|had|have|got|pulled|pulling|pointing|pointed|waving|holding|carrying|"
-        rf"brandishing)\W+(?:a\W+|an\W+|his\W+|her\W+|their\W+)?{_WEAPON}\b",
+        rf"brandishing|swinging|swings|wielding)\W+(?:a\W+|an\W+|his\W+|her\W+|their\W+)?{_WEAPON}\b",
         rf"\b{_WEAPON}\W+(?:pointed|pulled|out)\b",
         r"\b(?:got|been|was|is|being|were|are|just)\W+(?:stabbed|shot|attacked|assaulted|"
         r"mugged|beaten|jumped)\b",
@@ -867,10 +898,13 @@ _RULES: tuple[Rule, ...] = (
         rf"\W+(?:that\W+)?(?:he|she|they)(?:{_A}ll|ll|\W+will|\W+(?:is|s|are)\W+(?:going\W+to|"
         rf"gonna))\W+(?:kill|hurt|shoot|stab)\W+(?:me|us|her|him|them|my)\b",
         r"\b(?:screaming|yelling|crying|calling|begging|shouting)\W+for\W+help\b",
+        # a cry for help quoted: "a woman is screaming help me", "someone yelling 'help'"
+        r"\b(?:screaming|screams|yelling|yells|shouting|shouts|crying|cries)\W+[\"'“‘]?help\b"
+        r"(?!\W+(?:with|finding|find|moving|carry\w*|them|us\W+(?:with|move|find)))",
         veto=_NOT_A_WEAPON + r"|\bants?\b|\bbugs?\b|roach\w*|mosquito\w*|wasps?|\bbees?\b|"
         r"\bmice\b|\brats?\b|photo|\bvideo\b|\bmovie\b|\bgame\b|\bshow\b|\btv\b|\bfilm\w*|"
-        r"\bhoops\b|\bpool\b|basketball",
-        trigger=r"gun|shot|shoot|pistol|rifle|firearm|knife|knives|machete|weapon|stab|attack|assault|"
+        r"\bhoops\b|\bpool\b|basketball|\blol\b",
+        trigger=r"gun|shot|shoot|pistol|rifle|firearm|knif|nife|knives|machete|weapon|stab|attack|assault|"
         r"assult|mugged|beat|jumped|punch|chok|strangl|threat|kill|hurt|help",
     ),
     # --- what a person sees, hears, smells and feels (third tuning set, #20) -------------------
@@ -926,10 +960,12 @@ _RULES: tuple[Rule, ...] = (
         rf"\b(?:says?|said|saying|yell\w*|scream\w*|shout\w*|threaten\w*|told\W+(?:me|us)|"
         rf"texted|keeps\W+saying)\W+(?:that\W+)?(?:he|she|they)(?:{_A}?ll|\W+will|{_A}?s\W+"
         rf"(?:going\W+to|gonna)|\W+(?:is|are|was|were)\W+(?:going\W+to|gonna))\W+(?:\w+\W+)?"
-        rf"(?:kill|hurt|shoot|stab|beat|burn|torch)\W+(?:me|us|her|him|them|my|the\W+"
+        rf"(?:kill|hurt|shoot|stab|beat|burn|torch)\W+(?:me|us|her|him|them|my|you|"
+        rf"some\W?(?:body|one)|every\W?(?:body|one)|people|the\W+"
         rf"(?:building|place|house|apartment))\b",
-        r"\bgun\w*\W+(?:go|goes|going|went)\W+off\b|\bheard\W+(?:a\W+|some\W+)?(?:gun\W?)?"
-        r"shots?\b",
+        r"\bgun\w*\W+(?:go|goes|going|went)\W+off\b|\bheard\W+(?:a\W+|some\W+|like\W+|"
+        r"what\W+sounded\W+like\W+|\d+\W+|two\W+|three\W+|a\W+few\W+|several\W+)*(?:gun\W?)?"
+        r"shots?\b(?!\W+(?:at\W+the\W+)?(?:clinic|pharmacy|doctor))",
         r"\b(?:punched|kicked|choked|strangled|slapped|beat|attacked|stabbed|hit)\W+me\W+"
         r"(?:and|in\W+the|so|until|again|hard)\b",
         veto=_NOT_A_WEAPON + r"|\bmovie\b|\bgame\b|\bshow\b|\btv\b|\bvideo\b|\blol\b|\bjk\b|"
@@ -1056,21 +1092,29 @@ _RULES: tuple[Rule, ...] = (
         rf"(?:(?:it|the\W+water|the\W+valve)\W+)?(?:to\W+)?(?:shut|turn|stop)\W+(?:\w+\W+)?off\b",
         r"\b(?:keeps?|kept)\W+(?:coming|pouring|rushing|seeping|getting)\W+in\W+(?:under|through|"
         r"thru|from)\b",
+        # still rising, spraying everywhere, blasting out, a shut-off valve that won't turn
+        rf"\b(?:it{_A}s|its|it\W+is|it\W+keeps|still|keeps)\W+(?:still\W+)?(?:rising|getting\W+"
+        rf"(?:deeper|higher))\b",
+        r"\b(?:spray|gush|spew|pour|blast|shoot)\w*\W+(?:water\W+)?(?:out\W+)?(?:everywhere|"
+        r"all\W+over)\b|\b(?:blasting|gushing|spewing)\W+(?:out\W+)?water\b",
+        rf"\bvalve{_gap(2)}(?:won{_A}t|wont|doesn{_A}t|doesnt|isn{_A}t|isnt|can{_A}t|cant|will\W+not)"
+        rf"\W+(?:turn|budge|move|close|work)\b",
         requires=r"\bwater\b|\bfloat\w*|\bleak\w*|\bpipes?\b|\bvalve\b|\bspray\w*|\bpour\w*|"
-        r"\bgush\w*|\brain\w*|\bflood\w*",
+        r"\bgush\w*|\brain\w*|\bflood\w*|\bwet\b|\bsoak\w*|\bsquish\w*",
         veto=r"\bwater\W+(?:bill|bottles?|jug|cooler|filter)|\bpool\b|\bbeach\b|\blake\b|"
         r"\bboat\b|\bfaucet\b(?!\W+(?:broke|came|snapped|popped))|\balarm\b|\blights?\b|"
         r"\bslow\b|\bclog\w*",
-        stems="water float off keep kept",
+        stems="water float off keep kept ris deeper higher spray gush spew pour blast shoot valve",
         trigger=r"water|float|(?:shut|turn|stop)\W+(?:\w+\W+)?off\b|(?:keeps?|kept)\W+(?:coming|"
-        r"pouring|rushing|seeping|getting)\W+in\b",
+        r"pouring|rushing|seeping|getting)\W+in\b|rising|deeper|higher|spray|gush|spew|pour|blast|"
+        r"shoot|valve",
     ),
     _rule(
         "sewage",
         "urgent",
         # another unit's waste coming up in one's own fixtures; a clean-out or septic overflowing
         rf"\bflush\w*{_gap(3)}(?:comes?|coming|came|bubbles?|bubbling|backs?|backing|pours?)\W+"
-        rf"(?:back\W+)?up\W+(?:in|into|through|thru|out\W+of)\W+(?:my|the|our)\W+(?:\w+\W+)?"
+        rf"(?:back\W+)?(?:up\W+)?(?:in|into|through|thru|out\W+of)\W+(?:my|the|our)\W+(?:\w+\W+)?"
         rf"(?:tub|bathtub|shower|sinks?|drains?|toilets?)\b",
         r"\b(?:clean\W?outs?|septic(?:\W+tank)?|manholes?|sewer\W+(?:caps?|lines?|drains?))\W+"
         r"(?:\w+\W+){0,4}?(?:overflow\w*|backing|backed|bubbl\w*|spill\w*|gushing|erupt\w*)\b",
@@ -1087,23 +1131,26 @@ _RULES: tuple[Rule, ...] = (
         r"|(?:is|are|s)\W+ice)\b",
         r"\b(?:sleep\w*|wearing|in)\W+(?:our|my|their)\W+(?:winter\W+)?(?:coats|jackets|parkas|"
         r"hats\W+and\W+gloves)\W+(?:\w+\W+){0,2}?(?:inside|indoors|in\W+(?:here|bed|the))\b",
-        r"\bice\W+on\W+the\W+inside\b",
+        r"\b(?:ice|frost)\W+on\W+the\W+inside\b",
+        r"\b(?:toilet|bowl|tub|sink)\W+(?:(?:water|bowl)\W+)?(?:has|had|got)\W+(?:a\W+)?"
+        r"(?:layer\W+of\W+|some\W+|thin\W+)*ice\b",
         rf"\bpipes?{_gap(2)}(?:might|could|will|may|gonna|gunna|going\W+to|about\W+to)\W+"
         rf"(?:\w+\W+)?freeze\b",
         requires=r"\b(?:cold|freez\w*|heat\w*|furnace|boiler|radiators?|heater|froze|frozen|"
-        r"shiver\w*|breath)\b",
+        r"shiver\w*|breath|ice|frost)\b",
         veto=r"fridge|freezer|refrigerator|ice\W*(?:maker|box|cubes?|tray)|\bminutes?\b|"
         r"\bmins\b|\bpeople\b|\byears?\b|percent|%|dollars|\bpool\b|\bbill\b|\bac\b|\ba/c\b|"
         r"air\W+condition\w*|too\W+(?:hot|warm)",
-        stems="froze freez ice coats jackets parkas hats",
-        trigger=r"froze|frozen|freezing|\bice\b|coats|jackets|parkas|hats|freeze",
+        stems="froze freez ice coats jackets parkas hats frost",
+        trigger=r"froze|frozen|freezing|\bice\b|coats|jackets|parkas|hats|freeze|frost",
     ),
     _rule(
         "no_heat_freezing",
         "urgent",
         # a reading of the cold indoors: "it's 45 in here", "48 degrees in my apartment"
         r"(?<![\d.])(?:[2-4]\d|5[0-2])\W*(?:°|degrees?|deg\b)?\W*(?:f\W+)?(?:in\W+here|inside|"
-        r"indoors|in\W+(?:the|my|our)\W+(?:apartment|apt|unit|house|place|bedroom|room))\b",
+        r"indoors|in\W+(?:the|my|our)\W+(?:apartment|apt|unit|house|place|bedroom|room|nursery|"
+        r"kitchen|living\W+room|kids\W+room|baby\W?s\W+room))\b",
         veto=r"fridge|freezer|refrigerator|\bminutes?\b|\bmins\b|\bpeople\b|\bguests?\b|"
         r"\bkids\b|\byears?\b|percent|%|dollars|\$|\bbucks\b|\bpool\b|\bbill\b|\bboxes\b|"
         r"\bitems\b|\bpackages?\b|\bcalls?\b|\bpounds?\b|\blbs\b|\bfeet\b|\bft\b|\binch\w*|"
@@ -1153,6 +1200,81 @@ _RULES: tuple[Rule, ...] = (
         trigger=r"drilled|cut|pried|jimmied|smashed|shattered|busted|kicked|forced|splintered|"
         r"snapped|(?:trying|tried|tryna)\W+to\W+(?:force|pry|kick|bust|jimmy|pick|get\W+in|"
         r"come\W+in|climb\W+in)|bang|pound|slam|kick|ramm",
+    ),
+    # --- what a person sees, continued (fourth tuning set, #20) --------------------------------
+    _rule(
+        "other",
+        "emergency",
+        # a child (or anyone) who swallowed or drank something that poisons or burns inside
+        r"\b(?:swallow(?:ed|ing)?|drank|drink(?:ing)?|ate|eaten|eating|chew(?:ed|ing)|got\W+into)"
+        r"\W+(?:[\w'’]+\W+){0,8}?(?:(?:button\W+)?batter(?:y|ies)|magnets?|bleach|detergent|"
+        r"(?:laundry|tide|dishwasher)\W+pods?|poison|antifreeze|drain\W+cleaner|drano|lye|ammonia|"
+        r"pesticide|lighter\W+fluid|gasoline|windshield\W+fluid)\b",
+        veto=r"\bbatter(?:y|ies)\W+(?:is\W+|are\W+)?(?:dead|died|low|dying)|\bpoison\W+ivy|"
+        r"\b(?:smells?|tastes?|tasted|tasting)\W+(?:\w+\W+)?(?:like|of)\W+bleach|"
+        r"\bate\W+(?:up|through)\W+(?:the\W+)?batter|\bcharg\w*|\bphone\b|\blol\b|"
+        r"\bfood\W+poison",
+        stems="swallow drank drink ate eaten eating chew got",
+        trigger=r"swallow|drank|drink|\bate\b|eaten|eating|chew|got\W+into",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # a small child where a fall or drowning is one step away
+        r"\b(?:climb\w*|standing|sitting|hanging|leaning)\W+(?:on\W+|over\W+|up\W+|out\W+(?:of\W+)?)?"
+        r"(?:the\W+|a\W+)?(?:balcony\W+)?(?:railing|ledge|window\W*sill|window)\b",
+        r"\b(?:by|near|at|in)\W+(?:the\W+)?(?:deep\W+end|pool|pond|lake)\W+(?:\w+\W+)?"
+        r"(?:alone|by\W+(?:him|her)self|unattended|with\W+no\s*(?:one|body))\b",
+        r"\b(?:locked|left|stuck|trapped)\W+in\W+(?:the|a|my|our|his|her)\W+(?:hot\W+)?car\b",
+        requires=r"\b(?:toddler|baby|infant|little\W+one|kid|child|son|daughter|[1-9]\W*(?:yo|year\W*old)|"
+        r"boy|girl)\b",
+        veto=r"\bkeys?\b(?!.*\b(?:baby|toddler|infant)\b)|\bcar\W+seat|\bwindow\W+(?:seat|unit|ac)|"
+        r"\blol\b|(?:days?|weeks?|months?|years?)\W+ago|yesterday|\blast\W+(?:week|month|night)",
+        stems=(
+            "climb standing sitting hanging leaning deep pool pond lake locked left stuck trapped"
+        ),
+        trigger=r"climb|standing|sitting|hanging|leaning|deep|pool|pond|lake|locked|left|stuck|"
+        r"trapped",
+    ),
+    _rule(
+        "other",
+        "emergency",
+        # someone inside a place no one should be stuck in; an elevator door open on its shaft
+        rf"\b{_SOMEONE}\W+(?:is\W+|s\W+|got\W+|was\W+|are\W+)?(?:stuck|trapped|wedged)\W+"
+        rf"(?:inside\W+|in\W+)(?:the\W+|a\W+)?(?:\w+\W+)?(?:chute|shaft|pipe|vent|duct|well|pit|dryer|"
+        rf"washer|fridge|freezer|cooler|crawl\W*space|trunk|dumpster|drain|manhole)\b",
+        r"\bno\W+(?:floor|car|elevator)\W+(?:\w+\W+){0,3}?(?:just\W+)?(?:the\W+|an?\W+)?"
+        r"(?:open\W+|empty\W+)?shaft\b|\b(?:open|empty)\W+(?:elevator\W+)?shaft\b|"
+        r"\bfell\W+(?:down\W+|into\W+)?(?:the\W+|a\W+|an\W+)?(?:open\W+)?(?:elevator\W+)?"
+        r"(?:shaft|manhole)\b",
+        veto=r"\blol\b|yesterday|(?:days?|weeks?|months?|years?)\W+ago|\bphone\b|\bkeys?\b|"
+        r"\bring\b|\bball\b|\btoy\W+(?:is|was)\W+stuck",
+        stems="stuck trapped wedged shaft manhole",
+        trigger=r"stuck|trapped|wedged|shaft|manhole",
+    ),
+    _rule(
+        "break_in",
+        "urgent",
+        # someone else's footprints inside with things gone
+        r"\b(?:foot\W?prints?|boot\W?prints?|shoe\W?prints?|muddy\W+(?:prints|tracks))\W+(?:\w+\W+)?"
+        r"(?:in|inside|all\W+over|through|on)\W+(?:my|our|the)\W+(?:\w+\W+)?(?:apartment|apt|unit|"
+        r"house|place|bedroom|room|kitchen|floor|carpet)\b",
+        requires=r"\b(?:missing|stolen|gone|taken|empty|emptied|not\W+mine|nobody|no\W?one)\b",
+        veto=r"\bmaintenance\b|\bplumber|\bcontractor|\bworkers?\b|\bmovers?\b|\bdog\b|\bpaw",
+        stems="print track",
+        trigger=r"print|track",
+    ),
+    _rule(
+        "carbon_monoxide",
+        "emergency",
+        # a flue pulled off the appliance that burns fuel: its exhaust stays indoors
+        r"\b(?:vent|flue|exhaust)\W+(?:pipe\W+)?(?:\w+\W+){0,2}?(?:came|fell|pulled|popped|blew)\W+"
+        r"(?:off|apart|loose|out|down)\b|\b(?:vent|flue|exhaust)\W+(?:pipe\W+)?(?:is\W+|got\W+)?"
+        r"(?:disconnected|detached|off\W+the\W+(?:pipe|heater|furnace|boiler))\b",
+        requires=r"\bwater\W+heater|\bfurnace\b|\bboiler\b|\bgas\W+(?:heater|dryer)|\bheater\b",
+        veto=r"\bdryer\W+vent|\bbathroom\W+(?:vent|fan)|\bhood\b|\bcover\b|\bgrill\w*|\blouver",
+        stems="vent flue exhaust",
+        trigger=r"vent|flue|exhaust",
     ),
 )
 
