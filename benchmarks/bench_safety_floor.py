@@ -31,6 +31,8 @@ TUNING2 = LABELED / "tuning2_emergencies.jsonl"
 TUNING2_NEGATIVES = LABELED / "tuning2_non_emergencies.jsonl"
 TUNING3 = LABELED / "tuning3_emergencies.jsonl"
 TUNING3_NEGATIVES = LABELED / "tuning3_non_emergencies.jsonl"
+TUNING4 = LABELED / "tuning4_emergencies.jsonl"
+TUNING4_NEGATIVES = LABELED / "tuning4_non_emergencies.jsonl"
 SPANISH_HOLDOUT = LABELED / "spanish_holdout.jsonl"
 HOLDOUT = LABELED / "holdout_emergencies.jsonl"
 HOLDOUT_NEGATIVES = LABELED / "holdout_non_emergencies.jsonl"
@@ -133,6 +135,8 @@ def main() -> None:
     figures["recall_tuning2"] = _report_recall(TUNING2, tuning2, args.show)
     tuning3 = _load_jsonl(TUNING3)
     figures["recall_tuning3"] = _report_recall(TUNING3, tuning3, args.show)
+    tuning4 = _load_jsonl(TUNING4)
+    figures["recall_tuning4"] = _report_recall(TUNING4, tuning4, args.show)
     negatives = _load_jsonl(NON_EMERGENCIES)
     figures["false_raises_development"] = _report_false_raises(
         NON_EMERGENCIES, negatives, show=True, target=" (target <= 10%)"
@@ -142,6 +146,9 @@ def main() -> None:
     )
     figures["false_raises_tuning3"] = _report_false_raises(
         TUNING3_NEGATIVES, _load_jsonl(TUNING3_NEGATIVES), show=True, target=" (target <= 5%)"
+    )
+    figures["false_raises_tuning4"] = _report_false_raises(
+        TUNING4_NEGATIVES, _load_jsonl(TUNING4_NEGATIVES), show=True, target=" (target <= 5%)"
     )
 
     # The holdout: written by someone else, measured once, never tuned on.
