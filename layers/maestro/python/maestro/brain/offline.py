@@ -68,7 +68,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -521,17 +522,36 @@ def _unknown_problem(text: str) -> _Problem | None:
     return _Problem("general", objects, objects) if objects else None
 
 
+def _inside(spans: Sequence[tuple[int, int]]) -> Callable[[int], bool]:
+    """Whether a position falls in one of ``spans``: the spans merged once and bisected, so a
+    long package's many words are not each checked against its many symptoms."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    starts = [start for start, _ in merged]
+
+    def inside(at: int) -> bool:
+        i = bisect_right(starts, at) - 1
+        return i >= 0 and at < merged[i][1]
+
+    return inside
+
+
 def _unknown_objects(text: str, symptoms: Sequence[tuple[int, int]]) -> frozenset[str]:
     """The words naming a thing after a determiner ("the garbage chute", "my blinds"), up to
     the first word of a symptom or a stopword; rooms, people and times are no things."""
     found: set[str] = set()
+    in_symptom = _inside(symptoms)
     for lead in _OBJECT_LEAD.finditer(text):
         if _TOWARD.search(text, 0, lead.start()):
             continue
         at = lead.end()
         for _ in range(3):
             word = _NEXT_WORD.match(text, at)
-            if word is None or any(s <= word.start() < e for s, e in symptoms):
+            if word is None or in_symptom(word.start()):
                 break
             said = word.group(1).lower()
             if said in _STOPWORDS or said in _OBJECT_PHRASE_END or _TIME.fullmatch(said):
@@ -553,9 +573,10 @@ def _named_things(text: str, symptoms: Sequence[tuple[int, int]]) -> frozenset[s
     """The things and parts the lexicon and the part-of table know in ``text``, outside its
     symptoms ("leaking", "won't drain": what is wrong, not what)."""
     found: set[str] = set()
+    in_symptom = _inside(symptoms)
     for pattern in (*(p for _, p in _LEXICON), _PART):
         for match in pattern.finditer(text):
-            if not any(s <= match.start() < e for s, e in symptoms):
+            if not in_symptom(match.start()):
                 found.add(_thing_name(match.group(1) if pattern is _PART else match.group(0)))
     return frozenset(found)
 
