@@ -22,6 +22,7 @@ from builders import MARIA, T0, act, package, wo_context
 
 from maestro.domain import fixed_texts
 from maestro.domain.actions import Action, AnswerWait, AnswerWaitParams
+from maestro.domain.digest import DigestLine, digest_page
 from maestro.domain.directory import Property, Trade, Vendor
 from maestro.domain.dispatch import Judgment, RankedVendor
 from maestro.domain.dispatch_texts import (
@@ -90,6 +91,18 @@ ENGLISH_ONLY = {
     "PM_HELP_TEXT",
     "RESUME_NOTE",
     "WITHDRAWN_SAID",
+    "DIGEST_HEAD",
+    "DIGEST_NOTHING",
+    "DIGEST_COUNTS_JOIN",
+    "DIGEST_UNKNOWN_ONE",
+    "DIGEST_UNKNOWN_MANY",
+    "DIGEST_HELD_ONE",
+    "DIGEST_HELD_MANY",
+    "DIGEST_LINE",
+    "DIGEST_TEXTS",
+    "DIGEST_SAID",
+    "DIGEST_WHY",
+    "DIGEST_MORE",
 }
 
 
@@ -135,6 +148,10 @@ _FIELD = {
     "more": r"\d+",
     "failed": r"\d+",
     "k": r"\d+",
+    "time": r"\d\d:\d\d",
+    "start": r"\d\d:\d\d",
+    "end": r"\d\d:\d\d",
+    "day": r"\d\d [A-Z][a-z]{2}",
 }
 
 
@@ -455,3 +472,44 @@ def test_every_dispatch_text_is_composed_of_fixed_texts(language: str) -> None:
         lapsed_text(wo, language),
     ]
     assert [t for t in texts if not composed_of_fixed_texts(t)] == []
+
+
+# --- the hourly digest page (composed by domain/digest.py, sent by pipeline/digest.py) ------------
+
+
+def _digest_line(kind: Any, minute: int, **changes: Any) -> DigestLine:
+    at = T0.replace(minute=minute)
+    return DigestLine.model_validate(
+        {
+            "subject": f"{kind}#{minute}",
+            "kind": kind,
+            "who": f"+1415555{minute:04d}",
+            "first_at": at,
+            "last_at": at,
+            "packages": 1,
+            "messages": 1,
+            **changes,
+        }
+    )
+
+
+def test_every_line_of_the_digest_page_is_composed_of_fixed_texts() -> None:
+    hour = T0.replace(minute=0, second=0, microsecond=0)
+    lines = [
+        _digest_line("unknown_number", 5, excerpt="is the laundry open on sundays", messages=3),
+        _digest_line("unknown_number", 6),
+        _digest_line("emergency", 7, who="Maria (tenant, unit 3B)", why="daily page cap reached"),
+        _digest_line("break_in", 8, why="no progress", excerpt="x" * 200),
+        _digest_line("fallback", 9, excerpt="the vent flaps", why="the model was down"),
+        _digest_line("emergency", 10, who="y" * 200, messages=2),
+    ]
+    pages = [
+        digest_page(hour, lines, max_lines=4),
+        digest_page(hour, lines, max_lines=10),
+        digest_page(hour, lines[:1], max_lines=10),
+        digest_page(hour, lines[2:3], max_lines=10),
+        digest_page(hour, [], max_lines=10),
+    ]
+    sent = [row for page in pages for row in page.split("\n")]
+    assert len(sent) >= 17
+    assert [row for row in sent if not composed_of_fixed_texts(row)] == []

@@ -946,3 +946,28 @@ NOTHING_PASSED_ON: Final[Texts] = {
     "en": "OK, I haven't passed anything on.",
     "es": "De acuerdo, no he transmitido nada.",
 }
+
+
+# --- the hourly digest page (domain/digest.py composes it; pipeline/digest.py sends it) ---
+# English only: the digest is a page only the PM reads.
+
+DIGEST_HEAD: Final[Texts] = {
+    "en": "[INFO] maestro digest, {day} {start}-{end} UTC: {counts}. Unknown numbers are bound "
+    "to no one: add them to the directory or reply to them yourself.",
+}
+DIGEST_NOTHING: Final[Texts] = {"en": "nothing"}
+DIGEST_COUNTS_JOIN: Final[Texts] = {"en": " and "}
+DIGEST_UNKNOWN_ONE: Final[Texts] = {"en": "1 number not in the directory"}
+DIGEST_UNKNOWN_MANY: Final[Texts] = {"en": "{number} numbers not in the directory"}
+DIGEST_HELD_ONE: Final[Texts] = {"en": "1 page held back by the daily cap"}
+DIGEST_HELD_MANY: Final[Texts] = {"en": "{number} pages held back by the daily cap"}
+DIGEST_LINE: Final[dict[str, Texts]] = {
+    "emergency": {"en": "- {time} EMERGENCY from {who}{count}{said}{why}"},
+    "break_in": {"en": "- {time} stuck: {who}{count}{said}{why}"},
+    "fallback": {"en": "- {time} needs a look: {who}{count}{said}{why}"},
+    "unknown_number": {"en": "- {time} {who}{count}{said}{why}"},
+}
+DIGEST_TEXTS: Final[Texts] = {"en": " ({number} texts)"}
+DIGEST_SAID: Final[Texts] = {"en": ': "{excerpt}"'}
+DIGEST_WHY: Final[Texts] = {"en": " [{why}]"}
+DIGEST_MORE: Final[Texts] = {"en": "and {more} more"}
