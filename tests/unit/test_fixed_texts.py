@@ -24,11 +24,12 @@ from maestro.domain import fixed_texts
 from maestro.domain.actions import Action, AnswerWait, AnswerWaitParams
 from maestro.domain.digest import DigestLine, digest_page
 from maestro.domain.directory import Property, Trade, Vendor
-from maestro.domain.dispatch import Judgment, RankedVendor
+from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor
 from maestro.domain.dispatch_texts import (
     approval_text,
     assigned_vendor_text,
     lapsed_text,
+    no_vendor_page,
     offer_text,
     tenant_coming_text,
     withdrawn_text,
@@ -103,6 +104,14 @@ ENGLISH_ONLY = {
     "DIGEST_SAID",
     "DIGEST_WHY",
     "DIGEST_MORE",
+    "NO_VENDOR_PAGE",
+    "NO_VENDOR_NTE",
+    "NO_VENDOR_PROPERTY",
+    "NO_VENDOR_UNIT",
+    "NO_VENDOR_ASKED",
+    "NO_VENDOR_ANSWERED",
+    "NO_VENDOR_OUTCOME",
+    "NO_VENDOR_TRAIL",
 }
 
 
@@ -152,6 +161,7 @@ _FIELD = {
     "start": r"\d\d:\d\d",
     "end": r"\d\d:\d\d",
     "day": r"\d\d [A-Z][a-z]{2}",
+    "nte": r"\d+",
 }
 
 
@@ -178,8 +188,11 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(compiled)
 
 
-def composed_of_fixed_texts(body: str) -> bool:
-    """``body`` is one fixed text or several joined by a space (or an option separator)."""
+def composed_of_fixed_texts(body: str, only: str = "") -> bool:
+    """``body`` is one fixed text or several joined by a space (or an option separator);
+    with ``only``, texts whose name starts with it (a page composed of its own texts alone:
+    "{place}, unit {unit}" would otherwise pass most of any page)."""
+    patterns = [p for name, p in _patterns() if name.startswith(only)]
     ends = {len(body)}
     cuts = sorted({m.start() for m in re.finditer(r" |; ", body)} | ends)
     reachable = {0}
@@ -190,7 +203,7 @@ def composed_of_fixed_texts(body: str) -> bool:
             if end <= start:
                 continue
             piece = body[start:end]
-            if any(p.fullmatch(piece) for _, p in _patterns()):
+            if any(p.fullmatch(piece) for p in patterns):
                 if end == len(body):
                     return True
                 reachable.add(end + 1)
@@ -474,6 +487,40 @@ def test_every_dispatch_text_is_composed_of_fixed_texts(language: str) -> None:
     assert [t for t in texts if not composed_of_fixed_texts(t)] == []
 
 
+def test_every_no_vendor_page_is_composed_of_fixed_texts() -> None:
+    wo = _wo("WO-4a1", "hallway light flickers", MARIA.party_id, property_id="elm")
+    judged = Judgment(
+        priority=Urgency.URGENT,
+        trade=Trade.ELECTRICAL,
+        nte_usd=250,
+        approval_needed=True,
+        after_hours=True,
+        vendors=(RankedVendor(vendor_id="v-ida", name="Ida Fixes", rank=1),),
+        offer_timeout_seconds=5400,
+    )
+    base = DispatchRun(wo_id=wo.wo_id, started_at=T0, updated_at=T0, judgment=judged)
+    offers = tuple(
+        Offer(index=n, vendor_id=vendor, sent_at=T0, outcome=outcome)  # type: ignore[arg-type]
+        for n, (vendor, outcome) in enumerate(
+            [("v-ida", "declined"), ("v-zed", "timed_out"), ("v-ida", "withdrawn")], 1
+        )
+    )
+    unstaffed = judged.model_copy(update={"vendors": ()})
+    runs = [
+        base.model_copy(update={"approval": "refused"}),
+        base.model_copy(update={"approval": "timed_out"}),
+        base.model_copy(update={"judgment": unstaffed}),
+        base.model_copy(update={"judgment": unstaffed.model_copy(update={"after_hours": False})}),
+        base.model_copy(update={"offers": offers}),
+        base,
+        base.model_copy(update={"judgment": None}),
+    ]
+    trail = ["WO-4a1 opened by text", "offered to Ida: declined"]
+    pages = [no_vendor_page(wo, run, trail) for run in runs]
+    pages += [no_vendor_page(wo.model_copy(update={"unit": None}), runs[4], [])]
+    assert [p for p in pages if not composed_of_fixed_texts(p, only="NO_VENDOR_")] == []
+
+
 # --- the hourly digest page (composed by domain/digest.py, sent by pipeline/digest.py) ------------
 
 
@@ -512,4 +559,4 @@ def test_every_line_of_the_digest_page_is_composed_of_fixed_texts() -> None:
     ]
     sent = [row for page in pages for row in page.split("\n")]
     assert len(sent) >= 17
-    assert [row for row in sent if not composed_of_fixed_texts(row)] == []
+    assert [row for row in sent if not composed_of_fixed_texts(row, only="DIGEST_")] == []

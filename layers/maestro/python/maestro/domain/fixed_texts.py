@@ -971,3 +971,47 @@ DIGEST_TEXTS: Final[Texts] = {"en": " ({number} texts)"}
 DIGEST_SAID: Final[Texts] = {"en": ': "{excerpt}"'}
 DIGEST_WHY: Final[Texts] = {"en": " [{why}]"}
 DIGEST_MORE: Final[Texts] = {"en": "and {more} more"}
+
+
+# --- a WO no vendor took: the page to the PM (domain/dispatch_texts.py composes it) ---
+# English only: a page only the PM reads.
+
+# Why there is no vendor is part of the head: a word that changes with the situation is its own
+# text (so a test reading the page catches a reason written anywhere else).
+NO_VENDOR_PAGE: Final[dict[str, Texts]] = {
+    "refused": {
+        "en": "{wo_id} needs a vendor by hand: the approval was refused, no vendor was asked. "
+        "({about}) {summary}."
+    },
+    "approval_timed_out": {
+        "en": "{wo_id} needs a vendor by hand: no answer to the approval request, no vendor was "
+        "asked. ({about}) {summary}."
+    },
+    "no_trade": {
+        "en": "{wo_id} needs a vendor by hand: no {trade} vendor serves the property. "
+        "({about}) {summary}."
+    },
+    "no_trade_after_hours": {
+        "en": "{wo_id} needs a vendor by hand: no {trade} vendor serves the property after "
+        "hours. ({about}) {summary}."
+    },
+    "none_accepted": {
+        "en": "{wo_id} needs a vendor by hand: no vendor accepted. ({about}) {summary}."
+    },
+    "none_offered": {
+        "en": "{wo_id} needs a vendor by hand: no vendor was offered the job. ({about}) {summary}."
+    },
+}
+NO_VENDOR_NTE: Final[Texts] = {"en": "NTE ${nte}"}
+NO_VENDOR_PROPERTY: Final[Texts] = {"en": "property {property}"}
+NO_VENDOR_UNIT: Final[Texts] = {"en": "unit {unit}"}
+NO_VENDOR_ASKED: Final[Texts] = {"en": "Asked: {asked}."}
+NO_VENDOR_ANSWERED: Final[Texts] = {"en": "{name}: {outcome}"}
+NO_VENDOR_OUTCOME: Final[dict[str, Texts]] = {
+    "open": {"en": "no answer yet"},
+    "accepted": {"en": "accepted"},
+    "declined": {"en": "declined"},
+    "timed_out": {"en": "no answer in time"},
+    "withdrawn": {"en": "withdrawn"},
+}
+NO_VENDOR_TRAIL: Final[Texts] = {"en": "Trail: {trail}"}
