@@ -42,6 +42,7 @@ from maestro.domain.fixed_texts import (
     every_text,
     say,
 )
+from maestro.domain.gather import question
 from maestro.domain.models import (
     OpenContext,
     Party,
@@ -188,7 +189,7 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(compiled)
 
 
-def composed_of_fixed_texts(body: str, only: str = "") -> bool:
+def composed_of_fixed_texts(body: str, only: str | tuple[str, ...] = "") -> bool:
     """``body`` is one fixed text or several joined by a space (or an option separator);
     with ``only``, texts whose name starts with it (a page composed of its own texts alone:
     "{place}, unit {unit}" would otherwise pass most of any page)."""
@@ -560,3 +561,27 @@ def test_every_line_of_the_digest_page_is_composed_of_fixed_texts() -> None:
     sent = [row for page in pages for row in page.split("\n")]
     assert len(sent) >= 17
     assert [row for row in sent if not composed_of_fixed_texts(row, only="DIGEST_")] == []
+
+
+# --- what dispatch asks the tenant before judging (composed by domain/gather.py) ------------------
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_every_gather_question_is_composed_of_fixed_texts(language: str) -> None:
+    wo = _wo("WO-4a1", "hallway light flickers", MARIA.party_id)
+    long_wo = _wo("WO-4a2", "the hallway light flickers " * 20, MARIA.party_id)
+    asked: list[tuple[Any, ...]] = [
+        ("trade",),
+        ("photo",),
+        ("location", "access", "pets"),
+        ("trade", "location", "access", "pets", "availability", "photo"),
+    ]
+    questions = [question(w, items, language) for w in (wo, long_wo) for items in asked]
+    said = re.compile(r"(?:with|con): (.*)\.", re.DOTALL)
+    for text in questions:
+        assert composed_of_fixed_texts(text, only="GATHER_QUESTION"), text
+        # What it asks for (a field of the question): the module's items, numbered when several.
+        listed = said.search(text)
+        assert listed is not None, text
+        items = [re.sub(r"^\d+\) ", "", item) for item in listed.group(1).split("; ")]
+        assert all(composed_of_fixed_texts(item, only="GATHER_ASK") for item in items), text

@@ -1015,3 +1015,27 @@ NO_VENDOR_OUTCOME: Final[dict[str, Texts]] = {
     "withdrawn": {"en": "withdrawn"},
 }
 NO_VENDOR_TRAIL: Final[Texts] = {"en": "Trail: {trail}"}
+
+
+# --- what dispatch asks the tenant before judging (domain/gather.py composes it) ---
+
+GATHER_QUESTION: Final[Texts] = {
+    "en": "To send the right person for {about}, please reply with: {listed}.",
+    "es": "Para enviar a la persona indicada para {about}, responda por favor con: {listed}.",
+}
+GATHER_ABOUT: Final[Texts] = {"en": "{wo_id} ({summary})", "es": "{wo_id} ({summary})"}
+# One item each; several are numbered with OPTION and joined by "; ".
+GATHER_ASK: Final[dict[str, Texts]] = {
+    "trade": {
+        "en": "what needs fixing (a leak, power, heat, an appliance, pests…)",
+        "es": "qué hay que arreglar (una fuga, la luz, la calefacción, un aparato, plagas…)",
+    },
+    "location": {"en": "where in your home it is", "es": "en qué parte de su casa está"},
+    "access": {
+        "en": "whether they may go in if you're out",
+        "es": "si pueden entrar si usted no está",
+    },
+    "pets": {"en": "any pets", "es": "si tiene mascotas"},
+    "availability": {"en": "when they can come", "es": "cuándo pueden venir"},
+    "photo": {"en": "a photo of the problem", "es": "una foto del problema"},
+}
