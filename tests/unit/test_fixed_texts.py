@@ -53,6 +53,8 @@ from maestro.domain.models import (
 )
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
+from maestro.pipeline.contract import StepError
+from maestro.pipeline.steps import short_failure_reason
 from maestro_dev.fakes import (
     InMemoryDailyCaps,
     InMemoryDigest,
@@ -113,6 +115,10 @@ ENGLISH_ONLY = {
     "NO_VENDOR_ANSWERED",
     "NO_VENDOR_OUTCOME",
     "NO_VENDOR_TRAIL",
+    "FAIL_OPEN_WHY",
+    "FAIL_OPEN_WHY_OTHER",
+    "FAIL_OPEN_WHO",
+    "FAIL_OPEN_UNKNOWN_SENDER",
 }
 
 
@@ -585,3 +591,12 @@ def test_every_gather_question_is_composed_of_fixed_texts(language: str) -> None
         assert listed is not None, text
         items = [re.sub(r"^\d+\) ", "", item) for item in listed.group(1).split("; ")]
         assert all(composed_of_fixed_texts(item, only="GATHER_ASK") for item in items), text
+
+
+# --- fail-open's page (pipeline/steps.py): its template, and why the package failed -------------
+
+
+def test_every_fail_open_reason_is_a_fixed_text() -> None:
+    kinds = [*fixed_texts.FAIL_OPEN_WHY, "KeyError", "Lambda.Unknown", "States.TaskFailed"]
+    reasons = [short_failure_reason(StepError(Error=kind, Cause="boom")) for kind in kinds]
+    assert [r for r in reasons if not composed_of_fixed_texts(r, only="FAIL_OPEN_WHY")] == []

@@ -1039,3 +1039,23 @@ GATHER_ASK: Final[dict[str, Texts]] = {
     "availability": {"en": "when they can come", "es": "cuándo pueden venir"},
     "photo": {"en": "a photo of the problem", "es": "una foto del problema"},
 }
+
+
+# --- what fail-open's page says failed, and about whom (pipeline/steps.py fills FAIL_OPEN_PAGE) ---
+# English only: the PM's page. A short reason by the failure's kind, never the raw exception or
+# the sender's words (#11).
+
+FAIL_OPEN_WHY: Final[dict[str, Texts]] = {
+    "LeaseBusy": {"en": "it waited too long for the conversation's previous package"},
+    "LeaseLost": {"en": "it lost the conversation's turn while running"},
+    "States.Timeout": {"en": "a step timed out"},
+    "States.DataLimitExceeded": {"en": "the package was too large for a step"},
+    "States.Runtime": {"en": "the workflow could not read its own state"},
+    "TransientError": {"en": "a service kept failing"},
+    "SendFailedError": {
+        "en": "a text could not be sent (the SMS provider refused it or kept failing)"
+    },
+}
+FAIL_OPEN_WHY_OTHER: Final[Texts] = {"en": "a step failed ({error})"}
+FAIL_OPEN_WHO: Final[Texts] = {"en": "{name} ({role}{unit})"}
+FAIL_OPEN_UNKNOWN_SENDER: Final[Texts] = {"en": "an unknown sender"}
