@@ -117,8 +117,14 @@ ENGLISH_ONLY = {
     "NO_VENDOR_TRAIL",
     "FAIL_OPEN_WHY",
     "FAIL_OPEN_WHY_OTHER",
-    "FAIL_OPEN_WHO",
     "FAIL_OPEN_UNKNOWN_SENDER",
+    "PAGE_WHO",
+    "PAGE_WHO_UNKNOWN",
+    "PAGE_FROM",
+    "PAGE_FROM_UNKNOWN",
+    "PAGE_CAP_REACHED",
+    "BREAK_IN_NO_REASON",
+    "BREAK_IN_NO_TRAIL",
 }
 
 
@@ -169,6 +175,8 @@ _FIELD = {
     "end": r"\d\d:\d\d",
     "day": r"\d\d [A-Z][a-z]{2}",
     "nte": r"\d+",
+    "phone": r"\+\d+",
+    "role": "(?:" + "|".join(re.escape(role.value) for role in PartyRole) + ")",
 }
 
 
@@ -271,6 +279,8 @@ class _World:
     pending: InMemoryPendingStore = field(default_factory=InMemoryPendingStore)
     model_replies: list[str] = field(default_factory=list)
     runs: int = 0
+    caps: InMemoryDailyCaps | None = None  # None: fresh caps for each run, none ever reached
+    digest: InMemoryDigest = field(default_factory=InMemoryDigest)
 
     def __post_init__(self) -> None:
         tenant = self.tenant.party_id
@@ -324,8 +334,8 @@ class _World:
             now=T0 + timedelta(minutes=self.runs),
             timeline=InMemoryTimeline(),
             throttle=InMemoryPageThrottle(),
-            caps=InMemoryDailyCaps(),
-            digest=InMemoryDigest(),
+            caps=self.caps or InMemoryDailyCaps(),
+            digest=self.digest,
             queued=queued,
         )
         execute(action, ctx)
@@ -600,3 +610,24 @@ def test_every_fail_open_reason_is_a_fixed_text() -> None:
     kinds = [*fixed_texts.FAIL_OPEN_WHY, "KeyError", "Lambda.Unknown", "States.TaskFailed"]
     reasons = [short_failure_reason(StepError(Error=kind, Cause="boom")) for kind in kinds]
     assert [r for r in reasons if not composed_of_fixed_texts(r, only="FAIL_OPEN_WHY")] == []
+
+
+def test_a_page_past_the_daily_cap_becomes_a_digest_line_of_fixed_texts() -> None:
+    """Whom a digest line is about and why it is no page (lanes/escalate.py) are the module's
+    texts too: the digest page's fields, checked here where they are made."""
+    world = _World(MARIA_3B, caps=InMemoryDailyCaps(pages=0))
+    world.run(act("escalate", reason="guard_tripped", severity="info"), MARIA_3B, "again")
+    world.run(act("escalate", reason="fallback", severity="info"), PM, "the vent flaps")
+    world.run(act("escalate", reason="fallback", severity="info"), VENDOR, "hmm ok")
+    hours = world.digest.due(T0 + timedelta(hours=2), 3)
+    lines = [line for hour in hours for line in world.digest.close(hour, T0 + timedelta(hours=2))]
+    assert len(lines) == 3
+    assert [x.who for x in lines if not composed_of_fixed_texts(x.who, only="PAGE_WHO")] == []
+    # Why a break-in is no page is the lane's to say (a fallback's why is the brain's reading).
+    breaks = [x.why for x in lines if x.kind == "break_in"]
+    assert breaks != []
+    assert [why for why in breaks if not composed_of_fixed_texts(why, only="PAGE_")] == []
+    page = digest_page(hours[0], lines, max_lines=10)
+    assert [
+        row for row in page.split("\n") if not composed_of_fixed_texts(row, only="DIGEST_")
+    ] == []

@@ -1057,5 +1057,18 @@ FAIL_OPEN_WHY: Final[dict[str, Texts]] = {
     },
 }
 FAIL_OPEN_WHY_OTHER: Final[Texts] = {"en": "a step failed ({error})"}
-FAIL_OPEN_WHO: Final[Texts] = {"en": "{name} ({role}{unit})"}
 FAIL_OPEN_UNKNOWN_SENDER: Final[Texts] = {"en": "an unknown sender"}
+
+
+# --- whom a page or a digest line is about, and why a page became a digest line ---
+# (lanes/escalate.py, pipeline/steps.py). English only: the PM's pages and digest.
+
+PAGE_WHO: Final[Texts] = {"en": "{name} ({role}{unit})"}
+PAGE_WHO_UNKNOWN: Final[Texts] = {"en": "UNKNOWN number {phone}"}
+PAGE_FROM: Final[Texts] = {"en": "{name} ({role}{unit}, {phone})"}
+PAGE_FROM_UNKNOWN: Final[Texts] = {
+    "en": "UNKNOWN number {phone} (not in the directory; not bound to anyone)"
+}
+PAGE_CAP_REACHED: Final[Texts] = {"en": "daily page cap reached"}
+BREAK_IN_NO_REASON: Final[Texts] = {"en": "no progress"}
+BREAK_IN_NO_TRAIL: Final[Texts] = {"en": "(none)"}

@@ -40,9 +40,9 @@ from maestro.domain.fixed_texts import (
     ALERTED,
     FAIL_OPEN_PAGE,
     FAIL_OPEN_UNKNOWN_SENDER,
-    FAIL_OPEN_WHO,
     FAIL_OPEN_WHY,
     FAIL_OPEN_WHY_OTHER,
+    PAGE_WHO,
     UNIT_SUFFIX,
     say,
 )
@@ -1172,5 +1172,5 @@ def _who(sender: Party | None, phone: str | None) -> str:
     if sender is not None:
         unit = say(UNIT_SUFFIX, "en", unit=truncate(sender.unit, 20)) if sender.unit else ""
         name = truncate(sender.name or sender.party_id, 40)
-        return say(FAIL_OPEN_WHO, "en", name=name, role=sender.role.value, unit=unit)
+        return say(PAGE_WHO, "en", name=name, role=sender.role.value, unit=unit)
     return phone or say(FAIL_OPEN_UNKNOWN_SENDER, "en")
