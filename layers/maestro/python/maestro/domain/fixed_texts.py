@@ -1070,5 +1070,7 @@ PAGE_FROM_UNKNOWN: Final[Texts] = {
     "en": "UNKNOWN number {phone} (not in the directory; not bound to anyone)"
 }
 PAGE_CAP_REACHED: Final[Texts] = {"en": "daily page cap reached"}
+PAGE_RE: Final[Texts] = {"en": " re {target}"}
+PAGE_HAZARD: Final[Texts] = {"en": ": {hazard}"}
 BREAK_IN_NO_REASON: Final[Texts] = {"en": "no progress"}
 BREAK_IN_NO_TRAIL: Final[Texts] = {"en": "(none)"}

@@ -43,6 +43,8 @@ from maestro.domain.fixed_texts import (
     PAGE_CAP_REACHED,
     PAGE_FROM,
     PAGE_FROM_UNKNOWN,
+    PAGE_HAZARD,
+    PAGE_RE,
     PAGE_WHO,
     PAGE_WHO_UNKNOWN,
     SAFETY_ADVICE,
@@ -219,8 +221,10 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         )
 
     who = _from(sender, phone)
-    about = f" re {target}" if target else ""
-    hazard = f": {short(params.hazard, _HAZARD_CHARS)}" if params.hazard else ""
+    about = say(PAGE_RE, "en", target=target) if target else ""
+    hazard = (
+        say(PAGE_HAZARD, "en", hazard=short(params.hazard, _HAZARD_CHARS)) if params.hazard else ""
+    )
     page = ctx.send(
         _phone(recipient),
         say(
@@ -290,7 +294,7 @@ def _fallback(
             FALLBACK_PAGE,
             "en",
             who=_from(ctx.sender, phone),
-            about=f" re {target}" if target else "",
+            about=say(PAGE_RE, "en", target=target) if target else "",
             why=short(why, 200) or say(FALL_BACK_WHY["no_reading"], "en"),
             excerpt=_excerpt(ctx),
             told=say(TOLD_FOLLOW_UP, "en"),
