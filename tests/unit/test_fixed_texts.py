@@ -22,12 +22,14 @@ from builders import MARIA, T0, act, package, wo_context
 
 from maestro.domain import fixed_texts
 from maestro.domain.actions import Action, AnswerWait, AnswerWaitParams
+from maestro.domain.digest import DigestLine, digest_page
 from maestro.domain.directory import Property, Trade, Vendor
-from maestro.domain.dispatch import Judgment, RankedVendor
+from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor
 from maestro.domain.dispatch_texts import (
     approval_text,
     assigned_vendor_text,
     lapsed_text,
+    no_vendor_page,
     offer_text,
     tenant_coming_text,
     withdrawn_text,
@@ -40,6 +42,7 @@ from maestro.domain.fixed_texts import (
     every_text,
     say,
 )
+from maestro.domain.gather import question
 from maestro.domain.models import (
     OpenContext,
     Party,
@@ -50,6 +53,8 @@ from maestro.domain.models import (
 )
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
+from maestro.pipeline.contract import StepError
+from maestro.pipeline.steps import short_failure_reason
 from maestro_dev.fakes import (
     InMemoryDailyCaps,
     InMemoryDigest,
@@ -90,6 +95,38 @@ ENGLISH_ONLY = {
     "PM_HELP_TEXT",
     "RESUME_NOTE",
     "WITHDRAWN_SAID",
+    "DIGEST_HEAD",
+    "DIGEST_NOTHING",
+    "DIGEST_COUNTS_JOIN",
+    "DIGEST_UNKNOWN_ONE",
+    "DIGEST_UNKNOWN_MANY",
+    "DIGEST_HELD_ONE",
+    "DIGEST_HELD_MANY",
+    "DIGEST_LINE",
+    "DIGEST_TEXTS",
+    "DIGEST_SAID",
+    "DIGEST_WHY",
+    "DIGEST_MORE",
+    "NO_VENDOR_PAGE",
+    "NO_VENDOR_NTE",
+    "NO_VENDOR_PROPERTY",
+    "NO_VENDOR_UNIT",
+    "NO_VENDOR_ASKED",
+    "NO_VENDOR_ANSWERED",
+    "NO_VENDOR_OUTCOME",
+    "NO_VENDOR_TRAIL",
+    "FAIL_OPEN_WHY",
+    "FAIL_OPEN_WHY_OTHER",
+    "FAIL_OPEN_UNKNOWN_SENDER",
+    "PAGE_WHO",
+    "PAGE_WHO_UNKNOWN",
+    "PAGE_FROM",
+    "PAGE_FROM_UNKNOWN",
+    "PAGE_CAP_REACHED",
+    "PAGE_RE",
+    "PAGE_HAZARD",
+    "BREAK_IN_NO_REASON",
+    "BREAK_IN_NO_TRAIL",
 }
 
 
@@ -135,6 +172,13 @@ _FIELD = {
     "more": r"\d+",
     "failed": r"\d+",
     "k": r"\d+",
+    "time": r"\d\d:\d\d",
+    "start": r"\d\d:\d\d",
+    "end": r"\d\d:\d\d",
+    "day": r"\d\d [A-Z][a-z]{2}",
+    "nte": r"\d+",
+    "phone": r"\+\d+",
+    "role": "(?:" + "|".join(re.escape(role.value) for role in PartyRole) + ")",
 }
 
 
@@ -161,8 +205,11 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(compiled)
 
 
-def composed_of_fixed_texts(body: str) -> bool:
-    """``body`` is one fixed text or several joined by a space (or an option separator)."""
+def composed_of_fixed_texts(body: str, only: str | tuple[str, ...] = "") -> bool:
+    """``body`` is one fixed text or several joined by a space (or an option separator);
+    with ``only``, texts whose name starts with it (a page composed of its own texts alone:
+    "{place}, unit {unit}" would otherwise pass most of any page)."""
+    patterns = [p for name, p in _patterns() if name.startswith(only)]
     ends = {len(body)}
     cuts = sorted({m.start() for m in re.finditer(r" |; ", body)} | ends)
     reachable = {0}
@@ -173,7 +220,7 @@ def composed_of_fixed_texts(body: str) -> bool:
             if end <= start:
                 continue
             piece = body[start:end]
-            if any(p.fullmatch(piece) for _, p in _patterns()):
+            if any(p.fullmatch(piece) for p in patterns):
                 if end == len(body):
                     return True
                 reachable.add(end + 1)
@@ -234,6 +281,8 @@ class _World:
     pending: InMemoryPendingStore = field(default_factory=InMemoryPendingStore)
     model_replies: list[str] = field(default_factory=list)
     runs: int = 0
+    caps: InMemoryDailyCaps | None = None  # None: fresh caps for each run, none ever reached
+    digest: InMemoryDigest = field(default_factory=InMemoryDigest)
 
     def __post_init__(self) -> None:
         tenant = self.tenant.party_id
@@ -287,8 +336,8 @@ class _World:
             now=T0 + timedelta(minutes=self.runs),
             timeline=InMemoryTimeline(),
             throttle=InMemoryPageThrottle(),
-            caps=InMemoryDailyCaps(),
-            digest=InMemoryDigest(),
+            caps=self.caps or InMemoryDailyCaps(),
+            digest=self.digest,
             queued=queued,
         )
         execute(action, ctx)
@@ -455,3 +504,132 @@ def test_every_dispatch_text_is_composed_of_fixed_texts(language: str) -> None:
         lapsed_text(wo, language),
     ]
     assert [t for t in texts if not composed_of_fixed_texts(t)] == []
+
+
+def test_every_no_vendor_page_is_composed_of_fixed_texts() -> None:
+    wo = _wo("WO-4a1", "hallway light flickers", MARIA.party_id, property_id="elm")
+    judged = Judgment(
+        priority=Urgency.URGENT,
+        trade=Trade.ELECTRICAL,
+        nte_usd=250,
+        approval_needed=True,
+        after_hours=True,
+        vendors=(RankedVendor(vendor_id="v-ida", name="Ida Fixes", rank=1),),
+        offer_timeout_seconds=5400,
+    )
+    base = DispatchRun(wo_id=wo.wo_id, started_at=T0, updated_at=T0, judgment=judged)
+    offers = tuple(
+        Offer(index=n, vendor_id=vendor, sent_at=T0, outcome=outcome)  # type: ignore[arg-type]
+        for n, (vendor, outcome) in enumerate(
+            [("v-ida", "declined"), ("v-zed", "timed_out"), ("v-ida", "withdrawn")], 1
+        )
+    )
+    unstaffed = judged.model_copy(update={"vendors": ()})
+    runs = [
+        base.model_copy(update={"approval": "refused"}),
+        base.model_copy(update={"approval": "timed_out"}),
+        base.model_copy(update={"judgment": unstaffed}),
+        base.model_copy(update={"judgment": unstaffed.model_copy(update={"after_hours": False})}),
+        base.model_copy(update={"offers": offers}),
+        base,
+        base.model_copy(update={"judgment": None}),
+    ]
+    trail = ["WO-4a1 opened by text", "offered to Ida: declined"]
+    pages = [no_vendor_page(wo, run, trail) for run in runs]
+    pages += [no_vendor_page(wo.model_copy(update={"unit": None}), runs[4], [])]
+    assert [p for p in pages if not composed_of_fixed_texts(p, only="NO_VENDOR_")] == []
+
+
+# --- the hourly digest page (composed by domain/digest.py, sent by pipeline/digest.py) ------------
+
+
+def _digest_line(kind: Any, minute: int, **changes: Any) -> DigestLine:
+    at = T0.replace(minute=minute)
+    return DigestLine.model_validate(
+        {
+            "subject": f"{kind}#{minute}",
+            "kind": kind,
+            "who": f"+1415555{minute:04d}",
+            "first_at": at,
+            "last_at": at,
+            "packages": 1,
+            "messages": 1,
+            **changes,
+        }
+    )
+
+
+def test_every_line_of_the_digest_page_is_composed_of_fixed_texts() -> None:
+    hour = T0.replace(minute=0, second=0, microsecond=0)
+    lines = [
+        _digest_line("unknown_number", 5, excerpt="is the laundry open on sundays", messages=3),
+        _digest_line("unknown_number", 6),
+        _digest_line("emergency", 7, who="Maria (tenant, unit 3B)", why="daily page cap reached"),
+        _digest_line("break_in", 8, why="no progress", excerpt="x" * 200),
+        _digest_line("fallback", 9, excerpt="the vent flaps", why="the model was down"),
+        _digest_line("emergency", 10, who="y" * 200, messages=2),
+    ]
+    pages = [
+        digest_page(hour, lines, max_lines=4),
+        digest_page(hour, lines, max_lines=10),
+        digest_page(hour, lines[:1], max_lines=10),
+        digest_page(hour, lines[2:3], max_lines=10),
+        digest_page(hour, [], max_lines=10),
+    ]
+    sent = [row for page in pages for row in page.split("\n")]
+    assert len(sent) >= 17
+    assert [row for row in sent if not composed_of_fixed_texts(row, only="DIGEST_")] == []
+
+
+# --- what dispatch asks the tenant before judging (composed by domain/gather.py) ------------------
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_every_gather_question_is_composed_of_fixed_texts(language: str) -> None:
+    wo = _wo("WO-4a1", "hallway light flickers", MARIA.party_id)
+    long_wo = _wo("WO-4a2", "the hallway light flickers " * 20, MARIA.party_id)
+    asked: list[tuple[Any, ...]] = [
+        ("trade",),
+        ("photo",),
+        ("location", "access", "pets"),
+        ("trade", "location", "access", "pets", "availability", "photo"),
+    ]
+    questions = [question(w, items, language) for w in (wo, long_wo) for items in asked]
+    said = re.compile(r"(?:with|con): (.*)\.", re.DOTALL)
+    for text in questions:
+        assert composed_of_fixed_texts(text, only="GATHER_QUESTION"), text
+        # What it asks for (a field of the question): the module's items, numbered when several.
+        listed = said.search(text)
+        assert listed is not None, text
+        items = [re.sub(r"^\d+\) ", "", item) for item in listed.group(1).split("; ")]
+        assert all(composed_of_fixed_texts(item, only="GATHER_ASK") for item in items), text
+
+
+# --- fail-open's page (pipeline/steps.py): its template, and why the package failed -------------
+
+
+def test_every_fail_open_reason_is_a_fixed_text() -> None:
+    kinds = [*fixed_texts.FAIL_OPEN_WHY, "KeyError", "Lambda.Unknown", "States.TaskFailed"]
+    reasons = [short_failure_reason(StepError(Error=kind, Cause="boom")) for kind in kinds]
+    assert [r for r in reasons if not composed_of_fixed_texts(r, only="FAIL_OPEN_WHY")] == []
+
+
+def test_a_page_past_the_daily_cap_becomes_a_digest_line_of_fixed_texts() -> None:
+    """Whom a digest line is about and why it is no page (lanes/escalate.py) are the module's
+    texts too: the digest page's fields, checked here where they are made."""
+    world = _World(MARIA_3B, caps=InMemoryDailyCaps(pages=0))
+    world.run(act("escalate", reason="guard_tripped", severity="info"), MARIA_3B, "again")
+    world.run(act("escalate", reason="fallback", severity="info"), PM, "the vent flaps")
+    world.run(act("escalate", reason="fallback", severity="info"), VENDOR, "hmm ok")
+    hours = world.digest.due(T0 + timedelta(hours=2), 3)
+    lines = [line for hour in hours for line in world.digest.close(hour, T0 + timedelta(hours=2))]
+    assert len(lines) == 3
+    assert [x.who for x in lines if not composed_of_fixed_texts(x.who, only="PAGE_WHO")] == []
+    # Why a break-in is no page is the lane's to say (a fallback's why is the brain's reading).
+    breaks = [x.why for x in lines if x.kind == "break_in"]
+    assert breaks != []
+    assert [why for why in breaks if not composed_of_fixed_texts(why, only="PAGE_")] == []
+    page = digest_page(hours[0], lines, max_lines=10)
+    assert [
+        row for row in page.split("\n") if not composed_of_fixed_texts(row, only="DIGEST_")
+    ] == []

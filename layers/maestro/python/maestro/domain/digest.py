@@ -15,6 +15,21 @@ from typing import Literal
 from pydantic import Field
 
 from maestro.domain.common import AwareDatetime, Frozen, truncate
+from maestro.domain.fixed_texts import (
+    DIGEST_COUNTS_JOIN,
+    DIGEST_HEAD,
+    DIGEST_HELD_MANY,
+    DIGEST_HELD_ONE,
+    DIGEST_LINE,
+    DIGEST_MORE,
+    DIGEST_NOTHING,
+    DIGEST_SAID,
+    DIGEST_TEXTS,
+    DIGEST_UNKNOWN_MANY,
+    DIGEST_UNKNOWN_ONE,
+    DIGEST_WHY,
+    say,
+)
 
 __all__ = [
     "DIGEST_EXCERPT_CHARS",
@@ -74,34 +89,43 @@ def next_hour(at: datetime) -> datetime:
 
 
 def _line(line: DigestLine) -> str:
-    count = f" ({line.messages} texts)" if line.messages > 1 else ""
-    label = {
-        "emergency": "EMERGENCY from ",
-        "break_in": "stuck: ",
-        "fallback": "needs a look: ",
-        "unknown_number": "",
-    }[line.kind]
-    said = f': "{truncate(line.excerpt, DIGEST_EXCERPT_CHARS)}"' if line.excerpt else ""
-    why = f" [{line.why}]" if line.why else ""
-    return truncate(f"- {line.first_at:%H:%M} {label}{line.who}{count}{said}{why}", _LINE_CHARS)
+    count = say(DIGEST_TEXTS, "en", number=line.messages) if line.messages > 1 else ""
+    excerpt = truncate(line.excerpt, DIGEST_EXCERPT_CHARS)
+    said = say(DIGEST_SAID, "en", excerpt=excerpt) if line.excerpt else ""
+    why = say(DIGEST_WHY, "en", why=line.why) if line.why else ""
+    text = say(
+        DIGEST_LINE[line.kind],
+        "en",
+        time=f"{line.first_at:%H:%M}",
+        who=line.who,
+        count=count,
+        said=said,
+        why=why,
+    )
+    return truncate(text, _LINE_CHARS)
 
 
 def digest_page(hour: datetime, lines: Sequence[DigestLine], max_lines: int) -> str:
-    """The digest page for ``hour``: who and why, a line each, at most ``max_lines`` of them."""
+    """The digest page for ``hour``: who and why, a line each, at most ``max_lines`` of them.
+    Its wording is the fixed texts' (``DIGEST_*``, English only: a page only the PM reads)."""
     ordered = sorted(lines, key=lambda x: (_ORDER[x.kind], x.first_at, x.subject))
     unknown = sum(1 for x in lines if x.kind == "unknown_number")
     other = len(lines) - unknown
     parts = []
     if unknown:
-        parts.append(f"{unknown} number{'s' if unknown != 1 else ''} not in the directory")
+        many = unknown != 1
+        parts.append(say(DIGEST_UNKNOWN_MANY if many else DIGEST_UNKNOWN_ONE, "en", number=unknown))
     if other:
-        parts.append(f"{other} page{'s' if other != 1 else ''} held back by the daily cap")
-    head = (
-        f"[INFO] maestro digest, {hour:%d %b %H:%M}-{hour + timedelta(hours=1):%H:%M} UTC: "
-        f"{' and '.join(parts) or 'nothing'}. Unknown numbers are bound to no one: add them to "
-        "the directory or reply to them yourself."
+        parts.append(say(DIGEST_HELD_MANY if other != 1 else DIGEST_HELD_ONE, "en", number=other))
+    head = say(
+        DIGEST_HEAD,
+        "en",
+        day=f"{hour:%d %b}",
+        start=f"{hour:%H:%M}",
+        end=f"{hour + timedelta(hours=1):%H:%M}",
+        counts=say(DIGEST_COUNTS_JOIN, "en").join(parts) or say(DIGEST_NOTHING, "en"),
     )
     shown = [_line(x) for x in ordered[:max_lines]]
     rest = len(ordered) - len(shown)
-    tail = [f"and {rest} more"] if rest > 0 else []
+    tail = [say(DIGEST_MORE, "en", more=rest)] if rest > 0 else []
     return "\n".join([head, *shown, *tail])

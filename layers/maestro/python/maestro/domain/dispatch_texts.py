@@ -26,6 +26,14 @@ from maestro.domain.fixed_texts import (
     HOURS,
     LAPSED,
     MINUTES,
+    NO_VENDOR_ANSWERED,
+    NO_VENDOR_ASKED,
+    NO_VENDOR_NTE,
+    NO_VENDOR_OUTCOME,
+    NO_VENDOR_PAGE,
+    NO_VENDOR_PROPERTY,
+    NO_VENDOR_TRAIL,
+    NO_VENDOR_UNIT,
     OFFER,
     ONE_HOUR,
     ONE_MINUTE,
@@ -199,59 +207,64 @@ def lapsed_text(wo: WorkOrder, language: str) -> str:
     return say(LAPSED, language, wo_id=wo.wo_id)
 
 
-_OUTCOME: dict[OfferOutcome, str] = {
-    "open": "no answer yet",
-    "accepted": "accepted",
-    "declined": "declined",
-    "timed_out": "no answer in time",
-    "withdrawn": "withdrawn",
-}
-
-
-def _why_no_vendor(run: DispatchRun) -> str:
+def _why_no_vendor(run: DispatchRun) -> tuple[str, str]:
+    """Which ``NO_VENDOR_PAGE`` says why, and the trade it names ("" when none)."""
     judgment = run.judgment
     if run.approval == "refused":
-        return "the approval was refused, no vendor was asked"
+        return "refused", ""
     if run.approval == "timed_out":
-        return "no answer to the approval request, no vendor was asked"
+        return "approval_timed_out", ""
     if judgment is not None and not judgment.vendors:
         # After hours, only urgent work was limited to after-hours vendors (judge).
         limited = judgment.after_hours and judgment.priority is not Urgency.ROUTINE
-        return f"no {judgment.trade.value} vendor serves the property" + (
-            " after hours" if limited else ""
-        )
+        return ("no_trade_after_hours" if limited else "no_trade"), judgment.trade.value
     if run.offers:
-        return "no vendor accepted"
-    return "no vendor was offered the job"
+        return "none_accepted", ""
+    return "none_offered", ""
+
+
+def _outcome(outcome: OfferOutcome) -> str:
+    return say(NO_VENDOR_OUTCOME[outcome], "en")
 
 
 def no_vendor_page(wo: WorkOrder, run: DispatchRun, trail: Sequence[str]) -> str:
     """To the on-call PM: the WO has no vendor, why, who was asked and how each answered, and
-    as much of the trail as fits (the newest last), within MAX_PAGE_CHARS."""
+    as much of the trail as fits (the newest last), within MAX_PAGE_CHARS. Its wording is the
+    fixed texts' (``NO_VENDOR_*``, English only: a page only the PM reads)."""
     judgment = run.judgment
     about = ", ".join(
         part
         for part in (
             judgment.priority.value if judgment else wo.urgency.value,
             judgment.trade.value if judgment else None,
-            f"NTE ${judgment.nte_usd}" if judgment else None,
-            f"property {wo.property_id}" if wo.property_id else None,
-            f"unit {truncate(wo.unit, 30)}" if wo.unit else None,
+            say(NO_VENDOR_NTE, "en", nte=judgment.nte_usd) if judgment else None,
+            say(NO_VENDOR_PROPERTY, "en", property=wo.property_id) if wo.property_id else None,
+            say(NO_VENDOR_UNIT, "en", unit=truncate(wo.unit, 30)) if wo.unit else None,
         )
         if part
     )
     names = {v.vendor_id: v.name for v in judgment.vendors} if judgment else {}
     asked = "; ".join(
-        f"{truncate(names.get(o.vendor_id, o.vendor_id), 40)}: {_OUTCOME[o.outcome]}"
+        say(
+            NO_VENDOR_ANSWERED,
+            "en",
+            name=truncate(names.get(o.vendor_id, o.vendor_id), 40),
+            outcome=_outcome(o.outcome),
+        )
         for o in run.offers
     )
-    head = (
-        f"{wo.wo_id} needs a vendor by hand: {_why_no_vendor(run)}. ({about}) "
-        f"{truncate(wo.summary, 120)}." + (f" Asked: {asked}." if asked else "")
-    )
+    why, trade = _why_no_vendor(run)
+    head = say(
+        NO_VENDOR_PAGE[why],
+        "en",
+        wo_id=wo.wo_id,
+        trade=trade,
+        about=about,
+        summary=truncate(wo.summary, 120),
+    ) + (" " + say(NO_VENDOR_ASKED, "en", asked=asked) if asked else "")
     head = truncate(head, MAX_PAGE_CHARS)
     lines = [" ".join(line.split()) for line in trail if line.strip()]
-    room = MAX_PAGE_CHARS - len(head) - len(" Trail: ")
+    room = MAX_PAGE_CHARS - len(head) - len(" " + say(NO_VENDOR_TRAIL, "en", trail=""))
     kept: list[str] = []
     # The newest lines matter most: walk back from the end while they fit.
     for line in reversed(lines):
@@ -261,4 +274,4 @@ def no_vendor_page(wo: WorkOrder, run: DispatchRun, trail: Sequence[str]) -> str
         kept.insert(0, piece)
     if not kept:
         return head
-    return f"{head} Trail: " + " | ".join(kept)
+    return f"{head} " + say(NO_VENDOR_TRAIL, "en", trail=" | ".join(kept))

@@ -946,3 +946,131 @@ NOTHING_PASSED_ON: Final[Texts] = {
     "en": "OK, I haven't passed anything on.",
     "es": "De acuerdo, no he transmitido nada.",
 }
+
+
+# --- the hourly digest page (domain/digest.py composes it; pipeline/digest.py sends it) ---
+# English only: the digest is a page only the PM reads.
+
+DIGEST_HEAD: Final[Texts] = {
+    "en": "[INFO] maestro digest, {day} {start}-{end} UTC: {counts}. Unknown numbers are bound "
+    "to no one: add them to the directory or reply to them yourself.",
+}
+DIGEST_NOTHING: Final[Texts] = {"en": "nothing"}
+DIGEST_COUNTS_JOIN: Final[Texts] = {"en": " and "}
+DIGEST_UNKNOWN_ONE: Final[Texts] = {"en": "1 number not in the directory"}
+DIGEST_UNKNOWN_MANY: Final[Texts] = {"en": "{number} numbers not in the directory"}
+DIGEST_HELD_ONE: Final[Texts] = {"en": "1 page held back by the daily cap"}
+DIGEST_HELD_MANY: Final[Texts] = {"en": "{number} pages held back by the daily cap"}
+DIGEST_LINE: Final[dict[str, Texts]] = {
+    "emergency": {"en": "- {time} EMERGENCY from {who}{count}{said}{why}"},
+    "break_in": {"en": "- {time} stuck: {who}{count}{said}{why}"},
+    "fallback": {"en": "- {time} needs a look: {who}{count}{said}{why}"},
+    "unknown_number": {"en": "- {time} {who}{count}{said}{why}"},
+}
+DIGEST_TEXTS: Final[Texts] = {"en": " ({number} texts)"}
+DIGEST_SAID: Final[Texts] = {"en": ': "{excerpt}"'}
+DIGEST_WHY: Final[Texts] = {"en": " [{why}]"}
+DIGEST_MORE: Final[Texts] = {"en": "and {more} more"}
+
+
+# --- a WO no vendor took: the page to the PM (domain/dispatch_texts.py composes it) ---
+# English only: a page only the PM reads.
+
+# Why there is no vendor is part of the head: a word that changes with the situation is its own
+# text (so a test reading the page catches a reason written anywhere else).
+NO_VENDOR_PAGE: Final[dict[str, Texts]] = {
+    "refused": {
+        "en": "{wo_id} needs a vendor by hand: the approval was refused, no vendor was asked. "
+        "({about}) {summary}."
+    },
+    "approval_timed_out": {
+        "en": "{wo_id} needs a vendor by hand: no answer to the approval request, no vendor was "
+        "asked. ({about}) {summary}."
+    },
+    "no_trade": {
+        "en": "{wo_id} needs a vendor by hand: no {trade} vendor serves the property. "
+        "({about}) {summary}."
+    },
+    "no_trade_after_hours": {
+        "en": "{wo_id} needs a vendor by hand: no {trade} vendor serves the property after "
+        "hours. ({about}) {summary}."
+    },
+    "none_accepted": {
+        "en": "{wo_id} needs a vendor by hand: no vendor accepted. ({about}) {summary}."
+    },
+    "none_offered": {
+        "en": "{wo_id} needs a vendor by hand: no vendor was offered the job. ({about}) {summary}."
+    },
+}
+NO_VENDOR_NTE: Final[Texts] = {"en": "NTE ${nte}"}
+NO_VENDOR_PROPERTY: Final[Texts] = {"en": "property {property}"}
+NO_VENDOR_UNIT: Final[Texts] = {"en": "unit {unit}"}
+NO_VENDOR_ASKED: Final[Texts] = {"en": "Asked: {asked}."}
+NO_VENDOR_ANSWERED: Final[Texts] = {"en": "{name}: {outcome}"}
+NO_VENDOR_OUTCOME: Final[dict[str, Texts]] = {
+    "open": {"en": "no answer yet"},
+    "accepted": {"en": "accepted"},
+    "declined": {"en": "declined"},
+    "timed_out": {"en": "no answer in time"},
+    "withdrawn": {"en": "withdrawn"},
+}
+NO_VENDOR_TRAIL: Final[Texts] = {"en": "Trail: {trail}"}
+
+
+# --- what dispatch asks the tenant before judging (domain/gather.py composes it) ---
+
+GATHER_QUESTION: Final[Texts] = {
+    "en": "To send the right person for {about}, please reply with: {listed}.",
+    "es": "Para enviar a la persona indicada para {about}, responda por favor con: {listed}.",
+}
+GATHER_ABOUT: Final[Texts] = {"en": "{wo_id} ({summary})", "es": "{wo_id} ({summary})"}
+# One item each; several are numbered with OPTION and joined by "; ".
+GATHER_ASK: Final[dict[str, Texts]] = {
+    "trade": {
+        "en": "what needs fixing (a leak, power, heat, an appliance, pests…)",
+        "es": "qué hay que arreglar (una fuga, la luz, la calefacción, un aparato, plagas…)",
+    },
+    "location": {"en": "where in your home it is", "es": "en qué parte de su casa está"},
+    "access": {
+        "en": "whether they may go in if you're out",
+        "es": "si pueden entrar si usted no está",
+    },
+    "pets": {"en": "any pets", "es": "si tiene mascotas"},
+    "availability": {"en": "when they can come", "es": "cuándo pueden venir"},
+    "photo": {"en": "a photo of the problem", "es": "una foto del problema"},
+}
+
+
+# --- what fail-open's page says failed, and about whom (pipeline/steps.py fills FAIL_OPEN_PAGE) ---
+# English only: the PM's page. A short reason by the failure's kind, never the raw exception or
+# the sender's words (#11).
+
+FAIL_OPEN_WHY: Final[dict[str, Texts]] = {
+    "LeaseBusy": {"en": "it waited too long for the conversation's previous package"},
+    "LeaseLost": {"en": "it lost the conversation's turn while running"},
+    "States.Timeout": {"en": "a step timed out"},
+    "States.DataLimitExceeded": {"en": "the package was too large for a step"},
+    "States.Runtime": {"en": "the workflow could not read its own state"},
+    "TransientError": {"en": "a service kept failing"},
+    "SendFailedError": {
+        "en": "a text could not be sent (the SMS provider refused it or kept failing)"
+    },
+}
+FAIL_OPEN_WHY_OTHER: Final[Texts] = {"en": "a step failed ({error})"}
+FAIL_OPEN_UNKNOWN_SENDER: Final[Texts] = {"en": "an unknown sender"}
+
+
+# --- whom a page or a digest line is about, and why a page became a digest line ---
+# (lanes/escalate.py, pipeline/steps.py). English only: the PM's pages and digest.
+
+PAGE_WHO: Final[Texts] = {"en": "{name} ({role}{unit})"}
+PAGE_WHO_UNKNOWN: Final[Texts] = {"en": "UNKNOWN number {phone}"}
+PAGE_FROM: Final[Texts] = {"en": "{name} ({role}{unit}, {phone})"}
+PAGE_FROM_UNKNOWN: Final[Texts] = {
+    "en": "UNKNOWN number {phone} (not in the directory; not bound to anyone)"
+}
+PAGE_CAP_REACHED: Final[Texts] = {"en": "daily page cap reached"}
+PAGE_RE: Final[Texts] = {"en": " re {target}"}
+PAGE_HAZARD: Final[Texts] = {"en": ": {hazard}"}
+BREAK_IN_NO_REASON: Final[Texts] = {"en": "no progress"}
+BREAK_IN_NO_TRAIL: Final[Texts] = {"en": "(none)"}

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from maestro.domain.common import truncate
 from maestro.domain.directory import Trade
 from maestro.domain.dispatch import GATHER_ITEMS, GatherItem
-from maestro.domain.language import in_language
+from maestro.domain.fixed_texts import GATHER_ABOUT, GATHER_ASK, GATHER_QUESTION, OPTION, say
 from maestro.domain.models import Urgency, WorkOrder
 
 __all__ = [
@@ -712,33 +712,6 @@ def needs(wo: WorkOrder, notes: Sequence[str], photos: int) -> tuple[GatherItem,
 # The one question.
 # ---------------------------------------------------------------------------------------------
 
-_ASK: dict[GatherItem, dict[str, str]] = {
-    "trade": {
-        "en": "what needs fixing (a leak, power, heat, an appliance, pests…)",
-        "es": "qué hay que arreglar (una fuga, la luz, la calefacción, un aparato, plagas…)",
-    },
-    "location": {
-        "en": "where in your home it is",
-        "es": "en qué parte de su casa está",
-    },
-    "access": {
-        "en": "whether they may go in if you're out",
-        "es": "si pueden entrar si usted no está",
-    },
-    "pets": {
-        "en": "any pets",
-        "es": "si tiene mascotas",
-    },
-    "availability": {
-        "en": "when they can come",
-        "es": "cuándo pueden venir",
-    },
-    "photo": {
-        "en": "a photo of the problem",
-        "es": "una foto del problema",
-    },
-}
-
 
 def question(wo: WorkOrder, missing: Sequence[GatherItem], language: str) -> str:
     """One text asking the tenant for every ``missing`` item, naming the WO (and what it is,
@@ -747,21 +720,19 @@ def question(wo: WorkOrder, missing: Sequence[GatherItem], language: str) -> str
     items = _in_order(missing)
     if not items:
         raise ValueError("nothing to ask")
-    asks = [in_language(_ASK[item], language) for item in items]
-    listed = asks[0] if len(asks) == 1 else "; ".join(f"{n}) {a}" for n, a in enumerate(asks, 1))
+    asks = [say(GATHER_ASK[item], language) for item in items]
+    listed = (
+        asks[0]
+        if len(asks) == 1
+        else "; ".join(say(OPTION, language, number=n, line=a) for n, a in enumerate(asks, 1))
+    )
 
     def text(about: str) -> str:
-        return in_language(
-            {
-                "en": f"To send the right person for {about}, please reply with: {listed}.",
-                "es": f"Para enviar a la persona indicada para {about}, responda por favor "
-                f"con: {listed}.",
-            },
-            language,
-        )
+        return say(GATHER_QUESTION, language, about=about, listed=listed)
 
     bare = text(wo.wo_id)
     room = MAX_QUESTION_CHARS - len(bare) - len(" ()")
     if room >= 12:
-        bare = text(f"{wo.wo_id} ({truncate(wo.summary, min(room, 80))})")
+        summary = truncate(wo.summary, min(room, 80))
+        bare = text(say(GATHER_ABOUT, language, wo_id=wo.wo_id, summary=summary))
     return truncate(bare, MAX_QUESTION_CHARS)

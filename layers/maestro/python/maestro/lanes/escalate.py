@@ -32,14 +32,24 @@ from maestro.domain.actions import Escalate, Lane
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, DigestKind
 from maestro.domain.events import body_digest
 from maestro.domain.fixed_texts import (
+    BREAK_IN_NO_REASON,
+    BREAK_IN_NO_TRAIL,
     BREAK_IN_PAGE,
     BROUGHT_IN,
     EMERGENCY_PAGE,
     FALL_BACK_WHY,
     FALLBACK_PAGE,
     FOLLOW_UP,
+    PAGE_CAP_REACHED,
+    PAGE_FROM,
+    PAGE_FROM_UNKNOWN,
+    PAGE_HAZARD,
+    PAGE_RE,
+    PAGE_WHO,
+    PAGE_WHO_UNKNOWN,
     SAFETY_ADVICE,
     TOLD_FOLLOW_UP,
+    UNIT_SUFFIX,
     AdviceKind,
     say,
 )
@@ -105,7 +115,7 @@ SAFETY_SUFFIX = "safety"
 PAGED = PAGED_TEXTS["en"]
 UNREACHED = UNREACHED_TEXTS["en"]
 HELD_BACK = HELD_BACK_TEXTS["en"]
-_CAP_REACHED = "daily page cap reached"
+_CAP_REACHED = say(PAGE_CAP_REACHED, "en")
 
 
 def emergency_window_key(phone: str) -> str:
@@ -211,8 +221,10 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
         )
 
     who = _from(sender, phone)
-    about = f" re {target}" if target else ""
-    hazard = f": {short(params.hazard, _HAZARD_CHARS)}" if params.hazard else ""
+    about = say(PAGE_RE, "en", target=target) if target else ""
+    hazard = (
+        say(PAGE_HAZARD, "en", hazard=short(params.hazard, _HAZARD_CHARS)) if params.hazard else ""
+    )
     page = ctx.send(
         _phone(recipient),
         say(
@@ -246,10 +258,10 @@ def run(action: Escalate, ctx: LaneContext) -> LaneOutcome:
 def _from(sender: Party | None, phone: str) -> str:
     """Who a page is about: the person as the directory knows them, with their number."""
     if sender is None:
-        return f"UNKNOWN number {phone} (not in the directory; not bound to anyone)"
+        return say(PAGE_FROM_UNKNOWN, "en", phone=phone)
     name = short(sender.name or sender.party_id, 40)
-    unit = f", unit {short(sender.unit, 20)}" if sender.unit else ""
-    return f"{name} ({sender.role.value}{unit}, {phone})"
+    unit = say(UNIT_SUFFIX, "en", unit=short(sender.unit, 20)) if sender.unit else ""
+    return say(PAGE_FROM, "en", name=name, role=sender.role.value, unit=unit, phone=phone)
 
 
 def _fallback(
@@ -282,7 +294,7 @@ def _fallback(
             FALLBACK_PAGE,
             "en",
             who=_from(ctx.sender, phone),
-            about=f" re {target}" if target else "",
+            about=say(PAGE_RE, "en", target=target) if target else "",
             why=short(why, 200) or say(FALL_BACK_WHY["no_reading"], "en"),
             excerpt=_excerpt(ctx),
             told=say(TOLD_FOLLOW_UP, "en"),
@@ -413,9 +425,9 @@ def _break_in(ctx: LaneContext, phone: str, reason: str, recipient: PageRecipien
                     BREAK_IN_PAGE,
                     "en",
                     who=who,
-                    why=short(reason, _HAZARD_CHARS) or "no progress",
+                    why=short(reason, _HAZARD_CHARS) or say(BREAK_IN_NO_REASON, "en"),
                     excerpt=_excerpt(ctx),
-                    trail=trail or "(none)",
+                    trail=trail or say(BREAK_IN_NO_TRAIL, "en"),
                 ),
                 1200,
             ),
@@ -451,9 +463,10 @@ def _paged(
 
 def _who(sender: Party | None, phone: str) -> str:
     if sender is None:
-        return f"UNKNOWN number {phone}"
-    unit = f", unit {short(sender.unit, 20)}" if sender.unit else ""
-    return f"{short(sender.name or sender.party_id, 40)} ({sender.role.value}{unit})"
+        return say(PAGE_WHO_UNKNOWN, "en", phone=phone)
+    name = short(sender.name or sender.party_id, 40)
+    unit = say(UNIT_SUFFIX, "en", unit=short(sender.unit, 20)) if sender.unit else ""
+    return say(PAGE_WHO, "en", name=name, role=sender.role.value, unit=unit)
 
 
 def _identity(ctx: LaneContext, phone: str) -> LaneOutcome:

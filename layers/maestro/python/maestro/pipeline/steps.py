@@ -39,6 +39,11 @@ from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
 from maestro.domain.fixed_texts import (
     ALERTED,
     FAIL_OPEN_PAGE,
+    FAIL_OPEN_UNKNOWN_SENDER,
+    FAIL_OPEN_WHY,
+    FAIL_OPEN_WHY_OTHER,
+    PAGE_WHO,
+    UNIT_SUFFIX,
     say,
 )
 from maestro.domain.language import in_language
@@ -1140,21 +1145,12 @@ def _lenient_state(raw: dict[str, Any]) -> ExecutionState | None:
         return None
 
 
-_PLAIN_REASONS = {
-    "LeaseBusy": "it waited too long for the conversation's previous package",
-    "LeaseLost": "it lost the conversation's turn while running",
-    "States.Timeout": "a step timed out",
-    "States.DataLimitExceeded": "the package was too large for a step",
-    "States.Runtime": "the workflow could not read its own state",
-    "TransientError": "a service kept failing",
-    "SendFailedError": "a text could not be sent (the SMS provider refused it or kept failing)",
-}
-
-
 def short_failure_reason(failure: StepError) -> str:
     """What a PM reads: a short reason, never the raw exception or the tenant's words."""
-    plain = _PLAIN_REASONS.get(failure.Error)
-    return plain or f"a step failed ({truncate(mask_text(failure.Error), 60)})"
+    plain = FAIL_OPEN_WHY.get(failure.Error)
+    if plain is not None:
+        return say(plain, "en")
+    return say(FAIL_OPEN_WHY_OTHER, "en", error=truncate(mask_text(failure.Error), 60))
 
 
 def _failure_detail(failure: StepError) -> str:
@@ -1174,6 +1170,7 @@ def _failure_detail(failure: StepError) -> str:
 
 def _who(sender: Party | None, phone: str | None) -> str:
     if sender is not None:
-        unit = f", unit {truncate(sender.unit, 20)}" if sender.unit else ""
-        return f"{truncate(sender.name or sender.party_id, 40)} ({sender.role.value}{unit})"
-    return phone or "an unknown sender"
+        unit = say(UNIT_SUFFIX, "en", unit=truncate(sender.unit, 20)) if sender.unit else ""
+        name = truncate(sender.name or sender.party_id, 40)
+        return say(PAGE_WHO, "en", name=name, role=sender.role.value, unit=unit)
+    return phone or say(FAIL_OPEN_UNKNOWN_SENDER, "en")
