@@ -75,6 +75,8 @@ def test_an_answer_picks_several_it_names(reply: str, picked: tuple[str, ...]) -
         "not all of them",
         "hmm the usual ones",
         "fine to come in, 2 onward",
+        "the two of them",  # of three: which two? never the option numbered two
+        "las dos",
     ],
 )
 def test_an_answer_that_is_not_a_clear_choice_picks_nothing(reply: str) -> None:
@@ -92,6 +94,12 @@ def test_both_picks_both_of_two() -> None:
     assert read_answer("both", ids, lines).ids == ids
     assert read_answer("ambos", ids, lines).ids == ids
     assert read_answer("both of them please", ids, lines).ids == ids
+
+
+@pytest.mark.parametrize("reply", ["the two of them", "those two please", "las dos", "los dos, sí"])
+def test_the_two_of_two_is_both_not_the_second(reply: str) -> None:
+    ids, lines = IDS[:2], LINES[:2]
+    assert read_answer(reply, ids, lines).ids == ids
 
 
 def test_a_pick_of_several_narrows_a_hold_over_several() -> None:

@@ -164,6 +164,11 @@ def _ordinals(tokens: Sequence[str], count: int) -> list[int] | None:
 # Where one part of a choice ends and the next begins: "the fridge and the lock", "1, 3", "2 y 3".
 _PART_BREAK = re.compile(r"[,;&+/]|\b(?:and|y|plus|as\s+well\s+as)\b")
 _JOINED = re.compile(r"[&+]|\b(?:and|y|plus|as\s+well\s+as)\b")
+# "the two of them", "las dos": both, not the option numbered two ("the 2", "la dos" stay numbers).
+_THE_TWO = re.compile(
+    r"\b(?:the|those|these|las|los|esas|esos|estas|estos)\s+(?:two|dos)\b(?!\s+(?:one|ones)\b)",
+    re.IGNORECASE,
+)
 # "all but the kitchen one", "everything except 2", "todas menos la del baño".
 _EXCEPT = re.compile(
     r"\b(?:but(?:\s+not)?|except(?:\s+for)?|excluding|besides|apart\s+from|other\s+than|minus"
@@ -278,6 +283,7 @@ def read_answer(
     """How ``text`` answers a question that numbered ``candidate_ids`` (with their lines)."""
     ids = tuple(candidate_ids)
     lines = tuple(candidate_lines) or ids
+    text = _THE_TWO.sub("both", text)
     tokens = _tokens(text)
     if not ids or not tokens:
         return Answer(kind="unclear", why="an empty answer")
