@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from maestro.brain.model import LanguageModel, ModelRequest, ToolSpec, Turn
+from maestro.brain.model import LanguageModel, ToolSpec, ask_forced_tool
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.prompt_data import data_block
 from maestro.domain.reply_check import MAX_REPLY_CHARS
@@ -68,19 +68,8 @@ class ReplyComposer:
             "done": [truncate(d, 160) for d in done[:_MAX_DONE]],
             "language": language,
         }
-        answer = self._model.ask(
-            ModelRequest(
-                purpose="compose",
-                tier="cheap",
-                system=COMPOSE_SYSTEM,
-                turns=(Turn(role="user", text=data_block(document)),),
-                tools=(COMPOSE_TOOL,),
-                force_tool=COMPOSE_TOOL.name,
-                max_tokens=200,
-            )
+        found = ask_forced_tool(
+            self._model, "compose", COMPOSE_SYSTEM, COMPOSE_TOOL, data_block(document), 200
         )
-        found = answer.tool_input(COMPOSE_TOOL.name)
-        if found is None:
-            raise ValueError("the model did not call the reply tool")
         reply = ComposedReply.model_validate(found)
         return reply.model_copy(update={"text": reply.text.strip()})

@@ -33,6 +33,7 @@ __all__ = [
     "ToolSpec",
     "ToolUse",
     "Turn",
+    "ask_forced_tool",
 ]
 
 Purpose = Literal["probe", "precheck", "reasoning", "decide", "manage", "compose"]
@@ -129,3 +130,31 @@ class LanguageModel(Protocol):
 
     def ask(self, request: ModelRequest) -> ModelAnswer:
         """One call. Raises :class:`ModelError` (never anything else) when no answer came."""
+
+
+def ask_forced_tool(
+    model: LanguageModel,
+    purpose: Purpose,
+    system: str,
+    tool: ToolSpec,
+    user_text: str,
+    max_tokens: int,
+) -> dict[str, Any]:
+    """One cheap-tier call whose one user turn is ``user_text`` and whose answer must call
+    ``tool``: the tool's input. Raises ValueError when the answer made no such call (a
+    malformed answer, for the caller's fallback) and ModelError when no answer came."""
+    answer = model.ask(
+        ModelRequest(
+            purpose=purpose,
+            tier="cheap",
+            system=system,
+            turns=(Turn(role="user", text=user_text),),
+            tools=(tool,),
+            force_tool=tool.name,
+            max_tokens=max_tokens,
+        )
+    )
+    found = answer.tool_input(tool.name)
+    if found is None:
+        raise ValueError(f"the model did not call the {tool.name} tool")
+    return found

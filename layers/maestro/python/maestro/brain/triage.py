@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from maestro.brain.model import LanguageModel, ModelRequest, ToolSpec, Turn
+from maestro.brain.model import LanguageModel, ToolSpec, ask_forced_tool
 from maestro.domain.common import truncate
 from maestro.domain.models import Message, Package
 from maestro.domain.prompt_data import data_block
@@ -79,20 +79,14 @@ class ModelTriage:
 
     def _ask(self, purpose: str, document: Mapping[str, Any]) -> dict[str, Any]:
         """One triage call: the user turn is the document's data block, nothing else."""
-        answer = self._model.ask(
-            ModelRequest(
-                purpose=purpose,  # type: ignore[arg-type]
-                tier="cheap",
-                system=TRIAGE_SYSTEM,
-                turns=(Turn(role="user", text=data_block(document)),),
-                tools=(TRIAGE_TOOL,),
-                force_tool=TRIAGE_TOOL.name,
-                max_tokens=300,
-            )
+        found = ask_forced_tool(
+            self._model,
+            purpose,  # type: ignore[arg-type]
+            TRIAGE_SYSTEM,
+            TRIAGE_TOOL,
+            data_block(document),
+            300,
         )
-        found = answer.tool_input(TRIAGE_TOOL.name)
-        if found is None:
-            raise ValueError("the model did not call the triage tool")
         # A quote longer than the record holds is cut here, not refused there.
         return {**found, "evidence": truncate(str(found.get("evidence", "")), 400)}
 
