@@ -893,13 +893,16 @@ def test_a_rules_hit_keeps_its_own_category_and_says_so() -> None:
 
 def test_the_model_scores_the_same_in_every_process() -> None:
     """CRC-32 buckets, not hash(): a fresh interpreter with another hash seed gives the same
-    score, and importing the floor reads no weights (they load on first use)."""
+    score; importing the floor imports no model and reads no weights (both wait for first use)."""
     import subprocess
     import sys
 
     text = "everyone here feels woozy and the baby keeps crying"
     program = (
-        "from maestro.domain import safety, safety_model\n"
+        "import sys\n"
+        "from maestro.domain import safety\n"
+        "assert 'maestro.domain.safety_model' not in sys.modules\n"
+        "from maestro.domain import safety_model\n"
         "assert safety_model.weights.cache_info().currsize == 0\n"
         f"print(repr(safety_model.score({text!r})))\n"
     )

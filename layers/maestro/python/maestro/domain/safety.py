@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from maestro.domain import safety_model, safety_spanish
+from maestro.domain import safety_spanish
 from maestro.domain.common import Frozen
 from maestro.domain.safety_lexicon import (
     KEYWORDS,
@@ -1420,6 +1420,9 @@ def safety_floor(text: str) -> SafetyHit | None:
     hit = rules_floor(text)
     if hit is not None or not text or not text.strip():
         return hit
+    # Imported here: a cold start pays for the model's module (and weights) on its first text.
+    from maestro.domain import safety_model
+
     found = safety_model.model_hit(text)
     if found is None:
         return None
