@@ -64,14 +64,24 @@ def _shared_setup_group(nodeid: str) -> str:
     return nodeid
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    from xdist.scheduler import LoadScopeScheduling
+class _SharedSetupScheduler:
+    """xdist's scheduler hook, registered only where xdist runs (``-p no:xdist`` has no such
+    hook, and pytest refuses a conftest that implements an unknown one)."""
 
-    class SharedSetupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
-        def _split_scope(self, nodeid: str) -> str:
-            return _shared_setup_group(nodeid)
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        from xdist.scheduler import LoadScopeScheduling
 
-    return SharedSetupScheduling(config, log)
+        class SharedSetupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
+            def _split_scope(self, nodeid: str) -> str:
+                return _shared_setup_group(nodeid)
+
+        return SharedSetupScheduling(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_SharedSetupScheduler(), "shared-setup-scheduler")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
