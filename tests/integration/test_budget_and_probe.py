@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -41,6 +41,22 @@ def test_the_daily_cap_spans_the_conversations_packages(aws: Any) -> None:
     assert budget.reserve(BudgetScope(conversation_id="c", package_id="b"), T0)
     assert not budget.reserve(BudgetScope(conversation_id="c", package_id="c"), T0)
     assert budget.reserve(BudgetScope(conversation_id="other"), T0)
+
+
+def test_the_judgments_allowance_is_per_conversation_per_day(aws: Any) -> None:
+    """Naive: the judge's budget was 60 calls per warm container, never reset. Here it is a
+    conditional counter on the conversations table: a judgment's samples are taken whole."""
+    budget = DynamoModelBudget(
+        aws.dynamodb, aws.table_names["conversations"], BudgetCaps(judgment_day_calls=7)
+    )
+    conv = BudgetScope(conversation_id="c", package_id="p1")
+    assert [budget.reserve_judgments(conv, T0, 3) for _ in range(3)] == [True, True, False]
+    assert budget.reserve_judgments(conv, T0, 1), "the seventh call still fits"
+    assert not budget.reserve_judgments(conv, T0, 1)
+    assert budget.reserve_judgments(BudgetScope(conversation_id="other"), T0, 3)
+    assert budget.reserve_judgments(conv, T0 + timedelta(days=1), 3), "a new UTC day"
+    # The model-call caps are apart: the conversation's calls were not spent by the judgments.
+    assert budget.reserve(conv, T0)
 
 
 def test_a_message_is_probed_once_even_when_its_signal_comes_twice() -> None:
