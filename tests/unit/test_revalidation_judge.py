@@ -128,6 +128,18 @@ def test_an_edit_past_the_bound_still_names_the_field() -> None:
     assert change["field"] == "summary"
 
 
+def test_no_unit_is_an_empty_value_not_an_unknown_one() -> None:
+    model = valid_model()
+    judgments = Judgments(decide_model_for(model))
+    target = edited(radiator(unit=None), 2, unit="4A")
+
+    revalidate([target], MARIA, judgments.revalidation)
+
+    assert shown(model.calls_for("decide")[0])["changed"] == [
+        {"field": "unit", "before": "", "after": "4A"}
+    ]
+
+
 def test_a_question_asked_before_snapshots_kept_content_shows_before_as_unknown() -> None:
     model = valid_model()
     judgments = Judgments(decide_model_for(model))

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from maestro.domain.common import Frozen
+from maestro.domain.common import ELLIPSIS, Frozen
 from maestro.domain.models import (
     SCHEDULABLE,
     Party,
@@ -108,20 +108,20 @@ _CONTENT_FIELDS: tuple[ContentField, ...] = ("summary", "category", "urgency", "
 
 class FieldChange(Frozen):
     """One content field an edit changed, before → after, each cut to
-    :data:`maestro.domain.models.SNAPSHOT_VALUE_CHARS` (a cut value ends in "…").
-    ``before`` is None when the question's snapshot predates the stored content (not known)."""
+    :data:`maestro.domain.models.SNAPSHOT_VALUE_CHARS` (a cut value ends in "…"); no unit is
+    "". ``before`` is None only when the question's snapshot predates the stored content."""
 
     field: ContentField
     before: str | None
-    after: str | None
+    after: str
 
 
-def _values(content: WoContent) -> dict[ContentField, str | None]:
+def _values(content: WoContent) -> dict[ContentField, str]:
     return {
         "summary": content.summary,
         "category": content.category,
         "urgency": content.urgency.value,
-        "unit": content.unit,
+        "unit": content.unit or "",
     }
 
 
@@ -138,22 +138,16 @@ def changed_fields(then: WoSnapshot, now: WorkOrder) -> tuple[FieldChange, ...]:
     changes = tuple(
         FieldChange(field=f, before=before[f], after=after[f])
         for f in _CONTENT_FIELDS
-        if (before[f] or "") != (after[f] or "")
+        if before[f] != after[f]
     )
     if changes or not then.content_changed(now):
         return changes
     # The digest (of the whole text) differs but the bounded values do not: the edit lies past
-    # the bound, in a field that was cut.
+    # the bound, in a field that was cut (every field, should none have been).
+    cut = tuple(f for f in _CONTENT_FIELDS if before[f].endswith(ELLIPSIS))
     return tuple(
-        FieldChange(field=f, before=before[f], after=after[f])
-        for f in _CONTENT_FIELDS
-        if (after[f] or "") != _full(now, f)
+        FieldChange(field=f, before=before[f], after=after[f]) for f in cut or _CONTENT_FIELDS
     )
-
-
-def _full(wo: WorkOrder, field: ContentField) -> str:
-    value = getattr(wo, field)
-    return str(getattr(value, "value", value) or "")
 
 
 Judge = Callable[[Target, tuple[FieldChange, ...]], RevalidationOutcome]
