@@ -16,7 +16,7 @@ from functools import cache
 
 from maestro.brain.model import LanguageModel, ModelError, ModelRequest, ToolSpec, Turn
 from maestro.brain.samples import sample_from_text
-from maestro.domain.actions import CreateWo, action_plan_json_schema, is_new_ref
+from maestro.domain.actions import CreateWo, action_plan_tool_schema, is_new_ref
 from maestro.domain.memory import BrainInput, BrainRequest
 from maestro.domain.records import BrainSample, SampleFailure
 
@@ -82,12 +82,13 @@ PROPOSE_TOOL_NAME = "propose_actions"
 
 @cache
 def propose_tool() -> ToolSpec:
-    """The tool the brain answers with: its input schema is the action plan's JSON schema, built
-    on first use (not at import: every pipeline step imports this module, few call a model)."""
+    """The tool the brain answers with: its input schema is the action plan's JSON schema, made
+    compact (it is sent with every sample), built on first use (not at import: every pipeline
+    step imports this module, few call a model)."""
     return ToolSpec(
         name=PROPOSE_TOOL_NAME,
         description="The ordered actions to take for this package, from the closed vocabulary.",
-        input_schema=action_plan_json_schema(),
+        input_schema=action_plan_tool_schema(),
     )
 
 
