@@ -31,6 +31,7 @@ from maestro.brain.reasoning import PROPOSE_TOOL_NAME, ModelBrain, reasoning_req
 from maestro.brain.triage import ModelTriage
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import FlushTrigger, Message, Package
+from maestro_dev.prompt_cache import PromptCache
 
 EPHEMERAL = {"type": "ephemeral"}
 T0 = datetime(2026, 11, 3, 9, 30, tzinfo=UTC)
@@ -215,6 +216,64 @@ def test_when_the_writer_fails_the_next_sample_writes_the_window() -> None:
     brain.sample(request, 2)
     brain.sample(request, 3)
     assert [r.cache for r in model.requests][2:] == [("system", "last_turn")] * 2
+
+
+class Recorder:
+    """A model that answers every sample and keeps the requests, to replay them on a cache."""
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    def describe(self) -> str:
+        return "recorder"
+
+    def model_id(self, tier: Tier) -> str:
+        return f"recorder-{tier}"
+
+    def ask(self, request: ModelRequest) -> ModelAnswer:
+        self.requests.append(request)
+        use = ToolUse(id="toolu_1", name=PROPOSE_TOOL_NAME, input=PLAN)
+        return ModelAnswer(model="recorder-strong", tool_uses=(use,))
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_samples_after_the_first_read_the_whole_prompt_from_cache(k: int) -> None:
+    """The cache-hit share of a package's samples (Sonnet 4.5's minimum, a warm prefix): the
+    first reads tools + system and writes the window; every later one reads all of it."""
+    model = Recorder()
+    brain = ModelBrain(model)
+    request = brain_request(history=20)
+    cache = PromptCache(minimum_tokens=1024)
+    cache.send([reasoning_request(brain_request(history=3).window)])  # another package, warm
+    for index in range(k):
+        brain.sample(request, index)
+    first, *later = cache.send(model.requests, at=60.0)
+    prefix = cache.send([reasoning_request(request.window, cache_window=False)], at=61.0)[0]
+    assert first.read == prefix.read > 0  # tools + system, from the other package
+    assert first.written > 0  # the window
+    assert first.uncached == 0
+    assert all(use.read == use.total and use.written == 0 for use in later)
+    share = sum(u.read for u in [first, *later]) / sum(u.total for u in [first, *later])
+    assert share >= {2: 0.7, 5: 0.85}[k]
+
+
+def test_a_sample_sent_with_the_writer_reads_only_the_prefix() -> None:
+    request = brain_request(history=20)
+    cache = PromptCache(minimum_tokens=1024)
+    cache.send([reasoning_request(brain_request(history=3).window)])
+    writer, alongside = cache.send(
+        [
+            reasoning_request(request.window, 0),
+            reasoning_request(request.window, 1, cache_window=False),
+        ],
+        at=10.0,
+        together=True,
+    )
+    assert writer.written > 0
+    assert alongside.written == 0
+    assert alongside.read == writer.read  # tools + system only: the window is paid in full
+    (third,) = cache.send([reasoning_request(request.window, 2)], at=20.0)
+    assert third.read == third.total
 
 
 # --- the cheap tier: under its minimum, no breakpoint --------------------------------------------
