@@ -5,10 +5,10 @@ from the pydantic action models (the closed vocabulary: a lane outside it does n
 prompt is the static instructions and the bounded memory window, one JSON document in one data
 block (``maestro.domain.prompt_data``): nothing a person wrote is outside it. Both are cached
 (docs/model-cost.md): the instructions and the tool across every package, the window across the
-samples of one package, which all send it byte for byte. An answer
-is untrusted: parsed, validated against the vocabulary, and every target checked against the ids
-the window listed (or a ``new:N`` ref a create in the same plan opens); anything else is a failed
-sample, which dilutes agreement. Dispose checks ownership again.
+samples of one package, which all send it byte for byte. An answer is untrusted: parsed,
+validated against the vocabulary, and every target checked against the ids the window listed (or
+a ``new:N`` ref a create in the same plan opens); anything else is a failed sample, which dilutes
+agreement. Dispose checks ownership again.
 """
 
 from __future__ import annotations
