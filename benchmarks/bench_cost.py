@@ -70,7 +70,7 @@ from _results import merge_results
 
 ROOT = Path(__file__).resolve().parents[1]
 TENANTS = int(os.environ.get("BENCH_COST_TENANTS", "6"))  # a smaller run to try it out
-HISTORY = 3
+HISTORY = int(os.environ.get("BENCH_COST_HISTORY", "3"))
 SETTLE_S = 75 * 60  # past the sweeper's lookback (an hour) and window (10 minutes)
 CHUNK = 64 * 1024
 
@@ -343,6 +343,8 @@ class Counts:
     api_requests: float = 0
     sqs_invocations: float = 0  # SQS-triggered Lambda invocations (trace roots)
     by_stage_ddb: Counter[str] = field(default_factory=Counter)
+    wru_by_stage: Counter[str] = field(default_factory=Counter)
+    rru_by_stage: Counter[str] = field(default_factory=Counter)
 
 
 class _LogMeter(io.TextIOBase):
@@ -459,6 +461,7 @@ class Meter:
                 size = max(item_size(old), item_size(new))
                 units = write_units(size, transactional=transactional)
                 c.wru[_logical(table)] += units
+                c.wru_by_stage[call.stage] += units
                 hash_attr = _key_attrs(table)[0]
                 hot = (_logical(table), "", _key_value(new or old or key, hash_attr))
                 c.key_wru[hot] += units
@@ -467,12 +470,14 @@ class Meter:
                     for index, gsi_units, value in _gsi_writes(table, old, new):
                         c.wru[_logical(table)] += gsi_units
                         c.gsi_wru[_logical(table)] += gsi_units
+                        c.wru_by_stage[call.stage] += gsi_units
                         where = (_logical(table), index, value)
                         c.key_wru[where] += gsi_units
                         c.key_packages.setdefault(where, set()).add(self.package_index)
             for table, index, units in _read_units(op, body, payload):
                 c.rru[_logical(table)] += units
                 c.index_rru[(_logical(table), index)] += units
+                c.rru_by_stage[call.stage] += units
         return response
 
 
@@ -933,6 +938,12 @@ def per_package(run: TypeRun, template: Template, prices: dict[str, Any]) -> dic
             },
             "requests_by_stage": {
                 s: round(net(v, q.by_stage_ddb[s]), 3) for s, v in sorted(m.by_stage_ddb.items())
+            },
+            "wru_by_stage": {
+                s: round(net(v, q.wru_by_stage[s]), 3) for s, v in sorted(m.wru_by_stage.items())
+            },
+            "rru_by_stage": {
+                s: round(net(v, q.rru_by_stage[s]), 3) for s, v in sorted(m.rru_by_stage.items())
             },
             "shared_partitions": hot,
             "index_rru": {
