@@ -102,6 +102,68 @@ def read_units(size: int, *, consistent: bool, transactional: bool = False) -> f
     return float(units) if consistent else units / 2
 
 
+def write_targets(op: str, body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
+    """(table, key or item, transactional) of each item a DynamoDB write request touches."""
+    if op == "PutItem":
+        return [(body["TableName"], body["Item"], False)]
+    if op in ("UpdateItem", "DeleteItem"):
+        return [(body["TableName"], body["Key"], False)]
+    found: list[tuple[str, dict[str, Any], bool]] = []
+    if op == "TransactWriteItems":
+        for entry in body.get("TransactItems", []):
+            for kind, spec in entry.items():
+                key = spec.get("Item") if kind == "Put" else spec.get("Key")
+                found.append((spec["TableName"], key or {}, True))
+    elif op == "BatchWriteItem":
+        for table, requests in body.get("RequestItems", {}).items():
+            for request in requests:
+                if "PutRequest" in request:
+                    found.append((table, request["PutRequest"]["Item"], False))
+                else:
+                    found.append((table, request["DeleteRequest"]["Key"], False))
+    return found
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A global secondary index: its name, key attributes (partition first), projection."""
+
+    name: str
+    keys: tuple[str, ...]
+    projection: Mapping[str, Any]
+
+
+def gsi_writes(
+    indexes: Sequence[IndexSpec],
+    table_keys: tuple[str, str | None],
+    old: Mapping[str, Any] | None,
+    new: Mapping[str, Any] | None,
+) -> list[tuple[str, int, str]]:
+    """Each GSI write a base-table write makes, (index, write units, the index's partition key
+    value): an index entry that appears, disappears or is rewritten is one write, one whose key
+    changes two; its size is the projected item's (the keys alone for KEYS_ONLY)."""
+    if old == new:
+        return []
+    found = []
+    for index in indexes:
+        had = old is not None and all(a in old for a in index.keys)
+        has = new is not None and all(a in new for a in index.keys)
+        if not had and not has:
+            continue
+        image = new if has else old
+        assert image is not None
+        if index.projection.get("ProjectionType", "ALL") == "ALL":
+            size = item_size(image)
+        else:
+            keep = set(index.keys) | {k for k in table_keys if k}
+            keep |= set(index.projection.get("NonKeyAttributes", []))
+            size = item_size({k: v for k, v in image.items() if k in keep})
+        changed = had and has and any(old[a] != new[a] for a in index.keys)  # type: ignore[index]
+        value = json.dumps(image[index.keys[0]], sort_keys=True)
+        found.append((index.name, (2 if changed else 1) * write_units(size), value))
+    return found
+
+
 # -- texts ----------------------------------------------------------------------------------------
 
 _GSM7 = set(

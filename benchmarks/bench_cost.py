@@ -25,7 +25,7 @@ subtracted: what runs on a schedule (sweeps, the stranded sweep, the digest) is 
 fixed cost, not charged to the packages.
 
 Merges ``cost`` and ``scale`` into bench/results.json and rewrites the generated part of
-docs/cost.md. Run: .venv/bin/python benchmarks/bench_cost.py   (make bench runs it; about 3 min)
+docs/cost.md. Run: .venv/bin/python benchmarks/bench_cost.py   (make bench runs it; 2-5 min)
 """
 
 from __future__ import annotations
@@ -50,9 +50,11 @@ from typing import Any
 from _cost import (
     DOCS_PATH,
     MIX,
+    IndexSpec,
     ModelCall,
     Resource,
     generated_part,
+    gsi_writes,
     item_size,
     layout_request,
     load_prices,
@@ -64,6 +66,7 @@ from _cost import (
     render_tables,
     scale_report,
     sms_segments,
+    write_targets,
     write_units,
 )
 from _results import merge_results
@@ -446,7 +449,7 @@ class Meter:
 
     def _dynamodb(self, call: Any, body: dict[str, Any], forward: Callable[[], Any]) -> Any:
         op = call.operation
-        writes = _write_targets(op, body)
+        writes = write_targets(op, body)
         before = [_stored(table, key) for table, key, _ in writes]
         response = forward()
         ok = response.status_code < 300
@@ -533,60 +536,15 @@ def _stored(name: str, key: dict[str, Any]) -> dict[str, Any] | None:
     return found
 
 
-def _write_targets(op: str, body: dict[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
-    """(table, key or item, transactional) of each item a write request touches."""
-    if op == "PutItem":
-        return [(body["TableName"], body["Item"], False)]
-    if op in ("UpdateItem", "DeleteItem"):
-        return [(body["TableName"], body["Key"], False)]
-    if op == "TransactWriteItems":
-        found = []
-        for entry in body.get("TransactItems", []):
-            for kind, spec in entry.items():
-                key = spec.get("Item") if kind == "Put" else spec.get("Key")
-                found.append((spec["TableName"], key or {}, True))
-        return found
-    if op == "BatchWriteItem":
-        found = []
-        for table, requests in body.get("RequestItems", {}).items():
-            for request in requests:
-                if "PutRequest" in request:
-                    found.append((table, request["PutRequest"]["Item"], False))
-                else:
-                    found.append((table, request["DeleteRequest"]["Key"], False))
-        return found
-    return []
-
-
 def _gsi_writes(
     name: str, old: dict[str, Any] | None, new: dict[str, Any] | None
 ) -> list[tuple[str, int, str]]:
-    """Each GSI write a base-table write makes: (index, units, the index's partition key value).
-    A key that appears, disappears or stays is one write; a key that changes is two."""
-    if old == new:
-        return []
     table = _table(name)
-    found = []
-    for gsi in table.global_indexes:
-        attrs = [k["AttributeName"] for k in gsi.schema]
-        had = old is not None and all(a in old for a in attrs)
-        has = new is not None and all(a in new for a in attrs)
-        if not had and not has:
-            continue
-        image = new if has else old
-        assert image is not None
-        projection = (gsi.projection or {}).get("ProjectionType", "ALL")
-        if projection == "ALL":
-            size = item_size(image)
-        else:
-            keep = set(attrs) | {table.hash_key_attr, table.range_key_attr}
-            keep |= set((gsi.projection or {}).get("NonKeyAttributes", []))
-            size = item_size({k: v for k, v in image.items() if k in keep})
-        changed = had and has and any(old[a] != new[a] for a in attrs)  # type: ignore[index]
-        writes = 2 if changed else 1
-        value = json.dumps(image[attrs[0]], sort_keys=True)
-        found.append((gsi.name, writes * write_units(size), value))
-    return found
+    indexes = [
+        IndexSpec(g.name, tuple(k["AttributeName"] for k in g.schema), g.projection or {})
+        for g in table.global_indexes
+    ]
+    return gsi_writes(indexes, (table.hash_key_attr, table.range_key_attr), old, new)
 
 
 def _read_units(

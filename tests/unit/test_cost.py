@@ -11,10 +11,12 @@ from _cost import (
     DOCS_PATH,
     MIX,
     SERVICES_AWS,
+    IndexSpec,
     ModelCall,
     PromptCache,
     Resource,
     generated_part,
+    gsi_writes,
     item_size,
     layout_request,
     load_prices,
@@ -26,6 +28,7 @@ from _cost import (
     render_tables,
     scale_report,
     sms_segments,
+    write_targets,
     write_units,
 )
 
@@ -51,6 +54,43 @@ def test_units_round_up_per_kb_and_per_4kb() -> None:
     assert read_units(4097, consistent=False) == 1.0  # 2 units, halved
     assert read_units(0, consistent=False) == 0.5  # a read that found nothing still costs
     assert read_units(100, consistent=True, transactional=True) == 2
+
+
+BY_DAY = IndexSpec("completions_by_day", ("completed_day", "completed_key"), {})
+BY_DAY_KEYS = IndexSpec(
+    "by_day_keys", ("completed_day", "completed_key"), {"ProjectionType": "KEYS_ONLY"}
+)
+TABLE_KEYS = ("package_id", "decision_id")
+
+
+def _decision(day: str | None, note: str = "x") -> dict[str, dict[str, str]]:
+    item = {"package_id": {"S": "p-1"}, "decision_id": {"S": "d"}, "note": {"S": note * 1500}}
+    if day is not None:
+        item |= {"completed_day": {"S": day}, "completed_key": {"S": "k"}}
+    return item
+
+
+def test_a_gsi_entry_costs_a_write_per_change_and_two_when_its_key_moves() -> None:
+    assert gsi_writes([BY_DAY], TABLE_KEYS, None, _decision(None)) == []  # no key: no entry
+    (appears,) = gsi_writes([BY_DAY], TABLE_KEYS, _decision(None), _decision("2026-06-17"))
+    assert appears == ("completions_by_day", 2, '{"S": "2026-06-17"}')  # 1.5 KB projected
+    (moved,) = gsi_writes([BY_DAY], TABLE_KEYS, _decision("2026-06-17"), _decision("2026-06-18"))
+    assert moved[1] == 4
+    (keys_only,) = gsi_writes([BY_DAY_KEYS], TABLE_KEYS, None, _decision("2026-06-17"))
+    assert keys_only[1] == 1  # the keys alone, under 1 KB
+    assert gsi_writes([BY_DAY], TABLE_KEYS, _decision("d"), _decision("d")) == []  # unchanged
+
+
+def test_write_targets_finds_every_item_a_write_touches() -> None:
+    put = {"Put": {"TableName": "t", "Item": {"k": {"S": "1"}}}}
+    check = {"ConditionCheck": {"TableName": "u", "Key": {"k": {"S": "2"}}}}
+    assert write_targets("TransactWriteItems", {"TransactItems": [put, check]}) == [
+        ("t", {"k": {"S": "1"}}, True),
+        ("u", {"k": {"S": "2"}}, True),
+    ]
+    batch = {"RequestItems": {"t": [{"DeleteRequest": {"Key": {"k": {"S": "3"}}}}]}}
+    assert write_targets("BatchWriteItem", batch) == [("t", {"k": {"S": "3"}}, False)]
+    assert write_targets("Query", {"TableName": "t"}) == []
 
 
 def test_sms_segments_gsm7_and_ucs2() -> None:
