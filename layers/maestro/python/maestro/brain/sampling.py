@@ -1,16 +1,18 @@
-"""Drawing the brain's samples adaptively: a first batch, more only while they disagree.
+"""Drawing the brain's samples adaptively: a first batch, more only while the outcome is open.
 
-A clear package costs ``plan.first`` reasoning calls; a package the samples disagree on, fail on
-or are unsure about costs up to ``plan.k``. The shares consensus computes are over the samples
-drawn (``maestro.domain.votes``), so stopping early on agreement reads as agreement.
+The stopping rule is the domain's (``maestro.domain.votes.SamplingPlan``, applied by
+``maestro.domain.consensus.enough``; docs/sampling.md): a clear package costs ``plan.first``
+reasoning calls; one the samples disagree on, fail on or are unsure about costs up to
+``plan.k``; a mutation among several candidate work orders is acted on only after
+``plan.confirm`` unanimous samples, and the draw stops at the first dissent (asking is settled
+then). The shares consensus computes are over the samples drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol
 
-from maestro.domain.consensus import ballots_of
+from maestro.domain.consensus import enough
 from maestro.domain.memory import BrainRequest
 from maestro.domain.records import BrainSample
 from maestro.domain.votes import SamplingPlan
@@ -23,13 +25,8 @@ class SampleSource(Protocol):
 
 
 def draw(source: SampleSource, request: BrainRequest, plan: SamplingPlan) -> list[BrainSample]:
-    """Samples one at a time until the plan has enough (never more than ``plan.k``)."""
+    """Samples one at a time until the plan has enough (never more than ``plan.most``)."""
     samples: list[BrainSample] = []
-    while not _enough(plan, samples):
+    while not enough(samples, plan):
         samples.append(source.sample(request, len(samples)))
     return samples
-
-
-def _enough(plan: SamplingPlan, samples: Sequence[BrainSample]) -> bool:
-    ballots, _ = ballots_of(samples)
-    return plan.enough(ballots)
