@@ -9,12 +9,18 @@ once on a source that allows it, indexes and order fixed, each call charged to t
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
+from datetime import datetime
 
 import pytest
 from builders import T0, act, failed, package, sample, wo_context
 
+from maestro.brain.budgeted import BudgetedModel
+from maestro.brain.model import ModelAnswer, ModelRequest, Tier
+from maestro.brain.reasoning import ModelBrain
 from maestro.brain.sampling import draw
+from maestro.brain.scripted import answer_with
 from maestro.domain.actions import Action
 from maestro.domain.consensus import (
     ConsensusPolicy,
@@ -25,6 +31,7 @@ from maestro.domain.consensus import (
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import ContextKind, OpenContext
 from maestro.domain.records import BrainSample
+from maestro.ports import BudgetScope
 
 POLICY = ConsensusPolicy()
 # Wordings no scenario uses: a radiator relayed to one of two open orders, or the other.
@@ -122,6 +129,73 @@ def test_several_candidates_counts_distinct_work_orders_only() -> None:
     assert not several_candidates(TWO_OPEN[:1])
     assert not several_candidates((TWO_OPEN[0], TWO_OPEN[0], asked))
     assert several_candidates(TWO_OPEN)
+
+
+# -- the first batch at once -----------------------------------------------------------------
+
+
+class Clock:
+    def now(self) -> datetime:
+        return T0
+
+
+class Rendezvous:
+    """A model whose first two calls each wait for the other: it answers only if they run at
+    the same time (drawn one after the other, the first call times out)."""
+
+    concurrent_calls = True
+
+    def __init__(self) -> None:
+        self.meet = threading.Barrier(2, timeout=10)
+        self.threads: dict[int, str] = {}
+
+    def describe(self) -> str:
+        return "rendezvous"
+
+    def model_id(self, tier: Tier) -> str:
+        return f"rendezvous-{tier}"
+
+    def ask(self, req: ModelRequest) -> ModelAnswer:
+        if req.sample_index < 2:
+            self.meet.wait()
+        self.threads[req.sample_index] = threading.current_thread().name
+        target = "WO-701" if req.sample_index != 1 else "WO-702"  # the second one dissents
+        plan = {"actions": [{"lane": "relay_to_open_wo", "target_wo_id": target,
+                             "confidence": 0.9, "params": {"note": "ticking"}}]}  # fmt: skip
+        return answer_with(req, plan, self.model_id(req.tier))
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.scopes: list[BudgetScope] = []
+        self.lock = threading.Lock()
+
+    def reserve(self, scope: BudgetScope, at: datetime) -> bool:
+        with self.lock:
+            self.scopes.append(scope)
+        return True
+
+    def record_tokens(self, scope: BudgetScope, at: datetime, tokens: int) -> None:
+        pass
+
+
+def test_the_first_two_samples_are_drawn_at_once_in_index_order_and_charged() -> None:
+    inner = Rendezvous()
+    budget = Counting()
+    model = BudgetedModel(inner, budget, Clock())
+    with model.scope("conv-9", "pkg-9"):
+        samples = draw(ModelBrain(model), request(), POLICY.plan(contested=True))
+    assert [s.index for s in samples] == [0, 1]  # the dissent at 1 settles it: ask
+    assert [s.actions[0].target_wo_id for s in samples if s.actions] == ["WO-701", "WO-702"]
+    assert len({inner.threads[0], inner.threads[1]}) == 2
+    assert budget.scopes == [BudgetScope(conversation_id="conv-9", package_id="pkg-9")] * 2
+
+
+def test_a_source_that_replays_in_call_order_is_drawn_one_at_a_time() -> None:
+    source = Sequenced([TO_A, TO_B])
+    draw(source, request(), POLICY.plan(contested=True))
+    assert source.asked == [0, 1]
+    assert not getattr(source, "concurrent_samples", False)
 
 
 @pytest.mark.parametrize("contested", [False, True])
