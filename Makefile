@@ -63,8 +63,9 @@ synth: $(STAMP)
 # after 500 packages through one embedded stack. The last, the `load` key (about 3 minutes):
 # 1,000 signed webhooks from 100 parties, 25 concurrent senders, over HTTP to `maestro serve`
 # (benchmarks/load_http.py). Every benchmark runs and writes its figures even when one before it
-# misses its acceptance; then make fails, naming them.
-BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix bench_dispatch load_http
+# misses its acceptance; then make fails, naming them. bench_sampling (about a minute): a seeded
+# simulated model split p / 1-p between two mutations, on the brain's draw and consensus.
+BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix bench_dispatch load_http bench_sampling
 bench: $(STAMP)
 	@missed=""; \
 	for name in $(BENCHMARKS); do \
