@@ -96,6 +96,13 @@ def test_unanimity_on_a_non_mutating_reading_stops_at_the_first_batch() -> None:
     assert run([CHAT] * 7) == (2, ConsensusStatus.DECIDED)
 
 
+def test_listing_ones_requests_among_several_changes_nothing_and_stops_early() -> None:
+    listing = (act("manage_existing", confidence=0.95, operation="list"),)
+    assert run([listing] * 7) == (2, ConsensusStatus.DECIDED)
+    cancel = (act("manage_existing", confidence=0.95, operation="cancel", wo_ids=("WO-702",)),)
+    assert run([cancel] * 7) == (7, ConsensusStatus.DECIDED)
+
+
 def test_an_escalation_beside_a_mutation_is_not_held_for_seven() -> None:
     # An escalation is settled the unguarded way (as before): a split draws on to k, not 7.
     assert run([PAGE, TO_A, TO_A, TO_A, TO_A, TO_A, TO_A]) == (5, ConsensusStatus.ESCALATE)

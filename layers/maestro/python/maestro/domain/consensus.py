@@ -110,8 +110,10 @@ def several_candidates(contexts: Sequence[OpenContext]) -> bool:
 
 
 def guarded(key: str) -> bool:
-    """Whether a reading key (``reading_key``) is held: what a contested package guards."""
-    return _held(Lane(key.split(":", 1)[0]))
+    """Whether a reading key (``reading_key``) is what a contested package guards: a held
+    reading that changes something (listing one's requests changes nothing)."""
+    lane = Lane(key.split(":", 1)[0])
+    return _held(lane) and not key.startswith(f"{Lane.MANAGE_EXISTING.value}:list:")
 
 
 def enough(samples: Sequence[BrainSample], plan: SamplingPlan) -> bool:
@@ -291,7 +293,7 @@ def aggregate(
         passed = count.share >= threshold and lane is not Lane.CLARIFY
         if LANE_SPECS[lane].mutating and count.mean_confidence < policy.min_self_confidence:
             passed = False
-        if contested and _held(lane) and not _confirmed(count.support, drawn, policy):
+        if contested and guarded(count.key) and not _confirmed(count.support, drawn, policy):
             passed = False
         verdicts.append(
             Verdict(
