@@ -69,7 +69,7 @@ synth: $(STAMP)
 # bench_cost (about 2 minutes, 5 on a busy machine): what each package type costs, counted on
 # the embedded stack and priced from benchmarks/prices.json (the `cost` key), and each resource's
 # use at 10, 100 and 1,000 packages/s against its default quota (`scale`); rewrites the tables
-# of docs/cost.md. It runs last, so it prices the sampling the benchmarks before it measured.
+# of docs/cost.md.
 BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix bench_dispatch load_http bench_sampling bench_cost
 bench: $(STAMP)
 	@missed=""; \
