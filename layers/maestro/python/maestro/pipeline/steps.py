@@ -33,7 +33,7 @@ from maestro.brain.precheck import precheck as run_precheck
 from maestro.brain.sampling import draw
 from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
-from maestro.domain.consensus import ConsensusPolicy, aggregate
+from maestro.domain.consensus import ConsensusPolicy, aggregate, several_candidates
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
 from maestro.domain.fixed_texts import (
@@ -84,7 +84,7 @@ from maestro.domain.records import (
     fallback_decision_id,
     outcome_record_id,
 )
-from maestro.domain.revalidate import Target, revalidate
+from maestro.domain.revalidate import FieldChange, Target, revalidate
 from maestro.domain.roles import PM_CONTEXTS, manages
 from maestro.domain.wait_answers import OpenWait, open_waits, resolve_waits
 from maestro.domain.wo_refs import wo_refs
@@ -343,9 +343,9 @@ class Pipeline:
             count("UnknownSenderPackages")
         return known
 
-    def _judge(self, target: Target, changed: tuple[str, ...]) -> RevalidationOutcome:
-        """What re-validation's rules cannot settle goes to ``decide()`` when a model is
-        plugged in; without one, the default: ask, never act blindly."""
+    def _judge(self, target: Target, changed: tuple[FieldChange, ...]) -> RevalidationOutcome:
+        """What re-validation's rules cannot settle (the fields the PM edited, before → after)
+        goes to ``decide()`` when a model is plugged in; without one, the default: ask."""
         return self.deps.models.judgments.revalidation(target, changed)
 
     # -- steps ---------------------------------------------------------------------------------
@@ -487,8 +487,9 @@ class Pipeline:
             contexts=lease.contexts,
             window=self.window(package, role, lease.contexts),
         )
-        samples = draw(self.deps.models.brain, request, self.deps.policy.plan())
-        consensus = aggregate(samples, self.deps.policy)
+        contested = several_candidates(lease.contexts)
+        samples = draw(self.deps.models.brain, request, self.deps.policy.plan(contested))
+        consensus = aggregate(samples, self.deps.policy, contested=contested)
         count("ModelCalls", len(samples), stage="reasoning")
         count("ModelInputTokens", consensus.input_tokens)
         count("ModelOutputTokens", consensus.output_tokens)
