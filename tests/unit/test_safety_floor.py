@@ -853,6 +853,7 @@ def test_the_combined_floor_keeps_the_false_raise_bounds(name: str, bound: float
     assert len(raised) / len(rows) <= bound, raised
 
 
+@pytest.mark.slow
 def test_the_model_raises_at_most_a_few_clinc150_texts_itself() -> None:
     """The combined gate is above; the model's own share of it is kept small too."""
     texts = _clinc_texts()
