@@ -347,8 +347,8 @@ class WatcherSettings(TwilioSettings):
 
 
 class SweeperSettings(RetentionSettings):
-    """functions/sweeper: on a schedule, packages completed between ``lookback`` and ``window``
-    ago whose recorded effects no event claimed (``missing_event``)."""
+    """functions/sweeper: on a schedule, packages completed since its watermark and more than
+    ``window`` ago whose recorded effects no event claimed (``missing_event``)."""
 
     decisions_table: str
     ledger_table: str
@@ -356,7 +356,17 @@ class SweeperSettings(RetentionSettings):
         default=600, ge=60, description="How long the watcher has to see an effect's event"
     )
     sweep_lookback_seconds: int = Field(
-        default=3600, ge=300, description="How far back each sweep looks (past the window)"
+        default=3600,
+        ge=300,
+        description="Where the first sweep starts (past the window), before any watermark",
+    )
+    sweep_concurrency: int = Field(
+        default=8, ge=1, le=64, description="Packages a sweep checks at once"
+    )
+    sweep_max_packages: int = Field(
+        default=5000,
+        ge=1,
+        description="Packages one sweep checks at most; a backlog takes several sweeps",
     )
 
 

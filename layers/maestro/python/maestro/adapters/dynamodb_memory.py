@@ -39,6 +39,8 @@ from maestro.domain.records import (
     PendingClarification,
     PendingConfirmation,
     PendingStatus,
+    SweepMark,
+    outcome_record_prefix,
 )
 from maestro.domain.timeline import TIMELINE_ENTRY, TimelineEntry
 from maestro.ports import (
@@ -187,37 +189,68 @@ class DynamoDecisionLog(DecisionLog):
             },
         )
 
-    def completed_between(self, start: datetime, end: datetime) -> list[PackageCompletion]:
-        """Packages completed in [start, end), oldest first: one Query per UTC day."""
+    def completed_between(
+        self,
+        start: datetime,
+        end: datetime,
+        *,
+        after: SweepMark | None = None,
+        limit: int | None = None,
+    ) -> list[PackageCompletion]:
+        """Packages completed in [start, end) and past ``after``, oldest first, at most
+        ``limit``: one Query per UTC day (eventually consistent: the index cannot be read
+        otherwise), each reading from the mark on, so nothing before it is read again."""
         by_day = self._by_completion_day
+        low = _sort_time(start)
+        if after is not None and after.recorded_at >= start:
+            low = f"{_sort_time(after.recorded_at)}#{after.package_id}"
         found: list[PackageCompletion] = []
-        day = start.astimezone(UTC).date()
-        while day <= end.astimezone(UTC).date():
+        day = max(start, after.recorded_at if after else start).astimezone(UTC).date()
+        while day <= end.astimezone(UTC).date() and (limit is None or len(found) < limit):
             for item in _query(
                 self._client,
                 TableName=self._table,
                 IndexName=by_day.name,
-                KeyConditionExpression="#day = :day AND #key BETWEEN :start AND :end",
+                KeyConditionExpression="#day = :day AND #key BETWEEN :low AND :end",
                 ExpressionAttributeNames={
                     "#day": by_day.partition.name,
                     "#key": _sort_name(by_day),
                 },
                 ExpressionAttributeValues={
                     ":day": to_value(day.isoformat()),
-                    ":start": to_value(_sort_time(start)),
+                    ":low": to_value(low),
                     ":end": to_value(_sort_time(end)),
                 },
+                **({"Limit": limit + 1} if limit is not None else {}),  # +1: the mark itself
             ):
                 completion = PackageCompletion.model_validate_json(self._doc(item))
-                if start <= completion.recorded_at < end:
-                    found.append(completion)
+                if not start <= completion.recorded_at < end:
+                    continue
+                if after is not None and after.passed(completion):
+                    continue  # BETWEEN is inclusive: the mark's own line
+                found.append(completion)
+                if limit is not None and len(found) >= limit:
+                    break
             day += timedelta(days=1)
         return sorted(found, key=lambda c: (c.recorded_at, c.package_id))
 
-    def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
+    def outcomes_for(
+        self, package_id: str, *, consistent: bool = True
+    ) -> list[ActionOutcomeRecord]:
+        # Only the outcome lines (their ids share a prefix): not the decisions beside them.
         found = [
             ActionOutcomeRecord.model_validate_json(self._doc(item))
-            for item in self._package_items(package_id)
+            for item in _query(
+                self._client,
+                TableName=self._table,
+                KeyConditionExpression="#pk = :pk AND begins_with(#sk, :outcome)",
+                ExpressionAttributeNames={"#pk": self._pk, "#sk": self._sk},
+                ExpressionAttributeValues={
+                    ":pk": to_value(package_id),
+                    ":outcome": to_value(outcome_record_prefix(package_id)),
+                },
+                ConsistentRead=consistent,
+            )
             if from_item({_RECORD: item[_RECORD]})[_RECORD] == "outcome"
         ]
         return sorted(found, key=lambda o: o.index)

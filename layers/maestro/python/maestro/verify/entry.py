@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
-from maestro.adapters.dynamodb_ledger import DynamoLedger
+from maestro.adapters.dynamodb_ledger import DynamoLedger, DynamoSweepWatermark
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
     DynamoPendingStore,
@@ -122,9 +122,12 @@ def build_sweeper(settings: SweeperSettings, clock: Clock) -> Sweeper:
             ledger=DynamoLedger(
                 ddb, settings.ledger_table, retention_days=settings.ledger_retention_days
             ),
+            watermark=DynamoSweepWatermark(ddb, settings.ledger_table),
             clock=clock,
             window=timedelta(seconds=settings.sweep_window_seconds),
             lookback=timedelta(seconds=settings.sweep_lookback_seconds),
+            concurrency=settings.sweep_concurrency,
+            max_packages=settings.sweep_max_packages,
         )
     )
 
