@@ -18,7 +18,7 @@ from typing import Any, Literal
 import aws_cdk as cdk
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from maestro.tables import RETENTION_DAYS
+from maestro.tables import COMPLETION_SHARDS, RETENTION_DAYS
 from maestro_dev.cloud import stack_for_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,6 +217,15 @@ class EnvConfig(BaseModel):
         description="Caps concurrent brain steps, so the model API's rate limit and the token "
         "budget hold under a burst. None: no reservation (accounts whose concurrency quota is "
         "still the new-account 10 cannot reserve any).",
+    )
+    completion_shards: int = Field(
+        default=COMPLETION_SHARDS,
+        ge=1,
+        le=64,
+        description="MAESTRO_COMPLETION_SHARDS of persist, fail-open (they write the completion "
+        "lines) and the sweeper (it reads them): the partitions a day's completions spread over "
+        "(docs/headroom.md). Raise it, never lower it: a lowered count leaves the higher "
+        "shards' lines unread",
     )
     flusher_max_concurrency: int = Field(
         ge=2, le=1000, description="The debounce queue's event source: concurrent flushers"

@@ -9,6 +9,7 @@ import pytest
 from botocore.exceptions import ClientError
 from builders import MARIA, T0, act
 
+from maestro.adapters.ddb import to_item
 from maestro.adapters.dynamodb_ledger import DynamoLedger, DynamoSweepWatermark
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
@@ -286,6 +287,44 @@ def test_completions_are_read_from_a_mark_on_a_page_at_a_time(log: DynamoDecisio
     assert ids(SweepMark(recorded_at=T0, package_id="pkg-b"), limit=2) == ["pkg-c", "pkg-d"]
     assert ids(SweepMark(recorded_at=T0 + timedelta(days=1), package_id="pkg-d")) == ["pkg-e"]
     assert ids(SweepMark(recorded_at=times["pkg-e"], package_id="pkg-e")) == []
+
+
+def test_a_days_completions_spread_over_shards_and_are_read_from_all(aws: AwsEnv) -> None:
+    table = aws.table_names[DECISIONS.logical_name]
+    log = DynamoDecisionLog(aws.dynamodb, table, completion_shards=4)
+    times = {f"pkg-{n:02d}": T0 + timedelta(seconds=n) for n in range(12)}
+    for package_id, at in times.items():
+        log.complete(_completion(package_id, at))
+    # A line written before sharding: the day alone.
+    legacy = _completion("pkg-legacy", T0 + timedelta(seconds=5, microseconds=1))
+    aws.dynamodb.put_item(
+        TableName=table,
+        Item=to_item(
+            {
+                "package_id": legacy.package_id,
+                "decision_id": legacy.record_id,
+                "record": "completion",
+                "doc": legacy.model_dump_json(),
+                "completed_day": T0.date().isoformat(),
+                "completed_key": f"{legacy.recorded_at.isoformat(timespec='microseconds')}#"
+                f"{legacy.package_id}",
+            }
+        ),
+    )
+    days = {
+        item["completed_day"]["S"]
+        for item in aws.dynamodb.scan(TableName=table)["Items"]
+        if "completed_day" in item
+    }
+    assert days == {T0.date().isoformat(), *(f"{T0.date().isoformat()}#{k}" for k in range(4))}
+    start, end = T0 - timedelta(hours=1), T0 + timedelta(hours=1)
+    in_order = [*list(times)[:6], "pkg-legacy", *list(times)[6:]]
+    assert [c.package_id for c in log.completed_between(start, end)] == in_order
+    # A page is the first of all shards together, in the index's order.
+    page = log.completed_between(start, end, limit=5)
+    assert [c.package_id for c in page] == in_order[:5]
+    rest = log.completed_between(start, end, after=SweepMark.of(page[-1]))
+    assert [c.package_id for c in rest] == in_order[5:]
 
 
 def test_outcomes_are_read_alone_consistently_or_not(aws: AwsEnv, log: DynamoDecisionLog) -> None:

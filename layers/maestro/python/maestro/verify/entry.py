@@ -118,7 +118,9 @@ def build_sweeper(settings: SweeperSettings, clock: Clock) -> Sweeper:
     ddb = client("dynamodb", settings.region)
     return Sweeper(
         SweeperDeps(
-            decisions=DynamoDecisionLog(ddb, settings.decisions_table),
+            decisions=DynamoDecisionLog(
+                ddb, settings.decisions_table, completion_shards=settings.completion_shards
+            ),
             ledger=DynamoLedger(
                 ddb, settings.ledger_table, retention_days=settings.ledger_retention_days
             ),
