@@ -362,6 +362,7 @@ class MaestroStack(cdk.Stack):
                     **tables("sweeper"),
                     **retention_settings(config, "sweeper", SweeperSettings),
                     "completion_shards": str(config.completion_shards),
+                    **_given(sweep_concurrency=config.sweep_concurrency),
                 },
                 timeout=SWEEPER_TIMEOUT,
             )

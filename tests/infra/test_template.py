@@ -578,8 +578,29 @@ def test_reserved_concurrency_protects_the_model_api_where_configured(
         for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
         if "ReservedConcurrentExecutions" in fn["Properties"]
     }
-    expected = CONFIG[env].get("brain_reserved_concurrency")
-    assert reserved == ({"brain": expected} if expected else {})
+    brain = CONFIG[env].get("brain_reserved_concurrency")
+    expected = {
+        **CONFIG[env].get("reserved_concurrency", {}),
+        **({"brain": brain} if brain else {}),
+    }
+    assert reserved == expected
+
+
+def test_sweeps_of_a_reserved_sweeper_never_overlap_where_configured(
+    synth: Synth, env: str
+) -> None:
+    functions = _function_steps(synth, env)
+    (sweeper,) = [
+        fn
+        for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
+        if functions[lid] == "sweeper"
+    ]
+    variables = sweeper["Properties"]["Environment"]["Variables"]
+    if env != "dev":  # a new account's quota of 10 reserves nothing
+        assert sweeper["Properties"]["ReservedConcurrentExecutions"] == 1
+    assert variables.get("MAESTRO_SWEEP_CONCURRENCY") == (
+        str(CONFIG[env]["sweep_concurrency"]) if "sweep_concurrency" in CONFIG[env] else None
+    )
 
 
 def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
