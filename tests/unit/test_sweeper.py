@@ -333,6 +333,18 @@ def test_a_backlog_takes_several_sweeps_each_resuming_at_the_mark() -> None:
     assert log.read == Counter(f"pkg-{n}" for n in range(7))
 
 
+def test_a_sweep_short_of_time_stops_at_a_page_and_the_next_goes_on() -> None:
+    log, ledger, clock = _CountingLog(), _CountingLedger(), VirtualClock(T0)
+    for n in range(5):
+        _completed(log, f"pkg-{n}", T0 + timedelta(seconds=n))
+    clock.advance(11 * 60)
+    sweeper = Sweeper(_deps(log, ledger, clock, page=2))
+    seconds = iter([120.0, 60.0, 19.0])  # the invocation's time left before each page
+    assert sweeper.sweep(time_left=lambda: next(seconds)).packages == 4
+    assert sweeper.sweep(time_left=lambda: 120.0).packages == 1
+    assert log.read == Counter(f"pkg-{n}" for n in range(5))
+
+
 def test_a_row_the_eventual_read_missed_is_looked_for_again_before_any_shame() -> None:
     """The watcher's row for the text was written a moment ago: the eventually consistent read
     does not show it yet, the consistent one does, and no Shame row is written."""

@@ -390,10 +390,10 @@ class Stages:
         self._wrap(stack.fallback_ingestor, "receive", "fallback")
         sweep = stack.sweeper.sweep
 
-        def scheduled() -> SweepReport:
+        def scheduled(time_left: Callable[[], float] | None = None) -> SweepReport:
             for _ in range(1 + self.SWEEP_ASYNC_RETRIES):
                 try:
-                    report: SweepReport = self.run("sweeper", sweep)
+                    report: SweepReport = self.run("sweeper", lambda: sweep(time_left))
                 except Exception:
                     continue
                 return report

@@ -377,7 +377,7 @@ class SweeperSettings(RetentionSettings, CompletionShardSettings):
         default=8, ge=1, le=64, description="Packages a sweep checks at once"
     )
     sweep_max_packages: int = Field(
-        default=5000,
+        default=100_000,
         ge=1,
         description="Packages one sweep checks at most; a backlog takes several sweeps",
     )

@@ -144,10 +144,11 @@ def _sweeper() -> Sweeper:
 @metrics.log_metrics
 def sweeper_handler(
     event: dict[str, Any],  # noqa: ARG001 - the schedule's event says nothing more
-    context: LambdaContext,  # noqa: ARG001 - Powertools' decorators read it
+    context: LambdaContext,
 ) -> dict[str, Any]:
-    """A scheduled sweep: effects with no event → missing_event Shame rows."""
-    report = _sweeper().sweep()
+    """A scheduled sweep: effects with no event → missing_event Shame rows; a backlog is left
+    at a page boundary before the invocation's time is up (the next sweep goes on)."""
+    report = _sweeper().sweep(time_left=lambda: context.get_remaining_time_in_millis() / 1000)
     if report.missing:
         logger.warning("effects without their event", extra=report.as_dict())
     return report.as_dict()

@@ -32,6 +32,7 @@ written.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -57,7 +58,7 @@ class SweeperDeps:
     lookback: timedelta = timedelta(hours=1)  # where the first sweep (no watermark) starts
     concurrency: int = 8  # packages checked at once
     page: int = 64  # completions read per query; the watermark moves after each page
-    max_packages: int = 5000  # per sweep: a backlog takes several, each resuming at the mark
+    max_packages: int = 100_000  # per sweep: a backlog takes several, each resuming at the mark
 
 
 @dataclass
@@ -84,6 +85,9 @@ class SweepReport:
         self.resolved += other.resolved
 
 
+PAGE_MARGIN = timedelta(seconds=20)
+"""The invocation time a page may take at most (64 checks, 8 at once, with their writes)."""
+
 Expected = tuple[str | None, EventType, str, str | None, str]
 """(decision id, event, subject id, WO id, who recorded the effect)."""
 
@@ -92,9 +96,11 @@ class Sweeper:
     def __init__(self, deps: SweeperDeps) -> None:
         self.deps = deps
 
-    def sweep(self) -> SweepReport:
+    def sweep(self, time_left: Callable[[], float] | None = None) -> SweepReport:
         """Every package completed after the watermark and before ``now - window``, up to
-        ``max_packages``; the watermark moves past each page once it is swept whole."""
+        ``max_packages``; the watermark moves past each page once it is swept whole. With
+        ``time_left`` (the invocation's seconds left), no page starts within ``PAGE_MARGIN``
+        of the end: a backlog stops cleanly at a page and the next sweep goes on from there."""
         deps = self.deps
         now = deps.clock.now()
         end = now - deps.window
@@ -102,6 +108,8 @@ class Sweeper:
         start = end - deps.lookback if mark is None else mark.recorded_at
         report = SweepReport(mark=mark)
         while report.packages < deps.max_packages:
+            if time_left is not None and time_left() < PAGE_MARGIN.total_seconds():
+                break
             limit = min(deps.page, deps.max_packages - report.packages)
             page = deps.decisions.completed_between(start, end, after=mark, limit=limit)
             for swept in self._fan_out(page, now):  # counted here, in the invocation's thread
