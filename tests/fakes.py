@@ -101,6 +101,7 @@ class InMemoryDecisionLog:
         *,
         after: SweepMark | None = None,
         limit: int | None = None,
+        unsharded: bool = True,  # a dict has no shards
     ) -> list[PackageCompletion]:
         found = [
             c

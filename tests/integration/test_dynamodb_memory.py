@@ -325,6 +325,8 @@ def test_a_days_completions_spread_over_shards_and_are_read_from_all(aws: AwsEnv
     assert [c.package_id for c in page] == in_order[:5]
     rest = log.completed_between(start, end, after=SweepMark.of(page[-1]))
     assert [c.package_id for c in rest] == in_order[5:]
+    sharded = log.completed_between(start, end, unsharded=False)
+    assert [c.package_id for c in sharded] == [p for p in in_order if p != "pkg-legacy"]
 
 
 def test_outcomes_are_read_alone_consistently_or_not(aws: AwsEnv, log: DynamoDecisionLog) -> None:

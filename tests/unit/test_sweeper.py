@@ -189,6 +189,7 @@ class _CountingLog(InMemoryDecisionLog):
         super().__init__()
         self.read: Counter[str] = Counter()
         self.listed: Counter[str] = Counter()
+        self.unsharded: list[bool] = []
 
     def outcomes_for(
         self, package_id: str, *, consistent: bool = True
@@ -203,8 +204,10 @@ class _CountingLog(InMemoryDecisionLog):
         *,
         after: SweepMark | None = None,
         limit: int | None = None,
+        unsharded: bool = True,  # a dict has no shards
     ) -> list[PackageCompletion]:
         found = super().completed_between(start, end, after=after, limit=limit)
+        self.unsharded.append(unsharded)
         self.listed.update(c.package_id for c in found)
         return found
 
@@ -343,6 +346,30 @@ def test_a_sweep_short_of_time_stops_at_a_page_and_the_next_goes_on() -> None:
     assert sweeper.sweep(time_left=lambda: next(seconds)).packages == 4
     assert sweeper.sweep(time_left=lambda: 120.0).packages == 1
     assert log.read == Counter(f"pkg-{n}" for n in range(5))
+
+
+def test_unsharded_completion_lines_are_read_until_a_day_past_the_first_mark() -> None:
+    """Lines written before the index was sharded are all older than the first sweep of this
+    code; a day past its first mark, the sweeper stops querying the day's unsharded key."""
+    log, ledger, clock = _CountingLog(), _CountingLedger(), VirtualClock(T0)
+    _completed(log, "pkg-0", T0)
+    clock.advance(11 * 60)
+    deps = _deps(log, ledger, clock)
+    sweeper = Sweeper(deps)
+    sweeper.sweep()
+    first = deps.watermark.read()
+    assert first is not None
+    assert first.since == clock.now()
+    for hours in (12, 25):  # a package half a day later, then one past the day
+        _completed(log, f"pkg-{hours}", T0 + timedelta(hours=hours))
+        clock.set(T0 + timedelta(hours=hours, minutes=11))
+        assert sweeper.sweep().packages == 1
+    clock.advance(11 * 60)
+    sweeper.sweep()
+    assert log.unsharded == [True, True, True, False]
+    mark = deps.watermark.read()
+    assert mark is not None
+    assert mark.since == first.since
 
 
 def test_a_row_the_eventual_read_missed_is_looked_for_again_before_any_shame() -> None:

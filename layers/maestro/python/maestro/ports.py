@@ -257,9 +257,11 @@ class DecisionLog(Protocol):
         *,
         after: SweepMark | None = None,
         limit: int | None = None,
+        unsharded: bool = True,
     ) -> list[PackageCompletion]:
         """Packages whose completion line was recorded in [start, end), oldest first (by time,
-        then package id); with ``after``, only those past that mark; at most ``limit``."""
+        then package id); with ``after``, only those past that mark; at most ``limit``;
+        ``unsharded=False`` skips the lines written before the index was sharded."""
 
 
 class StateStore(Protocol):

@@ -184,10 +184,11 @@ def completion_day_key(day: date, package_id: str, shards: int) -> str:
     return f"{day.isoformat()}#{completion_shard(package_id, shards)}"
 
 
-def completion_day_keys(day: date, shards: int) -> tuple[str, ...]:
-    """Every partition a reader of ``day`` queries: each shard, and the unsharded day the lines
-    written before sharding carry."""
-    return (day.isoformat(), *(f"{day.isoformat()}#{shard}" for shard in range(shards)))
+def completion_day_keys(day: date, shards: int, *, unsharded: bool = True) -> tuple[str, ...]:
+    """Every partition a reader of ``day`` queries: each shard, and (``unsharded``) the day
+    alone, which the lines written before sharding carry."""
+    sharded = tuple(f"{day.isoformat()}#{shard}" for shard in range(shards))
+    return (day.isoformat(), *sharded) if unsharded else sharded
 
 
 STATE = TableSpec(

@@ -157,9 +157,9 @@ class DynamoSweepWatermark:
         }
 
     def read(self) -> SweepMark | None:
-        item = self._ddb.get_item(TableName=self._table, Key=self._key, ConsistentRead=True).get(
-            "Item"
-        )
+        # Eventually consistent (half a unit): a mark a second stale re-checks one page, which
+        # writes nothing twice.
+        item = self._ddb.get_item(TableName=self._table, Key=self._key).get("Item")
         return SweepMark.model_validate_json(from_item({_DOC: item[_DOC]})[_DOC]) if item else None
 
     def advance(self, mark: SweepMark) -> bool:

@@ -203,11 +203,12 @@ class DynamoDecisionLog(DecisionLog):
         *,
         after: SweepMark | None = None,
         limit: int | None = None,
+        unsharded: bool = True,
     ) -> list[PackageCompletion]:
         """Packages completed in [start, end) and past ``after``, oldest first, at most
-        ``limit``: one Query per UTC day and shard (eventually consistent: an index cannot be
-        read otherwise), each from the mark on, so nothing before it is read again; the
-        shards' answers merged in the index's order."""
+        ``limit``: one Query per UTC day and shard, and the unsharded day unless told otherwise
+        (eventually consistent: an index cannot be read otherwise), each from the mark on, so
+        nothing before it is read again; the answers merged in the index's order."""
         low = _sort_time(start)
         if after is not None and after.recorded_at >= start:
             low = f"{_sort_time(after.recorded_at)}#{after.package_id}"
@@ -216,7 +217,7 @@ class DynamoDecisionLog(DecisionLog):
         while day <= end.astimezone(UTC).date() and (limit is None or len(found) < limit):
             wanted = None if limit is None else limit - len(found)
             days: list[PackageCompletion] = []
-            for key in completion_day_keys(day, self._shards):
+            for key in completion_day_keys(day, self._shards, unsharded=unsharded):
                 days += self._completed_in(key, low, start, end, after, wanted)
             days.sort(key=lambda c: (c.recorded_at, c.package_id))
             found += days[:wanted]

@@ -111,7 +111,13 @@ class Sweeper:
             if time_left is not None and time_left() < PAGE_MARGIN.total_seconds():
                 break
             limit = min(deps.page, deps.max_packages - report.packages)
-            page = deps.decisions.completed_between(start, end, after=mark, limit=limit)
+            page = deps.decisions.completed_between(
+                start,
+                end,
+                after=mark,
+                limit=limit,
+                unsharded=mark is None or mark.reads_unsharded(),
+            )
             for swept in self._fan_out(page, now):  # counted here, in the invocation's thread
                 report.add(swept)
                 if swept.missing:
@@ -120,7 +126,7 @@ class Sweeper:
                     count("ShameResolved", len(swept.resolved))
             if not page:
                 break
-            mark = SweepMark.of(page[-1])
+            mark = SweepMark.of(page[-1], since=mark.since if mark else now)
             deps.watermark.advance(mark)
             report.mark = mark
             if len(page) < limit:
