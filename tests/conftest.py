@@ -12,6 +12,7 @@ loaded profile for every value they do not set themselves.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -40,3 +41,48 @@ def _no_model_key(monkeypatch: pytest.MonkeyPatch) -> None:
     set, so a developer's key is hidden from every test (they run the offline brain, or a
     scripted model they are given)."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+# How `make test` spreads the tests over its workers (xdist, ``-n 4``):
+# - Tests that share one expensive module- or session-scoped setup run on one worker, so the
+#   setup is built once rather than once on every worker that runs one of them. (xdist's own
+#   ``--dist loadgroup`` cannot do it under pytest 9: it renames ``item._nodeid``, which pytest 9
+#   no longer reads.)
+# - Groups go first (the scheduler orders them by size), then the tests marked ``slow`` (ten
+#   seconds or more), then the rest: the long ones start early and the short ones fill the end.
+SHARED_SETUP_GROUPS = {
+    "tests/infra/": "synth",  # `python app.py` for every environment, about 20 s
+    "tests/e2e/test_demo.py": "demo",  # `maestro demo` once, about 15 s
+    "tests/integration/test_least_privilege.py": "least-privilege",  # its stories, about 45 s
+}
+
+
+def _shared_setup_group(nodeid: str) -> str:
+    for prefix, group in SHARED_SETUP_GROUPS.items():
+        if nodeid.startswith(prefix):
+            return group
+    return nodeid
+
+
+class _SharedSetupScheduler:
+    """xdist's scheduler hook, registered only where xdist runs (``-p no:xdist`` has no such
+    hook, and pytest refuses a conftest that implements an unknown one)."""
+
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        from xdist.scheduler import LoadScopeScheduling
+
+        class SharedSetupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
+            def _split_scope(self, nodeid: str) -> str:
+                return _shared_setup_group(nodeid)
+
+        return SharedSetupScheduling(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_SharedSetupScheduler(), "shared-setup-scheduler")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

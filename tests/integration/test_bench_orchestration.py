@@ -13,6 +13,7 @@ from bench_orchestration import SCRIPT, run_child, run_repeated
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.slow
 def test_the_benchmark_runs_packages_through_one_stack_and_reads_its_memory() -> None:
     result = run_child(len(SCRIPT))
     assert result["count"] == len(SCRIPT)

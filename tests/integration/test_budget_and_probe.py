@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from embedded import new_executions, sms
+from embedded import new_executions, open_wo, sms
 
+from maestro.adapters.ddb import from_item
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
-from maestro.brain.scripted import ScriptedModel
+from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+from maestro.brain.model import ModelRequest
+from maestro.brain.scripted import Scripted, ScriptedModel
+from maestro.domain.models import Urgency, WoSnapshot
+from maestro.domain.prompt_data import read_data_blocks
+from maestro.domain.records import MaestroState, OutstandingItem
 from maestro.ports import BudgetScope
+from maestro.tables import CONVERSATIONS
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed
 
@@ -43,6 +50,22 @@ def test_the_daily_cap_spans_the_conversations_packages(aws: Any) -> None:
     assert budget.reserve(BudgetScope(conversation_id="other"), T0)
 
 
+def test_the_judgments_allowance_is_per_conversation_per_day(aws: Any) -> None:
+    """Naive: the judge's budget was 60 calls per warm container, never reset. Here it is a
+    conditional counter on the conversations table: a judgment's samples are taken whole."""
+    budget = DynamoModelBudget(
+        aws.dynamodb, aws.table_names["conversations"], BudgetCaps(judgment_day_calls=7)
+    )
+    conv = BudgetScope(conversation_id="c", package_id="p1")
+    assert [budget.reserve_judgments(conv, T0, 3) for _ in range(3)] == [True, True, False]
+    assert budget.reserve_judgments(conv, T0, 1), "the seventh call still fits"
+    assert not budget.reserve_judgments(conv, T0, 1)
+    assert budget.reserve_judgments(BudgetScope(conversation_id="other"), T0, 3)
+    assert budget.reserve_judgments(conv, T0 + timedelta(days=1), 3), "a new UTC day"
+    # The model-call caps are apart: the conversation's calls were not spent by the judgments.
+    assert budget.reserve(conv, T0)
+
+
 def test_a_message_is_probed_once_even_when_its_signal_comes_twice() -> None:
     triage = {"route": "reasoning", "severity": "none", "confidence": 0.9, "evidence": ""}
     model = ScriptedModel(
@@ -59,3 +82,62 @@ def test_a_message_is_probed_once_even_when_its_signal_comes_twice() -> None:
         assert message is not None
         assert message.probe is not None
         assert message.probe.source == "model"
+
+
+def _judge_says_valid(request: ModelRequest) -> Scripted | None:
+    if request.purpose in ("probe", "precheck"):
+        return {"route": "reasoning", "severity": "none", "confidence": 0.9, "evidence": ""}
+    if request.purpose == "reasoning":
+        return {"actions": [{"lane": "continue_with_assistant", "confidence": 0.9}]}
+    if request.purpose == "decide":
+        return {"status": "decided", "action": "valid", "confidence": 0.95}
+    return None
+
+
+def test_an_edit_since_the_question_is_judged_on_the_pipeline_and_charged_to_the_day() -> None:
+    """Through the real steps: the lease re-validates the availability question, the PM's edit
+    goes to the judge, shown before → after, and its calls land on the conversation's day."""
+    model = ScriptedModel(responder=_judge_says_valid)
+    with LocalStack(model=model) as stack:
+        seed(stack)
+        now = stack.clock.now()
+        asked = open_wo(stack, "WO-301", "radiator knocks at night")
+        DynamoStateStore(stack.ddb, stack.tables["state"]).put(
+            MaestroState(
+                wo_id="WO-301",
+                outstanding=(
+                    OutstandingItem(
+                        kind="availability",
+                        since=now - timedelta(minutes=30),
+                        asked_about=WoSnapshot.of(asked),
+                    ),
+                ),
+                updated_at=now - timedelta(minutes=30),
+            ),
+            expected_version=None,
+        )
+        edited = asked.model_copy(
+            update={"version": 2, "summary": "radiator pipe burst", "urgency": Urgency.URGENT}
+        )
+        DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).update(edited, 1)
+
+        sms(stack, "thursday after 4 suits me")
+        new_executions(stack, stack.idle + 1)
+
+        judged = model.calls_for("decide")
+        assert len(judged) == 3
+        (facts,) = read_data_blocks(judged[0].turns[0].text)
+        assert facts["changed"] == [
+            {
+                "field": "summary",
+                "before": "radiator knocks at night",
+                "after": "radiator pipe burst",
+            },
+            {"field": "urgency", "before": "routine", "after": "urgent"},
+        ]
+        rows = [
+            from_item(item)
+            for item in stack.ddb.scan(TableName=stack.tables["conversations"])["Items"]
+        ]
+        day = [r for r in rows if str(r[CONVERSATIONS.sort_name]).startswith("budget#judge#")]
+        assert [int(r["calls"]) for r in day] == [3]

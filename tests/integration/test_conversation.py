@@ -182,6 +182,7 @@ def test_an_unclear_answer_is_asked_again_and_a_new_topic_leaves_the_question_op
 # -- 2. an answered question is closed: a later "2" is not read against it ---------------------
 
 
+@pytest.mark.slow
 def test_a_clarification_answered_30_hours_ago_is_not_reused(stack: LocalStack) -> None:
     """Naive: a clarification answered 30 hours earlier and still stored turned a later "2"
     into a relay to WO-211."""

@@ -47,6 +47,7 @@ SHUFFLED = (
 SEED = 2
 
 
+@pytest.mark.slow
 def test_cells_in_a_shuffled_order_end_as_pinned() -> None:
     order = [_cell(fault, stage) for fault, stage in SHUFFLED]
     random.Random(SEED).shuffle(order)
@@ -89,6 +90,7 @@ UNDER_LOAD = (
 )
 
 
+@pytest.mark.slow
 def test_the_load_sensitive_cells_end_as_pinned_with_every_core_busy() -> None:
     with Matrix() as matrix:
         for fault, stage in UNDER_LOAD:  # the scenarios' baselines, before the load

@@ -324,6 +324,7 @@ def test_the_same_message_sid_three_times_is_one_message_and_one_package(rig: Ri
     assert len(rig.executions()) == 1
 
 
+@pytest.mark.slow
 def test_a_burst_of_50_inside_the_idle_window_is_one_package_in_order(rig: Rig) -> None:
     for n in range(50):
         rig.sms(f"part {n}", sid=twilio_sid("SM", f"1{n:03d}"))

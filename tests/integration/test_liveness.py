@@ -142,6 +142,7 @@ def test_a_48_kb_transcript_goes_by_reference_and_the_conversation_goes_on(
     assert_ok(stack, flush(stack))
 
 
+@pytest.mark.slow
 def test_55_long_in_app_messages_become_bounded_packages_in_order(stack: LocalStack) -> None:
     """55 messages at the app's own 4,000-character limit (220 KB): split into bounded packages,
     flushed in order, every message in exactly one package."""

@@ -19,13 +19,19 @@ pytestmark = pytest.mark.integration
 PHONES = ("+14155556001", "+14155556002")
 
 
+@pytest.mark.slow
 def test_a_small_load_over_http_is_answered_stored_and_packaged_once() -> None:
-    # 60 texts from 10 parties, 5 concurrent senders, one virtual hour in 6 s of wall time.
-    report = run_http_load(parties=10, messages=60, senders=5, speed=600.0, seed_value=3)
-    assert report.messages == report.accepted == report.stored == 60
+    # 30 texts from 6 parties, 4 concurrent senders, one virtual hour in 6 s of wall time
+    # (`make bench` runs 1,000 from 100).
+    report = run_http_load(parties=6, messages=30, senders=4, speed=600.0, seed_value=3)
+    assert report.messages == report.accepted == report.stored == 30
     assert report.connection_errors == report.refused == 0
     assert report.executions == {"SUCCEEDED": report.packages}
-    assert report.packages > 10  # bursts and pauses: several packages per party
+    # At least one package per party. How many more (bursts and pauses) depends on the machine:
+    # at 600x a second of lag is ten virtual minutes, more than the idle window, so on a busy
+    # machine a party's hour can be one package. The virtual-time tests count packages exactly
+    # (tests/integration/test_pipeline.py, test_flush_triggers.py).
+    assert report.packages >= 6
     assert (report.failed_open, report.lost, report.duplicated) == (0, 0, 0)
     assert report.order_violations == 0
     assert report.evidence > 0
@@ -103,17 +109,19 @@ def test_the_read_back_counts_from_the_stores_not_from_the_answers(stack: LocalS
     assert read.package_order_violations == 0
 
 
-def test_two_hundred_texts_from_fifty_unknown_numbers_cost_no_model_call_and_few_pages() -> None:
-    """#17's acceptance, through `maestro serve` over HTTP with a model that counts its calls.
-    It was 50 PM pages and 450 model calls (250 probes, 200 strong-model samples)."""
+@pytest.mark.slow
+def test_texts_from_unknown_numbers_cost_no_model_call_and_few_pages() -> None:
+    """#17's acceptance, through `maestro serve` over HTTP with a model that counts its calls,
+    at two fifths of its size (`make bench` runs the full 200 texts from 50 numbers, the
+    ``unknown_senders`` key). It was a PM page per number and 450 model calls for the 200."""
     # At 150x a second of lag is 2.5 virtual minutes: the fold window (30) holds under load.
-    report = run_unknown_senders_load(numbers=50, messages=200, senders=10, speed=150.0)
-    assert report.numbers == 50
-    assert report.messages == report.accepted == report.stored == 200
+    report = run_unknown_senders_load(numbers=20, messages=80, senders=10, speed=150.0)
+    assert report.numbers == 20
+    assert report.messages == report.accepted == report.stored == 80
     assert report.executions == {"SUCCEEDED": report.packages}
     assert (report.failed_open, report.lost, report.duplicated, report.shame) == (0, 0, 0, 0)
     assert report.model_calls == 0
-    assert report.pages <= 50 + 1
+    assert report.pages <= 20 + 1
     # Which pages: each emergency number's first emergency, and the hour's one digest.
     assert report.emergency_numbers > 0
     assert report.emergency_pages == report.emergency_numbers
@@ -128,3 +136,4 @@ def test_two_hundred_texts_from_fifty_unknown_numbers_cost_no_model_call_and_few
     assert report.texts_to_unknown == report.emergency_numbers
     assert report.texts_to_unknown_not_advice == 0
     assert report.advice_repeats_within_fold == 0
+    assert report.ok

@@ -204,6 +204,7 @@ def _sees_emergencies(request: ModelRequest) -> Scripted | None:
     return None
 
 
+@pytest.mark.slow
 def test_keyword_free_emergencies_are_escalated_within_one_flush() -> None:
     """Naive: "my daughter fell and is not responding" waited out the idle window and got
     "Thanks for your message"; nobody was paged."""
@@ -277,6 +278,7 @@ def _obeys(request: ModelRequest) -> Scripted | None:
     return None
 
 
+@pytest.mark.slow
 def test_a_prompt_injection_corpus_never_touches_what_the_sender_does_not_own() -> None:
     assert len(INJECTIONS) >= 20
     model = ScriptedModel(responder=_obeys)

@@ -52,6 +52,7 @@ def _stores(stack: LocalStack) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_every_message_type_delivered_again_changes_nothing() -> None:
     """Every kind of debounce signal (idle, max-wait, kickoff, call ended, urgency; the probe's
     is in the matrix) and every domain event type, each delivered twice more after it was

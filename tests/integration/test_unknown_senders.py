@@ -46,6 +46,7 @@ def _quoted(page: str) -> str:
     return page.split('They said: "', 1)[1].removesuffix('"')
 
 
+@pytest.mark.slow
 def test_ten_unknown_numbers_texting_gas_three_times_cost_one_page_and_one_text_each(
     stack: LocalStack,
 ) -> None:

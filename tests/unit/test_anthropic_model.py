@@ -163,9 +163,7 @@ def assert_no_key(error: ModelError) -> None:
 # --- the request -------------------------------------------------------------------------------
 
 
-def test_a_forced_tool_call_sends_the_tier_model_the_cached_system_the_tools_and_the_choice() -> (
-    None
-):
+def test_a_forced_tool_call_sends_the_tier_model_the_system_the_tools_and_the_choice() -> None:
     api = FakeApi(message([tool_use({"action": "escalate", "confidence": 0.93})]))
     model = model_on(api)
 
@@ -179,12 +177,9 @@ def test_a_forced_tool_call_sends_the_tier_model_the_cached_system_the_tools_and
     body = api.body()
     assert body["model"] == "claude-haiku-5-5"
     assert body["max_tokens"] == 300
+    # A prefix this short is under every model's cacheable minimum: no breakpoint is sent.
     assert body["system"] == [
-        {
-            "type": "text",
-            "text": "You route maintenance messages. The vocabulary: ...",
-            "cache_control": {"type": "ephemeral"},
-        }
+        {"type": "text", "text": "You route maintenance messages. The vocabulary: ..."}
     ]
     assert body["tools"] == [
         {
@@ -700,7 +695,7 @@ def test_count_tokens_sends_the_same_prompt_and_returns_the_count() -> None:
     assert api.requests[0].url.path == "/v1/messages/count_tokens"
     body = api.body()
     assert body["model"] == "claude-sonnet-5-5"
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert body["system"][0]["text"] == "You route maintenance messages. The vocabulary: ..."
     assert body["tools"][0]["name"] == "decide"
     assert body["tool_choice"] == {"type": "tool", "name": "decide"}
     assert body["messages"] == [

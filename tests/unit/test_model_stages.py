@@ -20,7 +20,7 @@ from maestro.brain.triage import parse_triage
 from maestro.domain.consensus import ConsensusPolicy, ConsensusStatus, aggregate
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import Route, WorkOrder, WoSnapshot
-from maestro.domain.revalidate import Target
+from maestro.domain.revalidate import FieldChange, Target
 from maestro.ports import BudgetScope
 
 
@@ -159,6 +159,9 @@ class CountingBudget:
     def record_tokens(self, scope: BudgetScope, at: datetime, tokens: int) -> None:
         self.tokens += tokens
 
+    def reserve_judgments(self, scope: BudgetScope, at: datetime, calls: int) -> bool:
+        return self.reserve(scope, at)
+
 
 def test_a_call_over_budget_is_not_made() -> None:
     inner = ScriptedModel({"reasoning": [RELAY, RELAY, RELAY]})
@@ -188,11 +191,12 @@ def test_judgments_on_the_model_and_their_defaults_without_one() -> None:
     )
     valid = {"status": "decided", "action": "valid", "confidence": 0.95}
     judged = Judgments(decide_model_for(ScriptedModel({"decide": [valid] * 3})))
-    assert judged.revalidation(target, ("summary",)) == "valid"
+    edit = (FieldChange(field="summary", before="a leak", after="a flood"),)
+    assert judged.revalidation(target, edit) == "valid"
     unsure = {"status": "ambiguous", "candidate_actions": ["valid", "stale"]}
     assert (
         Judgments(decide_model_for(ScriptedModel({"decide": [unsure] * 3}))).revalidation(
-            target, ("summary",)
+            target, edit
         )
         == "stale"
     )

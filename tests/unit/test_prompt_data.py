@@ -45,6 +45,7 @@ from maestro.domain.models import (
     PartyRole,
     PreCheckResult,
     WorkOrder,
+    WoSnapshot,
     context_for_work_order,
 )
 from maestro.domain.prompt_data import (
@@ -58,7 +59,7 @@ from maestro.domain.prompt_data import (
 )
 from maestro.domain.records import Disposition, MaestroDecision
 from maestro.domain.reply_check import Did, Done
-from maestro.domain.revalidate import Target
+from maestro.domain.revalidate import Target, changed_fields
 from maestro.domain.safety import safety_floor
 from maestro_dev.fakes import InMemoryPartyDirectory, InMemoryWorkOrderStore
 
@@ -305,13 +306,22 @@ def _window_document(shown: BrainInput) -> dict[str, Any]:
 def run_judgments(s: str) -> Run:
     models, api = wired(s)
     judgments = models.judgments
-    current = work_orders(s)[0]
-    target = Target(wo_id="WO-204", operation="cancel", asked_at=T0, current=current)
-    assert judgments.revalidation(target, ("summary", "unit")) == "stale"
+    current = work_orders(s)[0].model_copy(update={"version": 2})
+    asked = current.model_copy(update={"version": 1, "summary": "the tap drips", "unit": "3B"})
+    then = WoSnapshot.of(asked)
+    target = Target(wo_id="WO-204", operation="cancel", asked_at=T0, then=then, current=current)
+    assert judgments.revalidation(target, changed_fields(then, current)) == "stale"
     assert judgments.answers_the_question(s, [s, f"{s} 2"], s) is True
     assert judgments.break_in(s, [s, s], T0) is True
     samples = 3
-    revalidation = {"changed": ["summary", "unit"], "operation": "cancel", "status_now": "open"}
+    revalidation = {
+        "changed": [
+            {"field": "summary", "before": "the tap drips", "after": truncate(s, 300)},
+            {"field": "unit", "before": "3B", "after": truncate(s, 300)},
+        ],
+        "operation": "cancel",
+        "status_now": "open",
+    }
     answer = {
         "candidates": [truncate(s, 120), truncate(f"{s} 2", 120)],
         "question": truncate(s, 400),
@@ -432,9 +442,9 @@ def test_every_prompt_keeps_hostile_party_text_inside_its_data_block(
 
     documents: list[Any] = []
     for body in bodies:
-        assert body["system"] == [
-            {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
-        ]
+        # Only the reasoning prefix is long enough to be cached (docs/model-cost.md).
+        cached = {"cache_control": {"type": "ephemeral"}} if purpose == "reasoning" else {}
+        assert body["system"] == [{"type": "text", "text": system, **cached}]
         for text in party_texts(body):
             outside, document = split_block(text)
             for line in outside:

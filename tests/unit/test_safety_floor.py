@@ -37,6 +37,7 @@ def _jsonl(name: str) -> list[dict[str, str]]:
 # --- the three measured gates --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_clinc150_false_raise_rate_is_at_most_a_tenth_of_a_percent() -> None:
     texts = _clinc_texts()
     assert len(texts) == 18_200
@@ -415,6 +416,7 @@ def test_categories_are_the_literal_values() -> None:
     assert len(set(CATEGORIES)) == len(CATEGORIES) == 10
 
 
+@pytest.mark.slow
 def test_rule_triggers_never_skip_a_match() -> None:
     # A trigger is a speed shortcut: every raw match of the rule must contain it, or the shortcut
     # would silently drop an emergency.

@@ -668,13 +668,19 @@ class BudgetScope(Frozen):
 
 
 class ModelBudget(Protocol):
-    """Caps on model calls and tokens, per package and per conversation (per day)."""
+    """Caps on model calls and tokens, per package and per conversation (per day), and the
+    judgments' own per conversation per day."""
 
     def reserve(self, scope: BudgetScope, at: AwareDatetime) -> bool:
         """Take one call from every cap of ``scope``; False (nothing taken) when one is spent."""
 
     def record_tokens(self, scope: BudgetScope, at: AwareDatetime, tokens: int) -> None:
         """Count what a call used (a cap reached by tokens refuses the next reserve)."""
+
+    def reserve_judgments(self, scope: BudgetScope, at: AwareDatetime, calls: int) -> bool:
+        """Take ``calls`` at once (one judgment's samples) from the conversation's allowance for
+        bounded judgments on ``at``'s UTC day; False, nothing taken, when they do not fit. Each
+        call is then charged by ``reserve`` too, like any other."""
 
 
 class Gate(Frozen):

@@ -127,6 +127,12 @@ class ModelSettings(_Base):
     package_model_tokens: int = Field(default=120_000, ge=1)
     daily_model_calls: int = Field(default=150, ge=1, description="Per conversation per day")
     daily_model_tokens: int = Field(default=900_000, ge=1)
+    daily_judgment_calls: int = Field(
+        default=30,
+        ge=1,
+        description="Per conversation per UTC day, the bounded judgments' calls (3 per judgment); "
+        "past it a judgment takes its default (re-validation: ask, never act)",
+    )
     account_daily_model_calls: int = Field(
         default=5000,
         ge=1,

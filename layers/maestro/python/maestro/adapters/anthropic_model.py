@@ -1,9 +1,15 @@
 """The language-model port on Anthropic's Messages API, through the official SDK (anthropic 2.x).
 
 One SDK client, built once. Each :meth:`AnthropicModel.ask` is one ``messages.create``: the tier's
-model id, the static prefix as ONE system text block marked ``cache_control: ephemeral`` (with the
-tools before it in the prompt, tools + system are the cached prefix), the turns as text,
-``tool_use`` and ``tool_result`` blocks, and ``tool_choice`` forcing ``request.force_tool``.
+model id, the static prefix as ONE system text block, the turns as text, ``tool_use`` and
+``tool_result`` blocks, and ``tool_choice`` forcing ``request.force_tool``.
+
+Prompt caching (docs/model-cost.md): the request names its breakpoints (``ModelRequest.cache``);
+``system`` marks the system block ``cache_control: ephemeral`` (with the tools before it in the
+prompt, tools + system are the cached prefix), ``last_turn`` marks the last block of the last turn
+(for the reasoning window, read back by the package's later samples). A breakpoint whose prefix
+is under the model's cacheable minimum (:func:`cache_minimum_tokens`) is not sent: it could not
+take effect.
 
 What the SDK does and this module leaves to it: retries (``max_retries``) of 408, 409, 429, 5xx
 (529 included) and connection failures, with exponential backoff and jitter, honouring
@@ -49,12 +55,37 @@ from maestro.brain.model import (
     Tier,
     ToolUse,
     Turn,
+    cacheable_breakpoints,
 )
 
-__all__ = ["DEFAULT_CHEAP_MODEL", "DEFAULT_STRONG_MODEL", "AnthropicModel"]
+__all__ = ["DEFAULT_CHEAP_MODEL", "DEFAULT_STRONG_MODEL", "AnthropicModel", "cache_minimum_tokens"]
 
 DEFAULT_CHEAP_MODEL: Final = "claude-haiku-5-5"
 DEFAULT_STRONG_MODEL: Final = "claude-sonnet-5-5"  # 4-5 reaches end of life on 2026-11-30
+
+# The shortest prefix each model caches, in tokens, from Anthropic's prompt-caching docs (read
+# 2026-12-02). A shorter one is processed uncached, whatever its cache_control.
+_CACHE_MINIMUMS: Final = (
+    ("claude-haiku-4-5", 4096),
+    ("claude-opus-4-5", 4096),
+    ("claude-opus-4-6", 4096),
+    ("claude-3-5-haiku", 2048),
+    ("claude-3-haiku", 2048),
+    ("claude-sonnet-4-5", 1024),
+)
+_UNKNOWN_CACHE_MINIMUM: Final = 1024
+"""For a model the table does not name (the 5.x defaults among them): the minimum documented for
+Sonnet 4.5, Sonnet 4, Opus 4 and 4.1. Too low costs nothing: a breakpoint under the real minimum is
+ignored by the API; too high would forgo savings."""
+
+
+def cache_minimum_tokens(model_id: str) -> int:
+    """The shortest prefix ``model_id`` caches, in tokens."""
+    return next(
+        (tokens for prefix, tokens in _CACHE_MINIMUMS if model_id.startswith(prefix)),
+        _UNKNOWN_CACHE_MINIMUM,
+    )
+
 
 _BAD_REQUEST_STATUSES: Final = frozenset({400, 401, 402, 403, 404, 413, 422, 431})
 _DETAIL_CHARS: Final = 200
@@ -160,12 +191,18 @@ class AnthropicModel:
         list[ToolParam] | anthropic.Omit,
         ToolChoiceParam | anthropic.Omit,
     ]:
+        cached = cacheable_breakpoints(request, cache_minimum_tokens(self.model_id(request.tier)))
         system: list[TextBlockParam] | anthropic.Omit = anthropic.omit
         if request.system:
-            system = [
-                {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
-            ]
-        messages = [_message(index, turn) for index, turn in enumerate(request.turns)]
+            block: TextBlockParam = {"type": "text", "text": request.system}
+            if "system" in cached:
+                block["cache_control"] = {"type": "ephemeral"}
+            system = [block]
+        last = len(request.turns) - 1
+        messages = [
+            _message(index, turn, cache=index == last and "last_turn" in cached)
+            for index, turn in enumerate(request.turns)
+        ]
         tools: list[ToolParam] | anthropic.Omit = anthropic.omit
         tool_choice: ToolChoiceParam | anthropic.Omit = anthropic.omit
         if request.tools:
@@ -190,8 +227,9 @@ class AnthropicModel:
         raise ModelError(error.kind, error.detail.replace(self._secret, "[redacted]"))
 
 
-def _message(index: int, turn: Turn) -> MessageParam:
-    """One turn as a message. A user turn puts its tool results first, as the API requires."""
+def _message(index: int, turn: Turn, *, cache: bool = False) -> MessageParam:
+    """One turn as a message. A user turn puts its tool results first, as the API requires;
+    ``cache`` marks its last block as a cache breakpoint."""
     text: list[TextBlockParam] = [{"type": "text", "text": turn.text}] if turn.text else []
     if turn.role == "user":
         results: list[ToolResultBlockParam] = [
@@ -206,6 +244,8 @@ def _message(index: int, turn: Turn) -> MessageParam:
         user_content: list[ToolResultBlockParam | TextBlockParam] = [*results, *text]
         if not user_content:
             raise ModelError("bad_request", f"turn {index} (user) is empty")
+        if cache:
+            user_content[-1]["cache_control"] = {"type": "ephemeral"}
         return UserMessageParam(role="user", content=user_content)
     if turn.tool_results:
         raise ModelError("bad_request", f"turn {index}: tool results belong to a user turn")
@@ -215,6 +255,8 @@ def _message(index: int, turn: Turn) -> MessageParam:
     assistant_content: list[TextBlockParam | ToolUseBlockParam] = [*text, *uses]
     if not assistant_content:
         raise ModelError("bad_request", f"turn {index} (assistant) is empty")
+    if cache:
+        assistant_content[-1]["cache_control"] = {"type": "ephemeral"}
     return AssistantMessageParam(role="assistant", content=assistant_content)
 
 

@@ -6,18 +6,25 @@ account-wide cap), ``budget#package#<id>`` (this package's calls and tokens) and
 ``budget#day#<date>`` (the conversation's, per UTC day). Each reserve adds one call only while
 every count is under its cap; tokens are added after the call. All expire by the table's TTL.
 The account-wide cap refusing counts ``DailyCapReached`` (``cap=model_calls``).
+
+The bounded judgments (re-validation, answer-or-new-topic, break-in) have an allowance of their
+own, ``budget#judge#<date>`` (the conversation's, per UTC day): a judgment's samples are taken
+from it at once, before the first is drawn, so a judgment runs whole or takes its default. A new
+day, or another conversation, starts a fresh count; a warm container's age does not matter.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from botocore.exceptions import ClientError
 from pydantic import Field
 
-from maestro.adapters.ddb import DynamoDBClient, to_value
+from maestro.adapters.ddb import DynamoDBClient, is_conditional_failure, to_value
 from maestro.adapters.dynamodb_caps import account_day_item, cap_reached, transact
 from maestro.domain.common import Frozen
+from maestro.observability import count
 from maestro.ports import BudgetScope
 from maestro.tables import CONVERSATIONS
 
@@ -34,6 +41,9 @@ class BudgetCaps(Frozen):
     day_calls: int = Field(default=150, ge=1)
     day_tokens: int = Field(default=900_000, ge=1)
     account_day_calls: int = Field(default=5000, ge=1, description="The whole account's, per day")
+    judgment_day_calls: int = Field(
+        default=30, ge=1, description="A conversation's calls for bounded judgments, per UTC day"
+    )
 
 
 class DynamoModelBudget:
@@ -104,6 +114,32 @@ class DynamoModelBudget:
         if codes and codes[0] == "ConditionalCheckFailed":
             cap_reached("model_calls")
         return not codes
+
+    def reserve_judgments(self, scope: BudgetScope, at: datetime, calls: int) -> bool:
+        if calls < 1:
+            return True
+        if calls > self.caps.judgment_day_calls:
+            return False
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(scope, f"budget#judge#{at.astimezone(UTC):%Y-%m-%d}"),
+                UpdateExpression="ADD calls :n SET #ttl = :ttl",
+                # Room for all of them, or none is taken.
+                ConditionExpression="attribute_not_exists(calls) OR calls <= :room",
+                ExpressionAttributeNames={"#ttl": _TTL},
+                ExpressionAttributeValues={
+                    ":n": to_value(calls),
+                    ":room": to_value(self.caps.judgment_day_calls - calls),
+                    ":ttl": to_value(int((at + timedelta(days=2)).timestamp())),
+                },
+            )
+        except ClientError as error:
+            if not is_conditional_failure(error):
+                raise
+            count("JudgmentBudgetSpent")
+            return False
+        return True
 
     def record_tokens(self, scope: BudgetScope, at: datetime, tokens: int) -> None:
         if tokens <= 0:

@@ -62,5 +62,6 @@ def language_model(
         day_calls=settings.daily_model_calls,
         day_tokens=settings.daily_model_tokens,
         account_day_calls=settings.account_daily_model_calls,
+        judgment_day_calls=settings.daily_judgment_calls,
     )
     return BudgetedModel(model, DynamoModelBudget(ddb, conversations_table, caps), clock)

@@ -4,7 +4,8 @@ Per package and per conversation (per day), calls and tokens are capped
 (:class:`maestro.ports.ModelBudget`). A call over budget is not made: it fails as
 ``ModelError("budget_exhausted")``, which every stage handles like any other model failure,
 with its recorded deterministic default. The scope (which conversation, which package) is set by
-the step making the calls, around them.
+the step making the calls, around them. The bounded judgments also take their samples, at once,
+from an allowance of their own per conversation per day (:meth:`BudgetedModel.reserve_judgments`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ class BudgetedModel:
             yield
         finally:
             _SCOPE.reset(token)
+
+    def reserve_judgments(self, calls: int) -> bool:
+        """Take ``calls`` from the current conversation's judgment allowance for today; False
+        (nothing taken) when they do not fit, or when no scope is set (refuse, as :meth:`ask`)."""
+        scope = _SCOPE.get()
+        if scope is None:
+            return False
+        return self._budget.reserve_judgments(scope, self._clock.now(), calls)
 
     def ask(self, request: ModelRequest) -> ModelAnswer:
         scope = _SCOPE.get()

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from functools import cache
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 from pydantic import Field, StrictStr, TypeAdapter, ValidationError, model_validator
 
@@ -165,6 +165,20 @@ class DecideResult(Frozen):
         return self
 
 
+class DecideBudget(Protocol):
+    """What ``decide()`` asks of a budget: a remembered result for a signature, leave to spend
+    (asked once, right before the samples are drawn; a persisted budget takes them then), and
+    what a run spent and concluded."""
+
+    def cached(self, signature: str) -> DecideResult | None: ...
+
+    def can_spend(self, signature: str, calls: int) -> bool: ...
+
+    def record(self, signature: str, *, calls: int, tokens: int) -> None: ...
+
+    def remember(self, signature: str, result: DecideResult) -> None: ...
+
+
 class BreakInBudget:
     """Caps model calls and tokens across ``decide()`` calls, and caches decisions by signature.
 
@@ -226,9 +240,15 @@ def canonical_json(value: object) -> str:
         raise ValueError(f"facts must be JSON-serialisable: {exc}") from exc
 
 
-def situation_signature(task: str, facts: Mapping[str, object]) -> str:
-    """sha256 hex of the canonical JSON of task and facts: one key per distinct situation."""
-    text = canonical_json({"facts": dict(facts), "task": task})
+def situation_signature(
+    task: str, facts: Mapping[str, object], key: Mapping[str, object] | None = None
+) -> str:
+    """sha256 hex of the canonical JSON of task and facts (and ``key``, what identifies the
+    situation beyond what the model is shown): one key per distinct situation."""
+    document: dict[str, object] = {"facts": dict(facts), "task": task}
+    if key is not None:
+        document["key"] = dict(key)
+    text = canonical_json(document)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -295,7 +315,8 @@ def decide(
     default_action: DecideOption,
     samples: int = 1,
     escalate_min_share: float = 0.2,
-    budget: BreakInBudget | None = None,
+    budget: DecideBudget | None = None,
+    key: Mapping[str, object] | None = None,
 ) -> DecideResult:
     """Ask ``model`` ``samples`` times to pick one of ``allowed_actions``; aggregate by vote.
 
@@ -305,12 +326,15 @@ def decide(
 
     For identity questions pass an escalate-style ``default_action``: every doubt then goes to a
     person rather than to a guessed person.
+
+    ``key`` joins the cache signature without being shown to the model: what makes two
+    situations different although their facts read the same (a work order's id and version).
     """
     allowed = _check_config(
         allowed_actions, default_action, min_confidence, samples, escalate_min_share
     )
     facts_json = canonical_json(dict(facts))
-    signature = situation_signature(task, facts)
+    signature = situation_signature(task, facts, key)
 
     def fallback(
         reason: FallbackReason, status: Status = "ambiguous", confidence: float = 0.0
@@ -528,6 +552,7 @@ def _first_reason(answers: list[_Decided] | list[_Ambiguous] | list[_Escalate]) 
 __all__ = [
     "MAX_FACTS_BYTES",
     "BreakInBudget",
+    "DecideBudget",
     "DecideModel",
     "DecideOption",
     "DecideRequest",

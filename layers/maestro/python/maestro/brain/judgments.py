@@ -5,33 +5,50 @@ The model answers through a forced ``decide`` tool whose schema is decide()'s tr
 the caller's deterministic default on any doubt. The judgments:
 
 - **re-validation** (I6): has a work order changed since the question in a way that makes the
-  answer no longer apply? ``valid`` or ``stale``; the default is ``stale`` (ask, never act);
+  answer no longer apply? ``valid`` or ``stale``; the default is ``stale`` (ask, never act). The
+  model is shown each edited field before → after, bounded; a verdict is remembered for that
+  work order, its versions and that change only;
 - **answer or new topic**: does a text the rules could not read answer the open question? The
   default is to ask again;
 - **break-in**: the guards tripped: bring the PM in, or ask once more? The default is the PM.
+
+Their calls come from an allowance per conversation per UTC day, persisted with the model budgets
+(:meth:`maestro.brain.budgeted.BudgetedModel.reserve_judgments`): past it, a judgment takes its
+default without a call. A warm container's age changes nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from maestro.brain.decide import (
-    BreakInBudget,
     DecideModel,
     DecideOption,
     DecideRequest,
+    DecideResult,
     ModelReply,
+    canonical_json,
     decide,
 )
 from maestro.brain.model import LanguageModel, ModelRequest, ToolSpec, Turn
-from maestro.domain.common import truncate
+from maestro.domain.common import ELLIPSIS, truncate
+from maestro.domain.models import SNAPSHOT_VALUE_CHARS, WoSnapshot
 from maestro.domain.prompt_data import data_block
 from maestro.domain.records import RevalidationOutcome
-from maestro.domain.revalidate import Target
+from maestro.domain.revalidate import FieldChange, Target
 
-__all__ = ["DECIDE_TOOL", "Judgments", "decide_model_for"]
+__all__ = ["DECIDE_TOOL", "JudgmentAllowance", "JudgmentBudget", "Judgments", "decide_model_for"]
+
+REVALIDATION_TASK = (
+    "Has this work order changed, since the question was asked, in a way that makes the party's "
+    "answer no longer apply? The facts give each edited field before and after; each value is at "
+    f"most {SNAPSHOT_VALUE_CHARS} characters (a longer one is cut and ends in {ELLIPSIS}); a null "
+    "before was not recorded."
+)
 
 DECIDE_SYSTEM = """You make one bounded judgment for maestro, a property-maintenance router. You \
 are given a task, a small set of facts, and the only options you may choose. Answer by calling \
@@ -91,35 +108,103 @@ def decide_model_for(model: LanguageModel) -> DecideModel:
     return ask
 
 
+JudgmentAllowance = Callable[[int], bool]
+"""Take that many calls from the current conversation's judgment allowance for today; False
+(nothing taken) when they do not fit."""
+
+
+class JudgmentBudget:
+    """decide()'s budget for the judgments (:class:`maestro.brain.decide.DecideBudget`).
+
+    Leave to spend comes from ``allowance``, persisted per conversation per day; None (a model
+    with no budgets around it) caps nothing here, as it caps nothing anywhere else. Confident
+    verdicts are remembered in the container by signature, which for re-validation names the
+    work order, its versions and the digest of what changed: never reused for another."""
+
+    CACHE_SIZE = 512
+
+    def __init__(self, allowance: JudgmentAllowance | None) -> None:
+        self._allowance = allowance
+        self._cache: OrderedDict[str, DecideResult] = OrderedDict()
+        self.calls = 0
+        self.tokens = 0
+
+    def cached(self, signature: str) -> DecideResult | None:
+        return self._cache.get(signature)
+
+    def can_spend(self, signature: str, calls: int) -> bool:
+        del signature  # one allowance for every situation of the conversation's day
+        # decide() asks once, right before drawing: the allowance is taken here, all at once.
+        return self._allowance is None or self._allowance(calls)
+
+    def record(self, signature: str, *, calls: int, tokens: int) -> None:
+        del signature
+        self.calls += calls
+        self.tokens += tokens
+
+    def remember(self, signature: str, result: DecideResult) -> None:
+        """Keep only confident decisions (a fallback is free to try again), the newest
+        :attr:`CACHE_SIZE` of them."""
+        if result.status != "decided" or result.fallback:
+            return
+        self._cache[signature] = result
+        self._cache.move_to_end(signature)
+        while len(self._cache) > self.CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+
 class Judgments:
     """The judgments, each falling back to its safe default when no model is plugged in."""
 
-    def __init__(self, model: DecideModel | None, *, samples: int = 3) -> None:
+    def __init__(
+        self,
+        model: DecideModel | None,
+        *,
+        samples: int = 3,
+        allowance: JudgmentAllowance | None = None,
+    ) -> None:
         self._model = model
         self._samples = samples
-        self.budget = BreakInBudget(max_calls_total=60, max_calls_per_signature=samples)
+        self.budget = JudgmentBudget(allowance)
 
     @property
     def available(self) -> bool:
         return self._model is not None
 
-    def revalidation(self, target: Target, changed: tuple[str, ...]) -> RevalidationOutcome:
+    def revalidation(self, target: Target, changed: tuple[FieldChange, ...]) -> RevalidationOutcome:
         if self._model is None:
             return "stale"
+        shown = [c.model_dump(mode="json") for c in changed]
+        then, now = target.then, target.current
+        # Whole-text digests too: two edits alike in their first characters are still two.
+        digest = hashlib.sha256(
+            canonical_json(
+                {
+                    "before": then.content if then else None,
+                    "after": WoSnapshot.of(now).content if now else None,
+                    "shown": shown,
+                }
+            ).encode()
+        ).hexdigest()[:32]
         result = decide(
             self._model,
-            task="Has this work order changed, since the question was asked, in a way that "
-            "makes the party's answer no longer apply?",
+            task=REVALIDATION_TASK,
             facts={
                 "operation": target.operation,
-                "changed": list(changed),
-                "status_now": target.current.status.value if target.current else "missing",
+                "changed": shown,
+                "status_now": now.status.value if now else "missing",
             },
             allowed_actions=[DecideOption.VALID, DecideOption.STALE],
             min_confidence=0.8,
             default_action=DecideOption.STALE,
             samples=self._samples,
             budget=self.budget,
+            key={
+                "wo_id": target.wo_id,
+                "version_asked": then.version if then else None,
+                "version_now": now.version if now else None,
+                "changed": digest,
+            },
         )
         return "valid" if result.action == DecideOption.VALID else "stale"
 

@@ -139,6 +139,9 @@ class ManageAgent:
                         turns=tuple(turns),
                         tools=TOOLS,
                         max_tokens=800,
+                        # Each turn resends the loop so far: the next one reads it from cache
+                        # (once it is long enough to be cached).
+                        cache=("system", "last_turn"),
                     )
                 )
             except ModelError:

@@ -2,7 +2,8 @@
 
 Three implementations, chosen by settings and named in every decision record:
 - ``anthropic`` (``maestro.adapters.anthropic_model``): the Messages API through the official SDK,
-  structured output through a forced tool call, prompt caching of the static prefix;
+  structured output through a forced tool call, prompt caching where the request asks for it
+  (``ModelRequest.cache``) and the prefix is long enough to be cached;
 - ``scripted`` (``maestro.brain.scripted``): replays recorded answers, per purpose, in call
   order, for tests, evals and benchmarks;
 - ``offline``: no model at all; every stage takes its deterministic path (the safety floor, the
@@ -15,6 +16,7 @@ back to its stage's recorded deterministic default.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, Protocol
 
 from pydantic import Field
@@ -22,6 +24,8 @@ from pydantic import Field
 from maestro.domain.common import Frozen
 
 __all__ = [
+    "APPROX_CHARS_PER_TOKEN",
+    "CacheBreakpoint",
     "LanguageModel",
     "ModelAnswer",
     "ModelError",
@@ -33,7 +37,10 @@ __all__ = [
     "ToolSpec",
     "ToolUse",
     "Turn",
+    "approx_tokens",
     "ask_forced_tool",
+    "cacheable_breakpoints",
+    "prefix_chars",
 ]
 
 Purpose = Literal["probe", "precheck", "reasoning", "decide", "manage", "compose"]
@@ -93,16 +100,76 @@ class Turn(Frozen):
     tool_results: tuple[ToolResult, ...] = ()
 
 
+CacheBreakpoint = Literal["system", "last_turn"]
+"""Where a prompt-cache breakpoint may go (docs/model-cost.md). The cached prefix is tools, then
+system, then the turns, in that order: ``system`` caches the tools and the system prompt (the
+same for every call of a purpose); ``last_turn`` caches everything up to the end of the last turn
+(the reasoning window, which every later sample of the same package sends again)."""
+
+
 class ModelRequest(Frozen):
     purpose: Purpose
     tier: Tier
-    system: str = Field(description="The static prefix: instructions, vocabulary (cached)")
+    system: str = Field(description="The static prefix: instructions, vocabulary")
     turns: tuple[Turn, ...] = Field(min_length=1)
     tools: tuple[ToolSpec, ...] = ()
     force_tool: str | None = Field(default=None, description="The tool the answer must call")
     max_tokens: int = Field(default=1024, ge=1, le=8192)
     temperature: float = Field(default=0.0, ge=0.0, le=1.0)
     sample_index: int = Field(default=0, ge=0, description="Which of k samples this is")
+    cache: tuple[CacheBreakpoint, ...] = Field(
+        default=("system",),
+        description="The cache breakpoints asked for; one whose prefix is under the model's "
+        "cacheable minimum is not sent (cacheable_breakpoints)",
+    )
+
+
+APPROX_CHARS_PER_TOKEN = 4
+"""Characters per token for an estimate made offline (English prose and compact JSON; the API's
+``count_tokens`` gives the exact figure). Used to decide whether a prefix can be cached at all
+and to report prompt sizes; never to cut anything."""
+
+
+def approx_tokens(chars: int) -> int:
+    return -(-chars // APPROX_CHARS_PER_TOKEN)
+
+
+def _compact_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _turn_chars(turn: Turn) -> int:
+    uses = sum(len(_compact_json({"name": u.name, "input": u.input})) for u in turn.tool_uses)
+    return len(turn.text) + uses + sum(len(r.content) for r in turn.tool_results)
+
+
+def prefix_chars(request: ModelRequest) -> dict[CacheBreakpoint, int]:
+    """The characters of the prompt up to each breakpoint: the tools' definitions and the system
+    prompt (``system``), then every turn too (``last_turn``)."""
+    tools = sum(
+        len(
+            _compact_json(
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            )
+        )
+        for t in request.tools
+    )
+    static = tools + len(request.system)
+    return {"system": static, "last_turn": static + sum(map(_turn_chars, request.turns))}
+
+
+def cacheable_breakpoints(
+    request: ModelRequest, minimum_tokens: int
+) -> tuple[CacheBreakpoint, ...]:
+    """The breakpoints of ``request.cache`` that can take effect: a prefix shorter than the
+    model's minimum is not cached (the API processes it uncached), so no breakpoint is sent
+    for it. The estimate is :func:`approx_tokens`; a breakpoint on an empty system is none."""
+    sizes = prefix_chars(request)
+    return tuple(
+        point
+        for point in request.cache
+        if approx_tokens(sizes[point]) >= minimum_tokens and (point != "system" or request.system)
+    )
 
 
 class ModelAnswer(Frozen):

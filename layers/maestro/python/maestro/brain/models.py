@@ -56,7 +56,10 @@ def models_for(model: LanguageModel | None, *, compose_replies: bool = True) -> 
         model=model,
         brain=ModelBrain(model),
         triage=ModelTriage(model),
-        judgments=Judgments(decide_model_for(model)),
+        judgments=Judgments(
+            decide_model_for(model),
+            allowance=model.reserve_judgments if isinstance(model, BudgetedModel) else None,
+        ),
         agent=ManageAgent(model),
         composer=ReplyComposer(model) if compose_replies else None,
     )

@@ -2,21 +2,34 @@
 
 Each sample is one call with a forced ``propose_actions`` tool whose input schema is generated
 from the pydantic action models (the closed vocabulary: a lane outside it does not validate). The
-prompt is the static instructions (cached) and the bounded memory window, one JSON document in
-one data block (``maestro.domain.prompt_data``): nothing a person wrote is outside it. An answer
-is untrusted: parsed, validated against the vocabulary, and every target checked against the ids
-the window listed (or a ``new:N`` ref a create in the same plan opens); anything else is a failed
-sample, which dilutes agreement. Dispose checks ownership again.
+prompt is the static instructions and the bounded memory window, one JSON document in one data
+block (``maestro.domain.prompt_data``): nothing a person wrote is outside it. Both are cached
+(docs/model-cost.md): the instructions and the tool across every package, the window across the
+samples of one package, which all send it byte for byte. An answer is untrusted: parsed,
+validated against the vocabulary, and every target checked against the ids the window listed (or
+a ``new:N`` ref a create in the same plan opens); anything else is a failed sample, which dilutes
+agreement. Dispose checks ownership again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from functools import cache
+from typing import Literal
 
-from maestro.brain.model import LanguageModel, ModelError, ModelRequest, ToolSpec, Turn
+from maestro.brain.model import (
+    CacheBreakpoint,
+    LanguageModel,
+    ModelError,
+    ModelRequest,
+    ToolSpec,
+    Turn,
+)
 from maestro.brain.samples import sample_from_text
-from maestro.domain.actions import CreateWo, action_plan_json_schema, is_new_ref
+from maestro.domain.actions import CreateWo, action_plan_tool_schema, is_new_ref
 from maestro.domain.memory import BrainInput, BrainRequest
 from maestro.domain.records import BrainSample, SampleFailure
 
@@ -24,6 +37,7 @@ __all__ = [
     "PROPOSE_TOOL_NAME",
     "REASONING_SYSTEM",
     "ModelBrain",
+    "WindowWrites",
     "propose_tool",
     "reasoning_request",
 ]
@@ -82,18 +96,26 @@ PROPOSE_TOOL_NAME = "propose_actions"
 
 @cache
 def propose_tool() -> ToolSpec:
-    """The tool the brain answers with: its input schema is the action plan's JSON schema, built
-    on first use (not at import: every pipeline step imports this module, few call a model)."""
+    """The tool the brain answers with: its input schema is the action plan's JSON schema, made
+    compact (it is sent with every sample), built on first use (not at import: every pipeline
+    step imports this module, few call a model)."""
     return ToolSpec(
         name=PROPOSE_TOOL_NAME,
         description="The ordered actions to take for this package, from the closed vocabulary.",
-        input_schema=action_plan_json_schema(),
+        input_schema=action_plan_tool_schema(),
     )
 
 
-def reasoning_request(window: BrainInput, sample_index: int = 0) -> ModelRequest:
+def reasoning_request(
+    window: BrainInput, sample_index: int = 0, *, cache_window: bool = True
+) -> ModelRequest:
     """One reasoning sample's request: the static prefix (instructions and the tool, cached),
-    then the window's data block, the only variable part."""
+    then the window's data block, the only variable part, cached too unless ``cache_window`` is
+    off (for a sample sent while the window's first write is still in flight: it would miss,
+    and pay the write premium for nothing)."""
+    breakpoints: tuple[CacheBreakpoint, ...] = (
+        ("system", "last_turn") if cache_window else ("system",)
+    )
     return ModelRequest(
         purpose="reasoning",
         tier="strong",
@@ -104,6 +126,7 @@ def reasoning_request(window: BrainInput, sample_index: int = 0) -> ModelRequest
         max_tokens=2000,
         temperature=0.7,
         sample_index=sample_index,
+        cache=breakpoints,
     )
 
 
@@ -113,11 +136,55 @@ _FAILURES: dict[str, SampleFailure] = {
 }
 
 
+_WindowState = Literal["writing", "written"]
+
+
+class WindowWrites:
+    """Which samples of a window ask to cache it (thread-safe: samples may be drawn at once).
+
+    A cache entry can be read only once the request that writes it has been answered, so: the
+    first sample of a window writes it; a sample sent while that write is in flight asks for no
+    window breakpoint (it would miss and pay 1.25x instead of 1x); every sample sent after it was
+    answered reads it (0.1x). A failed writer leaves the next sample to write. Windows are keyed
+    by their text's digest; the oldest are forgotten past ``remember``.
+    """
+
+    def __init__(self, remember: int = 256) -> None:
+        self._remember = remember
+        self._states: OrderedDict[str, _WindowState] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def claim(self, key: str) -> tuple[bool, bool]:
+        """(ask to cache the window, this sample is its writer)."""
+        with self._lock:
+            state = self._states.get(key)
+            if state is None:
+                self._states[key] = "writing"
+                while len(self._states) > self._remember:
+                    self._states.popitem(last=False)
+                return True, True
+            self._states.move_to_end(key)
+            return state == "written", False
+
+    def finished(self, key: str, *, answered: bool) -> None:
+        """The writer's call ended: the window is readable, or (no answer) nobody wrote it."""
+        with self._lock:
+            if answered:
+                self._states[key] = "written"
+            else:
+                self._states.pop(key, None)
+
+
 class ModelBrain:
     """:class:`maestro.ports.Brain` on a language model (the stronger tier)."""
 
     def __init__(self, model: LanguageModel) -> None:
         self._model = model
+        self._windows = WindowWrites()
 
     def describe(self) -> str:
         return f"model brain: {self._model.describe()}"
@@ -125,8 +192,15 @@ class ModelBrain:
     def sample(self, request: BrainRequest, index: int) -> BrainSample:
         window = request.window
         model_id = self._model.model_id("strong")
+        model_request = reasoning_request(window, index)
+        key = WindowWrites.key(model_request.turns[-1].text)
+        cache_window, writer = self._windows.claim(key)
+        if not cache_window:
+            model_request = reasoning_request(window, index, cache_window=False)
+        answered = False
         try:
-            answer = self._model.ask(reasoning_request(window, index))
+            answer = self._model.ask(model_request)
+            answered = True
         except ModelError as error:
             return BrainSample(
                 index=index,
@@ -134,6 +208,9 @@ class ModelBrain:
                 detail=f"{error.kind}: {error.detail}"[:500],
                 model=model_id,
             )
+        finally:
+            if writer:
+                self._windows.finished(key, answered=answered)
         plan = answer.tool_input(PROPOSE_TOOL_NAME)
         if plan is None:
             return BrainSample(

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from maestro.domain.common import AwareDatetime, Frozen
+from maestro.domain.tool_schema import compact_schema
 
 
 class Lane(StrEnum):
@@ -416,3 +417,15 @@ def action_plan_json_schema() -> dict[str, Any]:
     It is the closed vocabulary as the model sees it: a lane outside it does not validate.
     """
     return ActionPlan.model_json_schema(mode="validation")
+
+
+def action_plan_tool_schema() -> dict[str, Any]:
+    """:func:`action_plan_json_schema` as the brain's tool sends it: the same constraints in
+    about half the characters (:func:`~maestro.domain.tool_schema.compact_schema`), each
+    action's ``lane`` first and required (the parser needs it to pick the action's model)."""
+    schema = compact_schema(action_plan_json_schema())
+    for variant in schema["properties"]["actions"]["items"]["oneOf"]:
+        fields = variant["properties"]
+        variant["properties"] = {"lane": fields.pop("lane"), **fields}
+        variant["required"] = ["lane", *variant.get("required", ())]
+    return schema

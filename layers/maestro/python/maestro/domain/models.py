@@ -416,9 +416,34 @@ class WorkOrder(Frozen):
         return self._changed(at, rating=stars, rating_requested=False)
 
 
+SNAPSHOT_VALUE_CHARS = 300
+"""How much of each content field a snapshot keeps (and the re-validation judge is shown): a
+longer summary is cut there, ending in "…". The digest still covers the whole text."""
+
+
+class WoContent(Frozen):
+    """A work order's content fields as they were, each cut to :data:`SNAPSHOT_VALUE_CHARS`:
+    what the re-validation judge is shown as "before" when the PM has edited them since."""
+
+    summary: str
+    category: str
+    urgency: Urgency
+    unit: str | None = None
+
+    @classmethod
+    def of(cls, wo: WorkOrder) -> WoContent:
+        return cls(
+            summary=truncate(wo.summary, SNAPSHOT_VALUE_CHARS),
+            category=truncate(wo.category, SNAPSHOT_VALUE_CHARS),
+            urgency=wo.urgency,
+            unit=truncate(wo.unit, SNAPSHOT_VALUE_CHARS) if wo.unit else wo.unit,
+        )
+
+
 class WoSnapshot(Frozen):
     """What a question was asked about: a work order's version and the fields that decide
-    whether an answer still applies (I6), plus a fingerprint of the rest of its content.
+    whether an answer still applies (I6), plus a fingerprint of the rest of its content and
+    that content, bounded (``fields``), so a judge can be shown what an edit changed.
     Compact on purpose: it is stored with every pending question and hold."""
 
     wo_id: str
@@ -429,6 +454,9 @@ class WoSnapshot(Frozen):
     visit_start: AwareDatetime | None = None
     rating_requested: bool = False
     content: str = Field(description="A digest of summary, category, urgency and unit")
+    fields: WoContent | None = Field(
+        default=None, description="The content itself, bounded; None in snapshots stored before"
+    )
 
     @classmethod
     def of(cls, wo: WorkOrder) -> WoSnapshot:
@@ -441,6 +469,7 @@ class WoSnapshot(Frozen):
             visit_start=wo.visit.start if wo.visit else None,
             rating_requested=wo.rating_requested,
             content=_content_digest(wo),
+            fields=WoContent.of(wo),
         )
 
     def decisive_changes(self, now: WorkOrder) -> tuple[str, ...]:

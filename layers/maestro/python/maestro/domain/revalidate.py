@@ -6,7 +6,8 @@ was asked: still there, still the sender's, still in a state the operation allow
 interrupted by an emergency since, and unchanged (version) since, or changed only in ways that
 cannot matter (maestro's own activity touches). The deterministic rules settle almost everything;
 what they cannot (the PM edited the summary, the urgency, the category) goes to a judge, which
-the pipeline backs with ``decide()`` and whose default is "stale": ask, never act blindly.
+the pipeline backs with ``decide()`` and whose default is "stale": ask, never act blindly. The
+judge is shown each edited field before → after (:func:`changed_fields`), bounded.
 """
 
 from __future__ import annotations
@@ -17,16 +18,26 @@ from typing import Literal
 
 from pydantic import Field
 
-from maestro.domain.common import Frozen
-from maestro.domain.models import SCHEDULABLE, Party, WorkOrder, WorkOrderStatus, WoSnapshot
+from maestro.domain.common import ELLIPSIS, Frozen
+from maestro.domain.models import (
+    SCHEDULABLE,
+    Party,
+    WoContent,
+    WorkOrder,
+    WorkOrderStatus,
+    WoSnapshot,
+)
 from maestro.domain.records import RevalidationOutcome
 from maestro.domain.roles import part_of
 
 __all__ = [
     "Check",
+    "ContentField",
+    "FieldChange",
     "Judge",
     "Revalidation",
     "Target",
+    "changed_fields",
     "revalidate",
     "stale_by_default",
 ]
@@ -91,11 +102,59 @@ class Revalidation(Frozen):
         return "; ".join(f"{c.wo_id} {c.why}" for c in self.invalid)
 
 
-Judge = Callable[[Target, tuple[str, ...]], RevalidationOutcome]
-"""For what the rules cannot settle: the target and the names of the fields that changed."""
+ContentField = Literal["summary", "category", "urgency", "unit"]
+_CONTENT_FIELDS: tuple[ContentField, ...] = ("summary", "category", "urgency", "unit")
 
 
-def stale_by_default(_target: Target, _changed: tuple[str, ...]) -> RevalidationOutcome:
+class FieldChange(Frozen):
+    """One content field an edit changed, before → after, each cut to
+    :data:`maestro.domain.models.SNAPSHOT_VALUE_CHARS` (a cut value ends in "…"); no unit is
+    "". ``before`` is None only when the question's snapshot predates the stored content."""
+
+    field: ContentField
+    before: str | None
+    after: str
+
+
+def _values(content: WoContent) -> dict[ContentField, str]:
+    return {
+        "summary": content.summary,
+        "category": content.category,
+        "urgency": content.urgency.value,
+        "unit": content.unit or "",
+    }
+
+
+def changed_fields(then: WoSnapshot, now: WorkOrder) -> tuple[FieldChange, ...]:
+    """The content fields that differ between the snapshot and the work order as it is now.
+
+    Compared on the bounded values the snapshot keeps: an edit past the bound (the same first
+    300 characters) shows the field whose value was cut, before and after alike. A snapshot
+    without its content (stored before it kept one) shows every field, before unknown."""
+    after = _values(WoContent.of(now))
+    if then.fields is None:
+        return tuple(FieldChange(field=f, before=None, after=after[f]) for f in _CONTENT_FIELDS)
+    before = _values(then.fields)
+    changes = tuple(
+        FieldChange(field=f, before=before[f], after=after[f])
+        for f in _CONTENT_FIELDS
+        if before[f] != after[f]
+    )
+    if changes or not then.content_changed(now):
+        return changes
+    # The digest (of the whole text) differs but the bounded values do not: the edit lies past
+    # the bound, in a field that was cut (every field, should none have been).
+    cut = tuple(f for f in _CONTENT_FIELDS if before[f].endswith(ELLIPSIS))
+    return tuple(
+        FieldChange(field=f, before=before[f], after=after[f]) for f in cut or _CONTENT_FIELDS
+    )
+
+
+Judge = Callable[[Target, tuple[FieldChange, ...]], RevalidationOutcome]
+"""For what the rules cannot settle: the target and the fields that changed, before → after."""
+
+
+def stale_by_default(_target: Target, _changed: tuple[FieldChange, ...]) -> RevalidationOutcome:
     """The judge when no model is plugged in: ask rather than act."""
     return "stale"
 
@@ -135,7 +194,7 @@ def _check(target: Target, sender: Party | None, judge: Judge) -> Check:
     if not then.content_changed(wo):
         # Only activity (a note relayed, a proposal passed on): nothing the answer rests on.
         return Check(wo_id=wo.wo_id, outcome="valid", why="only touched since I asked")
-    outcome = judge(target, ("summary, category, urgency or unit",))
+    outcome = judge(target, changed_fields(then, wo))
     return Check(
         wo_id=wo.wo_id,
         outcome=outcome,

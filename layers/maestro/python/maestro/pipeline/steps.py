@@ -84,7 +84,7 @@ from maestro.domain.records import (
     fallback_decision_id,
     outcome_record_id,
 )
-from maestro.domain.revalidate import Target, revalidate
+from maestro.domain.revalidate import FieldChange, Target, revalidate
 from maestro.domain.roles import PM_CONTEXTS, manages
 from maestro.domain.wait_answers import OpenWait, open_waits, resolve_waits
 from maestro.domain.wo_refs import wo_refs
@@ -343,9 +343,9 @@ class Pipeline:
             count("UnknownSenderPackages")
         return known
 
-    def _judge(self, target: Target, changed: tuple[str, ...]) -> RevalidationOutcome:
-        """What re-validation's rules cannot settle goes to ``decide()`` when a model is
-        plugged in; without one, the default: ask, never act blindly."""
+    def _judge(self, target: Target, changed: tuple[FieldChange, ...]) -> RevalidationOutcome:
+        """What re-validation's rules cannot settle (the fields the PM edited, before → after)
+        goes to ``decide()`` when a model is plugged in; without one, the default: ask."""
         return self.deps.models.judgments.revalidation(target, changed)
 
     # -- steps ---------------------------------------------------------------------------------
