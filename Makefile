@@ -64,7 +64,13 @@ synth: $(STAMP)
 # 1,000 signed webhooks from 100 parties, 25 concurrent senders, over HTTP to `maestro serve`
 # (benchmarks/load_http.py). Every benchmark runs and writes its figures even when one before it
 # misses its acceptance; then make fails, naming them.
-BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix bench_dispatch load_http
+# bench_sampling (about a minute): a seeded simulated model split p / 1-p between two mutations,
+# on the brain's draw and consensus (the `sampling` key).
+# bench_cost (about 2 minutes, 5 on a busy machine): what each package type costs, counted on
+# the embedded stack and priced from benchmarks/prices.json (the `cost` key), and each resource's
+# use at 10, 100 and 1,000 packages/s against its default quota (`scale`); rewrites the tables
+# of docs/cost.md.
+BENCHMARKS := bench_safety_floor bench_demo bench_model bench_imports bench_directory bench_orchestration fault_matrix bench_dispatch load_http bench_sampling bench_cost
 bench: $(STAMP)
 	@missed=""; \
 	for name in $(BENCHMARKS); do \

@@ -320,6 +320,19 @@ def _dispatch_section(r: dict[str, Any]) -> list[str]:
     ]
 
 
+def _cost_section(r: dict[str, Any]) -> list[str]:
+    from _cost import render_tables
+
+    return [
+        "## What a package costs, and where the stack breaks",
+        "",
+        "Written by benchmarks/bench_cost.py (docs/cost.md explains the counting and the prices).",
+        "",
+        render_tables(r["cost"], r.get("scale")),
+        "",
+    ]
+
+
 _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], ...] = (
     (_MODEL_KEYS, _model_section),
     (_IMPORT_KEYS, _imports_section),
@@ -328,6 +341,7 @@ _SECTIONS: tuple[tuple[tuple[str, ...], Callable[[dict[str, Any]], list[str]]], 
     (("dispatch",), _dispatch_section),
     (_ORCHESTRATION_KEYS, _orchestration_section),
     (_DIRECTORY_KEYS, _directory_section),
+    (("cost", "scale"), _cost_section),
 )
 
 

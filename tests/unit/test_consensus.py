@@ -154,8 +154,10 @@ def test_a_sample_votes_once_per_reading() -> None:
 
 
 def test_more_samples_than_k_is_refused() -> None:
-    with pytest.raises(ValueError, match="more than the configured k"):
+    with pytest.raises(ValueError, match="more than the plan's most, 5"):
         aggregate(samples_of(*[RELAY_204] * 6), ConsensusPolicy(k=5))
+    with pytest.raises(ValueError, match="more than the plan's most, 7"):
+        aggregate(samples_of(*[RELAY_204] * 8), ConsensusPolicy(k=5), contested=True)
 
 
 def test_consensus_is_deterministic() -> None:

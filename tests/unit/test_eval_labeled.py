@@ -199,18 +199,19 @@ def test_recorded_answers_are_replayed(tmp_path: Path) -> None:
                              "confidence": 0.9, "params": {"note": "again"}}]}  # fmt: skip
 
     rows = [
-        # Two agreeing samples: bound, 2/2.
+        # Two work orders open: a relay binds on seven agreeing samples (docs/sampling.md), 7/7.
         {"text": "under the sink again", "contexts": contexts, "label": "WO-204",
-         "recorded": [relay("WO-204"), relay("WO-204")]},
-        # A split, 3 against 2: ambiguous; no binding held more than 3/5.
+         "recorded": [relay("WO-204")] * 7},
+        # A split: the draw stops at the first dissent, ambiguous; no binding held more than 1/2.
         {"text": "the leak is back", "contexts": contexts, "label": "ambiguous",
          "recorded": [relay("WO-204"), relay("WO-211"), relay("WO-204"), relay("WO-211"),
                       relay("WO-204")]},
         # Recorded wrong: a false bind.
         {"text": "from the ceiling", "contexts": contexts, "label": "WO-211",
-         "recorded": [relay("WO-204"), relay("WO-204")]},
-        # One answer recorded, the rest fail (nothing scripted): no quorum, the fallback.
-        {"text": "it's back", "contexts": contexts, "label": "WO-204",
+         "recorded": [relay("WO-204")] * 7},
+        # One work order open, one answer recorded, the rest fail (nothing scripted): no quorum,
+        # the fallback.
+        {"text": "it's back", "contexts": contexts[:1], "label": "WO-204",
          "recorded": [relay("WO-204")]},
     ]  # fmt: skip
     (tmp_path / "binding.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -228,7 +229,7 @@ def test_recorded_answers_are_replayed(tmp_path: Path) -> None:
     items = [json.loads(line) for line in (out / "binding_items.jsonl").read_text().splitlines()]
     assert [(i["predicted"], i["confidence"]) for i in items] == [
         ("WO-204", 1.0),
-        ("ambiguous", pytest.approx(1 - 3 / 5)),
+        ("ambiguous", pytest.approx(1 - 1 / 2)),
         ("WO-204", 1.0),
         ("fallback", 0.0),
     ]

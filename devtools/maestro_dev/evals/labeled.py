@@ -7,9 +7,10 @@ with ``metrics.json`` and one ``<set>_items.jsonl`` of per-item predictions to r
 
 - **binding**, **pivots**, **numbers**: the message becomes a one-message package from a party
   of the item's role (tenant by default) whose open contexts are the item's; the brain's
-  samples are drawn adaptively (``maestro.brain.sampling.draw``, ``ConsensusPolicy().plan()``)
-  on the bounded window (``build_window``), aggregated (``consensus.aggregate``) and disposed
-  (``dispose.dispose``). The pre-check is not run: these sets grade the binding, not triage.
+  samples are drawn adaptively (``maestro.brain.sampling.draw``, ``ConsensusPolicy().plan()``,
+  contested when the item lists several work orders) on the bounded window (``build_window``),
+  aggregated (``consensus.aggregate``) and disposed (``dispose.dispose``). The pre-check is
+  not run: these sets grade the binding, not triage.
   The **prediction** is read off the disposal's queue: a queued escalation is ``"escalate"``
   (``"fallback"`` when the samples gave no quorum and a person is asked instead); else the
   first queued action that commits to a target gives the binding (``"new"`` for a create, else
@@ -57,7 +58,7 @@ from maestro.brain.precheck import precheck
 from maestro.brain.sampling import draw
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.actions import Action, CreateWo, Escalate, Lane, ManageExisting, is_new_ref
-from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate
+from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate, several_candidates
 from maestro.domain.dispose import Disposal, dispose
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import (
@@ -317,8 +318,9 @@ def run_routing_item(item: RoutingItem, models: Models, number: int) -> Outcome:
         contexts=contexts,
         window=build_window(package, (), (), contexts, role),
     )
-    samples = draw(models.brain, request, policy.plan())
-    consensus = aggregate(samples, policy)
+    contested = several_candidates(contexts)
+    samples = draw(models.brain, request, policy.plan(contested))
+    consensus = aggregate(samples, policy, contested=contested)
     disposal = dispose(package, sender, contexts, consensus)
     predicted, lane, confidence = read_disposal(
         disposal, consensus, {c.context_id for c in contexts}

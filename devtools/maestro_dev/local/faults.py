@@ -130,6 +130,9 @@ class Wire:
     Enter it before the :class:`LocalStack` it watches (its SDK clients are made then);
     faults are added with :meth:`add` and removed with :meth:`clear`. ``log`` keeps each
     injected fault's call and code, ``calls`` counts every call by stage, operation and table.
+    ``tap``, when set, is handed each call no fault takes, with its request body and the way on
+    to moto, and returns moto's answer: a meter (benchmarks/bench_cost.py) reads the items
+    before and after a write and the items an answer carries, to count capacity units.
     """
 
     def __init__(self) -> None:
@@ -145,6 +148,7 @@ class Wire:
         self._lock = threading.Lock()
         self._exit = ExitStack()
         self._quotas: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.tap: Callable[[WireCall, dict[str, Any], Callable[[], Any]], Any] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -246,7 +250,7 @@ class Wire:
                 fault.count(call)
                 self.log.append((call, fault.code))
         if fault is None:
-            return forward()
+            return forward() if self.tap is None else self.tap(call, body, forward)
         if isinstance(fault, PartialPublish):
             entries = body.get("Entries", [])
             failed = {"ErrorCode": "InternalFailure", "ErrorMessage": fault.code}

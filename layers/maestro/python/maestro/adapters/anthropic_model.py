@@ -115,6 +115,10 @@ class AnthropicModel:
     ``http_client`` is for tests (an ``httpx2.Client`` with a ``MockTransport``).
     """
 
+    # Calls are independent HTTP requests on a thread-safe client: the brain may draw its first
+    # samples at once (maestro.brain.sampling).
+    concurrent_calls = True
+
     def __init__(
         self,
         api_key: str,

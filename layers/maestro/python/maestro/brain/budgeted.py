@@ -33,6 +33,12 @@ class BudgetedModel:
     def describe(self) -> str:
         return self._model.describe()
 
+    @property
+    def concurrent_calls(self) -> bool:
+        """As the wrapped model: the budget itself takes concurrent calls (each reserve is one
+        atomic charge, and the scope travels with each thread's copied context)."""
+        return bool(getattr(self._model, "concurrent_calls", False))
+
     def model_id(self, tier: Tier) -> str:
         return self._model.model_id(tier)
 

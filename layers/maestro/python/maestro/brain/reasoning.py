@@ -189,6 +189,12 @@ class ModelBrain:
     def describe(self) -> str:
         return f"model brain: {self._model.describe()}"
 
+    @property
+    def concurrent_samples(self) -> bool:
+        """Whether samples may be drawn at once (``maestro.brain.sampling``): only on a model
+        that says its calls are independent of each other and of their order."""
+        return bool(getattr(self._model, "concurrent_calls", False))
+
     def sample(self, request: BrainRequest, index: int) -> BrainSample:
         window = request.window
         model_id = self._model.model_id("strong")

@@ -8,6 +8,14 @@ agreement, non-mutating ones less, and escalation is recall-first. A split betwe
 or held readings (stars 2 vs 5, a cancel vs a reschedule) abstains whatever each sample claims
 about its own confidence (seed ADR-0059, I3): the result is then ``ambiguous`` with the
 competing candidates, and dispose asks one question instead of guessing.
+
+A *contested* package (the sender has several candidate work orders, ``several_candidates``) is
+where a wrong mutation is likeliest and dearest: there a held reading passes only when
+``contested_support`` samples (7), all drawn, propose it: unanimity, failures counting against.
+A model that splits 60/40 between two such readings is acted on 3 % of the time (0.6^7 + 0.4^7)
+instead of about half; a clear one costs 7 reasoning calls instead of 2. The sampling plan
+(``ConsensusPolicy.plan``, ``SamplingPlan``) stops at the first dissent, when asking is settled.
+See docs/sampling.md.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from maestro.domain.actions import (
     parse_action,
 )
 from maestro.domain.common import Frozen
+from maestro.domain.models import ContextKind, OpenContext
 from maestro.domain.records import BrainSample
 from maestro.domain.votes import Ballot, Reading, SamplingPlan, tally
 
@@ -62,6 +71,14 @@ class ConsensusPolicy(Frozen):
     min_self_confidence: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Secondary gate on mutating lanes"
     )
+    contested_support: int = Field(
+        default=7,
+        ge=1,
+        le=20,
+        description="Among several candidate work orders, the unanimous samples a held reading "
+        "needs to pass: the smallest n with 0.6^n + 0.4^n <= 0.05 (a 60/40 split acted on at "
+        "most 5 % of the time)",
+    )
 
     @model_validator(mode="after")
     def _thresholds_in_range(self) -> ConsensusPolicy:
@@ -76,8 +93,39 @@ class ConsensusPolicy(Frozen):
     def threshold(self, lane: Lane) -> float:
         return self.lane_thresholds.get(lane, self.thresholds[LANE_SPECS[lane].mutation])
 
-    def plan(self) -> SamplingPlan:
-        return SamplingPlan(first=min(self.first_samples, self.k), k=self.k)
+    def plan(self, contested: bool = False) -> SamplingPlan:
+        """How many samples to draw; ``contested``: the sender has several candidate work
+        orders (``several_candidates``), so a held reading needs ``contested_support``."""
+        return SamplingPlan(
+            first=min(self.first_samples, self.k),
+            k=self.k,
+            confirm=self.contested_support if contested else 0,
+        )
+
+
+def several_candidates(contexts: Sequence[OpenContext]) -> bool:
+    """Whether a mutation could land on more than one work order: the sender has two or more
+    open. One (or none) leaves a single candidate, and two agreeing samples may settle it."""
+    return len({c.wo_id or c.context_id for c in contexts if c.kind is ContextKind.WORK_ORDER}) > 1
+
+
+def guarded(key: str) -> bool:
+    """Whether a reading key (``reading_key``) is what a contested package guards: a held
+    reading that changes something (listing one's requests changes nothing)."""
+    lane = Lane(key.split(":", 1)[0])
+    return _held(lane) and not key.startswith(f"{Lane.MANAGE_EXISTING.value}:list:")
+
+
+def enough(samples: Sequence[BrainSample], plan: SamplingPlan) -> bool:
+    """Whether ``samples`` settle the package under ``plan`` (the brain's draw stops there).
+
+    An escalation among them is settled the unguarded way: it passes at one sample in five and
+    pre-empts every other reading, so waiting for seven on a mutation beside it buys nothing.
+    """
+    ballots, _ = ballots_of(samples)
+    if any(r.key == Lane.ESCALATE.value for b in ballots for r in b.readings):
+        return plan.model_copy(update={"confirm": 0}).enough(ballots)
+    return plan.enough(ballots, guarded)
 
 
 class ConsensusStatus(StrEnum):
@@ -114,6 +162,10 @@ class ConsensusResult(Frozen):
     )
     k: int = Field(description="Samples drawn: the denominator of every share")
     planned_k: int = Field(default=0, ge=0, description="The most the plan would have drawn")
+    contested: bool = Field(
+        default=False,
+        description="Several candidate work orders: held readings needed unanimous samples",
+    )
     valid_samples: int
     entropy_bits: float
     votes: dict[str, int]
@@ -214,15 +266,20 @@ def ballots_of(samples: Sequence[BrainSample]) -> tuple[list[Ballot], dict[str, 
     return ballots, first
 
 
-def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> ConsensusResult:
+def aggregate(
+    samples: Sequence[BrainSample], policy: ConsensusPolicy, *, contested: bool = False
+) -> ConsensusResult:
     """Aggregate the samples into verdicts and a tri-state result.
 
     Every share is over the samples drawn (``maestro.domain.votes``): a failure dilutes it, and
-    two agreeing samples of an adaptive plan that stopped early are 2/2, not 2/5.
+    two agreeing samples of an adaptive plan that stopped early are 2/2, not 2/5. ``contested``
+    (``several_candidates`` of the sender's contexts): a held reading passes only when
+    ``policy.contested_support`` samples, all drawn, propose it.
     Deterministic: the same samples in the same order give the same result.
     """
-    if len(samples) > policy.k:
-        raise ValueError(f"{len(samples)} samples given, more than the configured k={policy.k}")
+    most = policy.plan(contested).most
+    if len(samples) > most:
+        raise ValueError(f"{len(samples)} samples given, more than the plan's most, {most}")
     drawn = len(samples)
     ballots, first = ballots_of(samples)
     counted = tally(ballots)
@@ -235,6 +292,8 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
         threshold = policy.threshold(lane)
         passed = count.share >= threshold and lane is not Lane.CLARIFY
         if LANE_SPECS[lane].mutating and count.mean_confidence < policy.min_self_confidence:
+            passed = False
+        if contested and guarded(count.key) and not _confirmed(count.support, drawn, policy):
             passed = False
         verdicts.append(
             Verdict(
@@ -254,7 +313,8 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
     common: dict[str, Any] = {
         "verdicts": tuple(verdicts),
         "k": drawn,
-        "planned_k": policy.k,
+        "planned_k": policy.plan(contested).most,
+        "contested": contested,
         "valid_samples": counted.valid,
         "entropy_bits": counted.entropy_bits,
         "votes": votes,
@@ -307,6 +367,9 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
             + ", ".join(
                 f"{v.key} {v.support}/{drawn} < {v.threshold:.2f}"
                 if v.share < v.threshold
+                else f"{v.key} {v.support}/{drawn}, several candidates: "
+                f"{policy.contested_support} of {policy.contested_support} needed"
+                if contested and not _confirmed(v.support, drawn, policy)
                 else f"{v.key} self-reported {v.mean_self_confidence:.2f}"
                 for v in weak
             ),
@@ -344,6 +407,11 @@ def aggregate(samples: Sequence[BrainSample], policy: ConsensusPolicy) -> Consen
         reason=f"{sum(v.passed for v in verdicts)} reading(s) agreed",
         **common,
     )
+
+
+def _confirmed(support: int, drawn: int, policy: ConsensusPolicy) -> bool:
+    """A contested held reading's bar: every drawn sample proposed it, and enough were drawn."""
+    return support == drawn >= policy.contested_support
 
 
 def _failures(samples: Sequence[BrainSample]) -> dict[str, int]:

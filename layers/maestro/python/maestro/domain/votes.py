@@ -7,9 +7,11 @@ plan and for a bounded judgment:
 - **support** of a reading: the samples that proposed it; each sample votes once per reading;
 - **share** = support / samples *drawn*, failures included: a failed sample dilutes agreement
   exactly as a dissenting one does. Sampling is adaptive (``SamplingPlan``): a first batch, and
-  more, up to the planned k, only while the drawn samples disagree, failed, or are unsure. So the
-  denominator is what was actually asked: two agreeing samples of a planned five read 2/2 = 1.0
-  (the plan stopped because they agreed), and three agreeing beside two failures read 3/5;
+  more, up to the planned k, only while the drawn samples disagree, failed, or are unsure; a
+  *guarded* reading (a mutation among several candidates) is drawn on while unanimous, up to
+  ``confirm``, and acted on only then. So the denominator is what was actually asked: two
+  agreeing samples of a planned five read 2/2 = 1.0 (the plan stopped because they agreed), and
+  three agreeing beside two failures read 3/5;
 - **entropy** over the samples' whole readings (failures count as one "no reading" outcome);
 - **splits**: two readings, each with at least ``split_share``, that no sample proposed together
   are alternatives: the callers abstain instead of picking one.
@@ -158,21 +160,54 @@ def _entropy_bits(outcomes: Sequence[str]) -> float:
 
 
 class SamplingPlan(Frozen):
-    """Adaptive sampling: draw ``first`` samples and stop there when they are unanimous, every
-    one valid and sure (each reading's self-reported confidence at least ``sure``); otherwise
-    draw one more at a time up to ``k``. Disagreement, a failure or doubt is exactly when more
-    samples are worth their cost; a clear package costs ``first`` calls."""
+    """When to stop drawing samples: never before the first batch, never after the cap, and in
+    between only once the evidence settles the outcome.
+
+    - **Unguarded** (``confirm`` is 0, or no drawn sample proposes a guarded reading): stop at
+      the first batch (``first`` samples) when it is unanimous, every sample valid and sure
+      (each reading's self-reported confidence at least ``sure``); otherwise draw one more at a
+      time up to ``k``. A non-mutating reading, or a mutation with one candidate, costs
+      ``first`` calls when the model is clear.
+    - **Guarded** (``confirm`` > 0 and a drawn sample proposes a guarded reading, e.g. a
+      mutation while the sender has several candidate work orders): the reading may be acted on
+      only when ``confirm`` samples, all drawn, propose it (unanimity; a failure counts against
+      it). So the draw goes on while every drawn sample proposes every guarded reading, up to
+      ``confirm``, and stops as soon as one does not: from then on no continuation can act,
+      the answer is to ask. Two agreeing samples prove little: a model that splits 60/40
+      between two readings agrees with itself on the first two half the time, and on
+      ``confirm`` = 7 in a row only 3 % of the time (0.6^7 + 0.4^7).
+    """
 
     first: int = Field(default=2, ge=1)
     k: int = Field(default=5, ge=1, le=20)
     sure: float = Field(default=0.7, ge=0.0, le=1.0)
+    confirm: int = Field(
+        default=0,
+        ge=0,
+        le=20,
+        description="Unanimous samples a guarded reading needs before it may be acted on "
+        "(0: no reading is guarded); drawing a guarded reading may go past k up to this",
+    )
 
-    def enough(self, ballots: Sequence[Ballot]) -> bool:
-        """Whether to stop drawing after ``ballots``."""
+    @property
+    def most(self) -> int:
+        """The most samples this plan may draw."""
+        return max(self.k, self.confirm)
+
+    def enough(
+        self, ballots: Sequence[Ballot], guarded: Callable[[str], bool] = lambda _key: False
+    ) -> bool:
+        """Whether to stop drawing after ``ballots``; ``guarded`` says which reading keys need
+        ``confirm`` unanimous samples."""
         drawn = len(ballots)
+        counted = tally(ballots)
+        at_stake = [c for c in counted.counts if guarded(c.key)] if self.confirm else []
+        if at_stake:
+            if any(c.support < drawn for c in at_stake):
+                return True  # a dissent (or a failure): it can no longer be unanimous, so ask
+            return drawn >= max(self.confirm, min(self.first, self.most))
         if drawn >= self.k:
             return True
         if drawn < min(self.first, self.k):
             return False
-        counted = tally(ballots)
         return counted.unanimous and all(c.mean_confidence >= self.sure for c in counted.counts)

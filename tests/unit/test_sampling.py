@@ -1,0 +1,212 @@
+"""The sampling rule (I3): when the brain's draw may stop, on the pure domain and the draw.
+
+Two agreeing samples settle a non-mutating reading or a mutation with a single candidate; a
+mutation among several candidate work orders is acted on only after ``contested_support``
+unanimous samples, and a dissent ends the draw with a question. The draw's first batch runs at
+once on a source that allows it, indexes and order fixed, each call charged to the package.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Sequence
+from datetime import datetime
+
+import pytest
+from builders import T0, act, failed, package, sample, wo_context
+
+from maestro.brain.budgeted import BudgetedModel
+from maestro.brain.model import ModelAnswer, ModelRequest, Tier
+from maestro.brain.reasoning import ModelBrain
+from maestro.brain.sampling import draw
+from maestro.brain.scripted import answer_with
+from maestro.domain.actions import Action
+from maestro.domain.consensus import (
+    ConsensusPolicy,
+    ConsensusStatus,
+    aggregate,
+    several_candidates,
+)
+from maestro.domain.memory import BrainRequest, build_window
+from maestro.domain.models import ContextKind, OpenContext
+from maestro.domain.records import BrainSample
+from maestro.ports import BudgetScope
+
+POLICY = ConsensusPolicy()
+# Wordings no scenario uses: a radiator relayed to one of two open orders, or the other.
+TO_A = (act("relay_to_open_wo", "WO-701", confidence=0.95, note="radiator ticks all night"),)
+TO_B = (act("relay_to_open_wo", "WO-702", confidence=0.95, note="radiator ticks all night"),)
+CHAT = (act("continue_with_assistant", confidence=0.95),)
+PAGE = (act("escalate", confidence=0.9, hazard="sparks from the socket"),)
+TWO_OPEN = (wo_context("WO-701", "radiator, unit 9"), wo_context("WO-702", "boiler, unit 9"))
+
+
+def request(contexts: Sequence[OpenContext] = TWO_OPEN) -> BrainRequest:
+    pkg = package("the radiator is ticking again")
+    window = build_window(pkg, pkg.messages, [], tuple(contexts), "tenant")
+    return BrainRequest(package=pkg, sender_role="tenant", contexts=tuple(contexts), window=window)
+
+
+class Sequenced:
+    """A sample source answering index i with the i-th plan (a string: a failed sample)."""
+
+    def __init__(self, plans: Sequence[tuple[Action, ...] | str]) -> None:
+        self.plans = plans
+        self.asked: list[int] = []
+
+    def sample(self, req: BrainRequest, index: int) -> BrainSample:
+        self.asked.append(index)
+        plan = self.plans[index]
+        return failed(index) if isinstance(plan, str) else sample(index, *plan)
+
+
+def run(
+    plans: Sequence[tuple[Action, ...] | str], contexts: Sequence[OpenContext] = TWO_OPEN
+) -> tuple[int, ConsensusStatus]:
+    contested = several_candidates(contexts)
+    samples = draw(Sequenced(plans), request(contexts), POLICY.plan(contested))
+    return len(samples), aggregate(samples, POLICY, contested=contested).status
+
+
+def test_a_split_between_two_orders_is_never_acted_on_whatever_the_order() -> None:
+    """Every sequence of relays to A or B: it acts only on seven of seven, and stops at the
+    first dissent (asking is settled there). The old rule acted on any two that agreed."""
+    m = POLICY.contested_support
+    for seq in itertools.product((TO_A, TO_B), repeat=m):
+        drawn, status = run(seq)
+        dissent = next((i for i in range(1, m) if seq[i] != seq[0]), None)
+        if dissent is None:
+            assert (drawn, status) == (m, ConsensusStatus.DECIDED)
+        else:
+            assert (drawn, status) == (max(dissent + 1, 2), ConsensusStatus.AMBIGUOUS), seq
+
+
+def test_two_agreeing_relays_to_one_of_two_orders_do_not_settle_it() -> None:
+    assert run([TO_A] * 7)[0] == 7  # was 2
+    assert run([TO_A, TO_A, TO_B, TO_A, TO_A, TO_A, TO_A]) == (3, ConsensusStatus.AMBIGUOUS)
+
+
+def test_a_mutation_with_a_single_candidate_stops_at_the_first_batch() -> None:
+    one = TWO_OPEN[:1]
+    assert run([TO_A] * 7, one) == (2, ConsensusStatus.DECIDED)
+
+
+def test_unanimity_on_a_non_mutating_reading_stops_at_the_first_batch() -> None:
+    assert run([CHAT] * 7) == (2, ConsensusStatus.DECIDED)
+
+
+def test_listing_ones_requests_among_several_changes_nothing_and_stops_early() -> None:
+    listing = (act("manage_existing", confidence=0.95, operation="list"),)
+    assert run([listing] * 7) == (2, ConsensusStatus.DECIDED)
+    cancel = (act("manage_existing", confidence=0.95, operation="cancel", wo_ids=("WO-702",)),)
+    assert run([cancel] * 7) == (7, ConsensusStatus.DECIDED)
+
+
+def test_an_escalation_beside_a_mutation_is_not_held_for_seven() -> None:
+    # An escalation is settled the unguarded way (as before): a split draws on to k, not 7.
+    assert run([PAGE, TO_A, TO_A, TO_A, TO_A, TO_A, TO_A]) == (5, ConsensusStatus.ESCALATE)
+    both = PAGE + TO_A
+    assert run([both] * 7) == (2, ConsensusStatus.ESCALATE)
+
+
+def test_a_failed_sample_among_several_candidates_asks() -> None:
+    """Failures count against unanimity: fail closed, ask rather than act on what is left."""
+    assert run([TO_A, "timeout", TO_A, TO_A, TO_A, TO_A, TO_A]) == (2, ConsensusStatus.AMBIGUOUS)
+
+
+def test_the_aggregate_alone_holds_the_bar_for_a_contested_mutation() -> None:
+    """Five of five relays (a plan that stopped at k) pass with one candidate, not with two."""
+    five = [sample(i, *TO_A) for i in range(5)]
+    assert aggregate(five, POLICY).status is ConsensusStatus.DECIDED
+    held = aggregate(five, POLICY, contested=True)
+    assert held.status is ConsensusStatus.AMBIGUOUS
+    assert "7 of 7 needed" in held.reason
+    assert (held.contested, held.planned_k) == (True, 7)
+
+
+def test_several_candidates_counts_distinct_work_orders_only() -> None:
+    asked = OpenContext(
+        context_id="Q-1",
+        kind=ContextKind.PENDING_CLARIFICATION,
+        description="which one did you mean?",
+        opened_at=T0,
+    )
+    assert not several_candidates(())
+    assert not several_candidates(TWO_OPEN[:1])
+    assert not several_candidates((TWO_OPEN[0], TWO_OPEN[0], asked))
+    assert several_candidates(TWO_OPEN)
+
+
+# -- the first batch at once -----------------------------------------------------------------
+
+
+class Clock:
+    def now(self) -> datetime:
+        return T0
+
+
+class Rendezvous:
+    """A model whose first two calls each wait for the other: it answers only if they run at
+    the same time (drawn one after the other, the first call times out)."""
+
+    concurrent_calls = True
+
+    def __init__(self) -> None:
+        self.meet = threading.Barrier(2, timeout=10)
+        self.threads: dict[int, str] = {}
+
+    def describe(self) -> str:
+        return "rendezvous"
+
+    def model_id(self, tier: Tier) -> str:
+        return f"rendezvous-{tier}"
+
+    def ask(self, req: ModelRequest) -> ModelAnswer:
+        if req.sample_index < 2:
+            self.meet.wait()
+        self.threads[req.sample_index] = threading.current_thread().name
+        target = "WO-701" if req.sample_index != 1 else "WO-702"  # the second one dissents
+        plan = {"actions": [{"lane": "relay_to_open_wo", "target_wo_id": target,
+                             "confidence": 0.9, "params": {"note": "ticking"}}]}  # fmt: skip
+        return answer_with(req, plan, self.model_id(req.tier))
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.scopes: list[BudgetScope] = []
+        self.lock = threading.Lock()
+
+    def reserve(self, scope: BudgetScope, at: datetime) -> bool:
+        with self.lock:
+            self.scopes.append(scope)
+        return True
+
+    def record_tokens(self, scope: BudgetScope, at: datetime, tokens: int) -> None:
+        pass
+
+
+def test_the_first_two_samples_are_drawn_at_once_in_index_order_and_charged() -> None:
+    inner = Rendezvous()
+    budget = Counting()
+    model = BudgetedModel(inner, budget, Clock())
+    with model.scope("conv-9", "pkg-9"):
+        samples = draw(ModelBrain(model), request(), POLICY.plan(contested=True))
+    assert [s.index for s in samples] == [0, 1]  # the dissent at 1 settles it: ask
+    assert [s.actions[0].target_wo_id for s in samples if s.actions] == ["WO-701", "WO-702"]
+    assert len({inner.threads[0], inner.threads[1]}) == 2
+    assert budget.scopes == [BudgetScope(conversation_id="conv-9", package_id="pkg-9")] * 2
+
+
+def test_a_source_that_replays_in_call_order_is_drawn_one_at_a_time() -> None:
+    source = Sequenced([TO_A, TO_B])
+    draw(source, request(), POLICY.plan(contested=True))
+    assert source.asked == [0, 1]
+    assert not getattr(source, "concurrent_samples", False)
+
+
+@pytest.mark.parametrize("contested", [False, True])
+def test_the_plan_never_draws_past_its_most(contested: bool) -> None:
+    plan = POLICY.plan(contested)
+    drawn, _ = run([TO_A] * 20, TWO_OPEN if contested else TWO_OPEN[:1])
+    assert drawn <= plan.most
