@@ -586,21 +586,23 @@ def test_reserved_concurrency_protects_the_model_api_where_configured(
     assert reserved == expected
 
 
-def test_sweeps_of_a_reserved_sweeper_never_overlap_where_configured(
+def test_the_sweeper_gets_its_reservation_and_fan_out_where_configured(
     synth: Synth, env: str
 ) -> None:
     functions = _function_steps(synth, env)
     (sweeper,) = [
-        fn
+        fn["Properties"]
         for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
         if functions[lid] == "sweeper"
     ]
-    variables = sweeper["Properties"]["Environment"]["Variables"]
-    if env != "dev":  # a new account's quota of 10 reserves nothing
-        assert sweeper["Properties"]["ReservedConcurrentExecutions"] == 1
-    assert variables.get("MAESTRO_SWEEP_CONCURRENCY") == (
-        str(CONFIG[env]["sweep_concurrency"]) if "sweep_concurrency" in CONFIG[env] else None
+    reserved = CONFIG[env].get("reserved_concurrency", {}).get("sweeper")
+    assert sweeper.get("ReservedConcurrentExecutions") == reserved
+    fan_out = CONFIG[env].get("sweep_concurrency")
+    assert sweeper["Environment"]["Variables"].get("MAESTRO_SWEEP_CONCURRENCY") == (
+        str(fan_out) if fan_out else None
     )
+    if env == "staging":  # the one that sets them (tests/infra/infra_synth.py)
+        assert (reserved, fan_out) == (1, 16)
 
 
 def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
