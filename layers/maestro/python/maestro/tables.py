@@ -167,11 +167,12 @@ DECISIONS = TableSpec(
     "but by an erase (text → a marker, docs/erase-and-retention.md) and by TTL (retention).",
 )
 
-COMPLETION_SHARDS = 4
+COMPLETION_SHARDS = 2
 """How many partitions of ``completions_by_day`` a day's completions spread over, by default
-(``MAESTRO_COMPLETION_SHARDS``, cdk.json's ``completion_shards``). Each takes a quarter of a
-day's writes: 1,000 packages/s are 250 writes/s a partition, a quarter of DynamoDB's limit.
-Readers query every shard; raise it, never lower it (rows in a dropped shard go unread)."""
+(``MAESTRO_COMPLETION_SHARDS``, cdk.json's ``completion_shards``). Each takes half of a day's
+writes: 1,000 packages/s are 500 writes/s a partition, half of DynamoDB's limit. Readers query
+every shard (each sweep pays half a read unit a shard, whatever it finds): raise it past 1,000
+packages/s, never lower it (rows in a dropped shard go unread)."""
 
 
 def completion_shard(package_id: str, shards: int) -> int:
