@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from maestro.domain import safety, safety_lexicon
+from maestro.domain import safety, safety_lexicon, safety_model
 from maestro.domain.safety import CATEGORIES, SafetyHit, safety_floor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -796,3 +797,145 @@ def test_routine_texts_with_symptom_words_do_not_fire(text: str) -> None:
 )
 def test_an_all_clear_may_name_what_cleared(text: str, fires: bool) -> None:
     assert (safety_floor(text) is not None) is fires, safety_floor(text)
+
+
+# --- the learned half (safety_model, #20) ------------------------------------------------------
+# Rules OR a linear model over hashed n-grams, trained by benchmarks/train_safety_model.py on the
+# development sets above and CLINC150; its threshold was chosen by cross-validation on them.
+
+
+def test_the_models_weights_were_trained_on_the_current_development_sets() -> None:
+    """A changed training file makes the weights stale: retrain (the digest says which data)."""
+    from train_safety_model import HOLDOUTS, TRAINING_FILES, training_digest
+
+    assert safety_model.weights().digest == training_digest(), (
+        "a training set changed: run .venv/bin/python benchmarks/train_safety_model.py"
+    )
+    assert HOLDOUTS.isdisjoint(TRAINING_FILES)
+    assert not any("holdout" in name for name in TRAINING_FILES)
+
+
+def test_the_weights_file_is_small() -> None:
+    assert safety_model.WEIGHTS_PATH.stat().st_size < 300_000
+
+
+# What the phrase rules alone found on each development set when the model came (#20): the
+# combined floor may find more, never fewer.
+_RULES_RECALL = {
+    "emergencies.jsonl": 160,
+    "tuning_emergencies.jsonl": 99,
+    "tuning2_emergencies.jsonl": 86,
+    "tuning3_emergencies.jsonl": 112,
+    "tuning4_emergencies.jsonl": 84,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_RULES_RECALL))
+def test_the_model_loses_no_emergency_the_rules_found(name: str) -> None:
+    rows = _jsonl(name)
+    found = [row for row in rows if safety_floor(row["text"]) is not None]
+    assert len(found) >= _RULES_RECALL[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "bound"),
+    [
+        ("non_emergencies.jsonl", 0.10),
+        ("tuning2_non_emergencies.jsonl", 0.05),
+        ("tuning3_non_emergencies.jsonl", 0.05),
+        ("tuning4_non_emergencies.jsonl", 0.05),
+        ("keyword_free_non_emergencies.jsonl", 0.05),
+    ],
+)
+def test_the_combined_floor_keeps_the_false_raise_bounds(name: str, bound: float) -> None:
+    rows = _jsonl(name)
+    raised = [row["text"] for row in rows if safety_floor(row["text"]) is not None]
+    assert len(raised) / len(rows) <= bound, raised
+
+
+@pytest.mark.slow
+def test_the_model_raises_at_most_a_few_clinc150_texts_itself() -> None:
+    """The combined gate is above; the model's own share of it is kept small too."""
+    texts = _clinc_texts()
+    raised = [t for t in texts if safety.rules_floor(t) is None and safety_floor(t) is not None]
+    assert len(raised) <= 9, raised  # half the 0.1 % gate
+
+
+def test_the_spanish_look_alikes_stay_quiet() -> None:
+    rows = [r for r in _jsonl("spanish_emergencies.jsonl") if r["kind"] == "look_alike"]
+    raised = [row["text"] for row in rows if safety_floor(row["text"]) is not None]
+    assert len(raised) <= 1, raised  # the one the English CO rule raised before the model
+
+
+# Written for this test, after the model was trained; of 52 such wordings the rules missed 14,
+# and the model caught 3 of those (the third, "the kitchen is filling with grey haze and i can't
+# see the ceiling", with the wrong category: structural, for the ceiling).
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("there's a man in the stairwell waving a bat at people", "other"),
+        ("my toddler got out the front door and i cant find her anywhere near the pool", "other"),
+    ],
+)
+def test_the_model_reads_what_no_rule_lists(text: str, category: str) -> None:
+    assert safety.rules_floor(text) is None  # no phrase rule knows these words
+    hit = safety_floor(text)
+    assert hit is not None
+    assert (hit.source, hit.category, hit.severity) == ("model", category, "emergency")
+    assert text[hit.start : hit.end] == hit.phrase
+    assert hit.evidence.startswith("safety model ")
+    assert hit.explained.endswith(hit.phrase)
+
+
+def test_a_rules_hit_keeps_its_own_category_and_says_so() -> None:
+    hit = safety_floor("i smell gas in the hallway")
+    assert hit is not None
+    assert (hit.source, hit.category, hit.evidence) == ("rules", "gas", "")
+    assert hit.explained == hit.phrase
+
+
+def test_the_model_scores_the_same_in_every_process() -> None:
+    """CRC-32 buckets, not hash(): a fresh interpreter with another hash seed gives the same
+    score; importing the floor imports no model and reads no weights (both wait for first use)."""
+    import subprocess
+    import sys
+
+    text = "everyone here feels woozy and the baby keeps crying"
+    program = (
+        "import sys\n"
+        "from maestro.domain import safety\n"
+        "assert 'maestro.domain.safety_model' not in sys.modules\n"
+        "from maestro.domain import safety_model\n"
+        "assert safety_model.weights.cache_info().currsize == 0\n"
+        f"print(repr(safety_model.score({text!r})))\n"
+    )
+    scores = {
+        subprocess.run(
+            [sys.executable, "-c", program],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }
+    assert scores == {repr(safety_model.score(text))}
+
+
+def test_a_weights_file_for_other_features_is_refused() -> None:
+    raw = json.loads(safety_model.WEIGHTS_PATH.read_text(encoding="utf-8"))
+    assert safety_model.parse_weights(raw).threshold == safety_model.weights().threshold
+    with pytest.raises(ValueError, match="retrain"):
+        safety_model.parse_weights({**raw, "features_version": raw["features_version"] + 1})
+    with pytest.raises(ValueError, match="retrain"):
+        safety_model.parse_weights({**raw, "categories": raw["categories"][::-1]})
+
+
+def test_features_read_a_typo_as_mostly_the_same_word() -> None:
+    """Most of a word's letter pieces survive one typo: why the model reads "smkoe" near
+    "smoke" when no rule lists it."""
+    right = set(safety_model.features("thick smoke in the stairwell"))
+    typo = set(safety_model.features("thick smoek in the stairwell"))
+    assert len(right & typo) / len(right | typo) > 0.5
+    assert safety_model.features("") == {}
+    assert safety_model.tokens("Don’t  go\u00a0in!")[0].word == "dont"

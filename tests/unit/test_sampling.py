@@ -31,6 +31,7 @@ from maestro.domain.consensus import (
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import ContextKind, OpenContext
 from maestro.domain.records import BrainSample
+from maestro.domain.votes import Ballot, Reading, SamplingPlan
 from maestro.ports import BudgetScope
 
 POLICY = ConsensusPolicy()
@@ -210,3 +211,139 @@ def test_the_plan_never_draws_past_its_most(contested: bool) -> None:
     plan = POLICY.plan(contested)
     drawn, _ = run([TO_A] * 20, TWO_OPEN if contested else TWO_OPEN[:1])
     assert drawn <= plan.most
+
+
+# -- one sample for a sure route_new reading (seed 000's asymmetry) ----------------------------
+
+ONE_OPEN = TWO_OPEN[:1]
+# Wordings no scenario uses: a new request about the balcony railing, or a question.
+NEW = (act("create_wo", confidence=0.92, summary="balcony railing wobbles when leaned on"),)
+UNSURE_NEW = (act("create_wo", confidence=0.55, summary="balcony railing wobbles when leaned on"),)
+ASK = (act("clarify", confidence=0.9, question="is it the railing or the balcony door?"),)
+
+
+def test_a_sure_new_request_stops_at_one_sample() -> None:
+    """A sure create_wo (no open order, or one) is settled by its one sample: a second that
+    would dissent is never asked for (a new request mutates no existing work order)."""
+    for contexts in ((), ONE_OPEN):
+        source = Sequenced([NEW, TO_A, TO_A])
+        samples = draw(source, request(contexts), POLICY.plan(several_candidates(contexts)))
+        assert source.asked == [0]
+        result = aggregate(samples, POLICY)
+        assert (result.status, result.k, result.votes) == (
+            ConsensusStatus.DECIDED,
+            1,
+            {"create_wo:new:1": 1},
+        )
+
+
+def test_the_plan_lets_one_sure_sample_settle_only_what_settles_alone() -> None:
+    """The pure rule: one valid sample at or above ``sure``, every reading accepted by
+    ``settles_alone``, and only when the plan says ``alone``; the opening is then one."""
+
+    def one(*readings: tuple[str, float], failure: str | None = None) -> list[Ballot]:
+        return [
+            Ballot(
+                index=0,
+                readings=tuple(Reading(key=k, confidence=c) for k, c in readings),
+                failure=failure,
+            )
+        ]
+
+    plan = SamplingPlan(alone=True)
+    new_only = {"create_wo:new:1", "continue_with_assistant"}.__contains__
+    assert (plan.opening, SamplingPlan().opening, plan.batch) == (1, 2, 2)
+    assert plan.enough(one(("create_wo:new:1", 0.9)), settles_alone=new_only)
+    assert plan.enough(one(("create_wo:new:1", 0.9), ("continue_with_assistant", 0.8)),
+                       settles_alone=new_only)  # fmt: skip
+    assert not plan.enough(one(("create_wo:new:1", 0.69)), settles_alone=new_only)
+    assert not plan.enough(one(("create_wo:new:1", 0.9), ("relay_to_open_wo:WO-1", 0.9)),
+                           settles_alone=new_only)  # fmt: skip
+    assert not plan.enough(one(failure="timeout"), settles_alone=new_only)
+    assert not plan.enough(one(), settles_alone=new_only)
+    assert not SamplingPlan().enough(one(("create_wo:new:1", 0.9)), settles_alone=new_only)
+    assert not plan.enough(one(("create_wo:new:1", 0.9)))
+
+
+def test_a_sure_chat_or_question_stops_at_one_sample() -> None:
+    assert run([CHAT, TO_A], ONE_OPEN) == (1, ConsensusStatus.DECIDED)
+    assert run([ASK, TO_A], ONE_OPEN) == (1, ConsensusStatus.AMBIGUOUS)
+    assert run([NEW + CHAT, TO_A], ()) == (1, ConsensusStatus.DECIDED)
+
+
+def test_an_unsure_or_failed_or_mixed_first_sample_draws_the_second() -> None:
+    """Below the bar, a failure, or a mutation of an open order beside the new request: the
+    first batch of two and the rule as before (unsure and unanimous draws on to k)."""
+    assert run([UNSURE_NEW] * 7, ONE_OPEN) == (5, ConsensusStatus.DECIDED)
+    assert run(["timeout", NEW, NEW, NEW, NEW], ONE_OPEN) == (5, ConsensusStatus.DECIDED)
+    assert run([NEW + TO_A] * 7, ONE_OPEN) == (2, ConsensusStatus.DECIDED)
+
+
+def test_a_relay_to_the_one_open_order_draws_two() -> None:
+    source = Sequenced([TO_A] * 7)
+    assert len(draw(source, request(ONE_OPEN), POLICY.plan(contested=False))) == 2
+    assert source.asked == [0, 1]
+
+
+def test_an_escalation_alone_keeps_the_first_batch_of_two() -> None:
+    assert run([PAGE, CHAT, CHAT, CHAT, CHAT], ONE_OPEN) == (5, ConsensusStatus.ESCALATE)
+    assert run([PAGE] * 5, ONE_OPEN) == (2, ConsensusStatus.ESCALATE)
+
+
+def test_among_several_orders_one_sample_settles_nothing() -> None:
+    """Contested (two open orders): a create_wo is a held reading there too (is it new, or one
+    of the open ones?), so it needs seven of seven as a relay does, and a sure chat two."""
+    assert run([NEW] * 7) == (7, ConsensusStatus.DECIDED)
+    assert run([NEW, TO_A]) == (2, ConsensusStatus.AMBIGUOUS)
+    assert run([TO_A] * 7) == (7, ConsensusStatus.DECIDED)
+    assert run([CHAT, TO_A]) == (2, ConsensusStatus.AMBIGUOUS)
+
+
+class Ordered:
+    """A model that may be called concurrently and logs which thread made each call: a sample
+    drawn alone runs on the caller's thread, a batch drawn at once on the pool's."""
+
+    concurrent_calls = True
+
+    def __init__(self, plans: dict[int, dict[str, object]]) -> None:
+        self.plans = plans
+        self.calls: list[tuple[int, bool]] = []
+        self.lock = threading.Lock()
+
+    def describe(self) -> str:
+        return "ordered"
+
+    def model_id(self, tier: Tier) -> str:
+        return f"ordered-{tier}"
+
+    def ask(self, req: ModelRequest) -> ModelAnswer:
+        with self.lock:
+            self.calls.append(
+                (req.sample_index, threading.current_thread().name.startswith("sample"))
+            )
+        return answer_with(req, self.plans[req.sample_index], self.model_id(req.tier))
+
+
+def _plan_of(lane: str, **fields: object) -> dict[str, object]:
+    return {"actions": [{"lane": lane, "confidence": 0.9, **fields}]}
+
+
+def test_the_first_sample_is_drawn_alone_when_it_may_suffice() -> None:
+    """Not contested: the first sample alone (one call when it settles it; else the second
+    after it, which reads the window sample 1 wrote to the prompt cache); contested: the first
+    two at once, as before."""
+    new = _plan_of("create_wo", params={"ref": "new:1", "summary": "balcony railing wobbles"})
+    relay = _plan_of("relay_to_open_wo", target_wo_id="WO-701", params={"note": "ticking"})
+    other = _plan_of("relay_to_open_wo", target_wo_id="WO-702", params={"note": "ticking"})
+
+    alone = Ordered({0: new, 1: new})
+    draw(ModelBrain(alone), request(ONE_OPEN), POLICY.plan(contested=False))
+    assert alone.calls == [(0, False)]
+
+    then_second = Ordered({0: relay, 1: relay})
+    draw(ModelBrain(then_second), request(ONE_OPEN), POLICY.plan(contested=False))
+    assert then_second.calls == [(0, False), (1, False)]
+
+    at_once = Ordered({0: relay, 1: other})
+    draw(ModelBrain(at_once), request(), POLICY.plan(contested=True))
+    assert sorted(at_once.calls) == [(0, True), (1, True)]

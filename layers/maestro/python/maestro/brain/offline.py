@@ -1118,7 +1118,7 @@ class OfflineBrain:
                     Escalate(
                         confidence=_SURE,
                         why=_why(f"safety phrase ({hit.category})"),
-                        evidence=truncate(hit.phrase, 400),
+                        evidence=truncate(hit.explained, 400),
                         params=EscalateParams(
                             reason="emergency", severity=hit.severity, hazard=hit.phrase[:200]
                         ),

@@ -83,7 +83,7 @@ def _escalation(hit: SafetyHit) -> PreCheckResult:
         route=Route.ESCALATE,
         severity=hit.severity,
         confidence=1.0,
-        evidence=hit.phrase[:400],
+        evidence=hit.explained[:400],
         source="safety_floor",
     )
 

@@ -1,13 +1,17 @@
 """Drawing the brain's samples adaptively: a first batch, more only while the outcome is open.
 
 The stopping rule is the domain's (``maestro.domain.votes.SamplingPlan``, applied by
-``maestro.domain.consensus.enough``; docs/sampling.md): a clear package costs ``plan.first``
-reasoning calls; one the samples disagree on, fail on or are unsure about costs up to
+``maestro.domain.consensus.enough``; docs/sampling.md): a clear package costs one reasoning
+call when its reading is a new request, a reply or a question (and it is not contested), else
+``plan.first``; one the samples disagree on, fail on or are unsure about costs up to
 ``plan.k``; a mutation among several candidate work orders is acted on only after
 ``plan.confirm`` unanimous samples, and the draw stops at the first dissent (asking is settled
 then). The shares consensus computes are over the samples drawn.
 
-The first batch is drawn concurrently when the source says it may be
+Outside a contested package one sure sample that only opens a new request, replies or asks
+settles it (``SamplingPlan.alone``), so there the first sample is drawn by itself
+(``plan.opening``); a second one, when needed, then reads the window the first wrote to the
+prompt cache. Otherwise the first batch is drawn concurrently when the source says it may be
 (``concurrent_samples``: a model whose calls are independent, e.g. the Anthropic API), one
 thread per sample: the package waits for one model call instead of two. Each thread runs in a
 copy of the caller's context, so the model budget (``maestro.brain.budgeted``) charges every
@@ -35,14 +39,19 @@ class SampleSource(Protocol):
 
 
 def draw(source: SampleSource, request: BrainRequest, plan: SamplingPlan) -> list[BrainSample]:
-    """Samples until the plan has enough (never more than ``plan.most``); the first batch at
-    once when ``source`` allows it, then one at a time."""
-    first = min(plan.first, plan.most)
+    """Samples until the plan has enough (never more than ``plan.most``): the plan's opening
+    (one sample when it may settle the package alone, else the first batch), the rest of the
+    first batch, then one at a time; a batch of several at once when ``source`` allows it."""
+    at_once = getattr(source, "concurrent_samples", False)
     samples: list[BrainSample] = []
-    if first > 1 and getattr(source, "concurrent_samples", False):
-        samples = _at_once(source, request, range(first))
+    upto = plan.opening
     while not enough(samples, plan):
-        samples.append(source.sample(request, len(samples)))
+        batch = range(len(samples), upto)
+        if len(batch) > 1 and at_once:
+            samples += _at_once(source, request, batch)
+        else:
+            samples.append(source.sample(request, len(samples)))
+        upto = plan.batch
     return samples
 
 

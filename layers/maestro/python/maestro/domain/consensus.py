@@ -71,6 +71,11 @@ class ConsensusPolicy(Frozen):
     min_self_confidence: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Secondary gate on mutating lanes"
     )
+    route_new_alone: bool = Field(
+        default=True,
+        description="Outside a contested package, one valid, sure sample that only opens a new "
+        "request, replies or asks settles it (seed 000: looser on route_new)",
+    )
     contested_support: int = Field(
         default=7,
         ge=1,
@@ -100,6 +105,7 @@ class ConsensusPolicy(Frozen):
             first=min(self.first_samples, self.k),
             k=self.k,
             confirm=self.contested_support if contested else 0,
+            alone=self.route_new_alone and not contested,
         )
 
 
@@ -116,16 +122,30 @@ def guarded(key: str) -> bool:
     return _held(lane) and not key.startswith(f"{Lane.MANAGE_EXISTING.value}:list:")
 
 
+ALONE_LANES: frozenset[Lane] = frozenset(
+    {Lane.CREATE_WO, Lane.CONTINUE_WITH_ASSISTANT, Lane.CLARIFY}
+)
+"""Readings one sure sample may settle outside a contested package: a new request (route_new),
+a reply, a question. None of them changes an existing work order; every other lane does, or
+holds a change for a YES, or pages (an escalation keeps its own rule)."""
+
+
+def settles_alone(key: str) -> bool:
+    """Whether a reading key (``reading_key``) is one a single sure sample may settle."""
+    return Lane(key.split(":", 1)[0]) in ALONE_LANES
+
+
 def enough(samples: Sequence[BrainSample], plan: SamplingPlan) -> bool:
     """Whether ``samples`` settle the package under ``plan`` (the brain's draw stops there).
 
-    An escalation among them is settled the unguarded way: it passes at one sample in five and
-    pre-empts every other reading, so waiting for seven on a mutation beside it buys nothing.
+    An escalation among them is settled the unguarded way, never by one sample: it passes at
+    one sample in five and pre-empts every other reading, so waiting for seven on a mutation
+    beside it buys nothing.
     """
     ballots, _ = ballots_of(samples)
     if any(r.key == Lane.ESCALATE.value for b in ballots for r in b.readings):
         return plan.model_copy(update={"confirm": 0}).enough(ballots)
-    return plan.enough(ballots, guarded)
+    return plan.enough(ballots, guarded, settles_alone)
 
 
 class ConsensusStatus(StrEnum):

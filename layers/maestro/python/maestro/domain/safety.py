@@ -47,6 +47,15 @@ class SafetyHit(Frozen):
     language: Literal["en", "es"] = "en"
     """The language of the rule that read it: a Spanish hit is a Spanish reader's, whatever
     else the message says too little to tell (safety_spanish)."""
+    source: Literal["rules", "model"] = "rules"
+    """Who found it: a phrase rule, or the learned model (``safety_model``) when no rule did."""
+    evidence: str = ""
+    """For the model's hit, its score, category and strongest words (a rule's is its phrase)."""
+
+    @property
+    def explained(self) -> str:
+        """What an operator reads: the phrase, and for the model's hit why the model raised it."""
+        return f"{self.evidence}: {self.phrase}" if self.evidence else self.phrase
 
     @model_validator(mode="after")
     def _span_matches_phrase(self) -> SafetyHit:
@@ -1400,8 +1409,40 @@ def _correct_typos(text: str) -> _Corrected | None:
 def safety_floor(text: str) -> SafetyHit | None:
     """Return the most severe, then earliest, emergency phrase in ``text``, or ``None``.
 
-    Pure and deterministic: the same text always gives the same hit. ``None`` means only that no
-    listed phrase was found; the model still judges the message (keyword-free emergencies).
+    The phrase rules first (:func:`rules_floor`); when none fires, the floor's learned half
+    (``safety_model``): a linear model over n-grams, trained on the same development sets, that
+    reads wordings no rule lists. Its hit names the category the model reads, spans the whole
+    text, and says it is the model's (``source``, ``evidence``).
+
+    Pure and deterministic: the same text always gives the same hit. ``None`` means only that
+    neither found an emergency; the language model still judges the message.
+    """
+    hit = rules_floor(text)
+    if hit is not None or not text or not text.strip():
+        return hit
+    # Imported here: a cold start pays for the model's module (and weights) on its first text.
+    from maestro.domain import safety_model
+
+    found = safety_model.model_hit(text)
+    if found is None:
+        return None
+    return SafetyHit(
+        category=found.category,
+        severity="emergency",
+        phrase=text[found.start : found.end],
+        start=found.start,
+        end=found.end,
+        source="model",
+        evidence=(
+            f"safety model {found.score:.2f} ({found.category}): "
+            + ", ".join(repr(word) for word in found.strongest)
+        ),
+    )
+
+
+def rules_floor(text: str) -> SafetyHit | None:
+    """The phrase rules alone: the most severe, then earliest, phrase they find, or ``None``.
+
     Hazard words with a typo are read as the word ("smkoe" as "smoke"); the hit's span still
     indexes ``text`` as sent.
     """
@@ -1454,4 +1495,4 @@ def _better(hit: SafetyHit, best: SafetyHit | None) -> SafetyHit:
     return best
 
 
-__all__ = ["CATEGORIES", "SafetyHit", "safety_floor"]
+__all__ = ["CATEGORIES", "SafetyHit", "rules_floor", "safety_floor"]

@@ -1,0 +1,233 @@
+"""The safety floor's learned half: a linear model over hashed word and character n-grams.
+
+The phrase rules (``safety``) find what their authors thought of; on texts written by someone
+who never read them they miss a third of emergencies, most of them told without a hazard word
+("my kid is blue and not breathing right", "the ceiling is bowing and dripping"). This scorer
+reads the same text as overlapping n-grams (words, word pairs, and the 3-5 letter pieces of each
+word, so a typo still shares most pieces with the word), each hashed with CRC-32 into one of
+``2**20`` buckets, and sums the weights of the buckets it meets: a logistic regression trained
+by ``benchmarks/train_safety_model.py`` on the development sets of ``evals/labeled`` (positives)
+and on their look-alikes and CLINC150's 18,200 everyday requests (negatives). A second, smaller
+head of the same form names the category, so the advice matches the hazard.
+
+Pure and deterministic: no I/O at import; the weights (``safety_model.json``, beside this file)
+are read once, on the first call. CRC-32, never ``hash()``: Python salts string hashes per
+process, and a bucket must mean the same thing in training and at runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from functools import cache
+from itertools import accumulate
+from pathlib import Path
+from typing import cast
+
+from maestro.domain.safety_rules import CATEGORIES, Category
+
+FEATURES_VERSION = 2
+"""Bumped whenever :func:`features` changes: weights trained for another version are refused."""
+
+BUCKETS = 1 << 20
+WEIGHTS_PATH = Path(__file__).with_name("safety_model.json")
+
+# A word: letters and digits, apostrophes inside it dropped ("don't" reads as "dont", as texted).
+_WORD = re.compile(r"[^\W_]+(?:['’`][^\W_]+)*")
+_APOSTROPHES = str.maketrans("", "", "'’`")
+_DIGITS = re.compile(r"\d")
+_CHAR_SIZES = (3, 4, 5)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One word of the text: its normalised form and its span in the text as sent."""
+
+    word: str
+    start: int
+    end: int
+
+
+def tokens(text: str) -> list[Token]:
+    """The words of ``text``, lower-cased, apostrophes dropped, every digit read as ``0``
+    (a temperature's digits matter less than that it is one)."""
+    return [
+        Token(_DIGITS.sub("0", m.group().lower().translate(_APOSTROPHES)), m.start(), m.end())
+        for m in _WORD.finditer(text)
+    ]
+
+
+def token_features(words: list[Token]) -> list[tuple[str, int]]:
+    """Each n-gram of the text with the index of the word it belongs to (a pair: its first).
+
+    ``w:`` a word, ``b:`` two neighbouring words, ``c:`` 3-5 letters of a word padded with
+    spaces (so the pieces at its edges are told from those inside it). Repeats are kept here;
+    :func:`features` counts each once.
+    """
+    grams: list[tuple[str, int]] = []
+    for index, token in enumerate(words):
+        word = token.word
+        grams.append((f"w:{word}", index))
+        if index + 1 < len(words):
+            grams.append((f"b:{word} {words[index + 1].word}", index))
+        padded = f" {word} "
+        for size in _CHAR_SIZES:
+            grams.extend(
+                (f"c:{padded[i : i + size]}", index) for i in range(len(padded) - size + 1)
+            )
+    return grams
+
+
+def bucket(gram: str) -> int:
+    """The stable bucket of an n-gram (CRC-32, the same in every process and on every machine)."""
+    return zlib.crc32(gram.encode("utf-8")) & (BUCKETS - 1)
+
+
+# A text with fewer buckets than this is scaled as if it had this many: unit length would give
+# the few n-grams of "ok and the" the weight of a whole sentence's.
+_MIN_LENGTH = 64
+
+
+def _value(present: int) -> float:
+    return 1.0 / math.sqrt(max(present, _MIN_LENGTH))
+
+
+def features(text: str) -> dict[int, float]:
+    """The text's feature vector: each bucket present, all with one value, of unit length
+    (at most: a short text's is shorter, see ``_MIN_LENGTH``)."""
+    present = {bucket(gram) for gram, _ in token_features(tokens(text))}
+    return dict.fromkeys(sorted(present), _value(len(present)))
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """What training wrote: the emergency head, the category head and the threshold."""
+
+    bias: float
+    weights: dict[int, float]
+    threshold: float
+    category_bias: tuple[float, ...]
+    category_weights: dict[int, tuple[float, ...]]
+    digest: str
+
+
+def _sparse(column: dict[str, list[int]], scale: float) -> dict[int, float]:
+    # Buckets are stored as gaps from the previous one, weights as integers times `scale`.
+    buckets = accumulate(column["gaps"])
+    return {b: w * scale for b, w in zip(buckets, column["values"], strict=True)}
+
+
+def parse_weights(raw: dict[str, object]) -> Weights:
+    """The weights of ``safety_model.json``; a file for other features or categories is refused
+    (a stale file would score every text wrongly, silently)."""
+    if raw.get("features_version") != FEATURES_VERSION or raw.get("buckets") != BUCKETS:
+        raise ValueError("safety_model.json was trained for other features: retrain it")
+    if tuple(cast(list[str], raw["categories"])) != CATEGORIES:
+        raise ValueError("safety_model.json was trained for other categories: retrain it")
+    scale = cast(float, raw["scale"])
+    head = cast(dict[str, list[int]], raw["weights"])
+    per_category = [
+        _sparse(column, scale) for column in cast(list[dict[str, list[int]]], raw["category"])
+    ]
+    category_weights: dict[int, list[float]] = {}
+    for index, column in enumerate(per_category):
+        for b, w in column.items():
+            category_weights.setdefault(b, [0.0] * len(CATEGORIES))[index] = w
+    return Weights(
+        bias=cast(float, raw["bias"]),
+        weights=_sparse(head, scale),
+        threshold=cast(float, raw["threshold"]),
+        category_bias=tuple(cast(list[float], raw["category_bias"])),
+        category_weights={b: tuple(ws) for b, ws in category_weights.items()},
+        digest=cast(str, raw["digest"]),
+    )
+
+
+@cache
+def weights() -> Weights:
+    """The committed weights, read on first use (not at import: a cold start that never needs
+    the model never pays for it)."""
+    return parse_weights(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelHit:
+    """The model's reading of a text it scores at or above the threshold."""
+
+    category: Category
+    score: float
+    start: int
+    end: int
+    strongest: tuple[str, ...]
+    """The words whose n-grams weigh most toward an emergency, strongest first."""
+
+
+def score(text: str, model: Weights | None = None) -> float:
+    """The probability the model gives that ``text`` reports an emergency."""
+    model = model or weights()
+    logit = model.bias + sum(model.weights.get(b, 0.0) * v for b, v in features(text).items())
+    return 1.0 / (1.0 + math.exp(-logit))
+
+
+def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
+    """The model's hit on ``text``, or ``None`` below its threshold."""
+    model = model or weights()
+    words = tokens(text)
+    if not words:
+        return None
+    grams = token_features(words)
+    seen: dict[int, int] = {}
+    for gram, index in grams:
+        seen.setdefault(bucket(gram), index)
+    value = _value(len(seen))
+    logit = model.bias
+    per_word = [0.0] * len(words)
+    for b, index in seen.items():
+        contribution = model.weights.get(b, 0.0) * value
+        logit += contribution
+        per_word[index] += contribution
+    probability = 1.0 / (1.0 + math.exp(-logit))
+    if probability < model.threshold:
+        return None
+    strongest = sorted(
+        (i for i in range(len(words)) if per_word[i] > 0), key=lambda i: (-per_word[i], i)
+    )[:3]
+    return ModelHit(
+        category=_category(seen, value, model),
+        score=probability,
+        start=words[0].start,
+        end=words[-1].end,
+        strongest=tuple(text[words[i].start : words[i].end] for i in strongest),
+    )
+
+
+def _category(seen: dict[int, int], value: float, model: Weights) -> Category:
+    totals = list(model.category_bias)
+    for b in seen:
+        column = model.category_weights.get(b)
+        if column is not None:
+            for index, w in enumerate(column):
+                totals[index] += w * value
+    best = max(range(len(totals)), key=lambda index: (totals[index], -index))
+    return CATEGORIES[best]
+
+
+__all__ = [
+    "BUCKETS",
+    "FEATURES_VERSION",
+    "WEIGHTS_PATH",
+    "ModelHit",
+    "Token",
+    "Weights",
+    "bucket",
+    "features",
+    "model_hit",
+    "parse_weights",
+    "score",
+    "token_features",
+    "tokens",
+    "weights",
+]
