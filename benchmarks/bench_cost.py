@@ -1018,6 +1018,8 @@ def scale_resources(
 ) -> list[Resource]:
     """Each resource's use per package/s against its default quota (quotas.json) or the prod
     template's setting."""
+    from maestro.settings import SweeperSettings
+
     resources = []
     lam = mix["lambda"]["by_function"]
 
@@ -1062,15 +1064,21 @@ def scale_resources(
     if sweeper:
         per_run = mix["dynamodb"]["requests_by_stage"].get("sweeper", 0) * template.sweep_every_s
         latency = q["dynamodb_request_latency_s"]["value"]
+        # A sweep checks its packages sweep_concurrency at a time (docs/headroom.md).
+        at_once = int(
+            template.sweeper_env.get("sweep_concurrency")
+            or SweeperSettings.model_fields["sweep_concurrency"].default
+        )
         resources.append(
             Resource(
-                "sweeper run time (requests one after another)",
-                per_run * latency,
+                f"sweeper run time ({at_once} packages at once)",
+                per_run * latency / at_once,
                 sweeper["timeout_s"],
                 "s per run",
                 f"Timeout in the prod template; {latency * 1000:g} ms a DynamoDB request "
-                f"(assumed), a run every {template.sweep_every_s} s",
-                remedy="design",
+                f"(assumed), a run every {template.sweep_every_s} s, sweep_concurrency "
+                f"{at_once}",
+                remedy="setting",
             )
         )
     resources += _daily_caps(mix, template)

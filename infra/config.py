@@ -18,7 +18,7 @@ from typing import Any, Literal
 import aws_cdk as cdk
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from maestro.tables import RETENTION_DAYS
+from maestro.tables import COMPLETION_SHARDS, RETENTION_DAYS
 from maestro_dev.cloud import stack_for_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,6 +218,29 @@ class EnvConfig(BaseModel):
         "budget hold under a burst. None: no reservation (accounts whose concurrency quota is "
         "still the new-account 10 cannot reserve any).",
     )
+    reserved_concurrency: dict[str, int] = Field(
+        default_factory=dict,
+        description="Function (functions/<name>) → its reserved concurrency: a cap and a "
+        "guarantee out of the account's quota (1,000 by default). Empty: none (accounts whose "
+        "quota is still the new-account 10 cannot reserve any). The brain's is "
+        'brain_reserved_concurrency. E.g. {"sweeper": 1}: sweeps never overlap',
+    )
+    sweep_concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="MAESTRO_SWEEP_CONCURRENCY of the sweeper: packages it checks at once "
+        "(none: 8; at 100 packages/s, 32: docs/headroom.md)",
+    )
+    completion_shards: int = Field(
+        default=COMPLETION_SHARDS,
+        ge=1,
+        le=64,
+        description="MAESTRO_COMPLETION_SHARDS of persist, fail-open (they write the completion "
+        "lines) and the sweeper (it reads them): the partitions a day's completions spread over "
+        "(docs/headroom.md). Raise it, never lower it: a lowered count leaves the higher "
+        "shards' lines unread",
+    )
     flusher_max_concurrency: int = Field(
         ge=2, le=1000, description="The debounce queue's event source: concurrent flushers"
     )
@@ -227,6 +250,23 @@ class EnvConfig(BaseModel):
     def _an_account_needs_its_number(self) -> EnvConfig:
         if self.twilio_account_sid and not self.twilio_from_number:
             raise ValueError(f"{self.name}: twilio_account_sid needs twilio_from_number")
+        return self
+
+    @model_validator(mode="after")
+    def _reservations_name_functions(self) -> EnvConfig:
+        functions = {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
+        if "brain" in self.reserved_concurrency:
+            raise ValueError(
+                f"{self.name}: reserved_concurrency names the brain: set "
+                "brain_reserved_concurrency instead"
+            )
+        if unknown := sorted(set(self.reserved_concurrency) - functions):
+            raise ValueError(
+                f"{self.name}: reserved_concurrency names no function: {unknown} "
+                f"(functions/<name>: {sorted(functions)})"
+            )
+        if low := sorted(n for n, c in self.reserved_concurrency.items() if c < 1):
+            raise ValueError(f"{self.name}: reserved_concurrency below 1 for {low}")
         return self
 
     @model_validator(mode="after")

@@ -129,7 +129,7 @@ class Events(Construct):
 
     def add_sweeper(self, sweeper: lambda_.Function) -> None:
         """Run the sweeper every five minutes (a missed sweep is covered by the next one: each
-        looks back an hour)."""
+        starts at the watermark the last one left)."""
         self.sweep_rule, self.sweep_dlq = self._schedule(
             sweeper,
             "Sweep",

@@ -135,7 +135,9 @@ class FunctionFactory(Construct):
             logging_format=lambda_.LoggingFormat.JSON,
             role=role,
             environment=environment,
-            reserved_concurrent_executions=spec.reserved_concurrency,
+            reserved_concurrent_executions=(
+                spec.reserved_concurrency or self._config.reserved_concurrency.get(spec.name)
+            ),
         )
         for setting in spec.settings.values():
             if isinstance(setting, Bound):

@@ -86,6 +86,10 @@ STEP_DESCRIPTIONS = {
 }
 
 
+COMPLETION_WRITERS = ("persist", "fail_open")
+"""The steps that write a package's completion line (the sweeper reads them by the same shards)."""
+
+
 def _given(**settings: int | None) -> dict[str, Setting]:
     """The settings an environment sets (the rest keep their defaults in maestro.settings)."""
     return {name: str(value) for name, value in settings.items() if value is not None}
@@ -250,6 +254,8 @@ class MaestroStack(cdk.Stack):
                 settings |= model_settings
             if step in TEXTING_STEPS:
                 settings |= twilio | send_caps
+            if step in COMPLETION_WRITERS:
+                settings["completion_shards"] = str(config.completion_shards)
             return settings | retention_settings(config, step, PipelineSettings)
 
         steps = {
@@ -355,6 +361,8 @@ class MaestroStack(cdk.Stack):
                 settings={
                     **tables("sweeper"),
                     **retention_settings(config, "sweeper", SweeperSettings),
+                    "completion_shards": str(config.completion_shards),
+                    **_given(sweep_concurrency=config.sweep_concurrency),
                 },
                 timeout=SWEEPER_TIMEOUT,
             )

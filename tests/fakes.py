@@ -34,6 +34,7 @@ from maestro.domain.records import (
     MaestroDecision,
     MaestroState,
     PackageCompletion,
+    SweepMark,
 )
 from maestro.ports import (
     AlreadyExistsError,
@@ -75,7 +76,12 @@ class InMemoryDecisionLog:
         self.outcomes[outcome.record_id] = outcome
         return True
 
-    def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
+    def outcomes_for(
+        self,
+        package_id: str,
+        *,
+        consistent: bool = True,  # a dict is always consistent
+    ) -> list[ActionOutcomeRecord]:
         found = [o for o in self.outcomes.values() if o.package_id == package_id]
         return sorted(found, key=lambda o: o.index)
 
@@ -88,9 +94,21 @@ class InMemoryDecisionLog:
     def completion_for(self, package_id: str) -> PackageCompletion | None:
         return self.completions.get(package_id)
 
-    def completed_between(self, start: datetime, end: datetime) -> list[PackageCompletion]:
-        found = [c for c in self.completions.values() if start <= c.recorded_at < end]
-        return sorted(found, key=lambda c: (c.recorded_at, c.package_id))
+    def completed_between(
+        self,
+        start: datetime,
+        end: datetime,
+        *,
+        after: SweepMark | None = None,
+        limit: int | None = None,
+        unsharded: bool = True,  # a dict has no shards
+    ) -> list[PackageCompletion]:
+        found = [
+            c
+            for c in self.completions.values()
+            if start <= c.recorded_at < end and not (after is not None and after.passed(c))
+        ]
+        return sorted(found, key=lambda c: (c.recorded_at, c.package_id))[:limit]
 
 
 class InMemoryStateStore:

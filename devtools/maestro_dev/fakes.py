@@ -22,6 +22,7 @@ from maestro.domain.records import (
     PendingClarification,
     PendingConfirmation,
     PendingStatus,
+    SweepMark,
 )
 from maestro.domain.timeline import TimelineEntry
 from maestro.ports import (
@@ -43,6 +44,7 @@ __all__ = [
     "InMemoryPageThrottle",
     "InMemoryPartyDirectory",
     "InMemoryPendingStore",
+    "InMemorySweepWatermark",
     "InMemoryTimeline",
     "InMemoryWorkOrderStore",
     "RecordingMessenger",
@@ -322,11 +324,37 @@ class InMemoryLedger:
     def get(self, package_id: str, row_id: str) -> LedgerRow | None:
         return self.rows.get((package_id, row_id))
 
-    def for_package(self, package_id: str) -> list[LedgerRow]:
+    def for_package(
+        self,
+        package_id: str,
+        *,
+        consistent: bool = True,  # noqa: ARG002 - a dict is always consistent
+    ) -> list[LedgerRow]:
         return [r for (p, _), r in self.rows.items() if p == package_id]
 
     def for_wo(self, wo_id: str) -> list[LedgerRow]:
         return [r for r in self.rows.values() if r.wo_id == wo_id]
+
+
+class InMemorySweepWatermark:
+    """The sweeper's watermark in a field, never moved back; ``advances`` counts the moves."""
+
+    def __init__(self) -> None:
+        self.mark: SweepMark | None = None
+        self.advances = 0
+
+    def read(self) -> SweepMark | None:
+        return self.mark
+
+    def advance(self, mark: SweepMark) -> bool:
+        if self.mark is not None and (mark.recorded_at, mark.package_id) <= (
+            self.mark.recorded_at,
+            self.mark.package_id,
+        ):
+            return False
+        self.mark = mark
+        self.advances += 1
+        return True
 
 
 class InMemoryPageThrottle:

@@ -34,6 +34,9 @@ REACHABLE = {
     "staging": {
         "alarm_email": "oncall-staging@maestro-ops.net",
         "on_call_pm_phone": "+16175550342",
+        # Reserved concurrency for a function besides the brain, and the sweep's fan-out.
+        "reserved_concurrency": {"sweeper": 1},
+        "sweep_concurrency": 16,
     },
     "prod": {
         "alarm_email": "oncall@maestro-ops.net",

@@ -287,6 +287,29 @@ def test_a_retention_that_cannot_hold_refuses_synthesis(
     assert f"{CONTEXT_KEY} → dev" in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        (
+            {"reserved_concurrency": {"sweepr": 1}},
+            "reserved_concurrency names no function: ['sweepr']",
+        ),
+        ({"reserved_concurrency": {"brain": 20}}, "set brain_reserved_concurrency instead"),
+        ({"reserved_concurrency": {"watcher": 0}}, "below 1 for ['watcher']"),
+    ],
+)
+def test_a_reservation_for_no_function_refuses_synthesis(
+    values: dict[str, object], named: str
+) -> None:
+    import aws_cdk as cdk
+
+    from infra.config import environments
+
+    context = {**_context(dev=values), "env": "dev"}
+    with pytest.raises(ValueError, match=re.escape(named)):
+        environments(cdk.App(context=context))
+
+
 def test_a_retention_of_0_keeps_until_erased_and_the_log_may_outlive_the_ledger() -> None:
     import aws_cdk as cdk
 

@@ -37,7 +37,7 @@ from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.adapters.webhook_auth import SIGNATURE_HEADER_PATTERNS, app_signature, twilio_signature
 from maestro.observability import DAILY_CAP_METRIC, UNDELIVERABLE_PAGE_METRIC
 from maestro.pipeline.entry import STEPS
-from maestro.tables import ALL_TABLES
+from maestro.tables import ALL_TABLES, COMPLETION_SHARDS
 from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_LEDGER_TABLE
 from maestro_dev.local.stack import asl_substitutions as local_substitutions
 
@@ -578,8 +578,31 @@ def test_reserved_concurrency_protects_the_model_api_where_configured(
         for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
         if "ReservedConcurrentExecutions" in fn["Properties"]
     }
-    expected = CONFIG[env].get("brain_reserved_concurrency")
-    assert reserved == ({"brain": expected} if expected else {})
+    brain = CONFIG[env].get("brain_reserved_concurrency")
+    expected = {
+        **CONFIG[env].get("reserved_concurrency", {}),
+        **({"brain": brain} if brain else {}),
+    }
+    assert reserved == expected
+
+
+def test_the_sweeper_gets_its_reservation_and_fan_out_where_configured(
+    synth: Synth, env: str
+) -> None:
+    functions = _function_steps(synth, env)
+    (sweeper,) = [
+        fn["Properties"]
+        for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
+        if functions[lid] == "sweeper"
+    ]
+    reserved = CONFIG[env].get("reserved_concurrency", {}).get("sweeper")
+    assert sweeper.get("ReservedConcurrentExecutions") == reserved
+    fan_out = CONFIG[env].get("sweep_concurrency")
+    assert sweeper["Environment"]["Variables"].get("MAESTRO_SWEEP_CONCURRENCY") == (
+        str(fan_out) if fan_out else None
+    )
+    if env == "staging":  # the one that sets them (tests/infra/infra_synth.py)
+        assert (reserved, fan_out) == (1, 16)
 
 
 def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
@@ -942,6 +965,21 @@ def test_retention_reaches_exactly_the_functions_that_write_the_table(
             if f"MAESTRO_{key.upper()}" in fn["Properties"]["Environment"]["Variables"]
         }
         assert found == dict.fromkeys(writers, str(CONFIG[env][key])), key
+
+
+def test_completion_shards_reach_the_writers_of_completion_lines_and_their_reader(
+    synth: Synth, env: str
+) -> None:
+    """persist and fail-open write by the shards the sweeper reads: one number for all three."""
+    functions = _function_steps(synth, env)
+    found = {
+        functions[lid]: variables["MAESTRO_COMPLETION_SHARDS"]
+        for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
+        if "MAESTRO_COMPLETION_SHARDS"
+        in (variables := fn["Properties"]["Environment"]["Variables"])
+    }
+    expected = str(CONFIG[env].get("completion_shards", COMPLETION_SHARDS))
+    assert found == dict.fromkeys(("persist", "fail_open", "sweeper"), expected)
 
 
 def _alarms(synth: Synth, env: str) -> dict[str, dict[str, Any]]:

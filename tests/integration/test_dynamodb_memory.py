@@ -9,6 +9,8 @@ import pytest
 from botocore.exceptions import ClientError
 from builders import MARIA, T0, act
 
+from maestro.adapters.ddb import to_item
+from maestro.adapters.dynamodb_ledger import DynamoLedger, DynamoSweepWatermark
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
     DynamoPartyDirectory,
@@ -17,9 +19,10 @@ from maestro.adapters.dynamodb_memory import (
     DynamoTimeline,
     DynamoWorkOrderStore,
 )
-from maestro.domain.actions import ManageExistingParams
+from maestro.domain.actions import Lane, ManageExistingParams
 from maestro.domain.models import Party, PartyRole, Urgency, VisitWindow, WorkOrder, WorkOrderStatus
 from maestro.domain.records import (
+    ActionOutcomeRecord,
     Disposition,
     MaestroDecision,
     MaestroState,
@@ -27,10 +30,12 @@ from maestro.domain.records import (
     PackageCompletion,
     PendingClarification,
     PendingConfirmation,
+    SweepMark,
+    outcome_record_id,
 )
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEntry
 from maestro.ports import AlreadyExistsError, StaleVersionError
-from maestro.tables import DECISIONS, PARTIES, PENDING, STATE, WORK_ORDERS
+from maestro.tables import DECISIONS, LEDGER, PARTIES, PENDING, STATE, WORK_ORDERS
 
 if TYPE_CHECKING:  # conftest is not importable at run time (pytest's importlib mode)
     from conftest import AwsEnv
@@ -247,6 +252,126 @@ def test_completions_are_found_by_time_range_across_days(log: DynamoDecisionLog)
         "pkg-c",
         "pkg-d",
     ]
+
+
+def _completion(package_id: str, at: datetime) -> PackageCompletion:
+    return PackageCompletion(
+        record_id=f"{package_id}#completed",
+        package_id=package_id,
+        conversation_id="conv-1",
+        route="reasoning",
+        completed_by="persist",
+        decisions=1,
+        recorded_at=at,
+    )
+
+
+def test_completions_are_read_from_a_mark_on_a_page_at_a_time(log: DynamoDecisionLog) -> None:
+    # Two in the same microsecond: the package id orders them, as the index does.
+    times = {"pkg-a": T0, "pkg-b": T0, "pkg-c": T0 + timedelta(seconds=1)}
+    times |= {"pkg-d": T0 + timedelta(days=1), "pkg-e": T0 + timedelta(days=1, seconds=1)}
+    for package_id, at in times.items():
+        log.complete(_completion(package_id, at))
+    start, end = T0 - timedelta(hours=1), T0 + timedelta(days=2)
+
+    def ids(mark: SweepMark | None, limit: int | None = None) -> list[str]:
+        return [c.package_id for c in log.completed_between(start, end, after=mark, limit=limit)]
+
+    assert ids(None, limit=2) == ["pkg-a", "pkg-b"]
+    assert ids(SweepMark(recorded_at=T0, package_id="pkg-a")) == [
+        "pkg-b",
+        "pkg-c",
+        "pkg-d",
+        "pkg-e",
+    ]
+    assert ids(SweepMark(recorded_at=T0, package_id="pkg-b"), limit=2) == ["pkg-c", "pkg-d"]
+    assert ids(SweepMark(recorded_at=T0 + timedelta(days=1), package_id="pkg-d")) == ["pkg-e"]
+    assert ids(SweepMark(recorded_at=times["pkg-e"], package_id="pkg-e")) == []
+
+
+def test_a_days_completions_spread_over_shards_and_are_read_from_all(aws: AwsEnv) -> None:
+    table = aws.table_names[DECISIONS.logical_name]
+    log = DynamoDecisionLog(aws.dynamodb, table, completion_shards=4)
+    times = {f"pkg-{n:02d}": T0 + timedelta(seconds=n) for n in range(12)}
+    for package_id, at in times.items():
+        log.complete(_completion(package_id, at))
+    # A line written before sharding: the day alone.
+    legacy = _completion("pkg-legacy", T0 + timedelta(seconds=5, microseconds=1))
+    aws.dynamodb.put_item(
+        TableName=table,
+        Item=to_item(
+            {
+                "package_id": legacy.package_id,
+                "decision_id": legacy.record_id,
+                "record": "completion",
+                "doc": legacy.model_dump_json(),
+                "completed_day": T0.date().isoformat(),
+                "completed_key": f"{legacy.recorded_at.isoformat(timespec='microseconds')}#"
+                f"{legacy.package_id}",
+            }
+        ),
+    )
+    days = {
+        item["completed_day"]["S"]
+        for item in aws.dynamodb.scan(TableName=table)["Items"]
+        if "completed_day" in item
+    }
+    assert days == {T0.date().isoformat(), *(f"{T0.date().isoformat()}#{k}" for k in range(4))}
+    start, end = T0 - timedelta(hours=1), T0 + timedelta(hours=1)
+    in_order = [*list(times)[:6], "pkg-legacy", *list(times)[6:]]
+    assert [c.package_id for c in log.completed_between(start, end)] == in_order
+    # A page is the first of all shards together, in the index's order.
+    page = log.completed_between(start, end, limit=5)
+    assert [c.package_id for c in page] == in_order[:5]
+    rest = log.completed_between(start, end, after=SweepMark.of(page[-1]))
+    assert [c.package_id for c in rest] == in_order[5:]
+    sharded = log.completed_between(start, end, unsharded=False)
+    assert [c.package_id for c in sharded] == [p for p in in_order if p != "pkg-legacy"]
+
+
+def test_outcomes_are_read_alone_consistently_or_not(aws: AwsEnv, log: DynamoDecisionLog) -> None:
+    log.append(decision(0))
+    log.complete(_completion("pkg-1", T0))
+    for index in (1, 0):
+        log.record_outcome(
+            ActionOutcomeRecord(
+                record_id=outcome_record_id("pkg-1", index),
+                package_id="pkg-1",
+                conversation_id="conv-1",
+                index=index,
+                decision_id=f"pkg-1#dispose#{index}",
+                lane=Lane.CLARIFY,
+                status="done",
+                recorded_at=T0,
+            )
+        )
+    calls: list[dict[str, Any]] = []
+    query = aws.dynamodb.query
+
+    def counted(**kwargs: Any) -> Any:
+        page = query(**kwargs)
+        calls.append({**kwargs, "Count": page["Count"]})
+        return page
+
+    aws.dynamodb.query = counted
+    assert [o.index for o in log.outcomes_for("pkg-1")] == [0, 1]
+    assert [o.index for o in log.outcomes_for("pkg-1", consistent=False)] == [0, 1]
+    # The two outcome lines only: neither the decision nor the completion line is read.
+    assert [(c["ConsistentRead"], c["Count"]) for c in calls] == [(True, 2), (False, 2)]
+
+
+def test_the_sweepers_watermark_only_moves_forward(aws: AwsEnv) -> None:
+    table = aws.table_names[LEDGER.logical_name]
+    watermark = DynamoSweepWatermark(aws.dynamodb, table)
+    assert watermark.read() is None
+    later = SweepMark(recorded_at=T0, package_id="pkg-b")
+    assert watermark.advance(later)
+    assert not watermark.advance(SweepMark(recorded_at=T0, package_id="pkg-a"))
+    assert not watermark.advance(later)
+    assert watermark.read() == later
+    assert watermark.advance(SweepMark(recorded_at=T0 + timedelta(microseconds=1), package_id="a"))
+    # It lives in the ledger's table, and is not a row of the ledger.
+    assert DynamoLedger(aws.dynamodb, table).scan() == []
 
 
 def test_for_package_orders_by_decision_index(log: DynamoDecisionLog) -> None:

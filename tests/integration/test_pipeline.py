@@ -17,7 +17,13 @@ from maestro.domain.models import FlushTrigger, Message, Package, package_id_for
 from maestro.ingest.service import conversation_id_for
 from maestro.pipeline.steps import TransientError
 from maestro_dev.local.events import signed_sms_event, twilio_sid
-from maestro_dev.local.stack import ASL_PATH, ON_CALL_PM, LocalStack, asl_substitutions
+from maestro_dev.local.stack import (
+    ASL_PATH,
+    ON_CALL_PM,
+    LambdaFunctionError,
+    LocalStack,
+    asl_substitutions,
+)
 from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
@@ -197,6 +203,28 @@ def test_a_lambda_failing_for_good_fails_open(stack: LocalStack) -> None:
     stack.fault = lambda _step, _event, call: call()
     text(stack, "also the fridge")
     assert flush(stack)["status"] == "SUCCEEDED"
+
+
+def test_a_throttled_brain_waits_out_the_burst_and_never_fails_open(stack: LocalStack) -> None:
+    """The brain's reserved concurrency is full six times in a row (three retries used to be
+    all it got before failing open and paging the PM): the jittered retry rides it out."""
+    throttled = {"brain": 6}
+
+    def throttle(step: str, event: dict[str, Any], call: Callable[[], dict[str, Any]]) -> Any:
+        if throttled.get(step):
+            throttled[step] -= 1
+            raise LambdaFunctionError("Lambda.TooManyRequestsException", "Rate Exceeded.")
+        return call()
+
+    stack.fault = throttle
+    text(stack, "the sliding door to the balcony jumps off its rail")
+    execution = flush(stack)
+    assert execution["status"] == "SUCCEEDED"
+    brains = [outcome for step, _, outcome in stack.invocations if step == "brain"]
+    assert brains == ["Lambda.TooManyRequestsException"] * 6 + ["ok"]
+    entered = stack.states_entered(execution["executionArn"])
+    assert "Fail open: record, page the PM, release" not in entered
+    assert not [m for m in stack.outbox() if m.to == ON_CALL_PM]
 
 
 def test_two_packages_of_one_conversation_run_in_order_and_never_overlap(

@@ -21,6 +21,7 @@ from maestro.adapters.eventbridge import EVENT_SOURCE
 from maestro.pipeline.contract import ActItem, ExecutionState, GatePayload
 from maestro.pipeline.entry import STEPS
 from maestro.pipeline.errors import STATE_MACHINE_ERRORS
+from maestro.settings import PipelineSettings
 from maestro_dev.local.stack import ASL_PATH, asl_substitutions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,3 +169,37 @@ def test_every_lambda_step_has_a_handler_a_placeholder_and_a_function() -> None:
 @pytest.mark.parametrize("path", ["$.nope", "$.precheck.nope", "$.lease.sender.nope"])
 def test_the_resolver_refuses_what_the_models_lack(path: str) -> None:
     assert not resolves(ExecutionState, path)
+
+
+THROTTLES = ("Lambda.TooManyRequestsException", "Lambda.ServiceException")
+SAFETY_FIRST = {"Pre-check: safety first", "Escalate at once: page the PM, advise the tenant"}
+"""Before the lease, an emergency's path: a throttle there fails open at once (fail-open pages
+the PM and advises the tenant), so no emergency waits out a burst."""
+
+
+def _worst_wait(retrier: dict[str, Any]) -> float:
+    """The longest a retrier waits over all its attempts (full jitter waits less, never more)."""
+    interval, rate = retrier.get("IntervalSeconds", 1), retrier.get("BackoffRate", 2.0)
+    cap = retrier.get("MaxDelaySeconds", float("inf"))
+    return float(sum(min(cap, interval * rate**n) for n in range(retrier["MaxAttempts"])))
+
+
+def test_a_throttled_step_after_the_lease_rides_out_a_burst_with_jitter() -> None:
+    """A throttle (the brain's reserved concurrency, the account's) is not a failure: each step
+    past the lease retries it for minutes, jittered so a burst's retries do not come back
+    together, and within the lease's TTL; only then does it fail open."""
+    lease_ttl = PipelineSettings.model_fields["lease_ttl_seconds"].default
+    steps = [
+        (name, state)
+        for name, state in _states(ASL)
+        if state["Type"] == "Task"
+        and state["Resource"].startswith("${")
+        and name not in SAFETY_FIRST
+    ]
+    assert {name for name, _ in steps} >= {"Brain: sample and vote", "Act: run the lane"}
+    for name, state in steps:
+        for error in THROTTLES:
+            (retrier, *_) = [r for r in state["Retry"] if error in r["ErrorEquals"]]
+            assert retrier["JitterStrategy"] == "FULL", (name, error)
+            assert 180 <= _worst_wait(retrier) <= lease_ttl / 2, (name, error)
+            assert retrier["MaxDelaySeconds"] <= 60, (name, error)

@@ -24,6 +24,7 @@ from maestro_dev.fakes import (
     InMemoryLedger,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemorySweepWatermark,
     InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,
@@ -338,7 +339,12 @@ def _record_and_sweep(world: World, outcome: LaneOutcome) -> list[str]:
     )
     world.clock.advance(11 * 60)
     sweeper = Sweeper(
-        SweeperDeps(decisions=world.decisions, ledger=world.ledger, clock=world.clock)
+        SweeperDeps(
+            decisions=world.decisions,
+            ledger=world.ledger,
+            watermark=InMemorySweepWatermark(),
+            clock=world.clock,
+        )
     )
     return [row.row_id for row in sweeper.sweep().missing]
 

@@ -17,6 +17,7 @@ what follows comes from the real retry paths and nowhere else.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 import time
@@ -138,7 +139,11 @@ class Wire:
         self.faults: list[Fault] = []
         self.log: list[tuple[WireCall, str]] = []
         self.calls: Counter[tuple[str | None, str, str, tuple[str, ...]]] = Counter()
-        self._local = threading.local()
+        # A context variable, not a thread local: a new thread starts with none set, as before,
+        # and a worker running in a copy of a stage's context is that stage's.
+        self._stage: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+            f"wire-stage-{id(self)}", default=None
+        )
         self._tokens: set[str] = set()  # transactions applied whose answer was lost
         self._lock = threading.Lock()
         self._exit = ExitStack()
@@ -201,17 +206,17 @@ class Wire:
 
     @property
     def stage(self) -> str | None:
-        return getattr(self._local, "stage", None)
+        return self._stage.get()
 
     @contextmanager
     def in_stage(self, name: str) -> Iterator[None]:
-        """Calls made by this thread in the block are the stage's."""
-        previous = self.stage
-        self._local.stage = name
+        """Calls made by this thread in the block are the stage's, and those of the threads it
+        hands a copy of its context (the sweeper's checks, as the function's own)."""
+        token = self._stage.set(name)
         try:
             yield
         finally:
-            self._local.stage = previous
+            self._stage.reset(token)
 
     def injected(self) -> list[tuple[WireCall, str]]:
         with self._lock:
@@ -389,10 +394,10 @@ class Stages:
         self._wrap(stack.fallback_ingestor, "receive", "fallback")
         sweep = stack.sweeper.sweep
 
-        def scheduled() -> SweepReport:
+        def scheduled(time_left: Callable[[], float] | None = None) -> SweepReport:
             for _ in range(1 + self.SWEEP_ASYNC_RETRIES):
                 try:
-                    report: SweepReport = self.run("sweeper", sweep)
+                    report: SweepReport = self.run("sweeper", lambda: sweep(time_left))
                 except Exception:
                     continue
                 return report

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         PackageCompletion,
         PendingClarification,
         PendingConfirmation,
+        SweepMark,
     )
     from maestro.domain.timeline import TimelineEntry
 
@@ -238,8 +239,11 @@ class DecisionLog(Protocol):
     def record_outcome(self, outcome: ActionOutcomeRecord) -> bool:
         """Append what became of a queued action; False when it is already recorded."""
 
-    def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
-        """The package's recorded outcomes, by action index."""
+    def outcomes_for(
+        self, package_id: str, *, consistent: bool = True
+    ) -> list[ActionOutcomeRecord]:
+        """The package's recorded outcomes, by action index. ``consistent=False`` (half the
+        read units) only for a package completed long enough ago that every write is visible."""
 
     def complete(self, completion: PackageCompletion) -> bool:
         """Append the package's completion line; False when it is already recorded."""
@@ -247,9 +251,17 @@ class DecisionLog(Protocol):
     def completion_for(self, package_id: str) -> PackageCompletion | None: ...
 
     def completed_between(
-        self, start: AwareDatetime, end: AwareDatetime
+        self,
+        start: AwareDatetime,
+        end: AwareDatetime,
+        *,
+        after: SweepMark | None = None,
+        limit: int | None = None,
+        unsharded: bool = True,
     ) -> list[PackageCompletion]:
-        """Packages whose completion line was recorded in [start, end), oldest first."""
+        """Packages whose completion line was recorded in [start, end), oldest first (by time,
+        then package id); with ``after``, only those past that mark; at most ``limit``;
+        ``unsharded=False`` skips the lines written before the index was sharded."""
 
 
 class StateStore(Protocol):
@@ -614,9 +626,22 @@ class Ledger(Protocol):
 
     def get(self, package_id: str, row_id: str) -> LedgerRow | None: ...
 
-    def for_package(self, package_id: str) -> list[LedgerRow]: ...
+    def for_package(self, package_id: str, *, consistent: bool = True) -> list[LedgerRow]:
+        """The package's rows; ``consistent=False`` (half the read units) may miss a row
+        written in the last second."""
 
     def for_wo(self, wo_id: str) -> list[LedgerRow]: ...
+
+
+class SweepWatermark(Protocol):
+    """The sweeper's persisted progress (:class:`maestro.domain.records.SweepMark`)."""
+
+    def read(self) -> SweepMark | None:
+        """None before the first sweep."""
+
+    def advance(self, mark: SweepMark) -> bool:
+        """Store ``mark`` unless the stored one is at or past it already (a sweep that ran
+        meanwhile): the mark never moves back. False then."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from maestro.access import DISPATCH_STEPS, EVENT_PUBLISHERS, FUNCTION_TABLES, PIPELINE_STEPS
-from maestro.tables import RETENTION_DAYS
+from maestro.tables import COMPLETION_SHARDS, RETENTION_DAYS
 
 TWILIO_ACCOUNT_SID_PATTERN = r"^AC[0-9a-fA-F]{32}$"
 
@@ -45,6 +45,19 @@ class RetentionSettings(_Base):
     )
     ledger_retention_days: int = Field(
         default=RETENTION_DAYS["ledger"], ge=0, description="Evidence and Shame rows"
+    )
+
+
+class CompletionShardSettings(_Base):
+    """The shards of the completions index's day key (``maestro.tables.COMPLETION_SHARDS``):
+    the same number for the steps that write completion lines and the sweeper that reads them
+    (cdk.json's ``completion_shards`` sets it for all three)."""
+
+    completion_shards: int = Field(
+        default=COMPLETION_SHARDS,
+        ge=1,
+        le=64,
+        description="Partitions a day's completion lines spread over (raise it, never lower it)",
     )
 
 
@@ -251,7 +264,7 @@ PIPELINE_TABLES = (
 """The tables a pipeline step may use: each is a ``<name>_table`` setting of PipelineSettings."""
 
 
-class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings):
+class PipelineSettings(ModelSettings, TwilioSettings, SendCapSettings, CompletionShardSettings):
     """functions/<step> for each of ``maestro.pipeline.entry.STEPS``.
 
     With ``step`` set (the cloud: one function per step), the settings name exactly the tables
@@ -352,9 +365,9 @@ class WatcherSettings(TwilioSettings):
     dispatch_table: str
 
 
-class SweeperSettings(RetentionSettings):
-    """functions/sweeper: on a schedule, packages completed between ``lookback`` and ``window``
-    ago whose recorded effects no event claimed (``missing_event``)."""
+class SweeperSettings(RetentionSettings, CompletionShardSettings):
+    """functions/sweeper: on a schedule, packages completed since its watermark and more than
+    ``window`` ago whose recorded effects no event claimed (``missing_event``)."""
 
     decisions_table: str
     ledger_table: str
@@ -362,7 +375,17 @@ class SweeperSettings(RetentionSettings):
         default=600, ge=60, description="How long the watcher has to see an effect's event"
     )
     sweep_lookback_seconds: int = Field(
-        default=3600, ge=300, description="How far back each sweep looks (past the window)"
+        default=3600,
+        ge=300,
+        description="Where the first sweep starts (past the window), before any watermark",
+    )
+    sweep_concurrency: int = Field(
+        default=8, ge=1, le=64, description="Packages a sweep checks at once"
+    )
+    sweep_max_packages: int = Field(
+        default=100_000,
+        ge=1,
+        description="Packages one sweep checks at most; a backlog takes several sweeps",
     )
 
 

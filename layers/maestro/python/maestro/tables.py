@@ -6,7 +6,8 @@ adapters read key names from them, so the three cannot drift apart. Pure data: n
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import hashlib
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -153,7 +154,8 @@ DECISIONS = TableSpec(
             sort=Key(name="recorded_key"),
         ),
         # Sparse: only completion lines carry these, so "packages completed in a time range"
-        # (the sweeper's question) is a Query per day.
+        # (the sweeper's question) is a Query per day and shard: the key is "<day>#<shard>"
+        # (completion_day_key), so no one partition takes every package of a day.
         Index(
             name="completions_by_day",
             partition=Key(name="completed_day"),
@@ -164,6 +166,31 @@ DECISIONS = TableSpec(
     purpose="The append-only MaestroDecision log: put only if absent, never updated or deleted "
     "but by an erase (text → a marker, docs/erase-and-retention.md) and by TTL (retention).",
 )
+
+COMPLETION_SHARDS = 2
+"""How many partitions of ``completions_by_day`` a day's completions spread over, by default
+(``MAESTRO_COMPLETION_SHARDS``, cdk.json's ``completion_shards``). Each takes half of a day's
+writes: 1,000 packages/s are 500 writes/s a partition, half of DynamoDB's limit. Readers query
+every shard (each sweep pays half a read unit a shard, whatever it finds): raise it past 1,000
+packages/s, never lower it (rows in a dropped shard go unread)."""
+
+
+def completion_shard(package_id: str, shards: int) -> int:
+    """The package's shard: a stable hash of its id (not Python's, which is salted)."""
+    return int.from_bytes(hashlib.sha256(package_id.encode()).digest()[:4], "big") % shards
+
+
+def completion_day_key(day: date, package_id: str, shards: int) -> str:
+    """The ``completions_by_day`` partition a package completed on ``day`` is written to."""
+    return f"{day.isoformat()}#{completion_shard(package_id, shards)}"
+
+
+def completion_day_keys(day: date, shards: int, *, unsharded: bool = True) -> tuple[str, ...]:
+    """Every partition a reader of ``day`` queries: each shard, and (``unsharded``) the day
+    alone, which the lines written before sharding carry."""
+    sharded = tuple(f"{day.isoformat()}#{shard}" for shard in range(shards))
+    return (day.isoformat(), *sharded) if unsharded else sharded
+
 
 STATE = TableSpec(
     logical_name="state",

@@ -5,6 +5,7 @@ deleted."""
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -17,12 +18,17 @@ from maestro.adapters.ddb import (
     to_value,
 )
 from maestro.domain.ledger import LedgerRow, Resolution
+from maestro.domain.records import SweepMark
 from maestro.tables import LEDGER, RETENTION_DAYS, TTL_ATTRIBUTE, expires_at_epoch
 
-__all__ = ["DynamoLedger"]
+__all__ = ["WATERMARK_PARTITION", "DynamoLedger", "DynamoSweepWatermark"]
 
 _DOC = "doc"
 _RESOLVED_BY = "resolved_by"
+WATERMARK_PARTITION = "sweeper#watermark"
+"""The ledger's one item that is not a row: where the sweeper stopped (no package id has a
+'#')."""
+_MARK_KEY = "mark_key"
 
 
 class DynamoLedger:
@@ -95,12 +101,12 @@ class DynamoLedger:
         ).get("Item")
         return self._decode(item) if item else None
 
-    def for_package(self, package_id: str) -> list[LedgerRow]:
+    def for_package(self, package_id: str, *, consistent: bool = True) -> list[LedgerRow]:
         return self._query(
             KeyConditionExpression="#pk = :v",
             ExpressionAttributeNames={"#pk": self._pk},
             ExpressionAttributeValues={":v": to_value(package_id)},
-            ConsistentRead=True,
+            ConsistentRead=consistent,
         )
 
     def for_wo(self, wo_id: str) -> list[LedgerRow]:
@@ -122,7 +128,11 @@ class DynamoLedger:
         rows: list[LedgerRow] = []
         while True:
             page = operation(TableName=self._table, **kwargs)
-            rows += [self._decode(item) for item in page.get("Items", [])]
+            rows += [
+                self._decode(item)
+                for item in page.get("Items", [])
+                if item[self._pk] != {"S": WATERMARK_PARTITION}  # not a row: the sweeper's mark
+            ]
             if not page.get("LastEvaluatedKey"):
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -131,3 +141,43 @@ class DynamoLedger:
     @staticmethod
     def _decode(item: dict[str, Any]) -> LedgerRow:
         return LedgerRow.model_validate_json(from_item({_DOC: item[_DOC]})[_DOC])
+
+
+class DynamoSweepWatermark:
+    """:class:`maestro.ports.SweepWatermark` as one item of the ledger table (the sweeper
+    writes only the ledger). ``mark_key`` is the completions index's sort key of the mark, so
+    "never back" is one string comparison in the condition."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._ddb = client
+        self._table = table_name
+        self._key = {
+            LEDGER.partition.name: to_value(WATERMARK_PARTITION),
+            LEDGER.sort_name: to_value("watermark"),
+        }
+
+    def read(self) -> SweepMark | None:
+        # Eventually consistent (half a unit): a mark a second stale re-checks one page, which
+        # writes nothing twice.
+        item = self._ddb.get_item(TableName=self._table, Key=self._key).get("Item")
+        return SweepMark.model_validate_json(from_item({_DOC: item[_DOC]})[_DOC]) if item else None
+
+    def advance(self, mark: SweepMark) -> bool:
+        key = f"{mark.recorded_at.astimezone(UTC).isoformat(timespec='microseconds')}#"
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key,
+                UpdateExpression="SET #doc = :doc, #mark = :mark",
+                ConditionExpression="attribute_not_exists(#mark) OR #mark < :mark",
+                ExpressionAttributeNames={"#doc": _DOC, "#mark": _MARK_KEY},
+                ExpressionAttributeValues={
+                    ":doc": to_value(mark.model_dump_json()),
+                    ":mark": to_value(key + mark.package_id),
+                },
+            )
+        except ClientError as error:
+            if is_conditional_failure(error):
+                return False
+            raise
+        return True

@@ -39,6 +39,8 @@ from maestro.domain.records import (
     PendingClarification,
     PendingConfirmation,
     PendingStatus,
+    SweepMark,
+    outcome_record_prefix,
 )
 from maestro.domain.timeline import TIMELINE_ENTRY, TimelineEntry
 from maestro.ports import (
@@ -52,6 +54,7 @@ from maestro.ports import (
     WorkOrderStore,
 )
 from maestro.tables import (
+    COMPLETION_SHARDS,
     DECISIONS,
     PENDING,
     RETENTION_DAYS,
@@ -61,6 +64,8 @@ from maestro.tables import (
     WORK_ORDERS,
     Index,
     TableSpec,
+    completion_day_key,
+    completion_day_keys,
     expires_at_epoch,
 )
 
@@ -146,8 +151,10 @@ class DynamoDecisionLog(DecisionLog):
         table_name: str,
         *,
         retention_days: int = RETENTION_DAYS["decisions"],
+        completion_shards: int = COMPLETION_SHARDS,
     ) -> None:
         self._retention_days = retention_days
+        self._shards = completion_shards
         self._client = client
         self._table = table_name
         self._pk = DECISIONS.partition.name
@@ -182,42 +189,93 @@ class DynamoDecisionLog(DecisionLog):
             "completion",
             completion,
             **{
-                by_day.partition.name: at.date().isoformat(),
+                by_day.partition.name: completion_day_key(
+                    at.date(), completion.package_id, self._shards
+                ),
                 _sort_name(by_day): f"{_sort_time(at)}#{completion.package_id}",
             },
         )
 
-    def completed_between(self, start: datetime, end: datetime) -> list[PackageCompletion]:
-        """Packages completed in [start, end), oldest first: one Query per UTC day."""
+    def completed_between(
+        self,
+        start: datetime,
+        end: datetime,
+        *,
+        after: SweepMark | None = None,
+        limit: int | None = None,
+        unsharded: bool = True,
+    ) -> list[PackageCompletion]:
+        """Packages completed in [start, end) and past ``after``, oldest first, at most
+        ``limit``: one Query per UTC day and shard, and the unsharded day unless told otherwise
+        (eventually consistent: an index cannot be read otherwise), each from the mark on, so
+        nothing before it is read again; the answers merged in the index's order."""
+        low = _sort_time(start)
+        if after is not None and after.recorded_at >= start:
+            low = f"{_sort_time(after.recorded_at)}#{after.package_id}"
+        found: list[PackageCompletion] = []
+        day = max(start, after.recorded_at if after else start).astimezone(UTC).date()
+        while day <= end.astimezone(UTC).date() and (limit is None or len(found) < limit):
+            wanted = None if limit is None else limit - len(found)
+            days: list[PackageCompletion] = []
+            for key in completion_day_keys(day, self._shards, unsharded=unsharded):
+                days += self._completed_in(key, low, start, end, after, wanted)
+            days.sort(key=lambda c: (c.recorded_at, c.package_id))
+            found += days[:wanted]
+            day += timedelta(days=1)
+        return found
+
+    def _completed_in(
+        self,
+        partition: str,
+        low: str,
+        start: datetime,
+        end: datetime,
+        after: SweepMark | None,
+        limit: int | None,
+    ) -> list[PackageCompletion]:
+        """The first ``limit`` completions of one partition of the index in range, past the mark."""
         by_day = self._by_completion_day
         found: list[PackageCompletion] = []
-        day = start.astimezone(UTC).date()
-        while day <= end.astimezone(UTC).date():
+        for item in _query(
+            self._client,
+            TableName=self._table,
+            IndexName=by_day.name,
+            KeyConditionExpression="#day = :day AND #key BETWEEN :low AND :end",
+            ExpressionAttributeNames={"#day": by_day.partition.name, "#key": _sort_name(by_day)},
+            ExpressionAttributeValues={
+                ":day": to_value(partition),
+                ":low": to_value(low),
+                ":end": to_value(_sort_time(end)),
+            },
+            **({"Limit": limit + 1} if limit is not None else {}),  # +1: the mark itself
+        ):
+            completion = PackageCompletion.model_validate_json(self._doc(item))
+            if not start <= completion.recorded_at < end:
+                continue
+            if after is not None and after.passed(completion):
+                continue  # BETWEEN is inclusive: the mark's own line
+            found.append(completion)
+            if limit is not None and len(found) >= limit:
+                break
+        return found
+
+    def outcomes_for(
+        self, package_id: str, *, consistent: bool = True
+    ) -> list[ActionOutcomeRecord]:
+        # Only the outcome lines (their ids share a prefix): not the decisions beside them.
+        found = [
+            ActionOutcomeRecord.model_validate_json(self._doc(item))
             for item in _query(
                 self._client,
                 TableName=self._table,
-                IndexName=by_day.name,
-                KeyConditionExpression="#day = :day AND #key BETWEEN :start AND :end",
-                ExpressionAttributeNames={
-                    "#day": by_day.partition.name,
-                    "#key": _sort_name(by_day),
-                },
+                KeyConditionExpression="#pk = :pk AND begins_with(#sk, :outcome)",
+                ExpressionAttributeNames={"#pk": self._pk, "#sk": self._sk},
                 ExpressionAttributeValues={
-                    ":day": to_value(day.isoformat()),
-                    ":start": to_value(_sort_time(start)),
-                    ":end": to_value(_sort_time(end)),
+                    ":pk": to_value(package_id),
+                    ":outcome": to_value(outcome_record_prefix(package_id)),
                 },
-            ):
-                completion = PackageCompletion.model_validate_json(self._doc(item))
-                if start <= completion.recorded_at < end:
-                    found.append(completion)
-            day += timedelta(days=1)
-        return sorted(found, key=lambda c: (c.recorded_at, c.package_id))
-
-    def outcomes_for(self, package_id: str) -> list[ActionOutcomeRecord]:
-        found = [
-            ActionOutcomeRecord.model_validate_json(self._doc(item))
-            for item in self._package_items(package_id)
+                ConsistentRead=consistent,
+            )
             if from_item({_RECORD: item[_RECORD]})[_RECORD] == "outcome"
         ]
         return sorted(found, key=lambda o: o.index)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Literal
 
@@ -153,8 +153,14 @@ class ActionOutcomeRecord(Frozen):
     recorded_at: AwareDatetime
 
 
+def outcome_record_prefix(package_id: str) -> str:
+    """What every outcome line's id of the package begins with (a key condition reads them
+    alone)."""
+    return f"{package_id}#outcome#"
+
+
 def outcome_record_id(package_id: str, index: int) -> str:
-    return f"{package_id}#outcome#{index:03d}"
+    return f"{outcome_record_prefix(package_id)}{index:03d}"
 
 
 class PackageCompletion(Frozen):
@@ -174,6 +180,43 @@ class PackageCompletion(Frozen):
     )
     reason: str = Field(default="", max_length=500)
     recorded_at: AwareDatetime
+
+
+UNSHARDED_GRACE = timedelta(days=1)
+"""How long past the first sweep mark the sweeper still reads the completions index's unsharded
+day partitions: longer than any step that started before sharding could still write one."""
+
+
+class SweepMark(Frozen):
+    """Where the sweeper stopped: the last completion it swept. Completions are swept in the
+    order of the completions index (the time recorded, then the package id), so every one
+    after the mark is still to sweep and none before it is read again."""
+
+    recorded_at: AwareDatetime
+    package_id: str
+    since: AwareDatetime | None = Field(
+        default=None,
+        description="When the first mark was made (the first sweep since the completions "
+        "index was sharded): every line written unsharded is older than a day past it",
+    )
+
+    @classmethod
+    def of(cls, completion: PackageCompletion, since: datetime | None = None) -> SweepMark:
+        return cls(
+            recorded_at=completion.recorded_at, package_id=completion.package_id, since=since
+        )
+
+    def reads_unsharded(self) -> bool:
+        """Whether lines past the mark may still be in a day's unsharded partition (written
+        before sharding): until a day past the first mark, then never again."""
+        return self.since is None or self.recorded_at < self.since + UNSHARDED_GRACE
+
+    def passed(self, completion: PackageCompletion) -> bool:
+        """True when ``completion`` is at or before the mark (swept already)."""
+        return (completion.recorded_at, completion.package_id) <= (
+            self.recorded_at,
+            self.package_id,
+        )
 
 
 def completion_record_id(package_id: str) -> str:

@@ -7,6 +7,8 @@ flusher, as the cloud handler does with this one.
 
 from __future__ import annotations
 
+import contextvars
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
 
@@ -26,6 +28,7 @@ from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.adapters.language_model import language_model
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.clock import SystemClock
+from maestro.domain.models import Package
 from maestro.ingest.flusher import Flusher
 from maestro.observability import STRANDED_METRIC, count, logger, metrics, tracer
 from maestro.ports import DebounceSignal, StrandedSweep
@@ -76,19 +79,31 @@ def _flusher() -> Flusher:
 
 _RECORD: TypeAdapter[DebounceSignal | StrandedSweep] = TypeAdapter(DebounceSignal | StrandedSweep)
 
+PROBES_AT_ONCE = 10
+"""A batch's probe signals (each a model call of about a second) are asked at once, up to the
+batch size: one probe no longer holds up the batch's other records (docs/headroom.md)."""
+
 
 def flush_record(record: SQSRecord, flusher: Flusher) -> None:
+    _report(_flush(record, flusher), stranded=_is_stranded(record))
+
+
+def _is_stranded(record: SQSRecord) -> bool:
+    return isinstance(_RECORD.validate_json(record.body), StrandedSweep)
+
+
+def _flush(record: SQSRecord, flusher: Flusher) -> list[Package]:
     kind = _RECORD.validate_json(record.body)
-    if isinstance(kind, StrandedSweep):
-        packages = flusher.rescue()
-        if packages:
-            # Each is a flush that should have come on its own: worth an operator's look.
-            count(STRANDED_METRIC, len(packages))
-            logger.warning(
-                "the stranded sweep flushed waiting messages", extra={"packages": len(packages)}
-            )
-    else:
-        packages = flusher.handle(kind)
+    return flusher.rescue() if isinstance(kind, StrandedSweep) else flusher.handle(kind)
+
+
+def _report(packages: list[Package], *, stranded: bool) -> None:
+    if stranded and packages:
+        # Each is a flush that should have come on its own: worth an operator's look.
+        count(STRANDED_METRIC, len(packages))
+        logger.warning(
+            "the stranded sweep flushed waiting messages", extra={"packages": len(packages)}
+        )
     for package in packages:
         count("PackagesFlushed", trigger=package.trigger.value)
         logger.info(
@@ -102,6 +117,36 @@ def flush_record(record: SQSRecord, flusher: Flusher) -> None:
         )
 
 
+def _is_probe(raw: dict[str, Any]) -> bool:
+    try:
+        kind = _RECORD.validate_json(raw.get("body", ""))
+    except ValueError:
+        return False  # malformed: the batch processor reports it as it always has
+    return isinstance(kind, DebounceSignal) and kind.probe is not None
+
+
+def _probe_at_once(event: dict[str, Any], flusher: Flusher) -> dict[str, list[Package] | Exception]:
+    """The batch's probe signals handled together (each in a copy of the invocation's
+    context), by SQS message id: what each started, or what it raised. One alone is left to
+    the batch processor, as before."""
+    probes = [raw for raw in event.get("Records", []) if _is_probe(raw)]
+    if len(probes) < 2:  # one probe gains nothing from a thread
+        return {}
+
+    def run(raw: dict[str, Any]) -> list[Package] | Exception:
+        try:
+            return _flush(SQSRecord(raw), flusher)
+        except Exception as error:  # reported as that record's failure
+            return error
+
+    with ThreadPoolExecutor(max_workers=min(PROBES_AT_ONCE, len(probes))) as pool:
+        futures = {
+            raw["messageId"]: pool.submit(contextvars.copy_context().run, run, raw)
+            for raw in probes
+        }
+    return {message_id: future.result() for message_id, future in futures.items()}
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
@@ -113,12 +158,22 @@ def flusher_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
 def process_debounce_batch(
     event: dict[str, Any], flusher: Flusher, context: LambdaContext | None
 ) -> dict[str, Any]:
-    """One SQS batch of debounce signals (the cloud handler and the local poller share it)."""
+    """One SQS batch of debounce signals (the cloud handler and the local poller share it): its
+    probes asked at once first, then every record through the batch processor in order (a
+    probe's by its outcome), so partial failures are reported as before."""
+    probed = _probe_at_once(event, flusher)
+
+    def handle(record: SQSRecord) -> None:
+        outcome = probed.get(record.message_id)
+        if outcome is None:
+            flush_record(record, flusher)
+        elif isinstance(outcome, Exception):
+            raise outcome
+        else:
+            _report(outcome, stranded=False)
+
     processor = BatchProcessor(event_type=EventType.SQS)
     response = process_partial_response(
-        event=event,
-        record_handler=lambda record: flush_record(record, flusher),
-        processor=processor,
-        context=context,
+        event=event, record_handler=handle, processor=processor, context=context
     )
     return dict(response)

@@ -107,7 +107,10 @@ def build_pipeline(
         timeline=DynamoTimeline(ddb, table("timeline")),
         pending=DynamoPendingStore(ddb, table("pending")),
         decisions=DynamoDecisionLog(
-            ddb, table("decisions"), retention_days=settings.decisions_retention_days
+            ddb,
+            table("decisions"),
+            retention_days=settings.decisions_retention_days,
+            completion_shards=settings.completion_shards,
         ),
         state=DynamoStateStore(ddb, table("state")),
         messenger=messenger_for(

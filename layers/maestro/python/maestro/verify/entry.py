@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
-from maestro.adapters.dynamodb_ledger import DynamoLedger
+from maestro.adapters.dynamodb_ledger import DynamoLedger, DynamoSweepWatermark
 from maestro.adapters.dynamodb_memory import (
     DynamoDecisionLog,
     DynamoPendingStore,
@@ -118,13 +118,18 @@ def build_sweeper(settings: SweeperSettings, clock: Clock) -> Sweeper:
     ddb = client("dynamodb", settings.region)
     return Sweeper(
         SweeperDeps(
-            decisions=DynamoDecisionLog(ddb, settings.decisions_table),
+            decisions=DynamoDecisionLog(
+                ddb, settings.decisions_table, completion_shards=settings.completion_shards
+            ),
             ledger=DynamoLedger(
                 ddb, settings.ledger_table, retention_days=settings.ledger_retention_days
             ),
+            watermark=DynamoSweepWatermark(ddb, settings.ledger_table),
             clock=clock,
             window=timedelta(seconds=settings.sweep_window_seconds),
             lookback=timedelta(seconds=settings.sweep_lookback_seconds),
+            concurrency=settings.sweep_concurrency,
+            max_packages=settings.sweep_max_packages,
         )
     )
 
@@ -139,10 +144,11 @@ def _sweeper() -> Sweeper:
 @metrics.log_metrics
 def sweeper_handler(
     event: dict[str, Any],  # noqa: ARG001 - the schedule's event says nothing more
-    context: LambdaContext,  # noqa: ARG001 - Powertools' decorators read it
+    context: LambdaContext,
 ) -> dict[str, Any]:
-    """A scheduled sweep: effects with no event → missing_event Shame rows."""
-    report = _sweeper().sweep()
+    """A scheduled sweep: effects with no event → missing_event Shame rows; a backlog is left
+    at a page boundary before the invocation's time is up (the next sweep goes on)."""
+    report = _sweeper().sweep(time_left=lambda: context.get_remaining_time_in_millis() / 1000)
     if report.missing:
         logger.warning("effects without their event", extra=report.as_dict())
     return report.as_dict()
