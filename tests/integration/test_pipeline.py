@@ -36,7 +36,6 @@ HAPPY_PATH = [
     "Route the package",
     "Resolve: open questions and holds",
     "Answered?",
-    "Step mode before the brain?",
     "Brain: sample and vote",
     "Dispose: decide the action queue",
     "Run the action queue",
