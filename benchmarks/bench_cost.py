@@ -217,6 +217,7 @@ class Template:
     sweeper_env: dict[str, str]
     sweep_every_s: int
     rule_queues: list[tuple[dict[str, Any], int]]  # (event pattern, SQS targets)
+    sfn_log_level: str = "ALL"  # the package pipeline's LoggingConfiguration level
 
 
 def synth_prod() -> Template:
@@ -294,7 +295,14 @@ def synth_prod() -> Template:
         if "EventPattern" in p:
             queues = sum(1 for t in p.get("Targets", []) if "Queue" in json.dumps(t.get("Arn", "")))
             rule_queues.append((p["EventPattern"], queues))
+    sfn_log_level = "ALL"
+    for r in resources.values():
+        if r["Type"] == "AWS::StepFunctions::StateMachine" and "package-pipeline" in json.dumps(
+            r["Properties"].get("StateMachineName", "")
+        ):
+            sfn_log_level = r["Properties"].get("LoggingConfiguration", {}).get("Level", "OFF")
     return Template(
+        sfn_log_level=sfn_log_level,
         functions=functions,
         flusher_max_concurrency=flusher_max,
         stage_rate=float(throttle["ThrottlingRateLimit"]),
@@ -921,9 +929,12 @@ def per_package(run: TypeRun, template: Template, prices: dict[str, Any]) -> dic
             "lambda_platform_bytes": round(
                 invocations * assumptions["lambda_platform_log_bytes_per_invocation"]["value"], 1
             ),
+            # At level ERROR only failed states log: the measured packages succeed.
             "step_functions_bytes": round(
                 run.history_events / n * assumptions["sfn_log_bytes_per_history_event"]["value"], 1
-            ),
+            )
+            if template.sfn_log_level == "ALL"
+            else 0.0,
             "api_access_bytes": round(
                 net(m.api_requests, q.api_requests)
                 * assumptions["apigateway_access_log_bytes"]["value"],

@@ -225,6 +225,13 @@ class EnvConfig(BaseModel):
         "quota is still the new-account 10 cannot reserve any). The brain's is "
         'brain_reserved_concurrency. E.g. {"sweeper": 1}: sweeps never overlap',
     )
+    state_machine_log_level: Literal["ALL", "ERROR"] = Field(
+        default="ALL",
+        description="What the state machines log to CloudWatch Logs (never the states' input "
+        "and output). ALL: every state's event, about 24 KB per package, most of the logs' cost "
+        "(docs/cost.md). ERROR: failed and timed-out states only; the console's execution "
+        "history (90 days) still shows every state of every execution.",
+    )
     sweep_concurrency: int | None = Field(
         default=None,
         ge=1,

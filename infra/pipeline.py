@@ -121,10 +121,13 @@ class Pipeline(Construct):
             ),
             role=self.role,
             tracing_enabled=True,
-            # Every state's event is logged, without its input and output: they carry tenants'
-            # phone numbers and words (#11). The console's execution history still shows them.
+            # Logged without the states' input and output: they carry tenants' phone numbers
+            # and words (#11). The console's execution history still shows them. ALL logs every
+            # state's event; ERROR (a setting, for cost) only the failures.
             logs=sfn.LogOptions(
-                destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False
+                destination=self.log_group,
+                level=sfn.LogLevel[config.state_machine_log_level],
+                include_execution_data=False,
             ),
             removal_policy=config.removal,
         )
@@ -133,7 +136,7 @@ class Pipeline(Construct):
             [
                 NagPackSuppression(
                     id="AwsSolutions-IAM5",
-                    reason="Logging ALL needs CloudWatch Logs' log-delivery actions "
+                    reason="Logging needs CloudWatch Logs' log-delivery actions "
                     "(logs:CreateLogDelivery, PutResourcePolicy, …) and tracing needs X-Ray's "
                     "PutTraceSegments: neither supports resource-level permissions, so they "
                     "are granted on '*'. Lambda invoke (and PutEvents, where granted) are on "
@@ -143,3 +146,16 @@ class Pipeline(Construct):
             ],
             apply_to_children=True,
         )
+        if config.state_machine_log_level != "ALL":
+            NagSuppressions.add_resource_suppressions(
+                self.state_machine,
+                [
+                    NagPackSuppression(
+                        id="AwsSolutions-SF1",
+                        reason="state_machine_log_level ERROR, for cost: every state's event "
+                        "logged is about 24 KB per package, most of the logs' cost "
+                        "(docs/cost.md); failures are still logged, and the console's "
+                        "execution history keeps every state of every execution for 90 days.",
+                    )
+                ],
+            )
