@@ -1039,13 +1039,17 @@ def scale_resources(
 
     total = sum(busy(f) for f in lam)
     q = quotas
+
+    def held(name: str, per_package: float, quota: str, unit: str, **more: Any) -> Resource:
+        """A resource held against a default quota of quotas.json, with its source."""
+        return Resource(name, per_package, q[quota]["value"], unit, q[quota]["source"], **more)
+
     resources.append(
-        Resource(
+        held(
             "Lambda concurrency, account",
             total,
-            q["lambda_account_concurrency"]["value"],
+            "lambda_account_concurrency",
             "concurrent",
-            q["lambda_account_concurrency"]["source"],
         )
     )
     for name, spec in sorted(template.functions.items()):
@@ -1095,19 +1099,17 @@ def scale_resources(
     resources += _daily_caps(mix, template)
     sfn = mix["step_functions"]
     resources += [
-        Resource(
+        held(
             "Step Functions StartExecution",
             sfn["executions"],
-            q["sfn_standard_start_execution_per_s"]["value"],
+            "sfn_standard_start_execution_per_s",
             "per s",
-            q["sfn_standard_start_execution_per_s"]["source"],
         ),
-        Resource(
+        held(
             "Step Functions state transitions",
             sfn["transitions"],
-            q["sfn_standard_state_transitions_per_s"]["value"],
+            "sfn_standard_state_transitions_per_s",
             "per s",
-            q["sfn_standard_state_transitions_per_s"]["source"],
         ),
         Resource(
             "API Gateway stage throttle",
@@ -1117,39 +1119,35 @@ def scale_resources(
             "ThrottlingRateLimit of the prod stage (infra/api.py, cdk.json api_rate_limit)",
             remedy="setting",
         ),
-        Resource(
+        held(
             "API Gateway account",
             mix["api"]["requests"],
-            q["apigateway_account_rps"]["value"],
+            "apigateway_account_rps",
             "requests/s",
-            q["apigateway_account_rps"]["source"],
         ),
-        Resource(
+        held(
             "EventBridge PutEvents",
             mix["eventbridge"]["put_events_calls"],
-            q["eventbridge_put_events_per_s"]["value"],
+            "eventbridge_put_events_per_s",
             "calls/s",
-            q["eventbridge_put_events_per_s"]["source"],
         ),
     ]
     for table, row in mix["dynamodb"]["by_table"].items():
         resources.append(
-            Resource(
+            held(
                 f"DynamoDB {table} table (writes)",
                 row["wru"],
-                q["dynamodb_table_on_demand_units_per_s"]["value"],
+                "dynamodb_table_on_demand_units_per_s",
                 "WRU/s",
-                q["dynamodb_table_on_demand_units_per_s"]["source"],
             )
         )
     for where, row in mix["dynamodb"]["shared_partitions"].items():
         resources.append(
-            Resource(
+            held(
                 f"DynamoDB partition {where} (one key shared by packages, writes)",
                 row["wru_per_package"],
-                q["dynamodb_partition_wcu_per_s"]["value"],
+                "dynamodb_partition_wcu_per_s",
                 "WCU/s",
-                q["dynamodb_partition_wcu_per_s"]["source"],
                 remedy="design",
             )
         )
@@ -1158,12 +1156,11 @@ def scale_resources(
         reads = mix["dynamodb"]["index_rru"].get(where, 0) if "(table)" not in where else 0
         if reads:
             resources.append(
-                Resource(
+                held(
                     f"DynamoDB partition {where} (reads)",
                     reads,
-                    q["dynamodb_partition_rcu_per_s"]["value"],
+                    "dynamodb_partition_rcu_per_s",
                     "RCU/s",
-                    q["dynamodb_partition_rcu_per_s"]["source"],
                     remedy="design",
                 )
             )
