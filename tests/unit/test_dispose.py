@@ -8,6 +8,7 @@ from builders import MARIA, act, consensus, package, wo_context
 
 from maestro.domain.actions import Lane
 from maestro.domain.dispose import dispose
+from maestro.domain.models import Party, PartyRole
 from maestro.domain.records import Disposition, PreCheckResult, Route
 
 LEAK_204 = wo_context("WO-204", "leak under the kitchen sink, unit 3B", awaiting="availability")
@@ -63,6 +64,26 @@ def test_i3_a_split_mutates_nothing_and_asks_once() -> None:
     assert "WO-198" in clarify.params.question
     assert "WO-204" in clarify.params.question
     assert all(d.abstained for d in disposal.decisions)
+
+
+def test_a_split_between_readings_the_sender_may_never_run_asks_nothing() -> None:
+    """Naive rule "a split always asks, and the answer runs what was deferred": a vendor's
+    words split between rating one job and rating the other (a vendor never rates) would be
+    asked about, and "the second one" would then record the vendor's rating. Both readings are
+    refused as the decided path refuses them; nothing is deferred, the vendor is told."""
+    grout = wo_context("WO-512", "cracked grout behind the tub, unit 7", rating_requested=True)
+    vent = wo_context("WO-513", "rattling vent cover, unit 7", rating_requested=True)
+    vendor = Party(party_id="vendor-ola", role=PartyRole.VENDOR, phone="+14155550187")
+    first = [act("record_rating", "WO-512", stars=5, confidence=0.9)]
+    second = [act("record_rating", "WO-513", stars=5, confidence=0.9)]
+    words = package("both sorted, five out of five from me", phone=vendor.phone)
+    disposal = dispose(words, vendor, [grout, vent], consensus(first, second, first, second))
+    assert Lane.CLARIFY not in disposal.lanes
+    assert Lane.RECORD_RATING not in disposal.lanes
+    rejected = [d for d in disposal.decisions if d.disposition is Disposition.REJECTED]
+    assert [d.lane for d in rejected] == [Lane.RECORD_RATING, Lane.RECORD_RATING]
+    assert disposal.lanes == (Lane.CONTINUE_WITH_ASSISTANT,)
+    assert disposal.actions[0].action.params.reply_hint  # told what was not done, and why
 
 
 def test_i4_two_open_leaks_are_disambiguated_never_the_most_recent() -> None:

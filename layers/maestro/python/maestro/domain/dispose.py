@@ -722,14 +722,68 @@ def dispose(
         return _finish(build, route)
 
     if consensus.status is ConsensusStatus.AMBIGUOUS:
+        # A reading the sender could never run (a vendor's rating, a cancel of what is not
+        # theirs, a rating nobody asked for) is refused as the decided path refuses it, never
+        # deferred: an answer to the question would otherwise run it.
+        never = _never_runnable(verdicts, contexts, package, policy, sender)
         for verdict in verdicts:
+            if verdict.key in never:
+                build.record(verdict, Disposition.REJECTED, never[verdict.key].why)
+                continue
             build.record(
                 verdict,
                 Disposition.BELOW_THRESHOLD,
                 f"abstained: {consensus.reason}",
                 abstained=True,
             )
-        candidates = _owned_candidates(consensus.candidates, contexts)
+        verdicts = tuple(v for v in verdicts if v.key not in never)
+        refused_ids = {c for r in never.values() for c in _candidates_of_verdict(r.verdict)}
+        kept_ids = {c for v in verdicts for c in _candidates_of_verdict(v)}
+        candidates = _owned_candidates(
+            tuple(c for c in consensus.candidates if c in kept_ids or c not in refused_ids),
+            contexts,
+        )
+        not_theirs = tuple(dict.fromkeys(w for r in never.values() for w in r.refused))
+        if not_theirs:
+            build.enqueue(
+                ContinueWithAssistant(
+                    confidence=1.0,
+                    why=f"a PM named work orders not of their properties: {', '.join(not_theirs)}"[
+                        :400
+                    ],
+                    params=ContinueWithAssistantParams(reply_hint=refusal_for_pm(not_theirs)),
+                ),
+                stage="dispose",
+                confidence=1.0,
+                reason="refused: not an open work order of a property the PM manages",
+            )
+        told = tuple(dict.fromkeys(r.told for r in never.values() if r.told))
+        if told:
+            build.enqueue(
+                ContinueWithAssistant(
+                    confidence=1.0,
+                    why="what the sender asked for is not theirs to ask: they are told so",
+                    params=ContinueWithAssistantParams(reply_hint=truncate(" ".join(told), 500)),
+                ),
+                stage="dispose",
+                confidence=1.0,
+                reason="refused by role: the sender is told what was not done and why",
+            )
+        if never and not any(
+            v.mutating or v.lane in (Lane.MANAGE_EXISTING, Lane.CLARIFY) for v in verdicts
+        ):
+            if not build.queue:
+                build.enqueue(
+                    ContinueWithAssistant(
+                        confidence=0.0,
+                        why="nothing the sender may run was left to ask about",
+                        params=ContinueWithAssistantParams(),
+                    ),
+                    stage="dispose",
+                    confidence=0.0,
+                    reason="nothing to act on: the assistant replies",
+                )
+            return _finish(build, route)
         deferred = [v.action for v in verdicts if v.mutating or v.lane is Lane.MANAGE_EXISTING]
         build.enqueue(
             Clarify(
@@ -891,6 +945,34 @@ def _identity_handoff(package: Package) -> Escalate:
         evidence=package.sender_phone,
         params=EscalateParams(reason="identity", severity="info"),
     )
+
+
+def _never_runnable(
+    verdicts: Sequence[Verdict],
+    contexts: Sequence[OpenContext],
+    package: Package,
+    policy: DisposePolicy,
+    sender: Party | None,
+) -> dict[str, _Rejection]:
+    """The held readings that no answer could make runnable, by key: refused by the sender's
+    role or part, or a rating with no request out (``_check``'s refusals that ask nothing)."""
+    if sender is None:
+        return {}
+    by_id = {c.context_id: c for c in contexts}
+    found: dict[str, _Rejection] = {}
+    for verdict in verdicts:
+        if not (verdict.mutating or verdict.lane is Lane.MANAGE_EXISTING):
+            continue
+        rejection = _check(verdict, by_id, set(), package, policy, sender)
+        if rejection is not None and rejection.clarify_reason is None:
+            found[verdict.key] = rejection
+    return found
+
+
+def _candidates_of_verdict(verdict: Verdict) -> tuple[str, ...]:
+    if isinstance(verdict.action, ManageExisting):
+        return verdict.action.params.wo_ids
+    return (verdict.target_wo_id,) if verdict.target_wo_id else ()
 
 
 def _dispose_decided(
