@@ -4,11 +4,14 @@ what a clear one costs in reasoning calls.
 A seeded simulated model answers each reasoning call with one of two mutating readings: with
 probability p the first (relay to WO-A, or cancel WO-A), else the second (relay to WO-B, cancel
 WO-B). The sender has both work orders open, so the mutation has two candidates. Each package
-is drawn by the brain's own draw (``maestro.brain.sampling.draw`` on ``ModelBrain``, the first
-two samples at once) and aggregated by ``maestro.domain.consensus.aggregate``, exactly as the
-pipeline's brain step does; the embedded stack is not started (nothing else in a package
-changes what sampling decides), so it runs in seconds. A sample's answer depends only on the
-seed, the package and the sample's index, never on which thread asked first.
+is drawn and aggregated by ``maestro.brain.sampling.consult`` on ``ModelBrain`` (the first two
+samples at once; the words' own binding beside the samples), exactly as the pipeline's brain
+step does. The tenant's words ("the tap is dripping again") fit both taps, so the words bind
+neither: the headline figures. A second text names the kitchen tap (WO-A), so the words bind
+it: ``by_p_words_name_a``, where acting on A is right and acting on B never is. The embedded
+stack is not started (nothing else in a package changes what sampling decides). A sample's
+answer depends only on the seed, the package and the sample's index, never on which thread
+asked first.
 
 Merges into bench/results.json:
 
@@ -16,13 +19,13 @@ Merges into bench/results.json:
   both pairs together (acceptance: at most 0.05);
 - ``sampling.calls_p100``: mean reasoning calls per package at p = 1.0 (acceptance: at most 3);
 - ``sampling.by_p``: per p = 0.5 … 1.0: the act rate, the wrong-act rate (acted on the
-  minority reading), the mean calls, for the rule now and for the rule before it (two agreeing
+  minority reading), the mean calls, for the rule now and for the first rule (two agreeing
   samples stopped the draw; consensus over what was drawn);
+- ``sampling.by_p_words_name_a``: the same, now, when the words name WO-A;
 - ``sampling.single_candidate_calls_p100``: mean calls when the sender has one work order open
   (the early stop the evidence allows);
 - ``sampling.packages_per_p``, ``sampling.seed``, ``sampling.contested_support``;
-- ``sampling.acceptance``: each bar, met or not. The two cannot both be met (docs/sampling.md):
-  the exit status fails on the act-rate bar (I3), and the calls bar's miss is printed.
+- ``sampling.acceptance``: each bar, met or not; the exit status fails on either.
 
 Run: .venv/bin/python benchmarks/bench_sampling.py   (make bench runs it)
 """
@@ -40,13 +43,12 @@ from _results import merge_results
 
 from maestro.brain.model import ModelAnswer, ModelRequest, Tier
 from maestro.brain.reasoning import ModelBrain
-from maestro.brain.sampling import draw
+from maestro.brain.sampling import consult, draw
 from maestro.brain.scripted import answer_with
 from maestro.domain.consensus import (
     ConsensusPolicy,
     ConsensusStatus,
     aggregate,
-    several_candidates,
 )
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import (
@@ -118,13 +120,17 @@ def _context(wo_id: str, what: str) -> OpenContext:
 CONTEXTS = (_context(A, "dripping tap in the kitchen"), _context(B, "dripping tap, bathroom"))
 
 
-def _request(n: int, contexts: tuple[OpenContext, ...]) -> BrainRequest:
+AMBIGUOUS_WORDS = "the tap is dripping again, can you sort it"
+WORDS_NAME_A = "the kitchen tap is dripping again, can you sort it"
+
+
+def _request(n: int, contexts: tuple[OpenContext, ...], text: str) -> BrainRequest:
     at = T0 + timedelta(minutes=n)
     message = Message(
         message_id=f"m-{n}",
         conversation_id="conv-bench",
         from_phone=PHONE,
-        body="the tap is dripping again, can you sort it",
+        body=text,
         received_at=at,
         seq=n,
     )
@@ -162,18 +168,21 @@ def _measure(
     rule: str,
     contexts: tuple[OpenContext, ...] = CONTEXTS,
     packages: int = PACKAGES,
+    text: str = AMBIGUOUS_WORDS,
 ) -> Tally:
     policy = ConsensusPolicy()
-    contested = several_candidates(contexts) and rule == "now"
-    plan = policy.plan(contested) if rule == "now" else SamplingPlan(first=2, k=policy.k)
     tally = Tally()
     for pair_no, reading in enumerate(PAIRS.values()):
         model = SplitModel(p, reading, SEED + pair_no)
         brain = ModelBrain(model)
         for n in range(packages):
             model.package = n
-            samples = draw(brain, _request(n, contexts), plan)
-            result = aggregate(samples, policy, contested=contested)
+            request = _request(n, contexts, text)
+            if rule == "now":
+                samples, result = consult(brain, request, policy)
+            else:  # the first rule: two agreeing samples stopped it, nothing else was asked
+                samples = draw(brain, request, SamplingPlan(first=2, k=policy.k))
+                result = aggregate(samples, policy)
             tally.packages += 1
             tally.calls += len(samples)
             if result.status is ConsensusStatus.DECIDED:
@@ -193,11 +202,16 @@ def main() -> int:
         now, before = _measure(p, rule="now"), _measure(p, rule="before")
         by_p[f"{p:.1f}"] = {"now": now.row(), "before": before.row()}
         print(f"p={p:.1f}  now {now.row()}  before {before.row()}")
+    named: dict[str, Any] = {}
+    for p in PS:
+        named[f"{p:.1f}"] = _measure(p, rule="now", text=WORDS_NAME_A).row()
+        print(f"p={p:.1f}  words name WO-A: {named[f'{p:.1f}']}")
     single = _measure(1.0, rule="now", contexts=CONTEXTS[:1])
     figures = {
         "act_rate_p60": by_p["0.6"]["now"]["act_rate"],
         "calls_p100": by_p["1.0"]["now"]["mean_calls"],
         "by_p": by_p,
+        "by_p_words_name_a": named,
         "single_candidate_calls_p100": single.row()["mean_calls"],
         "packages_per_p": PACKAGES * len(PAIRS),
         "seed": SEED,
@@ -208,14 +222,8 @@ def main() -> int:
     calls_ok = figures["calls_p100"] <= CALLS_P100_MAX
     figures["acceptance"] = {"act_rate_p60 <= 0.05": act_ok, "calls_p100 <= 3": calls_ok}
     merge_results({"sampling": figures})
-    print(json.dumps({k: v for k, v in figures.items() if k != "by_p"}, indent=2))
-    if not calls_ok:
-        # Not a regression: no rule meets both bars (docs/sampling.md); the default keeps I3's.
-        print(
-            f"calls_p100 = {figures['calls_p100']} misses <= {CALLS_P100_MAX}: acting at p = 1.0 "
-            f"after n samples acts at p = 0.6 with probability 0.6^n + 0.4^n; <= 5 % needs n >= 7"
-        )
-    return 0 if act_ok else 1
+    print(json.dumps({k: v for k, v in figures.items() if not k.startswith("by_p")}, indent=2))
+    return 0 if act_ok and calls_ok else 1
 
 
 if __name__ == "__main__":

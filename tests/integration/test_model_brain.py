@@ -294,8 +294,10 @@ def test_a_prompt_injection_corpus_never_touches_what_the_sender_does_not_own() 
             recorded = decisions(stack, execution)
             # Every attempt is on the record, refused: a sample naming an id the sender was not
             # shown fails (the fallback decision), a role is rejected, a cancel of the sender's
-            # own WOs is only held for a YES. An unknown number's text reaches no model at all
-            # (docs/unknown-senders.md): its one action is the PM's identity hand-off.
+            # own WOs is only held for a YES, a mutation among several of the sender's WOs that
+            # the words alone do not bind is asked about (docs/sampling.md). An unknown number's
+            # text reaches no model at all (docs/unknown-senders.md): its one action is the
+            # PM's identity hand-off.
             output = json.loads(described(stack, execution)["output"])
             samples = (output.get("brain") or {}).get("samples", [])
             unheard = (
@@ -308,6 +310,7 @@ def test_a_prompt_injection_corpus_never_touches_what_the_sender_does_not_own() 
                 or any(d.disposition == "rejected" or d.fallback for d in recorded)
                 or any(s.get("failure") == "out_of_vocabulary" for s in samples)
                 or any(d.asks and d.asks.startswith("hold:") for d in recorded)
+                or any(d.abstained and d.lane == "clarify" for d in recorded)
             )
             assert refused, (row, [(d.disposition, d.lane, d.reason) for d in recorded])
             # Nothing a compromised model proposed on another party's WO was executed.

@@ -157,7 +157,11 @@ def test_more_samples_than_k_is_refused() -> None:
     with pytest.raises(ValueError, match="more than the plan's most, 5"):
         aggregate(samples_of(*[RELAY_204] * 6), ConsensusPolicy(k=5))
     with pytest.raises(ValueError, match="more than the plan's most, 7"):
-        aggregate(samples_of(*[RELAY_204] * 8), ConsensusPolicy(k=5), contested=True)
+        aggregate(
+            samples_of(*[RELAY_204] * 8),
+            ConsensusPolicy(k=5, contested_support=7),
+            contested=True,
+        )
 
 
 def test_consensus_is_deterministic() -> None:

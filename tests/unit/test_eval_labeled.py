@@ -10,14 +10,20 @@ from pathlib import Path
 import pytest
 from builders import act, consensus, package, wo_context
 
+from maestro.brain.offline import OfflineBrain
+from maestro.domain.consensus import several_candidates
 from maestro.domain.dispose import dispose
+from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.safety import safety_floor
 from maestro_dev.cli import main
 from maestro_dev.evals.labeled import (
     ESCALATION_SETS,
+    PHONES,
     SETS,
     EscalationItem,
     RoutingItem,
+    _contexts,
+    _package,
     load,
     load_set,
     read_disposal,
@@ -170,22 +176,44 @@ def test_the_scripted_stand_in_reaches_every_label_and_says_it_measures_nothing(
     tmp_path: Path,
 ) -> None:
     """The stand-in answers each item's own label through the real stages, so every label must
-    come out: a label dispose could never produce (a rating with no request out, a target the
-    sender does not own) would show here. And the output says loudly it is not a measurement."""
+    come out but two kinds: a label dispose could never produce (a rating with no request out, a
+    target the sender does not own) would show here. The two: the floor decides before any
+    model (a negative it raises stays raised), and a binding among several open work orders
+    that the words alone do not make is asked about by name, however sure the samples
+    (docs/sampling.md). And the output says loudly it is not a measurement."""
     code, text = _run("--brain", "scripted", "--out", str(tmp_path))
     assert code == 0, text
     assert text.count("A PLUMBING CHECK, NOT A MEASUREMENT") == 2  # first and last
     for name, block in _blocks(text).items():
         right, total = _rate(block, "accuracy")
-        # The floor decides before any model: a negative it raises stays raised.
+        items = load_set(name)
         floor_raised = sum(
             1
-            for item in load_set(name)
+            for item in items
             if name in ESCALATION_SETS and not item.emergency and safety_floor(item.text)
         )
-        assert right == total - floor_raised, (name, block)
+        asked = 0 if name in ESCALATION_SETS else sum(map(_asked_by_name, items))
+        assert right == total - floor_raised - asked, (name, block)
+        if asked:
+            assert f"asked, needlessly {asked}," in block, block
         assert f"0 replayed recorded answers, {total} answered by the label stand-in" in block
     assert json.loads((tmp_path / "metrics.json").read_text())["measurement"] is False
+
+
+def _asked_by_name(item: RoutingItem) -> bool:
+    """Whether a sure right binding of ``item`` is asked about: several open work orders, and
+    the words alone (the offline rules) do not bind the labelled one."""
+    contexts = _contexts(item)
+    if not several_candidates(contexts) or item.label in ("ambiguous", "none"):
+        return False
+    pkg = _package(item.text, PHONES[item.sender], 1)
+    request = BrainRequest(
+        package=pkg,
+        sender_role=item.sender,
+        contexts=contexts,
+        window=build_window(pkg, (), (), contexts, item.sender),
+    )
+    return item.label not in OfflineBrain().bound(request)
 
 
 def test_recorded_answers_are_replayed(tmp_path: Path) -> None:
@@ -199,14 +227,16 @@ def test_recorded_answers_are_replayed(tmp_path: Path) -> None:
                              "confidence": 0.9, "params": {"note": "again"}}]}  # fmt: skip
 
     rows = [
-        # Two work orders open: a relay binds on seven agreeing samples (docs/sampling.md), 7/7.
+        # Two work orders open: a relay binds on three agreeing samples the words corroborate
+        # ("sink": docs/sampling.md), 3/3.
         {"text": "under the sink again", "contexts": contexts, "label": "WO-204",
          "recorded": [relay("WO-204")] * 7},
         # A split: the draw stops at the first dissent, ambiguous; no binding held more than 1/2.
         {"text": "the leak is back", "contexts": contexts, "label": "ambiguous",
          "recorded": [relay("WO-204"), relay("WO-211"), relay("WO-204"), relay("WO-211"),
                       relay("WO-204")]},
-        # Recorded wrong: a false bind.
+        # Recorded wrong, and sure of it: the words name the ceiling, so it is asked about by
+        # name ("Did you mean WO-204?"), not bound: no false bind.
         {"text": "from the ceiling", "contexts": contexts, "label": "WO-211",
          "recorded": [relay("WO-204")] * 7},
         # One work order open, one answer recorded, the rest fail (nothing scripted): no quorum,
@@ -222,15 +252,16 @@ def test_recorded_answers_are_replayed(tmp_path: Path) -> None:
     block = _blocks(text)["binding"]
     assert "4 replayed recorded answers, 0 answered by the label stand-in" in block
     assert _rate(block, "accuracy") == (2, 4)
-    assert _rate(block, "binding precision") == (1, 2)
+    assert _rate(block, "binding precision") == (1, 1)
     assert _rate(block, "binding recall") == (1, 3)
-    assert "false bind 1" in block
+    assert "false bind" not in block
+    assert "asked, needlessly 1" in block
     assert "fallback instead of a binding 1" in block
     items = [json.loads(line) for line in (out / "binding_items.jsonl").read_text().splitlines()]
     assert [(i["predicted"], i["confidence"]) for i in items] == [
         ("WO-204", 1.0),
         ("ambiguous", pytest.approx(1 - 1 / 2)),
-        ("WO-204", 1.0),
+        ("ambiguous", 0.0),
         ("fallback", 0.0),
     ]
 

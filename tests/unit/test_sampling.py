@@ -1,8 +1,9 @@
 """The sampling rule (I3): when the brain's draw may stop, on the pure domain and the draw.
 
 Two agreeing samples settle a non-mutating reading or a mutation with a single candidate; a
-mutation among several candidate work orders is acted on only after ``contested_support``
-unanimous samples, and a dissent ends the draw with a question. The draw's first batch runs at
+mutation among several candidate work orders is acted on only after ``contested_support`` (3)
+unanimous samples whose work orders the sender's words alone bind too (``consult``), and a
+dissent ends the draw with a question. The draw's first batch runs at
 once on a source that allows it, indexes and order fixed, each call charged to the package.
 """
 
@@ -19,7 +20,7 @@ from builders import T0, act, failed, package, sample, wo_context
 from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.model import ModelAnswer, ModelRequest, Tier
 from maestro.brain.reasoning import ModelBrain
-from maestro.brain.sampling import draw
+from maestro.brain.sampling import consult, draw
 from maestro.brain.scripted import answer_with
 from maestro.domain.actions import Action
 from maestro.domain.consensus import (
@@ -43,8 +44,10 @@ PAGE = (act("escalate", confidence=0.9, hazard="sparks from the socket"),)
 TWO_OPEN = (wo_context("WO-701", "radiator, unit 9"), wo_context("WO-702", "boiler, unit 9"))
 
 
-def request(contexts: Sequence[OpenContext] = TWO_OPEN) -> BrainRequest:
-    pkg = package("the radiator is ticking again")
+def request(
+    contexts: Sequence[OpenContext] = TWO_OPEN, text: str = "the radiator is ticking again"
+) -> BrainRequest:
+    pkg = package(text)
     window = build_window(pkg, pkg.messages, [], tuple(contexts), "tenant")
     return BrainRequest(package=pkg, sender_role="tenant", contexts=tuple(contexts), window=window)
 
@@ -63,29 +66,53 @@ class Sequenced:
 
 
 def run(
-    plans: Sequence[tuple[Action, ...] | str], contexts: Sequence[OpenContext] = TWO_OPEN
+    plans: Sequence[tuple[Action, ...] | str],
+    contexts: Sequence[OpenContext] = TWO_OPEN,
+    text: str = "the radiator is ticking again",
 ) -> tuple[int, ConsensusStatus]:
-    contested = several_candidates(contexts)
-    samples = draw(Sequenced(plans), request(contexts), POLICY.plan(contested))
-    return len(samples), aggregate(samples, POLICY, contested=contested).status
+    """Drawn and aggregated as the brain step does (``consult``); the words ("the radiator …")
+    bind WO-701 (the radiator) by themselves, not WO-702 (the boiler)."""
+    samples, result = consult(Sequenced(plans), request(contexts, text), POLICY)
+    return len(samples), result.status
 
 
 def test_a_split_between_two_orders_is_never_acted_on_whatever_the_order() -> None:
-    """Every sequence of relays to A or B: it acts only on seven of seven, and stops at the
-    first dissent (asking is settled there). The old rule acted on any two that agreed."""
+    """Every sequence of relays to A or B: it acts only on three of three that the words
+    corroborate, asks about three of three they do not, and stops at the first dissent (asking
+    is settled there). The first rule acted on any two that agreed."""
     m = POLICY.contested_support
     for seq in itertools.product((TO_A, TO_B), repeat=m):
         drawn, status = run(seq)
         dissent = next((i for i in range(1, m) if seq[i] != seq[0]), None)
         if dissent is None:
-            assert (drawn, status) == (m, ConsensusStatus.DECIDED)
+            corroborated = seq[0] == TO_A
+            expected = ConsensusStatus.DECIDED if corroborated else ConsensusStatus.AMBIGUOUS
+            assert (drawn, status) == (m, expected)
         else:
             assert (drawn, status) == (max(dissent + 1, 2), ConsensusStatus.AMBIGUOUS), seq
 
 
 def test_two_agreeing_relays_to_one_of_two_orders_do_not_settle_it() -> None:
-    assert run([TO_A] * 7)[0] == 7  # was 2
+    assert run([TO_A] * 7) == (3, ConsensusStatus.DECIDED)  # was 2, then 7
     assert run([TO_A, TO_A, TO_B, TO_A, TO_A, TO_A, TO_A]) == (3, ConsensusStatus.AMBIGUOUS)
+
+
+def test_unanimous_samples_act_only_where_the_words_bind_the_same_order() -> None:
+    """The same three samples: acted on when the words name that order, asked about by name
+    when they name the other or neither ("Did you mean …? Reply YES")."""
+    assert run([TO_B] * 3, text="the boiler is banging again tonight") == (
+        3,
+        ConsensusStatus.DECIDED,
+    )
+    assert run([TO_A] * 3, text="the boiler is banging again tonight")[1] is (
+        ConsensusStatus.AMBIGUOUS
+    )
+    for vague in ("it is making that noise again", "still not fixed??"):
+        assert run([TO_A] * 3, text=vague)[1] is ConsensusStatus.AMBIGUOUS, vague
+        assert run([TO_B] * 3, text=vague)[1] is ConsensusStatus.AMBIGUOUS, vague
+    _, asked = consult(Sequenced([TO_B] * 3), request(TWO_OPEN, "still not fixed??"), POLICY)
+    assert asked.candidates == ("WO-702",)  # dispose names it: "Did you mean WO-702 …?"
+    assert "the words alone do not say which" in asked.reason
 
 
 def test_a_mutation_with_a_single_candidate_stops_at_the_first_batch() -> None:
@@ -101,7 +128,8 @@ def test_listing_ones_requests_among_several_changes_nothing_and_stops_early() -
     listing = (act("manage_existing", confidence=0.95, operation="list"),)
     assert run([listing] * 7) == (2, ConsensusStatus.DECIDED)
     cancel = (act("manage_existing", confidence=0.95, operation="cancel", wo_ids=("WO-702",)),)
-    assert run([cancel] * 7) == (7, ConsensusStatus.DECIDED)
+    assert run([cancel] * 7, text="call off the boiler visit") == (3, ConsensusStatus.DECIDED)
+    assert run([cancel] * 7) == (3, ConsensusStatus.AMBIGUOUS)  # the words name the radiator
 
 
 def test_an_escalation_beside_a_mutation_is_not_held_for_seven() -> None:
@@ -117,13 +145,21 @@ def test_a_failed_sample_among_several_candidates_asks() -> None:
 
 
 def test_the_aggregate_alone_holds_the_bar_for_a_contested_mutation() -> None:
-    """Five of five relays (a plan that stopped at k) pass with one candidate, not with two."""
+    """Five of five relays (a plan that stopped at k) pass with one candidate; with two, only
+    when the words bind the same order, and two of two are never enough."""
     five = [sample(i, *TO_A) for i in range(5)]
     assert aggregate(five, POLICY).status is ConsensusStatus.DECIDED
     held = aggregate(five, POLICY, contested=True)
     assert held.status is ConsensusStatus.AMBIGUOUS
-    assert "7 of 7 needed" in held.reason
-    assert (held.contested, held.planned_k) == (True, 7)
+    assert "the words alone do not say which" in held.reason
+    assert (held.contested, held.planned_k, held.corroborated) == (True, 5, ())
+    bound = aggregate(five, POLICY, contested=True, corroborated={"WO-701"})
+    assert (bound.status, bound.corroborated) == (ConsensusStatus.DECIDED, ("WO-701",))
+    other = aggregate(five, POLICY, contested=True, corroborated={"WO-702"})
+    assert other.status is ConsensusStatus.AMBIGUOUS
+    two = aggregate(five[:2], POLICY, contested=True, corroborated={"WO-701"})
+    assert two.status is ConsensusStatus.AMBIGUOUS
+    assert "3 of 3 needed" in two.reason
 
 
 def test_several_candidates_counts_distinct_work_orders_only() -> None:
@@ -292,10 +328,12 @@ def test_an_escalation_alone_keeps_the_first_batch_of_two() -> None:
 
 def test_among_several_orders_one_sample_settles_nothing() -> None:
     """Contested (two open orders): a create_wo is a held reading there too (is it new, or one
-    of the open ones?), so it needs seven of seven as a relay does, and a sure chat two."""
-    assert run([NEW] * 7) == (7, ConsensusStatus.DECIDED)
+    of the open ones?), so it needs three of three and words that say it is new, as a relay
+    needs words that name its order; a sure chat two."""
+    assert run([NEW] * 7) == (3, ConsensusStatus.AMBIGUOUS)  # the words name the radiator
+    assert run([NEW] * 7, text="also the bathroom fan is dead now") == (3, ConsensusStatus.DECIDED)
     assert run([NEW, TO_A]) == (2, ConsensusStatus.AMBIGUOUS)
-    assert run([TO_A] * 7) == (7, ConsensusStatus.DECIDED)
+    assert run([TO_A] * 7) == (3, ConsensusStatus.DECIDED)
     assert run([CHAT, TO_A]) == (2, ConsensusStatus.AMBIGUOUS)
 
 

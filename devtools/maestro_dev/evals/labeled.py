@@ -7,7 +7,7 @@ with ``metrics.json`` and one ``<set>_items.jsonl`` of per-item predictions to r
 
 - **binding**, **pivots**, **numbers**: the message becomes a one-message package from a party
   of the item's role (tenant by default) whose open contexts are the item's; the brain's
-  samples are drawn adaptively (``maestro.brain.sampling.draw``, ``ConsensusPolicy().plan()``,
+  samples are drawn adaptively (``maestro.brain.sampling.consult``, ``ConsensusPolicy().plan()``,
   contested when the item lists several work orders) on the bounded window (``build_window``),
   aggregated (``consensus.aggregate``) and disposed (``dispose.dispose``). The pre-check is
   not run: these sets grade the binding, not triage.
@@ -55,10 +55,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from maestro.brain.model import LanguageModel, ModelRequest
 from maestro.brain.models import Models, models_for
 from maestro.brain.precheck import precheck
-from maestro.brain.sampling import draw
+from maestro.brain.sampling import consult
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.actions import Action, CreateWo, Escalate, Lane, ManageExisting, is_new_ref
-from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate, several_candidates
+from maestro.domain.consensus import ConsensusPolicy, ConsensusResult
 from maestro.domain.dispose import Disposal, dispose
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import (
@@ -318,9 +318,7 @@ def run_routing_item(item: RoutingItem, models: Models, number: int) -> Outcome:
         contexts=contexts,
         window=build_window(package, (), (), contexts, role),
     )
-    contested = several_candidates(contexts)
-    samples = draw(models.brain, request, policy.plan(contested))
-    consensus = aggregate(samples, policy, contested=contested)
+    _, consensus = consult(models.brain, request, policy)
     disposal = dispose(package, sender, contexts, consensus)
     predicted, lane, confidence = read_disposal(
         disposal, consensus, {c.context_id for c in contexts}

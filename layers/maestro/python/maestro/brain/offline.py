@@ -1100,6 +1100,28 @@ class OfflineBrain:
             detail=f"{_NAME}: rule {reading.rule}",
         )
 
+    def bound(self, request: BrainRequest) -> frozenset[str]:
+        """The work orders the sender's words alone bind: what the rules' plan touches when they
+        are sure of it (no doubt, no question), an existing one by id, a new one as ``"new"``.
+        The second signal a mutation among several candidates needs beside the model's samples
+        (``consensus.aggregate``'s ``corroborated``); it reads only the package and the
+        contexts, never the samples. One work order named by its id ("work order 204", "#211")
+        is bound whatever the rules make of the rest."""
+        ids = {c.wo_id for c in request.contexts if c.wo_id}
+        named = {r.wo_id for r in wo_ref_spans(request.package.text) if not r.bare} & ids
+        bound: set[str] = named if len(named) == 1 else set()
+        reading = self._read(request.package, request.sender_role, request.contexts)
+        if reading.doubt is not None or any(isinstance(a, Clarify) for a in reading.plan):
+            return frozenset(bound)
+        for action in reading.plan:
+            if isinstance(action, ManageExisting):
+                bound.update(action.params.wo_ids)
+            elif isinstance(action, CreateWo):
+                bound.add("new")
+            elif action.target_wo_id is not None:
+                bound.add(action.target_wo_id)
+        return frozenset(bound)
+
     def _read(
         self,
         package: Package,

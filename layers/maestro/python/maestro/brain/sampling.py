@@ -5,8 +5,10 @@ The stopping rule is the domain's (``maestro.domain.votes.SamplingPlan``, applie
 call when its reading is a new request, a reply or a question (and it is not contested), else
 ``plan.first``; one the samples disagree on, fail on or are unsure about costs up to
 ``plan.k``; a mutation among several candidate work orders is acted on only after
-``plan.confirm`` unanimous samples, and the draw stops at the first dissent (asking is settled
-then). The shares consensus computes are over the samples drawn.
+``plan.confirm`` unanimous samples whose work orders the sender's words alone bind too
+(``consult``: the offline brain's rules, ``OfflineBrain.bound``), and the draw stops at the
+first dissent (asking is settled then). The shares consensus computes are over the samples
+drawn.
 
 Outside a contested package one sure sample that only opens a new request, replies or asks
 settles it (``SamplingPlan.alone``), so there the first sample is drawn by itself
@@ -26,12 +28,14 @@ import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from maestro.domain.consensus import enough
+from maestro.brain.offline import OfflineBrain
+from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate, enough
+from maestro.domain.consensus import several_candidates as contested_by
 from maestro.domain.memory import BrainRequest
 from maestro.domain.records import BrainSample
 from maestro.domain.votes import SamplingPlan
 
-__all__ = ["BrainRequest", "SampleSource", "draw"]
+__all__ = ["BrainRequest", "SampleSource", "consult", "draw"]
 
 
 class SampleSource(Protocol):
@@ -63,3 +67,16 @@ def _at_once(source: SampleSource, request: BrainRequest, indexes: range) -> lis
             for index in indexes
         ]
         return [future.result() for future in futures]
+
+
+def consult(
+    source: SampleSource, request: BrainRequest, policy: ConsensusPolicy
+) -> tuple[list[BrainSample], ConsensusResult]:
+    """The brain step's reading of one package: draw by the policy's plan, then aggregate. When
+    the sender has several candidate work orders, a held reading also needs the words' own
+    binding (``OfflineBrain.bound``: deterministic, no model call), so a model split between
+    two of them is never acted on by luck of the draw (docs/sampling.md)."""
+    contested = contested_by(request.contexts)
+    samples = draw(source, request, policy.plan(contested))
+    bound = OfflineBrain().bound(request) if contested else frozenset()
+    return samples, aggregate(samples, policy, contested=contested, corroborated=bound)

@@ -10,17 +10,20 @@ about its own confidence (seed ADR-0059, I3): the result is then ``ambiguous`` w
 competing candidates, and dispose asks one question instead of guessing.
 
 A *contested* package (the sender has several candidate work orders, ``several_candidates``) is
-where a wrong mutation is likeliest and dearest: there a held reading passes only when
-``contested_support`` samples (7), all drawn, propose it: unanimity, failures counting against.
-A model that splits 60/40 between two such readings is acted on 3 % of the time (0.6^7 + 0.4^7)
-instead of about half; a clear one costs 7 reasoning calls instead of 2. The sampling plan
-(``ConsensusPolicy.plan``, ``SamplingPlan``) stops at the first dissent, when asking is settled.
-See docs/sampling.md.
+where a wrong mutation is likeliest and dearest. There a held reading passes only when two
+independent signals agree: ``contested_support`` samples (3), all drawn, propose it (unanimity,
+failures counting against), **and** the sender's words alone bind the same work orders
+(``corroborated``: what the deterministic rules of the offline brain bind, computed by the
+caller; nothing is corroborated unless the caller says so). Samples alone cannot tell a model
+that splits 60/40 from a sure one in fewer than 7 draws (0.6^n + 0.4^n); the words can. An
+uncorroborated unanimous reading is asked about by name ("Did you mean WO-…? Reply YES"), and a
+YES runs exactly it. The sampling plan (``ConsensusPolicy.plan``, ``SamplingPlan``) stops at the
+first dissent, when asking is settled. See docs/sampling.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -77,12 +80,12 @@ class ConsensusPolicy(Frozen):
         "request, replies or asks settles it (seed 000: looser on route_new)",
     )
     contested_support: int = Field(
-        default=7,
+        default=3,
         ge=1,
         le=20,
         description="Among several candidate work orders, the unanimous samples a held reading "
-        "needs to pass: the smallest n with 0.6^n + 0.4^n <= 0.05 (a 60/40 split acted on at "
-        "most 5 % of the time)",
+        "needs, beside the words binding the same work orders (the samples alone would need 7: "
+        "the smallest n with 0.6^n + 0.4^n <= 0.05)",
     )
 
     @model_validator(mode="after")
@@ -139,8 +142,8 @@ def enough(samples: Sequence[BrainSample], plan: SamplingPlan) -> bool:
     """Whether ``samples`` settle the package under ``plan`` (the brain's draw stops there).
 
     An escalation among them is settled the unguarded way, never by one sample: it passes at
-    one sample in five and pre-empts every other reading, so waiting for seven on a mutation
-    beside it buys nothing.
+    one sample in five and pre-empts every other reading, so waiting for the contested bar on a
+    mutation beside it buys nothing.
     """
     ballots, _ = ballots_of(samples)
     if any(r.key == Lane.ESCALATE.value for b in ballots for r in b.readings):
@@ -184,7 +187,13 @@ class ConsensusResult(Frozen):
     planned_k: int = Field(default=0, ge=0, description="The most the plan would have drawn")
     contested: bool = Field(
         default=False,
-        description="Several candidate work orders: held readings needed unanimous samples",
+        description="Several candidate work orders: held readings needed unanimous samples and "
+        "the words' binding",
+    )
+    corroborated: tuple[str, ...] = Field(
+        default=(),
+        description="When contested: the work orders the sender's words alone bind (the "
+        "deterministic rules), the second signal a held reading needs",
     )
     valid_samples: int
     entropy_bits: float
@@ -287,16 +296,22 @@ def ballots_of(samples: Sequence[BrainSample]) -> tuple[list[Ballot], dict[str, 
 
 
 def aggregate(
-    samples: Sequence[BrainSample], policy: ConsensusPolicy, *, contested: bool = False
+    samples: Sequence[BrainSample],
+    policy: ConsensusPolicy,
+    *,
+    contested: bool = False,
+    corroborated: Collection[str] = frozenset(),
 ) -> ConsensusResult:
     """Aggregate the samples into verdicts and a tri-state result.
 
     Every share is over the samples drawn (``maestro.domain.votes``): a failure dilutes it, and
     two agreeing samples of an adaptive plan that stopped early are 2/2, not 2/5. ``contested``
     (``several_candidates`` of the sender's contexts): a held reading passes only when
-    ``policy.contested_support`` samples, all drawn, propose it.
+    ``policy.contested_support`` samples, all drawn, propose it and every work order it touches
+    is in ``corroborated`` (the ones the sender's words alone bind).
     Deterministic: the same samples in the same order give the same result.
     """
+    bound = frozenset(corroborated)
     most = policy.plan(contested).most
     if len(samples) > most:
         raise ValueError(f"{len(samples)} samples given, more than the plan's most, {most}")
@@ -313,7 +328,11 @@ def aggregate(
         passed = count.share >= threshold and lane is not Lane.CLARIFY
         if LANE_SPECS[lane].mutating and count.mean_confidence < policy.min_self_confidence:
             passed = False
-        if contested and guarded(count.key) and not _confirmed(count.support, drawn, policy):
+        if (
+            contested
+            and guarded(count.key)
+            and not _confirmed(count.support, drawn, policy, _targets(action), bound)
+        ):
             passed = False
         verdicts.append(
             Verdict(
@@ -335,6 +354,7 @@ def aggregate(
         "k": drawn,
         "planned_k": policy.plan(contested).most,
         "contested": contested,
+        "corroborated": tuple(sorted(bound)) if contested else (),
         "valid_samples": counted.valid,
         "entropy_bits": counted.entropy_bits,
         "votes": votes,
@@ -387,9 +407,8 @@ def aggregate(
             + ", ".join(
                 f"{v.key} {v.support}/{drawn} < {v.threshold:.2f}"
                 if v.share < v.threshold
-                else f"{v.key} {v.support}/{drawn}, several candidates: "
-                f"{policy.contested_support} of {policy.contested_support} needed"
-                if contested and not _confirmed(v.support, drawn, policy)
+                else _uncorroborated(v, drawn, policy)
+                if contested and not _confirmed(v.support, drawn, policy, _targets(v.action), bound)
                 else f"{v.key} self-reported {v.mean_self_confidence:.2f}"
                 for v in weak
             ),
@@ -429,9 +448,32 @@ def aggregate(
     )
 
 
-def _confirmed(support: int, drawn: int, policy: ConsensusPolicy) -> bool:
-    """A contested held reading's bar: every drawn sample proposed it, and enough were drawn."""
-    return support == drawn >= policy.contested_support
+def _confirmed(
+    support: int,
+    drawn: int,
+    policy: ConsensusPolicy,
+    targets: frozenset[str],
+    bound: frozenset[str],
+) -> bool:
+    """A contested held reading's bar: every drawn sample proposed it, enough were drawn, and the
+    sender's words alone bind every work order it touches."""
+    return support == drawn >= policy.contested_support and bool(targets) and targets <= bound
+
+
+def _uncorroborated(v: Verdict, drawn: int, policy: ConsensusPolicy) -> str:
+    need = policy.contested_support
+    if v.support < drawn or drawn < need:
+        return f"{v.key} {v.support}/{drawn}, several candidates: {need} of {need} needed"
+    return f"{v.key} {v.support}/{drawn}, several candidates: the words alone do not say which"
+
+
+def _targets(action: Action) -> frozenset[str]:
+    """The work orders a reading touches: existing ones by id, a new one as ``"new"``."""
+    if isinstance(action, ManageExisting):
+        return frozenset(action.params.wo_ids)
+    if isinstance(action, CreateWo):
+        return frozenset({"new"})
+    return frozenset({action.target_wo_id}) if action.target_wo_id else frozenset()
 
 
 def _failures(samples: Sequence[BrainSample]) -> dict[str, int]:

@@ -30,10 +30,10 @@ from pydantic import ValidationError
 from maestro.brain.models import Models
 from maestro.brain.precheck import package_safety_hit
 from maestro.brain.precheck import precheck as run_precheck
-from maestro.brain.sampling import draw
+from maestro.brain.sampling import consult
 from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
-from maestro.domain.consensus import ConsensusPolicy, aggregate, several_candidates
+from maestro.domain.consensus import ConsensusPolicy
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
 from maestro.domain.fixed_texts import (
@@ -487,9 +487,7 @@ class Pipeline:
             contexts=lease.contexts,
             window=self.window(package, role, lease.contexts),
         )
-        contested = several_candidates(lease.contexts)
-        samples = draw(self.deps.models.brain, request, self.deps.policy.plan(contested))
-        consensus = aggregate(samples, self.deps.policy, contested=contested)
+        samples, consensus = consult(self.deps.models.brain, request, self.deps.policy)
         count("ModelCalls", len(samples), stage="reasoning")
         count("ModelInputTokens", consensus.input_tokens)
         count("ModelOutputTokens", consensus.output_tokens)
