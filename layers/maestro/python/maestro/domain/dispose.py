@@ -743,46 +743,12 @@ def dispose(
             tuple(c for c in consensus.candidates if c in kept_ids or c not in refused_ids),
             contexts,
         )
-        not_theirs = tuple(dict.fromkeys(w for r in never.values() for w in r.refused))
-        if not_theirs:
-            build.enqueue(
-                ContinueWithAssistant(
-                    confidence=1.0,
-                    why=f"a PM named work orders not of their properties: {', '.join(not_theirs)}"[
-                        :400
-                    ],
-                    params=ContinueWithAssistantParams(reply_hint=refusal_for_pm(not_theirs)),
-                ),
-                stage="dispose",
-                confidence=1.0,
-                reason="refused: not an open work order of a property the PM manages",
-            )
-        told = tuple(dict.fromkeys(r.told for r in never.values() if r.told))
-        if told:
-            build.enqueue(
-                ContinueWithAssistant(
-                    confidence=1.0,
-                    why="what the sender asked for is not theirs to ask: they are told so",
-                    params=ContinueWithAssistantParams(reply_hint=truncate(" ".join(told), 500)),
-                ),
-                stage="dispose",
-                confidence=1.0,
-                reason="refused by role: the sender is told what was not done and why",
-            )
+        _tell_not_theirs(build, list(never.values()))
+        _tell_refused(build, list(never.values()))
         if never and not any(
             v.mutating or v.lane in (Lane.MANAGE_EXISTING, Lane.CLARIFY) for v in verdicts
         ):
-            if not build.queue:
-                build.enqueue(
-                    ContinueWithAssistant(
-                        confidence=0.0,
-                        why="nothing the sender may run was left to ask about",
-                        params=ContinueWithAssistantParams(),
-                    ),
-                    stage="dispose",
-                    confidence=0.0,
-                    reason="nothing to act on: the assistant replies",
-                )
+            _reply_if_nothing(build, "nothing the sender may run was left to ask about")
             return _finish(build, route)
         deferred = [v.action for v in verdicts if v.mutating or v.lane is Lane.MANAGE_EXISTING]
         build.enqueue(
@@ -1082,18 +1048,7 @@ def _dispose_decided(
 
     for rejection in rejections:
         build.record(rejection.verdict, Disposition.REJECTED, rejection.why)
-    refused = tuple(dict.fromkeys(w for r in rejections for w in r.refused))
-    if refused:
-        build.enqueue(
-            ContinueWithAssistant(
-                confidence=1.0,
-                why=f"a PM named work orders not of their properties: {', '.join(refused)}"[:400],
-                params=ContinueWithAssistantParams(reply_hint=refusal_for_pm(refused)),
-            ),
-            stage="dispose",
-            confidence=1.0,
-            reason="refused: not an open work order of a property the PM manages",
-        )
+    _tell_not_theirs(build, rejections)
     asking = [r for r in rejections if r.clarify_reason is not None]
     if asking:
         candidates = _owned_candidates(
@@ -1119,6 +1074,28 @@ def _dispose_decided(
             abstained=True,
             extras=_deferring(package, [r.verdict.action for r in asking]),
         )
+    _tell_refused(build, rejections)
+    _reply_if_nothing(build, "nothing actionable survived disposal")
+
+
+def _tell_not_theirs(build: _Builder, rejections: Sequence[_Rejection]) -> None:
+    """A PM who named work orders not of their properties is told which."""
+    refused = tuple(dict.fromkeys(w for r in rejections for w in r.refused))
+    if refused:
+        build.enqueue(
+            ContinueWithAssistant(
+                confidence=1.0,
+                why=f"a PM named work orders not of their properties: {', '.join(refused)}"[:400],
+                params=ContinueWithAssistantParams(reply_hint=refusal_for_pm(refused)),
+            ),
+            stage="dispose",
+            confidence=1.0,
+            reason="refused: not an open work order of a property the PM manages",
+        )
+
+
+def _tell_refused(build: _Builder, rejections: Sequence[_Rejection]) -> None:
+    """The sender is told what their role may not have done, and why."""
     told = tuple(dict.fromkeys(r.told for r in rejections if r.told))
     if told:
         build.enqueue(
@@ -1131,13 +1108,13 @@ def _dispose_decided(
             confidence=1.0,
             reason="refused by role: the sender is told what was not done and why",
         )
+
+
+def _reply_if_nothing(build: _Builder, why: str) -> None:
+    """An empty queue still answers the sender: the assistant replies."""
     if not build.queue:
         build.enqueue(
-            ContinueWithAssistant(
-                confidence=0.0,
-                why="nothing actionable survived disposal",
-                params=ContinueWithAssistantParams(),
-            ),
+            ContinueWithAssistant(confidence=0.0, why=why, params=ContinueWithAssistantParams()),
             stage="dispose",
             confidence=0.0,
             reason="nothing to act on: the assistant replies",
