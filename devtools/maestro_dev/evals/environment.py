@@ -1,0 +1,87 @@
+"""The seam between the eval executor and where it runs.
+
+:class:`maestro_dev.evals.executor.EvalExecutor` (setup, inject, settle, grade, finish) and
+:class:`maestro_dev.evals.surfaces.StackSurfaces` (the independent reads) are written once,
+against :class:`EvalStack`: what a scenario needs of a stack. Two stacks provide it:
+
+- the embedded stack (:class:`maestro_dev.local.stack.LocalStack`): signed webhooks into the
+  in-process resolver, a virtual clock, moto's Step Functions;
+- the eval copy in the cloud (:class:`maestro_dev.evals.cloud.CloudEvalStack`): the same signed
+  webhooks invoked on the copy's inbound function, real time (a wait is slept, bounded), the
+  copy's own tables, queues and state machine (docs/evals-in-the-cloud.md).
+
+What differs is only how a request goes in, how time passes and where the surfaces are; the
+scenario, the grading lenses and the eval-run rows are the same code. Nothing here imports
+boto3 or moto.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Protocol
+
+from maestro.domain.ledger import LedgerRow
+from maestro.ports import MessageReader
+
+
+class StackClock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class WatcherDeps(Protocol):
+    @property
+    def messages(self) -> MessageReader: ...
+
+
+class Watcher(Protocol):
+    """The watcher's messenger reader: messages are read back by SID through it."""
+
+    @property
+    def deps(self) -> WatcherDeps: ...
+
+
+class LedgerReader(Protocol):
+    def for_package(self, package_id: str) -> list[LedgerRow]: ...
+
+
+class EvalStack(Protocol):
+    """What the eval executor and its reads use of a stack."""
+
+    # The stores, by logical table name (``maestro.tables``), and a DynamoDB client for them.
+    ddb: Any
+    tables: dict[str, str]
+    # Step Functions: the package pipeline's executions (ListExecutions, DescribeExecution).
+    sfn: Any
+    # Signing: the stack's Twilio auth token and the app's HMAC secret.
+    twilio_token: str
+    app_secret: str
+    # The pipeline's windows (seconds): what an idle or max-wait flush waits for.
+    idle: int
+    max_wait: int
+    # The directory's stores, as the importer writes them (seeding a scenario's world).
+    directory: Any
+    parties: Any
+
+    @property
+    def clock(self) -> StackClock: ...
+
+    @property
+    def watcher(self) -> Watcher: ...
+
+    @property
+    def ledger(self) -> LedgerReader: ...
+
+    def http(self, event: dict[str, Any]) -> dict[str, Any]:
+        """An API Gateway-shaped request through the stack's real inbound route; its answer."""
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass, and what they start (flushes, executions) run."""
+
+    def settle(self) -> None:
+        """Let the watcher read every claim made so far."""
+
+    def executions(self) -> list[dict[str, Any]]:
+        """The package pipeline's executions, oldest first (ListExecutions items)."""
+
+    def wait_for_executions(self, timeout: float = 30) -> None:
+        """Until no package execution runs (raises TimeoutError past ``timeout``)."""
