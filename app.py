@@ -26,6 +26,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from infra.config import environments, stack_name
+from infra.evals import EVAL_SUFFIX
 from infra.report import layer_sizes
 from infra.stack import MaestroStack
 
@@ -64,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         stacks.append(MaestroStack(app, stack_name(config.name), config=config, env=env))
         timings.append((config.name, time.perf_counter() - started))
+        if config.eval_executor:  # its eval copy beside it (infra/evals.py)
+            started = time.perf_counter()
+            name = stack_name(config.name) + EVAL_SUFFIX
+            stacks.append(MaestroStack(app, name, config=config, eval_copy=True, env=env))
+            timings.append((config.name + EVAL_SUFFIX, time.perf_counter() - started))
     started = time.perf_counter()
     assembly = app.synth()
     total = time.perf_counter() - started

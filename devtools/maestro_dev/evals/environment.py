@@ -47,20 +47,41 @@ class LedgerReader(Protocol):
 class EvalStack(Protocol):
     """What the eval executor and its reads use of a stack."""
 
-    # The stores, by logical table name (``maestro.tables``), and a DynamoDB client for them.
-    ddb: Any
-    tables: dict[str, str]
-    # Step Functions: the package pipeline's executions (ListExecutions, DescribeExecution).
-    sfn: Any
-    # Signing: the stack's Twilio auth token and the app's HMAC secret.
-    twilio_token: str
-    app_secret: str
-    # The pipeline's windows (seconds): what an idle or max-wait flush waits for.
-    idle: int
-    max_wait: int
-    # The directory's stores, as the importer writes them (seeding a scenario's world).
-    directory: Any
-    parties: Any
+    @property
+    def ddb(self) -> Any:
+        """A DynamoDB client for the stack's stores."""
+
+    @property
+    def tables(self) -> dict[str, str]:
+        """Logical table name (``maestro.tables``) → the stack's table."""
+
+    @property
+    def sfn(self) -> Any:
+        """Step Functions: the package pipeline's executions (DescribeExecution)."""
+
+    @property
+    def twilio_token(self) -> str:
+        """The stack's Twilio auth token (the scenario's webhooks are signed with it)."""
+
+    @property
+    def app_secret(self) -> str:
+        """The stack's app signing secret (app messages and the assistant's kickoff)."""
+
+    @property
+    def idle(self) -> int:
+        """The idle window (seconds): what an idle flush waits for."""
+
+    @property
+    def max_wait(self) -> int:
+        """The max-wait cap (seconds)."""
+
+    @property
+    def directory(self) -> Any:
+        """The directory's store, as the importer writes it (seeding a world)."""
+
+    @property
+    def parties(self) -> Any:
+        """The parties' store, as the importer writes it."""
 
     @property
     def clock(self) -> StackClock: ...
