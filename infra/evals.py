@@ -44,8 +44,15 @@ from infra.layers import (
 )
 from infra.pipeline import Pipeline
 from infra.tables import make_table
-from maestro.tables import ALL_TABLES
-from maestro_dev.evals.cloud import DEFAULT_BUDGET_SECONDS, EvalSettings
+from maestro_dev.evals.cloud import (
+    DEFAULT_BUDGET_SECONDS,
+    LETS_TIME_PASS,
+    READS_EXECUTIONS,
+    SENDS_WEBHOOKS,
+    STEP_TABLES,
+    WAITS_FOR_THE_WATCHER,
+    EvalSettings,
+)
 from maestro_dev.evals.executor import HANDLERS
 from maestro_dev.evals.runs import EVAL_RUNS
 from maestro_dev.local.numbers import ON_CALL_PM
@@ -65,28 +72,6 @@ DEVTOOLS = ROOT / "devtools"
 EVAL_LAYER_SOURCES = (DEVTOOLS / "maestro_dev", ROOT / "evals" / "worlds")
 EVAL_LAYER_REQUIREMENTS = ("pyyaml",)  # the worlds' loader; the rest is the runtime's layers
 _COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
-
-# What each step reads (r) or writes (w) of the copy's tables, besides the eval-runs table,
-# which every step writes. Set-up empties every table and seeds the world; an update step
-# writes the WO store; grading reads the surfaces the lenses grade on.
-STEP_TABLES: dict[str, dict[str, str]] = {
-    "eval_setup": {spec.logical_name: "w" for spec in ALL_TABLES},
-    "eval_gate": {},
-    "eval_inject": {"work_orders": "w"},
-    "eval_settle": {},
-    "eval_grade": {
-        "decisions": "r",
-        "work_orders": "r",
-        "dispatch": "r",
-        "ledger": "r",
-        "messages": "r",
-    },
-    "eval_finish": {},
-}
-SENDS_WEBHOOKS = frozenset({"eval_setup", "eval_inject"})
-LETS_TIME_PASS = frozenset({"eval_setup", "eval_inject", "eval_settle"})
-READS_EXECUTIONS = frozenset({"eval_setup", "eval_inject", "eval_settle"})
-WAITS_FOR_THE_WATCHER = frozenset({"eval_grade"})
 
 
 def eval_copy_config(config: EnvConfig) -> EnvConfig:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,8 @@ class Synth:
     templates: dict[str, Template]  # env name → template
     seconds: float
     stderr: str
+    # env name → its eval copy's template (maestro-<env>-eval), where the env deploys one.
+    eval_templates: dict[str, Template] = field(default_factory=dict)
 
     def resources(self, env: str, kind: str) -> dict[str, dict[str, Any]]:
         return {lid: r for lid, r in self.templates[env]["Resources"].items() if r["Type"] == kind}

@@ -56,6 +56,33 @@ DEFAULT_BUDGET_SECONDS = 780  # the eval functions' timeout is 900 s
 LOCK_SECONDS = 6 * 3600  # a run that never finished frees the copy after this
 T = TypeVar("T")
 
+# What each step is given of the copy (infra/evals.py grants exactly this; the tests run the
+# handlers on moto with exactly this). Tables: read (r) or written (w), besides the eval-runs
+# table every step writes. Set-up empties every table and seeds the world; an update step
+# writes the WO store; grading reads what the lenses grade on.
+STEP_TABLES: dict[str, dict[str, Literal["r", "w"]]] = {
+    "eval_setup": {spec.logical_name: "w" for spec in ALL_TABLES},
+    "eval_gate": {},
+    "eval_inject": {"work_orders": "w"},
+    "eval_settle": {},
+    "eval_grade": {
+        "decisions": "r",
+        "work_orders": "r",
+        "dispatch": "r",
+        "ledger": "r",
+        "messages": "r",
+    },
+    "eval_finish": {},
+}
+SENDS_WEBHOOKS = frozenset({"eval_setup", "eval_inject"})
+"""The copy's inbound function, and the Twilio token and app secret they sign with."""
+LETS_TIME_PASS = frozenset({"eval_setup", "eval_inject", "eval_settle"})
+"""The debounce queue's depth (what a wait started)."""
+READS_EXECUTIONS = frozenset({"eval_setup", "eval_inject", "eval_settle"})
+"""The package pipeline's executions (set-up also stops them, and the work order machine's)."""
+WAITS_FOR_THE_WATCHER = frozenset({"eval_grade"})
+"""The watcher queue's depth (the ledger is read once the watcher has read every claim)."""
+
 
 class EvalSettings(TwilioSettings):
     """functions/eval_*: one step of the eval executor on the eval copy. A handler is given only
@@ -97,6 +124,15 @@ class RealTimeRefusedError(ValueError):
 
 class EvalCopyBusyError(RuntimeError):
     """Another run holds the eval copy, or a previous run's signals have not drained."""
+
+
+class GivenTables(dict[str, str]):
+    """The tables a step was given; any other name maps to one no table has, so the reads
+    built for it (the executor builds every reader up front) fail by that name if used, and
+    no grant is needed for a table a step never touches."""
+
+    def __missing__(self, name: str) -> str:
+        return f"not-given-to-this-eval-step.{name}"
 
 
 @dataclass
@@ -176,7 +212,7 @@ class CloudEvalStack:
     @cached_property
     def tables(self) -> dict[str, str]:
         given = {name: getattr(self.settings, f"{name}_table") for name in TABLES}
-        return {name: value for name, value in given.items() if value}
+        return GivenTables({name: value for name, value in given.items() if value})
 
     def table(self, name: str) -> str:
         return self.need(self.tables.get(name), f"MAESTRO_{name.upper()}_TABLE")
