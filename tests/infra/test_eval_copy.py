@@ -4,6 +4,7 @@ and table, and each eval step's grants."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -292,3 +293,17 @@ def test_the_eval_layer_holds_the_eval_code_and_worlds_and_imports_without_moto(
     assert where.startswith(str(tmp_path))
     assert handler == "True"
     assert maria == "tenant-maria"
+
+
+def test_cdk_nag_finds_nothing_open_in_the_copy_and_every_suppression_says_why(
+    synth: Synth, env: str
+) -> None:
+    copy = _copy(synth, env)
+    report = synth.outdir / f"AwsSolutions--maestro-{env}-eval-NagReport.csv"
+    with report.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows
+    assert [r["Rule ID"] for r in rows if r["Compliance"] == "Non-Compliant"] == []
+    for resource in copy["Resources"].values():
+        for rule in resource.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", []):
+            assert len(rule["reason"]) >= 80, rule
