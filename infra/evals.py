@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -39,6 +40,7 @@ from infra.layers import (
     ARCHITECTURE,
     LAMBDA_UNZIPPED_LIMIT_BYTES,
     RUNTIME,
+    built_here,
     directory_size,
     pip_command,
 )
@@ -46,7 +48,10 @@ from infra.pipeline import Pipeline
 from infra.tables import make_table
 from maestro_dev.evals.cloud import (
     DEFAULT_BUDGET_SECONDS,
+    EVAL_STACK_SUFFIX,
     LETS_TIME_PASS,
+    OUTPUT_EVAL_MACHINE,
+    OUTPUT_EVAL_RUNS_TABLE,
     READS_EXECUTIONS,
     SENDS_WEBHOOKS,
     STEP_TABLES,
@@ -59,12 +64,20 @@ from maestro_dev.local.numbers import ON_CALL_PM
 from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
 EVAL_ASL = "eval_executor.asl.json"
-EVAL_SUFFIX = "-eval"
+EVAL_SUFFIX = EVAL_STACK_SUFFIX
+__all__ = [
+    "EVAL_ASL",
+    "EVAL_SUFFIX",
+    "EVAL_WEBHOOK_ACCOUNT",
+    "OUTPUT_EVAL_MACHINE",
+    "OUTPUT_EVAL_RUNS_TABLE",
+    "EvalExecutor",
+    "bundle",
+    "eval_copy_config",
+]
 EVAL_WEBHOOK_ACCOUNT = LOCAL_ACCOUNT_SID
 """The Twilio account the copy's inbound route serves: the one the scenarios' webhooks name
 (``maestro_dev.local.events``), signed with the copy's own TwilioAuthToken secret."""
-OUTPUT_EVAL_MACHINE = "EvalExecutorStateMachineArn"
-OUTPUT_EVAL_RUNS_TABLE = "EvalRunsTableName"
 LONG_STEPS = frozenset({"eval_setup", "eval_inject", "eval_settle", "eval_grade"})
 """The steps that let real time pass or wait for what it started: Lambda's longest timeout."""
 LONG_TIMEOUT = cdk.Duration.seconds(900)
@@ -169,16 +182,11 @@ class EvalExecutor(Construct):
         self.layer = lambda_.LayerVersion(
             self,
             "Layer",
-            code=lambda_.Code.from_asset(
-                str(DEVTOOLS),
-                asset_hash_type=cdk.AssetHashType.CUSTOM,
-                asset_hash=eval_layer_hash(requirements=requirements),
+            code=built_here(
+                DEVTOOLS,
+                eval_layer_hash(requirements=requirements),
+                EvalLayerBundling(requirements),
                 exclude=["**/__pycache__", "**/*.pyc", "**/*.egg-info"],
-                bundling=cdk.BundlingOptions(
-                    # Never pulled: the local bundling always answers (or fails loudly).
-                    image=cdk.DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
-                    local=cast(cdk.ILocalBundling, EvalLayerBundling(requirements)),
-                ),
             ),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
@@ -218,6 +226,18 @@ class EvalExecutor(Construct):
 
             return Bound(machine.state_machine_arn, grant)
 
+        def grant_tables(own: Mapping[str, str]) -> Callable[[iam.IGrantable], object]:
+            def grant(grantee: iam.IGrantable) -> object:
+                for name, access in sorted(own.items()):
+                    table = tables[name]
+                    if access == "w":
+                        table.grant_read_write_data(grantee)
+                    else:
+                        table.grant_read_data(grantee)
+                return grantee
+
+            return grant
+
         def settings(step: str) -> dict[str, Setting]:
             made: dict[str, Setting] = {
                 "eval_step": step,
@@ -225,10 +245,10 @@ class EvalExecutor(Construct):
                 "idle_window_seconds": str(config.idle_window_seconds),
                 "max_wait_seconds": str(config.max_wait_seconds),
             }
-            for name, access in STEP_TABLES[step].items():
-                table = tables[name]
-                grant = table.grant_read_write_data if access == "w" else table.grant_read_data
-                made[f"{name}_table"] = Bound(table.table_name, grant)
+            own = STEP_TABLES[step]
+            if own:
+                names = json.dumps({name: tables[name].table_name for name in sorted(own)})
+                made["eval_copy_tables"] = Bound(names, grant_tables(own))
             if step in SENDS_WEBHOOKS:
                 made["inbound_function_name"] = Bound(inbound.function_name, invoke_inbound)
                 made["twilio_auth_token_secret"] = twilio_auth_token

@@ -72,3 +72,18 @@ def synthesized_environments() -> dict[str, dict[str, Any]]:
         name: {**values, **REACHABLE.get(name, {})}
         for name, values in cdk_json_environments().items()
     }
+
+
+def policy_resource(value: Any) -> str:
+    """The logical id a policy resource names ("*" for "*"); a table's "<ARN>/index/*" names
+    that table (its own indexes)."""
+    if value == "*":
+        return "*"
+    if "Ref" in value:
+        return str(value["Ref"])
+    if "Fn::GetAtt" in value:
+        return str(value["Fn::GetAtt"][0])
+    parts = value.get("Fn::Join", ["", []])[1]
+    if len(parts) == 2 and parts[1] == "/index/*":
+        return policy_resource(parts[0])
+    raise AssertionError(f"a resource this test cannot name: {value}")

@@ -18,12 +18,8 @@ from maestro.clock import SystemClock
 from maestro.evals.scenario import Scenario
 from maestro.ingest.entry import build_inbound
 from maestro.settings import InboundSettings
+from maestro_dev.evals import cloud, cloud_cli
 from maestro_dev.evals.cloud import (
-    LETS_TIME_PASS,
-    READS_EXECUTIONS,
-    SENDS_WEBHOOKS,
-    STEP_TABLES,
-    WAITS_FOR_THE_WATCHER,
     EvalCopyBusyError,
     EvalSettings,
     RealTimeRefusedError,
@@ -140,20 +136,21 @@ def copy(aws: AwsEnv) -> Iterator[Copy]:
 
     def given(step: str) -> dict[str, Any]:
         """What infra/evals.py gives the step (a step reaching past it fails by name)."""
-        made = {f"{name}_table": tables[f"{name}_table"] for name in STEP_TABLES[step]}
-        if step in SENDS_WEBHOOKS:
+        own = {name: aws.table_names[name] for name in cloud.STEP_TABLES[step]}
+        made: dict[str, Any] = {"eval_copy_tables": json.dumps(own)}
+        if step in cloud.SENDS_WEBHOOKS:
             made |= {
                 "inbound_function_name": "maestro-dev-eval-inbound-sms",
                 "twilio_auth_token_secret": token,
                 "app_signing_secret": app,
             }
-        if step in READS_EXECUTIONS:
+        if step in cloud.READS_EXECUTIONS:
             made["package_machine_arn"] = machine
         if step == "eval_setup":
             made["work_order_machine_arn"] = wo_machine
-        if step in LETS_TIME_PASS:
+        if step in cloud.LETS_TIME_PASS:
             made["debounce_queue_url"] = debounce
-        if step in WAITS_FOR_THE_WATCHER:
+        if step in cloud.WAITS_FOR_THE_WATCHER:
             made["watcher_queue_url"] = watcher
         return made
 
@@ -263,3 +260,41 @@ def test_what_the_copy_cannot_run_is_refused_before_a_run_is_recorded(
     with pytest.raises(RealTimeRefusedError, match=why):
         _start(copy, mode, scenario)
     assert copy.aws.dynamodb.scan(TableName=copy.runs)["Count"] == 0
+
+
+def test_the_operators_command_starts_a_run_on_the_environments_eval_copy(
+    copy: Copy, tmp_path: Any
+) -> None:
+    scenario = tmp_path / "cloud-smoke.yaml"
+    scenario.write_text(json.dumps(SCENARIO))  # JSON is YAML
+
+    class Stacks:
+        def describe_stacks(self, StackName: str) -> dict[str, Any]:  # noqa: N803
+            if StackName != "maestro-dev-eval":
+                raise LookupError(StackName)
+            outputs = {
+                cloud.OUTPUT_EVAL_MACHINE: copy.machine,
+                cloud.OUTPUT_EVAL_RUNS_TABLE: copy.runs,
+            }
+            return {
+                "Stacks": [
+                    {"Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()]}
+                ]
+            }
+
+    def clients(service: str) -> Any:
+        return Stacks() if service == "cloudformation" else copy.aws.client(service)
+
+    out = io.StringIO()
+    assert cloud_cli.run([str(scenario), "--env", "dev", "--mode", "checkpoint"], out, clients) == 0
+    run_id = out.getvalue().split()[1]
+    assert run_id.startswith("cloud-smoke-")
+    assert "states/home" in out.getvalue()
+    run = EvalRunStore(copy.aws.dynamodb, copy.runs).run(run_id)
+    assert (run.mode, run.status) == ("checkpoint", "running")
+    (execution,) = copy.aws.client("stepfunctions").list_executions(stateMachineArn=copy.machine)[
+        "executions"
+    ]
+    assert execution["name"] == run_id
+    with pytest.raises(LookupError, match=r"maestro-prod-eval.*eval_executor"):
+        cloud_cli.run([str(scenario), "--env", "prod"], out, clients)

@@ -31,7 +31,7 @@ from functools import cached_property
 from typing import Any, Literal, TypeVar
 
 from botocore.exceptions import ClientError
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_ledger import DynamoLedger
@@ -47,7 +47,9 @@ from maestro_dev.evals.runs import EvalRunStore, Mode
 EvalStep = Literal[
     "eval_setup", "eval_gate", "eval_inject", "eval_settle", "eval_grade", "eval_finish"
 ]
-TABLES = tuple(spec.logical_name for spec in ALL_TABLES)
+EVAL_STACK_SUFFIX = "-eval"  # maestro-<env>-eval: the environment's eval copy
+OUTPUT_EVAL_MACHINE = "EvalExecutorStateMachineArn"
+OUTPUT_EVAL_RUNS_TABLE = "EvalRunsTableName"
 LOCK_RUN_ID = "#executor"  # no run id starts with '#' (a scenario id is [a-z0-9-])
 CLOCK_ITEM = "clock"  # the run's clock; no row of runs.py starts with it
 POLL_SECONDS = 2.0
@@ -91,31 +93,39 @@ class EvalSettings(TwilioSettings):
 
     eval_step: EvalStep
     eval_runs_table: str
-    messages_table: str | None = None
-    sends_table: str | None = None
-    conversations_table: str | None = None
-    decisions_table: str | None = None
-    state_table: str | None = None
-    work_orders_table: str | None = None
-    timeline_table: str | None = None
-    pending_table: str | None = None
-    parties_table: str | None = None
-    directory_table: str | None = None
-    gates_table: str | None = None
-    dispatch_table: str | None = None
-    idempotency_table: str | None = None
-    ledger_table: str | None = None
-    inbound_function_name: str | None = Field(
-        default=None, description="The copy's inbound function: the scenario's webhooks go in here"
+    eval_copy_tables: str = Field(
+        default="{}",
+        description="The copy's tables this step may touch, as a JSON object: logical name "
+        "(maestro.tables) → table name",
     )
+    inbound_function_name: str | None = None
+    """The copy's inbound function: the scenario's webhooks go in there."""
     package_machine_arn: str | None = None
+    """The copy's package pipeline: the executions a step started, and their input."""
     work_order_machine_arn: str | None = None
+    """The copy's work order machine: set-up stops what a previous run left running."""
     debounce_queue_url: str | None = None
+    """The copy's debounce queue: its depth says whether a flush is still due."""
     watcher_queue_url: str | None = None
+    """The copy's watcher queue: its depth says whether claims are still unread."""
     app_signing_secret: str | None = None
+    """The copy's app signing secret: app messages and the assistant's kickoffs."""
     idle_window_seconds: int = Field(default=300, ge=1)
     max_wait_seconds: int = Field(default=900, ge=1)
     real_time_budget_seconds: int = Field(default=DEFAULT_BUDGET_SECONDS, ge=1, le=840)
+
+    @field_validator("eval_copy_tables")
+    @classmethod
+    def _tables_are_names(cls, value: str) -> str:
+        tables = json.loads(value)
+        if not isinstance(tables, dict) or not all(isinstance(v, str) for v in tables.values()):
+            raise ValueError("eval_copy_tables: a JSON object of table names")
+        return value
+
+    @property
+    def copy_tables(self) -> dict[str, str]:
+        tables: dict[str, str] = json.loads(self.eval_copy_tables)
+        return tables
 
 
 class RealTimeRefusedError(ValueError):
@@ -156,93 +166,62 @@ class _Watcher:
     deps: _WatcherDeps
 
 
+@dataclass
 class CloudEvalStack:
-    """The eval copy, as the executor sees a stack (:class:`EvalStack`). Clients come in."""
+    """The eval copy, as the executor sees a stack (:class:`EvalStack`). ``clients`` makes a
+    boto3 client by service name (at the edge: the Lambda's own)."""
 
-    def __init__(
-        self,
-        settings: EvalSettings,
-        *,
-        ddb: Any,
-        sfn: Any = None,
-        sqs: Any = None,
-        lambda_client: Any = None,
-        secrets: Secrets | None = None,
-        clock: RunClock,
-        sleep: Callable[[float], None] = time.sleep,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.settings = settings
-        self._ddb = ddb
-        self._sfn = sfn
-        self._sqs = sqs
-        self._lambda = lambda_client
-        self._secrets = secrets
-        self._clock = clock
-        self._sleep = sleep
-        self._monotonic = monotonic
-        self._deadline = monotonic() + settings.real_time_budget_seconds
+    settings: EvalSettings
+    clients: Callable[[str], Any]
+    clock: RunClock
+    secrets: Secrets | None = None
+    sleep: Callable[[float], None] = time.sleep
+    monotonic: Callable[[], float] = time.monotonic
 
-    # -- what the executor reads ----------------------------------------------------------------
-
-    @property
-    def ddb(self) -> Any:
-        return self._ddb
-
-    @property
-    def sfn(self) -> Any:
-        return self.need(self._sfn, "a Step Functions client")
-
-    @property
-    def sqs(self) -> Any:
-        return self._sqs
-
-    @property
-    def clock(self) -> RunClock:
-        return self._clock
-
-    @property
-    def idle(self) -> int:
-        return self.settings.idle_window_seconds
-
-    @property
-    def max_wait(self) -> int:
-        return self.settings.max_wait_seconds
+    def __post_init__(self) -> None:
+        self.deadline = self.monotonic() + self.settings.real_time_budget_seconds
+        self.ddb = self.clients("dynamodb")
+        self.tables: dict[str, str] = GivenTables(self.settings.copy_tables)
+        self.idle = self.settings.idle_window_seconds
+        self.max_wait = self.settings.max_wait_seconds
 
     @cached_property
-    def tables(self) -> dict[str, str]:
-        given = {name: getattr(self.settings, f"{name}_table") for name in TABLES}
-        return GivenTables({name: value for name, value in given.items() if value})
+    def sfn(self) -> Any:
+        return self.clients("stepfunctions")
+
+    @cached_property
+    def sqs(self) -> Any:
+        return self.clients("sqs")
 
     def table(self, name: str) -> str:
-        return self.need(self.tables.get(name), f"MAESTRO_{name.upper()}_TABLE")
+        return self.need(self.settings.copy_tables.get(name), f"the copy's {name} table")
 
     @cached_property
     def twilio_token(self) -> str:
         arn = self.need(self.settings.twilio_auth_token_secret, "MAESTRO_TWILIO_AUTH_TOKEN_SECRET")
-        return self.need(self._secrets, "a secrets reader").get(arn)
+        return self.need(self.secrets, "a secrets reader").get(arn)
 
     @cached_property
     def app_secret(self) -> str:
         arn = self.need(self.settings.app_signing_secret, "MAESTRO_APP_SIGNING_SECRET")
-        return self.need(self._secrets, "a secrets reader").get(arn)
+        return self.need(self.secrets, "a secrets reader").get(arn)
 
     @cached_property
     def parties(self) -> DynamoPartyDirectory:
-        return DynamoPartyDirectory(self._ddb, self.table("parties"))
+        return DynamoPartyDirectory(self.ddb, self.table("parties"))
 
     @cached_property
     def directory(self) -> DynamoDirectory:
-        return DynamoDirectory(self._ddb, self.table("directory"))
+        return DynamoDirectory(self.ddb, self.table("directory"))
 
     @cached_property
     def ledger(self) -> DynamoLedger:
-        return DynamoLedger(self._ddb, self.table("ledger"))
+        return DynamoLedger(self.ddb, self.table("ledger"))
 
     @cached_property
     def watcher(self) -> _Watcher:
         reader = message_reader_for(
-            self.settings, self._ddb, messages_table=self.table("messages"), secrets=self._secrets
+            self.settings, self.ddb, messages_table=self.table("messages"), secrets=self.secrets
         )
         return _Watcher(_WatcherDeps(messages=reader))
 
@@ -252,7 +231,7 @@ class CloudEvalStack:
         """The request on the copy's inbound function (its real handler: signature, dedupe,
         buffer, the debounce signal); its API Gateway-shaped answer."""
         name = self.need(self.settings.inbound_function_name, "MAESTRO_INBOUND_FUNCTION_NAME")
-        answer = self.need(self._lambda, "a Lambda client").invoke(
+        answer = self.clients("lambda").invoke(
             FunctionName=name, InvocationType="RequestResponse", Payload=json.dumps(event)
         )
         payload = json.loads(answer["Payload"].read() or b"null")
@@ -263,7 +242,7 @@ class CloudEvalStack:
         return payload
 
     def remaining(self) -> float:
-        return self._deadline - self._monotonic()
+        return self.deadline - self.monotonic()
 
     def advance(self, seconds: float) -> None:
         """Sleep ``seconds`` of real time (the run's clock moves by as much), then wait for what
@@ -276,8 +255,8 @@ class CloudEvalStack:
                 "scenario on the embedded stack (maestro eval run), whose time is virtual"
             )
         if seconds > 0:
-            self._sleep(seconds)
-            self._clock.at += timedelta(seconds=seconds)
+            self.sleep(seconds)
+            self.clock.at += timedelta(seconds=seconds)
         self.until_quiet(
             "the debounce queue's due signals",
             lambda: self._queued(self.settings.debounce_queue_url),
@@ -304,7 +283,7 @@ class CloudEvalStack:
     def _queued(self, url: str | None) -> int:
         """Messages due or being handled (a delayed signal is a later flush: not waited for)."""
         queue = self.need(url, "a queue URL (MAESTRO_DEBOUNCE_QUEUE_URL, …_WATCHER_QUEUE_URL)")
-        counts = self.need(self._sqs, "an SQS client").get_queue_attributes(
+        counts = self.sqs.get_queue_attributes(
             QueueUrl=queue,
             AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
         )["Attributes"]
@@ -315,16 +294,16 @@ class CloudEvalStack:
     def until_quiet(
         self, what: str, count: Callable[[], int], timeout: float | None = None
     ) -> None:
-        deadline = self._monotonic() + (self.remaining() if timeout is None else timeout)
+        deadline = self.monotonic() + (self.remaining() if timeout is None else timeout)
         quiet = 0
         while True:
             left = count()
             quiet = quiet + 1 if left == 0 else 0
             if quiet >= QUIET_POLLS:
                 return
-            if self._monotonic() + POLL_SECONDS > deadline:
+            if self.monotonic() + POLL_SECONDS > deadline:
                 raise TimeoutError(f"{what}: {left} still pending when this handler's time ran out")
-            self._sleep(POLL_SECONDS)
+            self.sleep(POLL_SECONDS)
 
     @staticmethod
     def need(value: T | None, what: str) -> T:
@@ -465,9 +444,7 @@ def reset_copy(stack: CloudEvalStack) -> None:
 
 def _all_queued(stack: CloudEvalStack) -> int:
     url = stack.need(stack.settings.debounce_queue_url, "MAESTRO_DEBOUNCE_QUEUE_URL")
-    counts = stack.need(stack.sqs, "an SQS client").get_queue_attributes(
-        QueueUrl=url, AttributeNames=["All"]
-    )["Attributes"]
+    counts = stack.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
     return sum(
         int(counts.get(name, 0))
         for name in (
@@ -515,19 +492,8 @@ def run_step(
     store = EvalRunStore(ddb, table)
     run_id = str(event["run_id"])
 
-    queues = settings.debounce_queue_url or settings.watcher_queue_url
-
     def stack_at(clock: RunClock) -> CloudEvalStack:
-        return CloudEvalStack(
-            settings,
-            ddb=ddb,
-            sfn=clients("stepfunctions") if settings.package_machine_arn else None,
-            sqs=clients("sqs") if queues else None,
-            lambda_client=clients("lambda") if settings.inbound_function_name else None,
-            secrets=secrets,
-            clock=clock,
-            sleep=sleep,
-        )
+        return CloudEvalStack(settings, clients, clock, secrets=secrets, sleep=sleep)
 
     if step == "eval_setup":
         run = store.run(run_id)

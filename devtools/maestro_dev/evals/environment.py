@@ -47,13 +47,10 @@ class LedgerReader(Protocol):
 class EvalStack(Protocol):
     """What the eval executor and its reads use of a stack."""
 
-    @property
-    def ddb(self) -> Any:
-        """A DynamoDB client for the stack's stores."""
-
-    @property
-    def tables(self) -> dict[str, str]:
-        """Logical table name (``maestro.tables``) → the stack's table."""
+    ddb: Any  # a DynamoDB client for the stack's stores
+    tables: dict[str, str]  # logical table name (maestro.tables) → the stack's table
+    idle: int  # the idle window (seconds): what an idle flush waits for
+    max_wait: int  # the max-wait cap (seconds)
 
     @property
     def sfn(self) -> Any:
@@ -66,14 +63,6 @@ class EvalStack(Protocol):
     @property
     def app_secret(self) -> str:
         """The stack's app signing secret (app messages and the assistant's kickoff)."""
-
-    @property
-    def idle(self) -> int:
-        """The idle window (seconds): what an idle flush waits for."""
-
-    @property
-    def max_wait(self) -> int:
-        """The max-wait cap (seconds)."""
 
     @property
     def directory(self) -> Any:
