@@ -201,8 +201,9 @@ class EvalExecutor(Construct):
                 )
             )
 
-        def queue_depth(queue: sqs.Queue) -> Bound:
-            return Bound(queue.queue_url, lambda g: queue.grant(g, "sqs:GetQueueAttributes"))
+        def queue_depth(queue: sqs.Queue, *, purge: bool = False) -> Bound:
+            actions = ["sqs:GetQueueAttributes", *(["sqs:PurgeQueue"] * purge)]
+            return Bound(queue.queue_url, lambda g: queue.grant(g, *actions))
 
         def executions(machine: sfn.StateMachine, *, stop: bool) -> Bound:
             def grant(grantee: iam.IGrantable) -> object:
@@ -258,7 +259,7 @@ class EvalExecutor(Construct):
             if step == "eval_setup":
                 made["work_order_machine_arn"] = executions(work_order_machine, stop=True)
             if step in LETS_TIME_PASS:
-                made["debounce_queue_url"] = queue_depth(debounce)
+                made["debounce_queue_url"] = queue_depth(debounce, purge=step == "eval_setup")
             if step in WAITS_FOR_THE_WATCHER:
                 made["watcher_queue_url"] = queue_depth(watcher)
             if step in LONG_STEPS:

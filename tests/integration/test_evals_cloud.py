@@ -220,7 +220,11 @@ def test_a_turn_goes_through_the_copys_inbound_route_and_grading_reads_the_copy(
     assert store.run(run_id).status == "failed"
 
 
-def test_one_run_at_a_time_and_a_new_run_starts_from_an_empty_copy(copy: Copy) -> None:
+def test_one_run_at_a_time_and_a_new_run_starts_from_an_empty_copy(
+    copy: Copy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test's sleeps are not waited: SQS's one purge a minute would refuse the second.
+    monkeypatch.setenv("MOTO_SQS_ENFORCE_STRICT_QUEUE_PURGE_BEHAVIOUR", "false")
     first = _start(copy)
     copy.step("eval_setup", {"run_id": first, "mode": "all"})
     copy.inbound.calls.append({})  # a different run id for the second
@@ -230,9 +234,16 @@ def test_one_run_at_a_time_and_a_new_run_starts_from_an_empty_copy(copy: Copy) -
     # A stray row from the first run, then the first run finishes and gives the copy back.
     ddb, work_orders = copy.aws.dynamodb, copy.aws.table_names["work_orders"]
     ddb.put_item(TableName=work_orders, Item={"wo_id": {"S": "WO-STRAY"}})
+    sqs, debounce = copy.aws.client("sqs"), copy.settings["eval_setup"].debounce_queue_url
+    sqs.send_message(QueueUrl=debounce, MessageBody='{"stale": true}', DelaySeconds=300)
     copy.step("eval_finish", {"run_id": first, "mode": "all"})
     copy.step("eval_setup", {"run_id": second, "mode": "all"})
+    counts = sqs.get_queue_attributes(QueueUrl=debounce, AttributeNames=["All"])["Attributes"]
+    # The stale signal purged: what waits is the second run's own (one per prior message).
+    priors = len(Scenario.model_validate(SCENARIO).world.messages)
+    assert int(counts["ApproximateNumberOfMessagesDelayed"]) == priors
     left = {i["wo_id"]["S"] for i in ddb.scan(TableName=work_orders)["Items"]}
+    assert 60 in copy.slept  # a minute for SQS to finish the purge, before the world's texts
     assert "WO-STRAY" not in left
     assert "WO-198" in left
 
@@ -298,3 +309,18 @@ def test_the_operators_command_starts_a_run_on_the_environments_eval_copy(
     assert execution["name"] == run_id
     with pytest.raises(LookupError, match=r"maestro-prod-eval.*eval_executor"):
         cloud_cli.run([str(scenario), "--env", "prod"], out, clients)
+
+
+def test_a_second_purge_within_the_minute_waits_then_refuses_rather_than_keep_stale_signals(
+    copy: Copy,
+) -> None:
+    first = _start(copy)
+    copy.step("eval_setup", {"run_id": first, "mode": "all"})
+    copy.step("eval_finish", {"run_id": first, "mode": "all"})
+    copy.inbound.calls.append({})
+    second = _start(copy)
+    slept = len(copy.slept)
+    # moto's clock does not move with the test's sleeps: the minute never passes.
+    with pytest.raises(EvalCopyBusyError, match="purged less than a minute ago"):
+        copy.step("eval_setup", {"run_id": second, "mode": "all"})
+    assert 60 in copy.slept[slept:]  # it waited the minute once before refusing

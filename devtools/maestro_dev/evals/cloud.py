@@ -53,7 +53,11 @@ OUTPUT_EVAL_RUNS_TABLE = "EvalRunsTableName"
 LOCK_RUN_ID = "#executor"  # no run id starts with '#' (a scenario id is [a-z0-9-])
 CLOCK_ITEM = "clock"  # the run's clock; no row of runs.py starts with it
 POLL_SECONDS = 2.0
-QUIET_POLLS = 2  # the queues' counts are approximate: quiet twice in a row before trusting it
+QUIET_POLLS = 3  # the queues' counts are approximate: quiet three times in a row, then trusted
+PURGE_SECONDS = 60  # SQS: "the message deletion process takes up to 60 seconds"
+_PURGE_IN_PROGRESS = frozenset(
+    {"PurgeQueueInProgress", "AWS.SimpleQueueService.PurgeQueueInProgress"}
+)
 DEFAULT_BUDGET_SECONDS = 780  # the eval functions' timeout is 900 s
 LOCK_SECONDS = 6 * 3600  # a run that never finished frees the copy after this
 T = TypeVar("T")
@@ -420,8 +424,9 @@ def anchored(scenario: Scenario, now: datetime) -> Scenario:
 
 
 def reset_copy(stack: CloudEvalStack) -> None:
-    """Stop what a previous run left running, wait for its signals to drain (bounded by the
-    handler's budget: else refused), and empty every table of the copy the step was given."""
+    """Stop what a previous run left running, purge its debounce signals (a stale one would
+    flush this run's buffer early: the copy's conversations start again at the same ids), and
+    empty every table of the copy the step was given."""
     settings = stack.settings
     for arn in (settings.package_machine_arn, settings.work_order_machine_arn):
         if arn is None:
@@ -430,29 +435,27 @@ def reset_copy(stack: CloudEvalStack) -> None:
             stack.sfn.stop_execution(
                 executionArn=execution["executionArn"], cause="an eval run resets the eval copy"
             )
-    try:
-        stack.until_quiet(  # the same wait, counting delayed signals too
-            "a previous run's debounce signals", lambda: _all_queued(stack)
-        )
-    except TimeoutError as error:
-        raise EvalCopyBusyError(f"{error}: try again once they have fallen due") from error
+    url = stack.need(settings.debounce_queue_url, "MAESTRO_DEBOUNCE_QUEUE_URL")
+    for attempt in (1, 2):
+        try:
+            stack.sqs.purge_queue(QueueUrl=url)
+            break
+        except ClientError as error:  # one purge a minute, and it may spare later messages
+            if error.response["Error"].get("Code") not in _PURGE_IN_PROGRESS:
+                raise
+            if attempt == 2:
+                raise EvalCopyBusyError(
+                    "the debounce queue was purged less than a minute ago and still is: "
+                    "try again in a minute"
+                ) from error
+            stack.sleep(PURGE_SECONDS)
+    # SQS takes up to a minute to purge, and may delete what is sent meanwhile: the world's
+    # prior messages must come after it.
+    stack.sleep(PURGE_SECONDS)
     for spec in ALL_TABLES:
         name = stack.tables.get(spec.logical_name)
         if name is not None:
             empty_table(stack.ddb, name, spec)
-
-
-def _all_queued(stack: CloudEvalStack) -> int:
-    url = stack.need(stack.settings.debounce_queue_url, "MAESTRO_DEBOUNCE_QUEUE_URL")
-    counts = stack.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
-    return sum(
-        int(counts.get(name, 0))
-        for name in (
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        )
-    )
 
 
 def empty_table(ddb: Any, table: str, spec: TableSpec) -> None:
