@@ -64,10 +64,9 @@ from maestro_dev.local.numbers import ON_CALL_PM
 from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
 EVAL_ASL = "eval_executor.asl.json"
-EVAL_SUFFIX = EVAL_STACK_SUFFIX
 __all__ = [
     "EVAL_ASL",
-    "EVAL_SUFFIX",
+    "EVAL_STACK_SUFFIX",
     "EVAL_WEBHOOK_ACCOUNT",
     "OUTPUT_EVAL_MACHINE",
     "OUTPUT_EVAL_RUNS_TABLE",
