@@ -324,3 +324,26 @@ def test_a_second_purge_within_the_minute_waits_then_refuses_rather_than_keep_st
     with pytest.raises(EvalCopyBusyError, match="purged less than a minute ago"):
         copy.step("eval_setup", {"run_id": second, "mode": "all"})
     assert 60 in copy.slept[slept:]  # it waited the minute once before refusing
+
+
+def test_each_step_renews_the_runs_hold_and_a_run_that_lost_it_stops(
+    copy: Copy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOTO_SQS_ENFORCE_STRICT_QUEUE_PURGE_BEHAVIOUR", "false")
+    start = datetime.now(UTC)
+
+    def at(hours: float) -> Any:
+        return lambda: start + timedelta(hours=hours)
+
+    first = _start(copy)
+    steps = copy.step("eval_setup", {"run_id": first, "mode": "all"}, now=at(0))["steps"]
+    gate = {"run_id": first, "index": 0, "gate": "after", "token": "t", "execution": "e"}
+    copy.step("eval_gate", gate, now=at(20))  # paused at a checkpoint: the hold renewed
+    copy.inbound.calls.append({})
+    second = _start(copy)
+    with pytest.raises(EvalCopyBusyError, match=first):  # past set-up's hold, not the gate's
+        copy.step("eval_setup", {"run_id": second, "mode": "all"}, now=at(26))
+    # The first run died at its gate: a day and more later, the copy is taken over.
+    copy.step("eval_setup", {"run_id": second, "mode": "all"}, now=at(50))
+    with pytest.raises(EvalCopyBusyError, match=second):
+        copy.step("eval_inject", {"run_id": first, "mode": "all", "step": steps[0]}, now=at(51))

@@ -59,7 +59,10 @@ _PURGE_IN_PROGRESS = frozenset(
     {"PurgeQueueInProgress", "AWS.SimpleQueueService.PurgeQueueInProgress"}
 )
 DEFAULT_BUDGET_SECONDS = 780  # the eval functions' timeout is 900 s
-LOCK_SECONDS = 6 * 3600  # a run that never finished frees the copy after this
+LOCK_SECONDS = 86400 + 3600
+"""How long the lock outlives a run's last step (each step renews it): longer than a gate's
+wait (its heartbeat, a day), so a run paused at a checkpoint keeps the copy; a run that died
+without its finish step frees it after this."""
 T = TypeVar("T")
 
 # What each step is given of the copy (infra/evals.py grants exactly this; the tests run the
@@ -514,6 +517,8 @@ def run_step(
         )
         clock = RunClock(start_of(scenario))
     else:
+        if step != "eval_finish":  # still ours (renewed); a run whose lock lapsed stops here
+            take_copy(ddb, table, run_id, now())
         scenario = Scenario.model_validate(store.run(run_id).scenario)
         clock = load_clock(ddb, table, run_id) or RunClock(start_of(scenario))
     index = event.get("index", (event.get("step") or {}).get("index", ""))
