@@ -63,7 +63,6 @@ from maestro_dev.evals.runs import EVAL_RUNS
 from maestro_dev.local.numbers import ON_CALL_PM
 from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
-EVAL_ASL = "eval_executor.asl.json"
 __all__ = [
     "EVAL_ASL",
     "EVAL_STACK_SUFFIX",
@@ -74,6 +73,8 @@ __all__ = [
     "bundle",
     "eval_copy_config",
 ]
+
+EVAL_ASL = "eval_executor.asl.json"
 EVAL_WEBHOOK_ACCOUNT = LOCAL_ACCOUNT_SID
 """The Twilio account the copy's inbound route serves: the one the scenarios' webhooks name
 (``maestro_dev.local.events``), signed with the copy's own TwilioAuthToken secret."""

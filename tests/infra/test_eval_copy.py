@@ -143,6 +143,17 @@ def test_the_eval_executor_is_the_asl_file_over_its_six_functions(synth: Synth, 
     assert set(substitutions) == {placeholder(step) for step in HANDLERS}
     for step in HANDLERS:
         assert by_lid[substitutions[placeholder(step)]["Fn::GetAtt"][0]] == step
+    # Its role invokes its six functions and nothing else.
+    role = machine["RoleArn"]["Fn::GetAtt"][0]
+    invoked = {
+        target["Fn::GetAtt"][0]
+        for policy in _of(copy, "AWS::IAM::Policy").values()
+        if {"Ref": role} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement["Action"] == "lambda:InvokeFunction"
+        for target in statement["Resource"]
+    }
+    assert invoked == set(by_lid)
     for step, (_, props) in functions.items():
         assert props["Handler"] == "index.handler"
         assert (
