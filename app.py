@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The CDK app: one stack per environment of cdk.json it is asked for.
+"""The CDK app: one stack per environment of cdk.json it is asked for, and its eval copy
+(``maestro-<env>-eval``, docs/evals-in-the-cloud.md) where the environment sets ``eval_executor``.
 
 ``-c env=NAME`` (the ``cdk`` CLI) or ``python app.py --env NAME`` picks the environments
 (``NAME,NAME`` for several); without either, the development ones (``"development": true``:
@@ -26,6 +27,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from infra.config import environments, stack_name
+from infra.evals import EVAL_STACK_SUFFIX
 from infra.report import layer_sizes
 from infra.stack import MaestroStack
 
@@ -64,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         stacks.append(MaestroStack(app, stack_name(config.name), config=config, env=env))
         timings.append((config.name, time.perf_counter() - started))
+        if config.eval_executor:  # its eval copy beside it (infra/evals.py)
+            started = time.perf_counter()
+            name = stack_name(config.name) + EVAL_STACK_SUFFIX
+            stacks.append(MaestroStack(app, name, config=config, eval_copy=True, env=env))
+            timings.append((config.name + EVAL_STACK_SUFFIX, time.perf_counter() - started))
     started = time.perf_counter()
     assembly = app.synth()
     total = time.perf_counter() - started

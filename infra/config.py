@@ -252,6 +252,13 @@ class EnvConfig(BaseModel):
         ge=2, le=1000, description="The debounce queue's event source: concurrent flushers"
     )
     fallback_rate_threshold: float = Field(gt=0, le=1, description="Alarm: fallbacks / packages")
+    eval_executor: bool = Field(
+        default=False,
+        description="Deploy the eval copy beside this environment's stack: maestro-<env>-eval, "
+        "the pipeline again on its own tables, queues, bus and secrets, with the eval executor "
+        "state machine and the eval-runs table (docs/evals-in-the-cloud.md). Off unless set: "
+        "cdk.json sets it for dev and staging, not for prod.",
+    )
 
     @model_validator(mode="after")
     def _an_account_needs_its_number(self) -> EnvConfig:

@@ -51,6 +51,10 @@ class FunctionSpec:
     timeout: cdk.Duration = field(default_factory=lambda: cdk.Duration.seconds(30))
     memory_mb: int = 512
     reserved_concurrency: int | None = None
+    # A function whose code is in a layer of its own (the eval copy's executor, infra/evals.py):
+    # its one-line entry (inline, ``index.handler``) and that layer. None: functions/<name>.
+    inline_entry: str | None = None
+    extra_layers: tuple[lambda_.ILayerVersion, ...] = ()
 
 
 def settings_environment(spec: FunctionSpec) -> dict[str, str]:
@@ -82,7 +86,7 @@ class FunctionFactory(Construct):
     def make(self, spec: FunctionSpec) -> lambda_.Function:
         if spec.name in self.functions:
             raise ValueError(f"function {spec.name} made twice")
-        if not (FUNCTIONS_DIR / spec.name / "handler.py").is_file():
+        if spec.inline_entry is None and not (FUNCTIONS_DIR / spec.name / "handler.py").is_file():
             raise FileNotFoundError(f"functions/{spec.name}/handler.py")
         stack = cdk.Stack.of(self)
         function_name = f"{stack.stack_name}-{spec.name.replace('_', '-')}"
@@ -123,11 +127,13 @@ class FunctionFactory(Construct):
             description=spec.description,
             code=lambda_.Code.from_asset(
                 str(FUNCTIONS_DIR / spec.name), exclude=["**/__pycache__", "**/*.pyc"]
-            ),
-            handler="handler.handler",
+            )
+            if spec.inline_entry is None
+            else lambda_.Code.from_inline(spec.inline_entry),
+            handler="handler.handler" if spec.inline_entry is None else "index.handler",
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            layers=[self._layers.dependencies, self._layers.runtime],
+            layers=[self._layers.dependencies, self._layers.runtime, *spec.extra_layers],
             memory_size=spec.memory_mb,
             timeout=spec.timeout,
             tracing=lambda_.Tracing.ACTIVE,

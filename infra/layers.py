@@ -107,6 +107,24 @@ class PipLayerBundling:
         return True
 
 
+def built_here(
+    source: Path, asset_hash: str, bundling: object, exclude: list[str] | None = None
+) -> lambda_.Code:
+    """An asset built on this machine by ``bundling`` (an ILocalBundling), identified by
+    ``asset_hash``; where bundling is skipped (the tests), ``source`` as it is."""
+    return lambda_.Code.from_asset(
+        str(source),
+        asset_hash_type=cdk.AssetHashType.CUSTOM,
+        asset_hash=asset_hash,
+        exclude=exclude,
+        bundling=cdk.BundlingOptions(
+            # Never pulled: the local bundling always answers (or fails loudly).
+            image=cdk.DockerImage.from_registry(f"public.ecr.aws/sam/build-python{PYTHON_VERSION}"),
+            local=cast(cdk.ILocalBundling, bundling),
+        ),
+    )
+
+
 class Layers(Construct):
     """``self.runtime`` (maestro) and ``self.dependencies`` (third-party), arm64, one runtime."""
 
@@ -126,19 +144,12 @@ class Layers(Construct):
         self.dependencies = lambda_.LayerVersion(
             self,
             "Dependencies",
-            code=lambda_.Code.from_asset(
-                str(DEPENDENCY_LAYER_DIR),
-                # The layer is a function of the pinned requirements and the target platform:
-                # the same pins give the same asset, a new pin a new layer version.
-                asset_hash_type=cdk.AssetHashType.CUSTOM,
-                asset_hash=hashlib.sha256(fingerprint.encode()).hexdigest(),
-                bundling=cdk.BundlingOptions(
-                    # Never pulled: the local bundling below always answers (or fails loudly).
-                    image=cdk.DockerImage.from_registry(
-                        f"public.ecr.aws/sam/build-python{PYTHON_VERSION}"
-                    ),
-                    local=cast(cdk.ILocalBundling, PipLayerBundling(self.requirements)),
-                ),
+            # The layer is a function of the pinned requirements and the target platform: the
+            # same pins give the same asset, a new pin a new layer version.
+            code=built_here(
+                DEPENDENCY_LAYER_DIR,
+                hashlib.sha256(fingerprint.encode()).hexdigest(),
+                PipLayerBundling(self.requirements),
             ),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],

@@ -36,12 +36,19 @@ def asl_path(machine: str) -> Path:
     return ROOT / "statemachines" / STATE_MACHINES[machine][0]
 
 
+Definition = tuple[str, tuple[str, ...]]
+"""A machine's ASL file (``statemachines/``) and the steps its Task states invoke."""
+
+
 def asl_substitutions(
-    machine: str, function_arns: Mapping[str, str], bus_name: str | None = None
+    machine: str,
+    function_arns: Mapping[str, str],
+    bus_name: str | None = None,
+    definition: Definition | None = None,
 ) -> dict[str, str]:
     """Every ``${Placeholder}`` of the machine's ASL → its value in the cloud: each step's
     function ARN, and the bus's name for a machine whose ASL puts events itself."""
-    steps = STATE_MACHINES[machine][1]
+    steps = (definition or STATE_MACHINES[machine])[1]
     missing = sorted(set(steps) - set(function_arns))
     if missing:
         raise ValueError(f"{machine}: no function for the steps {missing}")
@@ -69,13 +76,16 @@ class Pipeline(Construct):
         description: str,
         steps: Mapping[str, lambda_.Function],
         bus: events.IEventBus | None = None,
+        definition: Definition | None = None,
     ) -> None:
+        """``definition``: a machine outside ``STATE_MACHINES`` (the eval executor, which only
+        the eval copy deploys: infra/evals.py)."""
         super().__init__(scope, construct_id)
+        asl_file, own = definition or STATE_MACHINES[machine]
         self.machine = machine
         self.steps = dict(steps)
         stack = cdk.Stack.of(self)
         name = f"{stack.stack_name}-{machine.replace('_', '-')}"
-        own = STATE_MACHINES[machine][1]
         if set(steps) != set(own):  # a function no state invokes would be granted for nothing
             raise ValueError(f"{machine}: functions {sorted(steps)}, its steps {sorted(own)}")
         self.log_group = logs.LogGroup(
@@ -113,11 +123,12 @@ class Pipeline(Construct):
             _camel(machine),
             state_machine_name=name,
             state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_file(str(asl_path(machine))),
+            definition_body=sfn.DefinitionBody.from_file(str(ROOT / "statemachines" / asl_file)),
             definition_substitutions=asl_substitutions(
                 machine,
                 {step: fn.function_arn for step, fn in steps.items()},
                 bus.event_bus_name if bus is not None else None,
+                (asl_file, own),
             ),
             role=self.role,
             tracing_enabled=True,

@@ -14,6 +14,13 @@ from pydantic_settings import BaseSettings
 
 from infra.api import WebhookApi
 from infra.config import EnvConfig
+from infra.evals import (
+    EVAL_WEBHOOK_ACCOUNT,
+    OUTPUT_EVAL_MACHINE,
+    OUTPUT_EVAL_RUNS_TABLE,
+    EvalExecutor,
+    eval_copy_config,
+)
 from infra.events import DIGEST_TIMEOUT, SWEEPER_TIMEOUT, WATCHER_TIMEOUT, WO_START_TIMEOUT, Events
 from infra.fallback import FallbackApi
 from infra.functions import Bound, FunctionFactory, FunctionSpec, Setting
@@ -113,18 +120,34 @@ def retention_settings(
 
 class MaestroStack(cdk.Stack):
     def __init__(
-        self, scope: Construct, construct_id: str, *, config: EnvConfig, **kwargs: Any
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: EnvConfig,
+        eval_copy: bool = False,
+        **kwargs: Any,
     ) -> None:
+        """``eval_copy``: the environment's eval copy (infra/evals.py): this stack again, on
+        its own resources, with :func:`eval_copy_config`'s settings and the eval executor."""
+        if eval_copy:
+            config = eval_copy_config(config)
+        what = "webhooks, debounce, package pipeline, memory"
         super().__init__(
             scope,
             construct_id,
-            description=f"maestro ({config.name}): webhooks, debounce, package pipeline, memory",
+            description=f"maestro ({config.name}): "
+            + (f"the eval copy: {what}, and the eval executor" if eval_copy else what),
             **kwargs,
         )
         self.config = config
+        self.eval_copy = eval_copy
         cdk.Tags.of(self).add("app", "maestro")
         cdk.Tags.of(self).add("maestro:env", config.name)
-        if not config.development and not config.twilio_account_sid:
+        if eval_copy:
+            cdk.Tags.of(self).add("maestro:eval-copy", "true")
+        # (The eval copy texts no one by design: infra/evals.py.)
+        if not config.development and not config.twilio_account_sid and not eval_copy:
             cdk.Annotations.of(self).add_warning_v2(
                 "maestro:recording-messenger",
                 f"{config.name}: no twilio_account_sid, so the recording messenger answers: "
@@ -181,7 +204,10 @@ class MaestroStack(cdk.Stack):
                     self.secrets.twilio_auth_token.grant_read,
                 ),
                 # Webhooks naming another account are refused; none set: the Twilio routes 503.
-                "twilio_account_sid": config.twilio_account_sid,
+                # The eval copy serves the account the scenarios' signed webhooks name.
+                "twilio_account_sid": EVAL_WEBHOOK_ACCOUNT
+                if eval_copy
+                else config.twilio_account_sid,
                 "app_signing_secret": Bound(
                     self.secrets.app_signing_secret.secret_arn,
                     self.secrets.app_signing_secret.grant_read,
@@ -406,6 +432,28 @@ class MaestroStack(cdk.Stack):
             webhooks=self.webhooks,
             fallback=self.fallback,
         )
+        self.evals: EvalExecutor | None = None
+        if eval_copy:
+            self.evals = EvalExecutor(
+                self,
+                "Evals",
+                config=config,
+                factory=self.factory,
+                inbound=self.inbound,
+                tables=self.memory.tables,
+                package_machine=machine,
+                work_order_machine=self.work_orders.state_machine,
+                debounce=self.queues.debounce,
+                watcher=self.queues.watcher,
+                twilio_auth_token=Bound(
+                    self.secrets.twilio_auth_token.secret_arn,
+                    self.secrets.twilio_auth_token.grant_read,
+                ),
+                app_signing_secret=Bound(
+                    self.secrets.app_signing_secret.secret_arn,
+                    self.secrets.app_signing_secret.grant_read,
+                ),
+            )
         self._outputs()
 
     def _work_order_machine(
@@ -517,5 +565,16 @@ class MaestroStack(cdk.Stack):
             self.secrets.anthropic_api_key.secret_arn,
             "Put the Anthropic API key here (sk-ant-…); until then every stage runs offline",
         )
+        if self.evals is not None:
+            output(
+                OUTPUT_EVAL_MACHINE,
+                self.evals.state_machine.state_machine_arn,
+                "The eval executor (Step Functions): one execution per eval run",
+            )
+            output(
+                OUTPUT_EVAL_RUNS_TABLE,
+                self.evals.table.table_name,
+                "The eval-run rows: each run, its steps, checkpoints and paused gates",
+            )
         output("AlarmTopicArn", self.observability.topic.topic_arn, "Alarms are published here")
         output("DashboardName", self.observability.dashboard.dashboard_name, "CloudWatch dashboard")

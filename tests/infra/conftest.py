@@ -56,7 +56,18 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
         name: json.loads((outdir / f"maestro-{name}.template.json").read_text())
         for name in cdk_environments()
     }
-    return Synth(outdir=outdir, templates=templates, seconds=seconds, stderr=done.stderr)
+    eval_templates = {
+        name: json.loads(path.read_text())
+        for name in cdk_environments()
+        if (path := outdir / f"maestro-{name}-eval.template.json").is_file()
+    }
+    return Synth(
+        outdir=outdir,
+        templates=templates,
+        seconds=seconds,
+        stderr=done.stderr,
+        eval_templates=eval_templates,
+    )
 
 
 @pytest.fixture(params=cdk_environments())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,8 @@ class Synth:
     templates: dict[str, Template]  # env name → template
     seconds: float
     stderr: str
+    # env name → its eval copy's template (maestro-<env>-eval), where the env deploys one.
+    eval_templates: dict[str, Template] = field(default_factory=dict)
 
     def resources(self, env: str, kind: str) -> dict[str, dict[str, Any]]:
         return {lid: r for lid, r in self.templates[env]["Resources"].items() if r["Type"] == kind}
@@ -70,3 +72,18 @@ def synthesized_environments() -> dict[str, dict[str, Any]]:
         name: {**values, **REACHABLE.get(name, {})}
         for name, values in cdk_json_environments().items()
     }
+
+
+def policy_resource(value: Any) -> str:
+    """The logical id a policy resource names ("*" for "*"); a table's "<ARN>/index/*" names
+    that table (its own indexes)."""
+    if value == "*":
+        return "*"
+    if "Ref" in value:
+        return str(value["Ref"])
+    if "Fn::GetAtt" in value:
+        return str(value["Fn::GetAtt"][0])
+    parts = value.get("Fn::Join", ["", []])[1]
+    if len(parts) == 2 and parts[1] == "/index/*":
+        return policy_resource(parts[0])
+    raise AssertionError(f"a resource this test cannot name: {value}")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 from infra_synth import Synth, cdk_environments, synthesized_environments
+from infra_synth import policy_resource as _resource
 
 from infra.api import MAX_REQUEST_BYTES, ROUTES, greater_than_pattern, waf_regex
 from infra.config import DEFAULT_WEBHOOK_RATE_LIMIT_PER_IP
@@ -467,21 +468,6 @@ _CONSUME = {
     "sqs:ReceiveMessage",
 }
 _SECRET = {"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}
-
-
-def _resource(value: Any) -> str:
-    """The logical id a policy resource names ("*" for "*"); a table's "<ARN>/index/*" names
-    that table (its own indexes)."""
-    if value == "*":
-        return "*"
-    if "Ref" in value:
-        return str(value["Ref"])
-    if "Fn::GetAtt" in value:
-        return str(value["Fn::GetAtt"][0])
-    parts = value.get("Fn::Join", ["", []])[1]
-    if len(parts) == 2 and parts[1] == "/index/*":
-        return _resource(parts[0])
-    raise AssertionError(f"a resource this test cannot name: {value}")
 
 
 def _granted(synth: Synth, env: str, role_id: str) -> set[tuple[str, str]]:

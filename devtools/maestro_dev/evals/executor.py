@@ -1,8 +1,9 @@
-"""The eval executor's task handlers on the embedded stack (``eval_executor.asl.json``).
+"""The eval executor's task handlers (``eval_executor.asl.json``), on any :class:`EvalStack`.
 
-Each is a Lambda-shaped function the local dispatcher calls, like the pipeline's. They inject
-through the stack's real inbound resolver (signed webhooks), move its virtual clock, and grade
-from :class:`StackSurfaces` reads. The run's state lives in eval-run rows, not in the
+Each is a Lambda-shaped function: the local dispatcher calls them on the embedded stack, like
+the pipeline's; in the cloud each is a Lambda of the eval copy (``maestro_dev.evals.cloud``).
+They inject through the stack's real inbound route (signed webhooks), let its time pass, and
+grade from :class:`StackSurfaces` reads. The run's state lives in eval-run rows, not in the
 execution's payload, so a step's handler reads what the steps before it recorded.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from itertools import count
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -36,8 +37,11 @@ from maestro_dev.local.events import (
     signed_transcript_event,
     twilio_sid,
 )
-from maestro_dev.local.stack import ON_CALL_PM, LocalStack
+from maestro_dev.local.numbers import ON_CALL_PM
 from maestro_dev.local.world import seed_world
+
+if TYPE_CHECKING:
+    from maestro_dev.evals.environment import EvalStack
 
 HANDLERS = ("eval_setup", "eval_gate", "eval_inject", "eval_settle", "eval_grade", "eval_finish")
 SETTLE_SECONDS = 1  # after a text: long enough for an urgent one's immediate flush
@@ -57,13 +61,18 @@ class StepEvent(BaseModel):
 
 
 class EvalExecutor:
-    """The handlers of one scenario's run on one embedded stack."""
+    """The handlers of one scenario's run on one stack. ``sid_namespace`` makes the ids of the
+    texts it sends unique beyond this executor (the cloud's tables outlive a run, and each
+    handler is its own invocation): empty, the embedded stack's ids ("eval 1", "eval 2", …)."""
 
-    def __init__(self, stack: LocalStack, store: EvalRunStore, scenario: Scenario) -> None:
+    def __init__(
+        self, stack: EvalStack, store: EvalRunStore, scenario: Scenario, sid_namespace: str = ""
+    ) -> None:
         self.stack = stack
         self.store = store
         self.scenario = scenario
         self.surfaces = StackSurfaces(stack)
+        self.sid_namespace = sid_namespace
         self._sids = count(1)
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]]:
@@ -303,14 +312,15 @@ class EvalExecutor:
     def _send(self, channel: str, sender: str, text: str) -> tuple[int, str]:
         n = next(self._sids)
         stack = self.stack
+        label = f"eval {self.sid_namespace}{n}"
         if channel == "sms":
-            sid = twilio_sid("SM", f"eval {n}")
+            sid = twilio_sid("SM", label)
             request = signed_sms_event(stack.twilio_token, sid, sender, text)
         elif channel == "call":
-            sid = twilio_sid("TR", f"eval {n}")
+            sid = twilio_sid("TR", label)
             request = signed_transcript_event(stack.twilio_token, sid, sender, text)
         else:
-            sid = f"app{n:05d}"
+            sid = f"app{n:05d}" if not self.sid_namespace else twilio_sid("app", label)
             payload = {"message_id": sid, "from_phone": sender, "body": text}
             request = signed_app_event(stack.app_secret, "/app/messages", payload)
         response = stack.http(request)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
@@ -29,11 +29,13 @@ from maestro.domain.dispatch import run_package_id
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.evals.lenses import PackageReads, Reads, SentRecord
-from maestro_dev.local.stack import LocalStack
+
+if TYPE_CHECKING:
+    from maestro_dev.evals.environment import EvalStack
 
 
 class StackSurfaces:
-    def __init__(self, stack: LocalStack) -> None:
+    def __init__(self, stack: EvalStack) -> None:
         self._stack = stack
         self._log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
         self._work_orders = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])

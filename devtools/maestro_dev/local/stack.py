@@ -75,6 +75,7 @@ from maestro_dev.local.moto_patches import (
     uncounted_sends,
     untracked_models,
 )
+from maestro_dev.local.numbers import ON_CALL_PM as ON_CALL_PM  # re-exported: tests import it here
 from maestro_dev.local.sdk_models import one_sdk_loader
 from maestro_dev.local.sfn_time import VirtualWaits, virtual_step_functions_time
 from maestro_dev.local.threads import Priority, thread_safe_moto
@@ -88,7 +89,6 @@ ACCOUNT = "123456789012"
 PREFIX = "maestro-local-"
 DEFAULT_TWILIO_TOKEN = "maestro-local-twilio-token"
 DEFAULT_APP_SECRET = "maestro-local-app-secret"
-ON_CALL_PM = "+14155550199"
 RETRY_TIME_SCALE = 0.02
 LINE = "+14155550000"
 TWILIO_TIMEOUT_SECONDS = 5.0
