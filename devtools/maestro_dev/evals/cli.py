@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -61,8 +63,36 @@ def _render(result: ScenarioResult, out: TextIO) -> None:
         print(f"     written to catch: {' '.join(result.naive_failure.split())}", file=out)
 
 
+@contextlib.contextmanager
+def logs_to_stderr() -> Iterator[None]:
+    """Every log handler writing to stdout writes to stderr meanwhile (Powertools' Logger writes
+    its JSON lines to stdout, as Lambda wants): ``--json`` prints one object on stdout, whole."""
+    moved: list[logging.StreamHandler] = []  # type: ignore[type-arg]
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", ()):
+            if isinstance(handler, logging.StreamHandler) and handler.stream in (
+                sys.stdout,
+                sys.__stdout__,
+            ):
+                moved.append(handler)
+    previous = [handler.setStream(sys.stderr) for handler in moved]
+    try:
+        yield
+    finally:
+        for handler, stream in zip(moved, previous, strict=True):
+            handler.setStream(stream or sys.stdout)
+
+
 def cmd_eval_run(args: argparse.Namespace, out: TextIO) -> int:
     logging.getLogger("moto").setLevel(logging.CRITICAL)  # its ASL interpreter logs every error
+    if args.json:
+        with logs_to_stderr():
+            return _eval_run(args, out)
+    return _eval_run(args, out)
+
+
+def _eval_run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         scenarios = load_scenarios(Path(args.path))
     except ScenarioError as error:

@@ -104,7 +104,10 @@ def run_scenario(
 ) -> ScenarioResult:
     started = time.perf_counter()
     model = scripted_model(scenario.model) if scenario.model is not None else None
-    with LocalStack(start=start_of(scenario), model=model, step_mode=mode == "step") as stack:
+    offline = scenario.model.offline if scenario.model is not None else ()
+    with LocalStack(
+        start=start_of(scenario), model=model, step_mode=mode == "step", offline_purposes=offline
+    ) as stack:
         if stack_hook is not None:
             stack_hook(stack)
         table = PREFIX + EVAL_RUNS.logical_name

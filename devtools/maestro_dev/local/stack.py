@@ -46,7 +46,7 @@ import types
 import uuid
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -184,7 +184,11 @@ class LocalStack:
         histories_kept: int = HISTORIES_KEPT,
         settings: Mapping[str, Any] | None = None,
         stage_throttle: tuple[float, int] | None = None,
+        offline_purposes: Collection[str] = (),
     ) -> None:
+        # offline_purposes: with a model, the purposes that take the no-model path anyway
+        # (maestro_dev.evals.model.mixed_models): a scenario scripting some, not all.
+        self.offline_purposes = frozenset(offline_purposes)
         # None: the offline brain (tests never reach a network); "env": Anthropic when
         # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
         self.model = model
@@ -559,6 +563,12 @@ class LocalStack:
             given,  # type: ignore[arg-type]
             key_from_env=self.model == "env",
         )
+        if self.offline_purposes:
+            from maestro_dev.evals.model import mixed_models
+
+            self.pipeline.deps.models = mixed_models(
+                self.pipeline.deps.models, self.offline_purposes
+            )
         self.handlers = make_handlers(self.pipeline, persistence)
         aws_clients.client.cache_clear()  # its own SDK clients, as each function has
         dispatch_tables: dict[str, Any] = {f"{t}_table": self.tables[t] for t in DISPATCH_TABLES}
