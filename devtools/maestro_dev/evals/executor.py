@@ -29,6 +29,7 @@ from maestro.domain.models import (
     VisitWindow,
     WorkOrder,
     WorkOrderStatus,
+    WoSnapshot,
 )
 from maestro.domain.on_call import choose_page_recipient
 from maestro.domain.records import (
@@ -173,6 +174,9 @@ class EvalExecutor:
                         candidate_lines=tuple(
                             f"{w}: {work_orders[w].summary}" for w in item.candidates
                         ),
+                        candidate_snapshots=tuple(
+                            WoSnapshot.of(work_orders[w]) for w in item.candidates
+                        ),
                         asked_at=asked,
                         expires_at=asked + offset(item.expires_in),
                         package_id=package_id,
@@ -188,6 +192,7 @@ class EvalExecutor:
                             operation="cancel", wo_ids=(item.wo or "",), request=item.text[:300]
                         ),
                         proposal=item.text[:500],
+                        wo_snapshots=(WoSnapshot.of(work_orders[item.wo or ""]),),
                         held_at=asked,
                         expires_at=asked + offset(item.expires_in),
                         package_id=package_id,
