@@ -366,6 +366,25 @@ def test_a_seeded_world_puts_its_items_where_the_pipeline_reads_them() -> None:
         assert [s.wo_id for s in hold.wo_snapshots] == ["WO-211"]
 
 
+def test_a_known_failure_mark_holds_only_while_its_checkpoint_fails(tmp_path: Path) -> None:
+    # leak-204's first checkpoint passes: marked as a known failure, the mark is stale and the
+    # run fails, saying so (a fixed bug cannot hide behind its old mark).
+    text = (SCENARIOS / "leak-204.yaml").read_text()
+    marked = text.replace(
+        "    id: relayed-to-wo-204\n", "    id: relayed-to-wo-204\n    known_failure: stale\n", 1
+    )
+    assert marked != text
+    path = tmp_path / "marked.yaml"
+    path.write_text(marked)
+    result = run_scenario(load_scenario(path))
+    assert not result.passed
+    assert result.execution_status == "FAILED"
+    assert "marked as known failures but passed" in result.error
+    assert "relayed-to-wo-204" in result.error
+    assert result.checkpoints[0].passed  # the grade itself is unchanged
+    assert result.as_json()["checkpoints"][0]["known_failure"] == "stale"
+
+
 def test_a_wrong_expectation_fails_with_its_reason_and_exit_code_one(tmp_path: Path) -> None:
     text = (SCENARIOS / "rating-legit.yaml").read_text().replace("rating: 5", "rating: 4")
     wrong = tmp_path / "wrong.yaml"

@@ -349,6 +349,7 @@ class EvalExecutor:
                     evidence=len(reads.evidence or ()),
                     shame=reads.shame or (),
                     graded_at=self.stack.clock.now(),
+                    known_failure=checkpoint.known_failure or "",
                 ),
             )
             results.append(graded.passed)
@@ -360,12 +361,14 @@ class EvalExecutor:
         graded = {c.checkpoint_id: c for c in self.store.checkpoints(run_id)}
         failure = event.get("failure")
         missing = [c.id for c in self.scenario.checkpoints if c.id not in graded]
-        passed = failure is None and not missing and all(c.passed for c in graded.values())
+        passed = failure is None and not missing and all(c.as_expected for c in graded.values())
         error = ""
         if failure is not None:
             error = f"{failure.get('Error')}: {failure.get('Cause', '')}"[:2000]
         elif missing:
             error = f"never graded: {', '.join(missing)}"
+        elif stale := [c.checkpoint_id for c in graded.values() if c.known_failure and c.passed]:
+            error = f"marked as known failures but passed (remove the mark): {', '.join(stale)}"
         self.store.put_run(
             run.model_copy(
                 update={

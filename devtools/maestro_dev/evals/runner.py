@@ -51,6 +51,12 @@ class CheckpointResult(BaseModel):
     reason: str
     findings: tuple[Finding, ...] = ()
     packages: tuple[str, ...] = ()
+    known_failure: str = Field(default="", description="The known bug it is marked with")
+
+    @property
+    def as_expected(self) -> bool:
+        """Passed, or a known failure that failed."""
+        return self.passed != bool(self.known_failure)
 
 
 class ScenarioResult(BaseModel):
@@ -74,7 +80,9 @@ class ScenarioResult(BaseModel):
             "id": self.id,
             "passed": self.passed,
             "checkpoints": [
-                {"id": c.id, "passed": c.passed, "reason": c.reason} for c in self.checkpoints
+                {"id": c.id, "passed": c.passed, "reason": c.reason}
+                | ({"known_failure": c.known_failure} if c.known_failure else {})
+                for c in self.checkpoints
             ],
         }
 
@@ -146,14 +154,16 @@ def run_scenario(
                     reason=row.reason,
                     findings=row.findings,
                     packages=row.packages,
+                    known_failure=row.known_failure,
                 )
             )
     return ScenarioResult(
         id=scenario.id,
         title=scenario.title,
         naive_failure=scenario.naive_failure,
-        # Passed only as the run's rows say it, and only if every checkpoint was graded so.
-        passed=run.status == "passed" and all(c.passed for c in checkpoints),
+        # Passed only as the run's rows say it, and only if every checkpoint was graded so (a
+        # known failure failing, as marked).
+        passed=run.status == "passed" and all(c.as_expected for c in checkpoints),
         checkpoints=tuple(checkpoints),
         error=run.error,
         run_id=run_id,

@@ -69,6 +69,15 @@ class CheckpointRow(_Row):
         default=(), description="The packages' shame rows when graded (the report lists them)"
     )
     graded_at: datetime
+    known_failure: str = Field(
+        default="", description="The known bug the checkpoint is marked with ('' if none)"
+    )
+
+    @property
+    def as_expected(self) -> bool:
+        """Passed, or marked as a known failure and failed (a marked one that passes is not:
+        the mark is stale)."""
+        return self.passed != bool(self.known_failure)
 
 
 class GateRow(_Row):

@@ -7,17 +7,25 @@ start, ``"+5m"`` after the step before. The embedded stack's clock is virtual, s
 gap costs nothing.
 
 - ``world``: the parties (id, role, phone, name, unit), the work orders (id, tenant, vendor,
-  status, description, rating_requested, opened_at) and optional prior messages, which are
+  status, description, rating_requested, opened_at), optional prior messages, which are
   played through the real inbound path before the first turn (so the decisions they lead to
-  are real ones);
-- ``turns``: in order, ``{at, from, channel, text}`` (``from`` is a party id or a raw phone),
-  ``{flush: idle | kickoff | conversation_ended | max_wait}`` and ``{update: WO id, status}`` (a
-  change made outside the conversation, e.g. the vendor completing the job);
-- ``model``: optional scripted answers for offline, deterministic runs of the model path: per
-  purpose, in call order, and rules that answer whatever call mentions a text;
-- ``checkpoints``: ``{after: <turn index>, id, expect}``; ``expect`` is graded on the packages
-  the turns since the previous checkpoint produced, from the decision log, the WO store, the
-  messages as the messaging surface returns them, and the ledger's evidence and shame.
+  are real ones), PMs' on-call shifts, and questions, holds and decisions already out or
+  recorded at the start;
+- ``turns``: in order, ``{at, from, channel, text, sid, media}`` (``from`` is a party id or a
+  raw phone; one ``sid`` label twice is a redelivered webhook), ``{flush: idle | kickoff |
+  conversation_ended | max_wait}``, ``{update: WO id, status, vendor, visit, category, summary,
+  note}`` (a vendor's or PM's change made outside the conversation), ``{opt_out: who, via}``
+  and ``{wait: 4h}``;
+- ``model``: optional scripted answers for offline, deterministic runs of the model path: rules
+  that answer whatever call mentions a text, seeded distributions, per purpose in call order,
+  and the purposes left offline (the no-model path) while the rest are scripted;
+- ``checkpoints``: ``{after: <turn index>, id, expect, known_failure}`` (several may follow one
+  step); ``expect`` is graded on the packages the turns since the previous checkpoint produced,
+  from the decision log, the executions' inputs and the conversation buffer, the WO store and
+  the WOs' timelines and routing state, the pending, dispatch and consent stores, the messages
+  as the messaging surface returns them, and the ledger's evidence and shame.
+
+Every part is listed in ``docs/scenario-format.md``.
 """
 
 from __future__ import annotations
@@ -796,6 +804,13 @@ class Checkpoint(_Spec):
     after: int = Field(ge=0, description="The index of the turn it follows")
     id: str = Field(min_length=1)
     expect: Expect
+    known_failure: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A known product bug this checkpoint exposes (what, where): graded like any "
+        "other and shown failing; the run passes while it fails and fails once it passes "
+        "(the bug is fixed: remove the mark)",
+    )
 
 
 class Scenario(_Spec):
