@@ -395,3 +395,7 @@ def test_pm_is_whom_the_world_pages_at_its_start() -> None:
     # No PM of the property and no shift: the account's fallback number.
     nobody = world(parties=[{**lee, "id": "pm-paula", "phone": "+14155550188"}])
     assert paged_pm(nobody) == ON_CALL_PM
+    # ...which a world may name, or have none of.
+    own = world(parties=[{**lee, "id": "pm-paula"}], fallback_phone="+14155550166")
+    assert paged_pm(own) == "+14155550166"
+    assert paged_pm(world(parties=[{**lee, "id": "pm-paula"}], fallback_phone="")) == ""

@@ -502,8 +502,8 @@ class EvalExecutor:
 
 def paged_pm(world: World) -> str:
     """Whom a page about the world's property goes to at the start, by docs/on-call.md's order
-    (the PM on call, else the default PM, else the account's fallback number): ``pm`` in a
-    message check. The world's directory is what the stack imports, so this is the same
+    (the PM on call, else the default PM, else the account's fallback number; '' when no one):
+    ``pm`` in a message check. The world's directory is what the stack imports, so this is the same
     choice the pipeline makes for a page about that property."""
     directory = world.directory()
     prop = WORLD_PROPERTY.property_id
@@ -516,9 +516,14 @@ def paged_pm(world: World) -> str:
         managers=[
             p for p in directory.people if p.role is PersonRole.PM and prop in p.property_ids
         ],
-        fallback_phone=ON_CALL_PM,
+        fallback_phone=fallback_phone(world),
     )
-    return recipient.phone or ON_CALL_PM
+    return recipient.phone or ""
+
+
+def fallback_phone(world: World) -> str:
+    """The account's fallback number the world's stack pages: its own, or the stack's."""
+    return ON_CALL_PM if world.fallback_phone is None else world.fallback_phone
 
 
 def _prior_decision(spec: PriorDecisionSpec, phone: str, world: World, n: int) -> MaestroDecision:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from maestro.evals.lenses import Finding
 from maestro.evals.scenario import Scenario
-from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_run, start_of
+from maestro_dev.evals.executor import HANDLERS, EvalExecutor, fallback_phone, new_run, start_of
 from maestro_dev.evals.model import scripted_model
 from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore, GateRow, Mode
 from maestro_dev.local.stack import ACCOUNT, PREFIX, ROOT, LocalStack, function_arn, substitute
@@ -114,7 +114,11 @@ def run_scenario(
     model = scripted_model(scenario.model) if scenario.model is not None else None
     offline = scenario.model.offline if scenario.model is not None else ()
     with LocalStack(
-        start=start_of(scenario), model=model, step_mode=mode == "step", offline_purposes=offline
+        start=start_of(scenario),
+        model=model,
+        step_mode=mode == "step",
+        offline_purposes=offline,
+        settings={"on_call_pm_phone": fallback_phone(scenario.world)},
     ) as stack:
         if stack_hook is not None:
             stack_hook(stack)

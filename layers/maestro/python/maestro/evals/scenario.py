@@ -281,6 +281,13 @@ class World(_Spec):
     parties: tuple[PartySpec, ...] = ()
     work_orders: tuple[WorkOrderSpec, ...] = ()
     messages: tuple[PriorMessage, ...] = ()
+    fallback_phone: str | None = Field(
+        default=None,
+        pattern=r"^(\+[1-9]\d{6,14})?$",
+        description="The account's fallback number (on_call_pm_phone), paged when no PM is on "
+        "call or manages the property; '' for none (a page is then undeliverable); unset: the "
+        "embedded stack's",
+    )
     on_call: tuple[OnCallSpec, ...] = Field(
         default=(),
         description="PMs' on-call shifts; 'pm' in a message check is whom a page for the "
