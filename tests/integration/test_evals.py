@@ -318,6 +318,7 @@ def test_eval_run_json_prints_the_specified_object_and_exits_zero(tmp_path: Path
     assert rows["run"]["status"] == "passed"
 
 
+@pytest.mark.slow  # a fresh interpreter: about 10 s on a loaded machine
 def test_eval_run_json_prints_nothing_but_the_object_on_stdout(tmp_path: Path) -> None:
     # model-outage's probe fails, which the pipeline logs (Powertools: JSON lines on stdout, as
     # Lambda wants): --json sends every log line to stderr, so stdout parses whole.
@@ -383,6 +384,11 @@ def test_a_known_failure_mark_holds_only_while_its_checkpoint_fails(tmp_path: Pa
     assert "relayed-to-wo-204" in result.error
     assert result.checkpoints[0].passed  # the grade itself is unchanged
     assert result.as_json()["checkpoints"][0]["known_failure"] == "stale"
+    from maestro_dev.evals.report import load_inputs, render
+    from maestro_dev.evals.runner import save_runs
+
+    page = render(load_inputs(save_runs([result], tmp_path), tmp_path / "no-plots"))
+    assert "<b>Known failure</b> (passes: remove the mark): stale" in page
 
 
 def test_a_wrong_expectation_fails_with_its_reason_and_exit_code_one(tmp_path: Path) -> None:
