@@ -13,6 +13,8 @@ import io
 import json
 import logging
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -21,11 +23,17 @@ from typing import Any
 import pytest
 
 import maestro.brain.offline as offline
+from maestro.brain.scripted import ScriptedModel
+from maestro.domain.dispose import trail_of
 from maestro.domain.models import OpenContext
 from maestro.domain.revalidate import Check, Revalidation, Target
-from maestro.evals.scenario import WaitStep
+from maestro.evals.scenario import ModelScript, OptOutStep, UpdateStep, WaitStep
+from maestro.ingest.service import conversation_id_for
 from maestro_dev.cli import main
+from maestro_dev.evals import runner
+from maestro_dev.evals.executor import EvalExecutor, new_run, start_of
 from maestro_dev.evals.loader import SCENARIOS, load_scenario, load_scenarios
+from maestro_dev.evals.model import scripted_model
 from maestro_dev.evals.runner import (
     EVAL_ASL_PATH,
     PausedGate,
@@ -68,24 +76,41 @@ def test_there_are_at_least_twelve_golden_scenarios_each_naming_its_naive_failur
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
-def test_every_golden_scenario_passes_offline(path: Path) -> None:
+def test_every_golden_scenario_passes_offline(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scenario = load_scenario(path)
+    models: list[ScriptedModel] = []
+
+    def kept(script: ModelScript) -> ScriptedModel:
+        models.append(scripted_model(script))
+        return models[-1]
+
+    monkeypatch.setattr(runner, "scripted_model", kept)
     result = run_scenario(scenario)
     assert result.passed, explain(result)
     assert result.execution_status == "SUCCEEDED"
+    # A purpose the script sends offline never reaches the model; the others do.
+    if scenario.model is not None and scenario.model.offline:
+        (model,) = models
+        called = {c.purpose for c in model.calls}
+        assert called, "the scripted purposes reach the model"
+        assert not called & set(scenario.model.offline), called
     # Graded from rows the run stored, every checkpoint with the packages it covered (none only
-    # after nothing but waits: what falls due then is a WO execution's, read from its ledger rows).
+    # after steps that send nothing: waits, what falls due then is a WO execution's, read from
+    # its ledger rows; updates made outside the conversation; opt-outs; or where it expects none).
     assert [c["checkpoint_id"] for c in result.rows["checkpoints"]] == [
         c.id for c in scenario.checkpoints
     ]
-    waits_only: set[str] = set()
-    previous = -1
+    silent: set[str] = set()
+    covered_from = 0
     for checkpoint in scenario.checkpoints:
-        steps = scenario.turns[previous + 1 : checkpoint.after + 1]
-        if all(isinstance(step, WaitStep) for step in steps):
-            waits_only.add(checkpoint.id)
-        previous = checkpoint.after
-    assert all(c.packages for c in result.checkpoints if c.findings and c.id not in waits_only)
+        if checkpoint.after >= covered_from:  # several after one step cover the same steps
+            steps = scenario.turns[covered_from : checkpoint.after + 1]
+            covered_from = checkpoint.after + 1
+        if checkpoint.expect.packages == 0 or all(
+            isinstance(step, WaitStep | UpdateStep | OptOutStep) for step in steps
+        ):
+            silent.add(checkpoint.id)
+    assert all(c.packages for c in result.checkpoints if c.findings and c.id not in silent)
 
 
 def test_the_executor_asl_substitutes_every_placeholder_and_reaches_every_state() -> None:
@@ -186,13 +211,17 @@ def test_a_text_claimed_but_never_sent_fails_on_shame(
     result = run_scenario(load_scenario(SCENARIOS / "leak-204.yaml"))
     assert lies
     assert not result.passed
-    (checkpoint,) = result.checkpoints
+    checkpoint = result.checkpoints[0]
     shame = [f for f in checkpoint.findings if f.expectation.startswith("shame")]
     assert shame, checkpoint.findings
     assert not shame[0].passed
     assert "unverified_claim" in shame[0].evidence
+    # The second checkpoint reads the texts back by SID: a claimed text that Twilio does not
+    # hold is not found.
+    assert not result.checkpoints[1].passed
+    assert "message to vendor-vic" in result.checkpoints[1].reason
     # The run's rows keep the shame rows, and the report lists them.
-    (row,) = result.rows["checkpoints"]
+    row = result.rows["checkpoints"][0]
     assert {r["kind"] for r in row["shame"]} == {"unverified_claim"}
     assert {r["subject_id"] for r in row["shame"]} == set(lies)
     from maestro_dev.evals.report import load_inputs, render
@@ -275,13 +304,93 @@ def test_eval_run_json_prints_the_specified_object_and_exits_zero(tmp_path: Path
             {
                 "id": "leak-204",
                 "passed": True,
-                "checkpoints": [{"id": "relayed-to-wo-204", "passed": True, "reason": "all held"}],
+                "checkpoints": [
+                    {"id": "relayed-to-wo-204", "passed": True, "reason": "all held"},
+                    {
+                        "id": "one-package-seven-samples-availability-to-vic",
+                        "passed": True,
+                        "reason": "all held",
+                    },
+                ],
             }
         ],
     }
     (saved,) = tmp_path.glob("eval-run-*.json")
     rows = json.loads(saved.read_text())["results"][0]["rows"]
     assert rows["run"]["status"] == "passed"
+
+
+@pytest.mark.slow  # a fresh interpreter: about 10 s on a loaded machine
+def test_eval_run_json_prints_nothing_but_the_object_on_stdout(tmp_path: Path) -> None:
+    # model-outage's probe fails, which the pipeline logs (Powertools: JSON lines on stdout, as
+    # Lambda wants): --json sends every log line to stderr, so stdout parses whole.
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "maestro_dev.cli", "eval", "run", "--json"),
+            *("--save", str(tmp_path), str(SCENARIOS / "model-outage.yaml")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)  # the whole of stdout, nothing before or after the object
+    assert report["passed"] is True
+    assert [s["id"] for s in report["scenarios"]] == ["model-outage"]
+    assert "severity probe failed" in done.stderr  # the log line went somewhere: stderr
+
+
+def test_a_seeded_world_puts_its_items_where_the_pipeline_reads_them() -> None:
+    scenario = load_scenario(SCENARIOS / "seeded-question-and-hold.yaml")
+    with LocalStack(start=start_of(scenario)) as stack:
+        table = PREFIX + EVAL_RUNS.logical_name
+        stack.ddb.create_table(**EVAL_RUNS.create_table_kwargs(table))
+        store = EvalRunStore(stack.ddb, table)
+        store.put_run(new_run(scenario, "all", "seeded", stack.clock.now()))
+        EvalExecutor(stack, store, scenario).setup({"run_id": "seeded"})
+        deps = stack.pipeline.deps
+        maria = scenario.world.party("tenant-maria")
+        assert maria is not None
+        # The guard trail and the brain's window read the conversation's recent decisions.
+        (earlier,) = deps.decisions.recent(conversation_id_for(maria.phone), 10)
+        assert (earlier.package_id, earlier.lane.value) == ("pkg-asked-which", "clarify")
+        assert trail_of([earlier])[0].signal == "ask:WO-204,WO-211"
+        # The lease snapshot reads each party's open items.
+        questions, holds = deps.pending.open_items("tenant-maria")
+        assert [q.candidate_ids for q in questions] == [("WO-204", "WO-211")]
+        assert holds == []
+        questions, holds = deps.pending.open_items("pm-paula")
+        assert questions == []
+        (hold,) = holds
+        assert hold.call is not None
+        assert hold.call.wo_ids == ("WO-211",)
+        # Its snapshot is the WO as seeded: a change before the YES is seen at release.
+        assert [s.wo_id for s in hold.wo_snapshots] == ["WO-211"]
+
+
+def test_a_known_failure_mark_holds_only_while_its_checkpoint_fails(tmp_path: Path) -> None:
+    # leak-204's first checkpoint passes: marked as a known failure, the mark is stale and the
+    # run fails, saying so (a fixed bug cannot hide behind its old mark).
+    text = (SCENARIOS / "leak-204.yaml").read_text()
+    marked = text.replace(
+        "    id: relayed-to-wo-204\n", "    id: relayed-to-wo-204\n    known_failure: stale\n", 1
+    )
+    assert marked != text
+    path = tmp_path / "marked.yaml"
+    path.write_text(marked)
+    result = run_scenario(load_scenario(path))
+    assert not result.passed
+    assert result.execution_status == "FAILED"
+    assert "marked as known failures but passed" in result.error
+    assert "relayed-to-wo-204" in result.error
+    assert result.checkpoints[0].passed  # the grade itself is unchanged
+    assert result.as_json()["checkpoints"][0]["known_failure"] == "stale"
+    from maestro_dev.evals.report import load_inputs, render
+    from maestro_dev.evals.runner import save_runs
+
+    page = render(load_inputs(save_runs([result], tmp_path), tmp_path / "no-plots"))
+    assert "<b>Known failure</b> (passes: remove the mark): stale" in page
 
 
 def test_a_wrong_expectation_fails_with_its_reason_and_exit_code_one(tmp_path: Path) -> None:

@@ -94,10 +94,103 @@ def test_the_base_world_is_the_demo_world_and_a_scenario_adds_to_it() -> None:
             {
                 "checkpoints": [
                     {"after": 1, "id": "a", "expect": {}},
-                    {"after": 1, "id": "b", "expect": {}},
+                    {"after": 0, "id": "b", "expect": {}},
                 ]
             },
-            "one after any turn",
+            "in turn order",
+        ),
+        (
+            {
+                "checkpoints": [
+                    {"after": 1, "id": "a", "expect": {}},
+                    {"after": 1, "id": "a", "expect": {}},
+                ]
+            },
+            "checkpoint ids must be unique",
+        ),
+        (
+            {"turns": [{"update": "WO-198", "by": "pm-paula"}, {"flush": "idle"}]},
+            "change something",
+        ),
+        (
+            {"turns": [{"update": "WO-198", "vendor": "tenant-maria"}, {"flush": "idle"}]},
+            "is no vendor",
+        ),
+        (
+            {
+                "turns": [
+                    {"from": "tenant-maria", "text": "a", "sid": "s1"},
+                    {"from": "vendor-vic", "text": "a", "sid": "s1"},
+                ]
+            },
+            "one sender's message",
+        ),
+        (
+            {
+                "turns": [
+                    {
+                        "from": "tenant-maria",
+                        "channel": "call",
+                        "media": [{"url": "https://x.example/a.jpg"}],
+                    }
+                ]
+            },
+            "only an sms carries media",
+        ),
+        ({"turns": [{"from": "tenant-maria", "text": ""}]}, "text, media or both"),
+        ({"turns": [{"opt_out": "nobody"}, {"flush": "idle"}]}, "no such party, nor a phone"),
+        (
+            {
+                "model": {
+                    "distributions": [
+                        {
+                            "purpose": "reasoning",
+                            "choices": [{"p": 0.6, "answer": {}}, {"p": 0.3, "answer": {}}],
+                        }
+                    ]
+                }
+            },
+            "sum to 1",
+        ),
+        (
+            {"model": {"offline": ["reasoning"], "calls": {"reasoning": [{}]}}},
+            "scripted and offline at once",
+        ),
+        ({"model": {"offline": ["probe"]}}, "offline both or neither"),
+        ({"world": {"base": "maria", "on_call": [{"pm": "tenant-maria"}]}}, "is not a PM"),
+        (
+            {
+                "world": {
+                    "base": "maria",
+                    "pending": [
+                        {
+                            "kind": "question",
+                            "id": "q",
+                            "party": "tenant-maria",
+                            "text": "which?",
+                            "candidates": ["WO-198"],
+                        }
+                    ],
+                }
+            },
+            "two or more candidate",
+        ),
+        (
+            {
+                "world": {
+                    "base": "maria",
+                    "pending": [
+                        {
+                            "kind": "hold",
+                            "id": "h",
+                            "party": "tenant-maria",
+                            "text": "cancel?",
+                            "wo": "WO-999",
+                        }
+                    ],
+                }
+            },
+            "no work order 'WO-999'",
         ),
         (
             {"turns": [{"at": "soon", "from": "tenant-maria", "text": "x"}, {"flush": "idle"}]},

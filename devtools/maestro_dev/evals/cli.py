@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -53,6 +55,10 @@ def _render(result: ScenarioResult, out: TextIO) -> None:
     for checkpoint in result.checkpoints:
         mark = "ok " if checkpoint.passed else "NOT"
         print(f"  {mark} {checkpoint.id}: {checkpoint.reason}", file=out)
+        if checkpoint.known_failure:
+            state = "still fails, as marked" if not checkpoint.passed else "PASSES: remove the mark"
+            why = " ".join(checkpoint.known_failure.split())
+            print(f"      known failure ({state}): {why}", file=out)
         if not checkpoint.passed:
             for finding in checkpoint.findings:
                 if not finding.passed:
@@ -61,8 +67,36 @@ def _render(result: ScenarioResult, out: TextIO) -> None:
         print(f"     written to catch: {' '.join(result.naive_failure.split())}", file=out)
 
 
+@contextlib.contextmanager
+def logs_to_stderr() -> Iterator[None]:
+    """Every log handler writing to stdout writes to stderr meanwhile (Powertools' Logger writes
+    its JSON lines to stdout, as Lambda wants): ``--json`` prints one object on stdout, whole."""
+    moved: list[logging.StreamHandler] = []  # type: ignore[type-arg]
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", ()):
+            if isinstance(handler, logging.StreamHandler) and handler.stream in (
+                sys.stdout,
+                sys.__stdout__,
+            ):
+                moved.append(handler)
+    previous = [handler.setStream(sys.stderr) for handler in moved]
+    try:
+        yield
+    finally:
+        for handler, stream in zip(moved, previous, strict=True):
+            handler.setStream(stream or sys.stdout)
+
+
 def cmd_eval_run(args: argparse.Namespace, out: TextIO) -> int:
     logging.getLogger("moto").setLevel(logging.CRITICAL)  # its ASL interpreter logs every error
+    if args.json:
+        with logs_to_stderr():
+            return _eval_run(args, out)
+    return _eval_run(args, out)
+
+
+def _eval_run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         scenarios = load_scenarios(Path(args.path))
     except ScenarioError as error:
@@ -91,7 +125,13 @@ def cmd_eval_run(args: argparse.Namespace, out: TextIO) -> int:
         checkpoints = [c for r in results for c in r.checkpoints]
         print(
             f"\n{passed}/{len(results)} scenarios passed, "
-            f"{sum(c.passed for c in checkpoints)}/{len(checkpoints)} checkpoints; "
+            f"{sum(c.passed for c in checkpoints)}/{len(checkpoints)} checkpoints"
+            + (
+                f" ({known} a known failure as marked)"
+                if (known := sum(bool(c.known_failure) and not c.passed for c in checkpoints))
+                else ""
+            )
+            + "; "
             f"rows in {saved}",
             file=out,
         )

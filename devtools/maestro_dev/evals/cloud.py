@@ -136,7 +136,8 @@ class EvalSettings(TwilioSettings):
 
 
 class RealTimeRefusedError(ValueError):
-    """A scenario that would wait longer than a handler may: refused, never shortened."""
+    """A step the cloud cannot run as written (a wait longer than a handler may, a carrier told
+    to refuse a number): refused, never shortened or faked."""
 
 
 class EvalCopyBusyError(RuntimeError):
@@ -283,6 +284,13 @@ class CloudEvalStack:
     def wait_for_executions(self, timeout: float = 30) -> None:
         self.until_quiet(
             "the package executions", lambda: len(self.executions("RUNNING")), timeout=timeout
+        )
+
+    def carrier_opt_out(self, phone: str) -> None:
+        """A real carrier cannot be told to refuse a number."""
+        raise RealTimeRefusedError(
+            f"a carrier opt-out of {phone} needs the embedded stack's loopback Twilio: "
+            "run this scenario locally (maestro eval run)"
         )
 
     # -- helpers --------------------------------------------------------------------------------

@@ -95,3 +95,6 @@ class EvalStack(Protocol):
 
     def wait_for_executions(self, timeout: float = 30) -> None:
         """Until no package execution runs (raises TimeoutError past ``timeout``)."""
+
+    def carrier_opt_out(self, phone: str) -> None:
+        """From now on the carrier refuses texts to ``phone`` (Twilio's 21610 on each)."""

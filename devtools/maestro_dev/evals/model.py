@@ -3,10 +3,19 @@ model path (probe, pre-check, reasoning samples, decide, manage-agent steps)."""
 
 from __future__ import annotations
 
+import dataclasses
+import random
+import threading
+from collections import defaultdict
+from collections.abc import Collection
+
+from maestro.brain.judgments import Judgments
 from maestro.brain.model import ModelError, ModelRequest
+from maestro.brain.models import Models
+from maestro.brain.offline import OfflineBrain
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.prompt_data import data_strings, read_data_blocks
-from maestro.evals.scenario import ModelScript
+from maestro.evals.scenario import ModelDistribution, ModelScript
 
 
 def new_messages(request: ModelRequest) -> str:
@@ -22,10 +31,25 @@ def new_messages(request: ModelRequest) -> str:
     return "\n".join(s for document in documents for s in data_strings(document))
 
 
+def draw(distribution: ModelDistribution, n: int) -> dict[str, object]:
+    """The ``n``-th draw (0-based) of ``distribution``: the same for the same seed and ``n``,
+    whatever else ran before it (each draw has its own generator, seeded by both)."""
+    roll = random.Random(f"{distribution.seed}:{n}").random()
+    total = 0.0
+    for choice in distribution.choices:
+        total += choice.p
+        if roll < total:
+            return dict(choice.answer)
+    return dict(distribution.choices[-1].answer)  # a rounding edge: the last choice
+
+
 def scripted_model(script: ModelScript, name: str = "scripted") -> ScriptedModel:
-    """Rules first (the first whose purpose matches and whose text the call is about), then the
-    purpose's answers in call order; a call with neither fails as ``no_script`` (and the
-    pipeline records its deterministic fallback)."""
+    """Rules first (the first whose purpose matches and whose text the call is about), then
+    distributions (the first that matches draws, seeded), then the purpose's answers in call
+    order; a call with none fails as ``no_script`` (and the pipeline records its
+    deterministic fallback)."""
+    drawn: defaultdict[int, int] = defaultdict(int)
+    lock = threading.Lock()  # samples are drawn in parallel: each draw takes the next number
 
     def responder(request: ModelRequest) -> Scripted | None:
         about = new_messages(request).lower()
@@ -35,7 +59,36 @@ def scripted_model(script: ModelScript, name: str = "scripted") -> ScriptedModel
             if rule.fail is not None:
                 return ModelError(rule.fail, "scripted failure")
             return dict(rule.answer or {})
+        for index, distribution in enumerate(script.distributions):
+            if distribution.purpose != request.purpose or distribution.when.lower() not in about:
+                continue
+            with lock:
+                n = drawn[index]
+                drawn[index] += 1
+            return draw(distribution, n)
         return None
 
     calls = {purpose: [dict(a) for a in answers] for purpose, answers in script.calls.items()}
     return ScriptedModel(calls, responder=responder, name=name)  # type: ignore[arg-type]
+
+
+def mixed_models(models: Models, offline: Collection[str]) -> Models:
+    """``models`` with each purpose of ``offline`` on the path maestro takes with no model:
+    reasoning by the offline brain, probe and precheck by the safety floor alone (no triage),
+    decide() by its defaults, the manage lane by its own rules, compose by the fixed texts.
+    The other purposes keep the model."""
+    unknown = set(offline) - {"probe", "precheck", "reasoning", "decide", "manage", "compose"}
+    if unknown:
+        raise ValueError(f"no such purpose: {', '.join(sorted(unknown))}")
+    changes: dict[str, object] = {}
+    if "reasoning" in offline:
+        changes["brain"] = OfflineBrain()
+    if {"probe", "precheck"} & set(offline):
+        changes["triage"] = None
+    if "decide" in offline:
+        changes["judgments"] = Judgments(None)
+    if "manage" in offline:
+        changes["agent"] = None
+    if "compose" in offline:
+        changes["composer"] = None
+    return dataclasses.replace(models, **changes)  # type: ignore[arg-type]

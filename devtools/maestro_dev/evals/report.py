@@ -89,6 +89,15 @@ def _grid(results: Sequence[ScenarioResult]) -> str:
     return f"<table><tr><th>scenario</th>{head}</tr>{''.join(rows)}</table>"
 
 
+def _known(checkpoint: Any) -> str:
+    """A known failure's mark: the bug it exposes, and whether it still fails as marked."""
+    why = " ".join(getattr(checkpoint, "known_failure", "").split())
+    if not why:
+        return ""
+    state = "still fails, as marked" if not checkpoint.passed else "passes: remove the mark"
+    return f"<p><b>Known failure</b> ({state}): {_e(why)}</p>"
+
+
 def _findings(checkpoint: Any) -> str:
     if not checkpoint.findings:
         return f"<p>{_e(checkpoint.reason)}</p>"
@@ -136,7 +145,8 @@ def _scenario(result: ScenarioResult) -> str:
         packages = ", ".join(checkpoint.packages) or "none"
         parts.append(
             f'<h3 id="{_e(result.id)}-{_e(checkpoint.id)}" class="{mark}">{_e(checkpoint.id)}'
-            f"</h3><p class='mono'>packages: {_e(packages)}</p>{_findings(checkpoint)}"
+            f"</h3><p class='mono'>packages: {_e(packages)}</p>{_known(checkpoint)}"
+            f"{_findings(checkpoint)}"
         )
     parts.append(f"<details><summary>shame rows</summary>{_shame(result)}</details>")
     return "\n".join(parts)

@@ -1,9 +1,10 @@
 """Eval-run rows: one DynamoDB partition per run.
 
 ``run`` (the scenario, the mode, the status and the seeded WO versions), ``step#NNN`` (what each
-step injected and which packages it produced), ``checkpoint#NNN`` (the grade and its findings)
-and ``gate#NNN#<gate>`` (a paused gate's task token until it is released). The executor's
-handlers write them; ``maestro eval run`` and the report read them back.
+step injected and which packages it produced), ``checkpoint#NNN#OO`` (a grade and its findings;
+OO: its place among the checkpoints after step NNN) and ``gate#NNN#<gate>`` (a paused gate's
+task token until it is released). The executor's handlers write them; ``maestro eval run`` and
+the report read them back.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class RunRow(_Row):
 
 class StepRow(_Row):
     index: int
-    kind: Literal["turn", "flush", "update", "wait"]
+    kind: Literal["turn", "flush", "update", "wait", "opt_out"]
     at: datetime
     before: tuple[str, ...] = Field(default=(), description="Executions that existed before it")
     injected: dict[str, Any] = Field(default_factory=dict)
@@ -56,6 +57,9 @@ class StepRow(_Row):
 class CheckpointRow(_Row):
     checkpoint_id: str
     after: int
+    order: int = Field(
+        default=0, ge=0, description="Its place among the checkpoints after the same step"
+    )
     passed: bool
     reason: str
     findings: tuple[Finding, ...] = ()
@@ -65,6 +69,15 @@ class CheckpointRow(_Row):
         default=(), description="The packages' shame rows when graded (the report lists them)"
     )
     graded_at: datetime
+    known_failure: str = Field(
+        default="", description="The known bug the checkpoint is marked with ('' if none)"
+    )
+
+    @property
+    def as_expected(self) -> bool:
+        """Passed, or marked as a known failure and failed (a marked one that passes is not:
+        the mark is stale)."""
+        return self.passed != bool(self.known_failure)
 
 
 class GateRow(_Row):
@@ -130,7 +143,7 @@ class EvalRunStore:
         return [StepRow.model_validate(d) for d in self._items(run_id, "step#")]
 
     def put_checkpoint(self, run_id: str, row: CheckpointRow) -> None:
-        self._put(run_id, f"checkpoint#{row.after:03d}", row)
+        self._put(run_id, f"checkpoint#{row.after:03d}#{row.order:02d}", row)
 
     def checkpoints(self, run_id: str) -> list[CheckpointRow]:
         return [CheckpointRow.model_validate(d) for d in self._items(run_id, "checkpoint#")]

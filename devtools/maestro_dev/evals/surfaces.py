@@ -23,12 +23,23 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
+from maestro.adapters.dynamodb_consent import DynamoConsentStore
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
-from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
-from maestro.domain.dispatch import run_package_id
+from maestro.adapters.dynamodb_memory import (
+    DynamoDecisionLog,
+    DynamoPendingStore,
+    DynamoStateStore,
+    DynamoTimeline,
+    DynamoWorkOrderStore,
+)
+from maestro.domain.dispatch import DispatchRun, run_package_id
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
-from maestro.evals.lenses import PackageReads, Reads, SentRecord
+from maestro.domain.timeline import NoteEntry, photos_on
+from maestro.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
+from maestro.pipeline.contract import ExecutionInput
+from maestro.ports import FlushClaim
 
 if TYPE_CHECKING:
     from maestro_dev.evals.environment import EvalStack
@@ -40,13 +51,57 @@ class StackSurfaces:
         self._log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
         self._work_orders = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
         self._dispatch = DynamoDispatchStore(stack.ddb, stack.tables["dispatch"])
+        self._timeline = DynamoTimeline(stack.ddb, stack.tables["timeline"])
+        self._states = DynamoStateStore(stack.ddb, stack.tables["state"])
+        self._pending = DynamoPendingStore(stack.ddb, stack.tables["pending"])
+        self._consent = DynamoConsentStore(stack.ddb, stack.tables["conversations"])
+        self._buffer = DynamoConversationBuffer(
+            stack.ddb, stack.tables["messages"], stack.tables["conversations"]
+        )
+        self._inputs: dict[str, ExecutionInput] = {}
 
     def execution_arns(self) -> list[str]:
         return [e["executionArn"] for e in self._stack.executions()]
 
     def package_of(self, execution_arn: str) -> str:
         described = self._stack.sfn.describe_execution(executionArn=execution_arn)
-        return str(json.loads(described["input"])["package_id"])
+        started = ExecutionInput.model_validate(json.loads(described["input"]))
+        self._inputs[started.package_id] = started
+        return started.package_id
+
+    def contents(self, package_id: str) -> PackageContents | None:
+        """The package's trigger (its execution's input, as the flusher started it) and its
+        messages read back from the conversation buffer by the seqs that input names."""
+        started = self._inputs.get(package_id)
+        if started is None:
+            arn = next(
+                (
+                    e["executionArn"]
+                    for e in self._stack.executions()
+                    if e.get("name") == package_id
+                ),
+                None,
+            )
+            if arn is None or self.package_of(arn) != package_id:
+                return None
+            started = self._inputs[package_id]
+        ref = started.package_ref
+        claim = FlushClaim(
+            conversation_id=ref.conversation_id,
+            flush_number=ref.flush_number,
+            package_id=ref.package_id,
+            after_seq=ref.after_seq,
+            through_seq=ref.through_seq,
+            trigger=ref.trigger,
+            claimed_at=ref.flushed_at,
+        )
+        messages = self._buffer.messages_for(claim)
+        return PackageContents(
+            trigger=ref.trigger.value,
+            sender=ref.sender_phone,
+            texts=tuple(m.body for m in messages),
+            media=sum(len(m.media) for m in messages),
+        )
 
     def package(self, package_id: str) -> PackageReads:
         return PackageReads(
@@ -54,7 +109,58 @@ class StackSurfaces:
             decisions=tuple(self._log.for_package(package_id)),
             outcomes=tuple(self._log.outcomes_for(package_id)),
             completion=self._log.completion_for(package_id),
+            contents=self.contents(package_id),
         )
+
+    def timelines(self, wo_ids: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+        """Each WO's timeline notes, oldest first, and the photos it holds (the timeline
+        table)."""
+        entries = {wo_id: self._timeline.for_wo(wo_id) for wo_id in wo_ids}
+        notes = {
+            wo_id: tuple(e.note for e in found if isinstance(e, NoteEntry))
+            for wo_id, found in entries.items()
+        }
+        return notes, {wo_id: photos_on(found) for wo_id, found in entries.items()}
+
+    def interrupted(self, wo_ids: Iterable[str]) -> dict[str, bool]:
+        """Each WO's routing state (the state table): whether an emergency interrupted it."""
+        states = {wo_id: self._states.get(wo_id) for wo_id in wo_ids}
+        return {w: s is not None and s.interrupted_by is not None for w, s in states.items()}
+
+    def pending(
+        self, party_ids: Iterable[str], runs: Iterable[DispatchRun]
+    ) -> tuple[PendingRead, ...]:
+        """What is out now: each party's open questions and held confirmations (the pending
+        store), and every open dispatch offer (the dispatch store)."""
+        out: list[PendingRead] = []
+        for party_id in party_ids:
+            questions, holds = self._pending.open_items(party_id)
+            out += [
+                PendingRead(
+                    kind="question", party_id=party_id, text=q.question, wo_ids=q.candidate_ids
+                )
+                for q in questions
+            ]
+            out += [
+                PendingRead(
+                    kind="hold",
+                    party_id=party_id,
+                    text=h.proposal,
+                    wo_ids=tuple(h.call.wo_ids) if h.call else (),
+                )
+                for h in holds
+            ]
+        for run in runs:
+            out += [
+                PendingRead(kind="offer", party_id=o.vendor_id, wo_ids=(run.wo_id,))
+                for o in run.offers
+                if o.outcome == "open"
+            ]
+        return tuple(out)
+
+    def opted_out(self, phones: Iterable[str]) -> dict[str, bool]:
+        states = {phone: self._consent.state(phone) for phone in phones}
+        return {phone: s is not None and s.opted_out for phone, s in states.items()}
 
     def work_orders(self) -> dict[str, WorkOrder]:
         table = self._stack.tables["work_orders"]
@@ -88,9 +194,12 @@ class StackSurfaces:
         *,
         every_package: Iterable[str] = (),
         since: datetime | None = None,
+        parties: dict[str, str] | None = None,
     ) -> Reads:
         """The covered packages' reads, and the dispatch of every WO the scenario's packages
-        (``every_package``, so far) created, with its rows claimed after ``since``."""
+        (``every_package``, so far) created, with its rows claimed after ``since``; what is
+        out to ``parties`` (party id → phone) and their consent."""
+        parties = parties or {}
         package_ids = tuple(package_ids)
         packages = tuple(self.package(p) for p in package_ids)
         created = tuple(
@@ -112,9 +221,17 @@ class StackSurfaces:
         sids += [r.subject_id for r in dispatch_rows if r.event_type == "message.sent"]
         messages = tuple(m for s in dict.fromkeys(sids) if (m := self.fetch_message(s)))
         rows += dispatch_rows
+        work_orders = self.work_orders()
+        every_run = [run for wo_id in work_orders if (run := self._dispatch.get(wo_id))]
+        notes, photos = self.timelines(work_orders)
         return Reads(
             packages=packages,
-            work_orders=self.work_orders(),
+            work_orders=work_orders,
+            notes=notes,
+            photos=photos,
+            interrupted=self.interrupted(work_orders),
+            pending=self.pending(parties, every_run),
+            opted_out=self.opted_out(parties.values()),
             seeded_versions=seeded_versions,
             created=created,
             dispatch=runs,

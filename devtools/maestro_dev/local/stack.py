@@ -46,7 +46,7 @@ import types
 import uuid
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -184,7 +184,11 @@ class LocalStack:
         histories_kept: int = HISTORIES_KEPT,
         settings: Mapping[str, Any] | None = None,
         stage_throttle: tuple[float, int] | None = None,
+        offline_purposes: Collection[str] = (),
     ) -> None:
+        # offline_purposes: with a model, the purposes that take the no-model path anyway
+        # (maestro_dev.evals.model.mixed_models): a scenario scripting some, not all.
+        self.offline_purposes = frozenset(offline_purposes)
         # None: the offline brain (tests never reach a network); "env": Anthropic when
         # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
         self.model = model
@@ -559,6 +563,12 @@ class LocalStack:
             given,  # type: ignore[arg-type]
             key_from_env=self.model == "env",
         )
+        if self.offline_purposes:
+            from maestro_dev.evals.model import mixed_models
+
+            self.pipeline.deps.models = mixed_models(
+                self.pipeline.deps.models, self.offline_purposes
+            )
         self.handlers = make_handlers(self.pipeline, persistence)
         aws_clients.client.cache_clear()  # its own SDK clients, as each function has
         dispatch_tables: dict[str, Any] = {f"{t}_table": self.tables[t] for t in DISPATCH_TABLES}
@@ -1050,6 +1060,11 @@ class LocalStack:
             described = self.sfn.describe_execution(executionArn=execution_arn)
             self._conversations[execution_arn] = json.loads(described["input"])["conversation_id"]
         return self._conversations[execution_arn]
+
+    def carrier_opt_out(self, phone: str) -> None:
+        """From now on the loopback Twilio fails each text to ``phone`` with 21610 (its status
+        callback says so), as it does for a number that texted STOP elsewhere."""
+        self.twilio.undeliverable(phone, error_code=21610)
 
     def wait_for_executions(self, timeout: float = 30, allow_paused: bool = False) -> None:
         """Until every execution has finished, or (``allow_paused``) is idle: paused at a gate

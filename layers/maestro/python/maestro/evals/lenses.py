@@ -9,7 +9,9 @@ surface exists, is a failure with that reason, never a pass by default.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -18,16 +20,28 @@ from maestro.domain.common import Frozen
 from maestro.domain.dispatch import DispatchRun
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
-from maestro.evals.scenario import DecisionExpect, Expect, MessageExpect
+from maestro.evals.scenario import DecisionExpect, Expect, MessageExpect, offset
 
 __all__ = [
     "CheckpointGrade",
     "Finding",
+    "PackageContents",
     "PackageReads",
+    "PendingRead",
     "Reads",
     "SentRecord",
     "grade",
 ]
+
+
+class PackageContents(Frozen):
+    """What a package held: its trigger (the execution's input) and its messages, read back
+    from the conversation buffer, in order."""
+
+    trigger: str
+    sender: str = Field(description="The sender's phone")
+    texts: tuple[str, ...] = ()
+    media: int = 0
 
 
 class PackageReads(Frozen):
@@ -37,6 +51,16 @@ class PackageReads(Frozen):
     decisions: tuple[MaestroDecision, ...] = ()
     outcomes: tuple[ActionOutcomeRecord, ...] = ()
     completion: PackageCompletion | None = None
+    contents: PackageContents | None = Field(default=None, description="None: not read back")
+
+
+class PendingRead(Frozen):
+    """An item out to a party: a question, a hold, or an open dispatch offer."""
+
+    kind: str
+    party_id: str
+    text: str = ""
+    wo_ids: tuple[str, ...] = ()
 
 
 class SentRecord(Frozen):
@@ -74,6 +98,21 @@ class Reads(Frozen):
     shame: tuple[dict[str, Any], ...] | None = Field(
         default=None, description="Shame rows for the covered packages; None: no surface"
     )
+    notes: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict, description="Each WO's timeline notes, oldest first"
+    )
+    interrupted: dict[str, bool] = Field(
+        default_factory=dict, description="Each WO's routing state: an emergency interrupted it"
+    )
+    photos: dict[str, int] = Field(
+        default_factory=dict, description="Photos each WO's timeline holds"
+    )
+    pending: tuple[PendingRead, ...] | None = Field(
+        default=None, description="Items out now (pending and dispatch stores); None: not read"
+    )
+    opted_out: dict[str, bool] = Field(
+        default_factory=dict, description="By phone: opted out (the consent store)"
+    )
 
 
 class Finding(Frozen):
@@ -91,11 +130,32 @@ class CheckpointGrade(Frozen):
     findings: tuple[Finding, ...]
 
 
-def grade(expect: Expect, reads: Reads, phones: Mapping[str, str]) -> CheckpointGrade:
-    """Grade ``expect`` on ``reads``. ``phones`` maps a party id (and ``"pm"``) to a phone."""
+def has_words(text: str, words: str) -> bool:
+    """Whether ``words`` is in ``text`` (any case) as whole words: not inside a longer word or
+    number at either end ("WO-1" is not in "WO-198", "leak" not in "leaky"). An edge that is
+    not a word character (``[EMERGENCY]``, ``204:``) needs no boundary there."""
+    if not words:
+        return True
+    pattern = re.escape(words)
+    if re.match(r"\w", words[0]):
+        pattern = r"(?<!\w)" + pattern
+    if re.match(r"\w", words[-1]):
+        pattern += r"(?!\w)"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
+def grade(
+    expect: Expect,
+    reads: Reads,
+    phones: Mapping[str, str],
+    start: datetime | None = None,
+) -> CheckpointGrade:
+    """Grade ``expect`` on ``reads``. ``phones`` maps a party id (and ``"pm"``) to a phone;
+    ``start`` is the scenario's start (a visit window is given as offsets from it)."""
     findings: list[Finding] = []
     for lens in _LENSES:
         findings.extend(lens(expect, reads, phones))
+    findings.extend(_work_order_fields(expect, reads, start))
     if not findings:
         findings.append(Finding(expectation="anything", passed=False, reason="expects nothing"))
     failed = [f for f in findings if not f.passed]
@@ -210,6 +270,9 @@ def _matches(
     for name, value in want.model_dump(exclude_none=True).items():
         if name == "route":
             got: Any = completions.get(decision.package_id)
+        elif name == "vote_split":
+            got = sorted(decision.votes.values(), reverse=True)
+            value = list(value)
         else:
             got = getattr(decision, name)
             got = getattr(got, "value", got)
@@ -236,6 +299,7 @@ def _decision_fields(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -
         f"{' interrupted' if d.interrupted else ''}"
         f"{f' revalidation={d.revalidation}' if d.revalidation else ''}"
         f" relation={d.context_relation} open={d.open_context_count}"
+        f" samples={d.valid_samples}/{d.samples} votes={d.votes}"
         for d in decisions
     )
     out: list[Finding] = []
@@ -290,7 +354,8 @@ def _work_orders(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> li
                 )
             )
         if want.vendor is not None:
-            checks.append((f"vendor={want.vendor}", wo.vendor_id == want.vendor))
+            vendor = None if want.vendor == "none" else want.vendor
+            checks.append((f"vendor={want.vendor}", wo.vendor_id == vendor))
         if want.dispatch is not None:
             checks.append(
                 (f"dispatch={want.dispatch}", run is not None and run.step == want.dispatch)
@@ -338,7 +403,7 @@ def _message_line(message: SentRecord, names: Mapping[str, str]) -> str:
 
 
 def _messages(expect: Expect, reads: Reads, phones: Mapping[str, str]) -> list[Finding]:
-    if not expect.messages and not expect.no_message_containing:
+    if not expect.messages and not expect.no_message_containing and not expect.no_messages:
         return []
     names = {phone: who for who, phone in phones.items()}
     sent = "; ".join(_message_line(m, names) for m in reads.messages) or "(none)"
@@ -346,10 +411,20 @@ def _messages(expect: Expect, reads: Reads, phones: Mapping[str, str]) -> list[F
     for want in expect.messages:
         out.append(_one_message(want, reads, phones, sent))
     for text in expect.no_message_containing:
-        hits = [m for m in reads.messages if text.lower() in m.body.lower()]
+        hits = [m for m in reads.messages if has_words(m.body, text)]
         out.append(
             Finding(
                 expectation=f"no message containing {text!r}",
+                passed=not hits,
+                reason=f"but {_message_line(hits[0], names)}" if hits else "none",
+            )
+        )
+    for banned in expect.no_messages:
+        phone = _recipient(banned.to, phones)
+        hits = [m for m in reads.messages if m.to == phone and has_words(m.body, banned.contains)]
+        out.append(
+            Finding(
+                expectation=f"no message to {banned.to} containing {banned.contains!r}",
                 passed=not hits,
                 reason=f"but {_message_line(hits[0], names)}" if hits else "none",
             )
@@ -361,7 +436,7 @@ def _one_message(
     want: MessageExpect, reads: Reads, phones: Mapping[str, str], sent: str
 ) -> Finding:
     phone = _recipient(want.to, phones)
-    hits = [m for m in reads.messages if m.to == phone and want.contains.lower() in m.body.lower()]
+    hits = [m for m in reads.messages if m.to == phone and has_words(m.body, want.contains)]
     what = f"message to {want.to}" + (f" containing {want.contains!r}" if want.contains else "")
     if want.count is None:
         return Finding(
@@ -409,4 +484,168 @@ def _truth(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Fin
     return out
 
 
-_LENSES = (_packages, _lanes, _decision_fields, _work_orders, _messages, _truth)
+def _package_contents(expect: Expect, reads: Reads, phones: Mapping[str, str]) -> list[Finding]:
+    if expect.package_contents is None:
+        return []
+    names = {phone: who for who, phone in phones.items()}
+
+    def line(p: PackageReads) -> str:
+        c = p.contents
+        if c is None:
+            return f"{p.package_id}: not read back"
+        return (
+            f"{c.trigger} from {names.get(c.sender, c.sender)}: "
+            + " | ".join(t[:60] for t in c.texts)
+            + (f" (+{c.media} file(s))" if c.media else "")
+        )
+
+    seen = "; ".join(line(p) for p in reads.packages) or "(no package)"
+    out = [
+        Finding(
+            expectation=f"packages = {len(expect.package_contents)} (contents)",
+            passed=len(reads.packages) == len(expect.package_contents),
+            reason=f"{len(reads.packages)} package(s): {seen}",
+        )
+    ]
+    for n, (want, got) in enumerate(zip(expect.package_contents, reads.packages, strict=False)):
+        contents = got.contents
+        key = f"package {n + 1}"
+        if contents is None:
+            out.append(Finding(expectation=key, passed=False, reason="nothing to read: no input"))
+            continue
+        checks: list[tuple[str, bool]] = []
+        if want.from_ is not None:
+            checks.append((f"from {want.from_}", contents.sender == _recipient(want.from_, phones)))
+        if want.trigger is not None:
+            checks.append((f"trigger={want.trigger}", contents.trigger == want.trigger))
+        if want.texts is not None:
+            held = len(contents.texts) == len(want.texts) and all(
+                has_words(text, words)
+                for text, words in zip(contents.texts, want.texts, strict=True)
+            )
+            checks.append((f"texts={list(want.texts)}", held))
+        if want.media is not None:
+            checks.append((f"media={want.media}", contents.media == want.media))
+        for what, held in checks:
+            out.append(Finding(expectation=f"{key} {what}", passed=held, reason=line(got)))
+    return out
+
+
+def _pending(expect: Expect, reads: Reads, _phones: Mapping[str, str]) -> list[Finding]:
+    if not expect.pending:
+        return []
+    if reads.pending is None:
+        return [Finding(expectation="pending", passed=False, reason="nothing to read: no store")]
+    seen = (
+        "; ".join(
+            f"{p.kind} to {p.party_id} ({','.join(p.wo_ids) or '-'}): {p.text[:60]}"
+            for p in reads.pending
+        )
+        or "(nothing out)"
+    )
+    out: list[Finding] = []
+    for want in expect.pending:
+        wo_id = _wo_id(want.wo, reads) if want.wo is not None else None
+        hits = [
+            p
+            for p in reads.pending
+            if p.kind == want.kind
+            and p.party_id == want.to
+            and has_words(p.text, want.contains)
+            and (want.wo is None or wo_id in p.wo_ids)
+        ]
+        what = f"{want.kind} out to {want.to}" + (f" about {want.wo}" if want.wo else "")
+        what += f" containing {want.contains!r}" if want.contains else ""
+        if want.count is None:
+            out.append(Finding(expectation=what, passed=bool(hits), reason=f"out: {seen}"))
+        else:
+            out.append(
+                Finding(
+                    expectation=f"{what} × {want.count}",
+                    passed=len(hits) == want.count,
+                    reason=f"{len(hits)} found; out: {seen}",
+                )
+            )
+    return out
+
+
+def _consent(expect: Expect, reads: Reads, phones: Mapping[str, str]) -> list[Finding]:
+    out: list[Finding] = []
+    for who, want in expect.opted_out.items():
+        got = reads.opted_out.get(_recipient(who, phones), False)
+        out.append(
+            Finding(
+                expectation=f"{who} opted out = {want}",
+                passed=got == want,
+                reason=f"the consent store: {'opted out' if got else 'not opted out'}",
+            )
+        )
+    return out
+
+
+def _work_order_fields(expect: Expect, reads: Reads, start: datetime | None) -> list[Finding]:
+    """A work order's content fields: category, summary, visit window, notes, interrupted,
+    photos."""
+    out: list[Finding] = []
+    for key, want in expect.work_orders.items():
+        wanted = (
+            want.category,
+            want.summary,
+            want.visit,
+            want.notes,
+            want.interrupted,
+            want.photos,
+        )
+        if all(w is None for w in wanted):
+            continue
+        wo_id = _wo_id(key, reads)
+        wo = reads.work_orders.get(wo_id) if wo_id is not None else None
+        if wo_id is None or wo is None:
+            continue  # _work_orders has failed it already, or fails it if nothing else is asked
+        notes = reads.notes.get(wo_id, ())
+        visit = f"{wo.visit.start.isoformat()}..{wo.visit.end.isoformat()}" if wo.visit else "none"
+        state = (
+            f"{wo_id} category={wo.category} summary={wo.summary[:60]!r} visit={visit} "
+            f"notes={[n[:40] for n in notes]} interrupted={reads.interrupted.get(wo_id, False)} "
+            f"photos={reads.photos.get(wo_id, 0)}"
+        )
+        checks: list[tuple[str, bool]] = []
+        if want.category is not None:
+            checks.append((f"category={want.category}", wo.category == want.category))
+        if want.summary is not None:
+            checks.append((f"summary has {want.summary!r}", has_words(wo.summary, want.summary)))
+        if want.visit == "none":
+            checks.append(("visit=none", wo.visit is None))
+        elif want.visit is not None:
+            if start is None:
+                checks.append(("visit", False))
+            else:
+                window = (start + offset(want.visit.start), start + offset(want.visit.end))
+                got = (wo.visit.start, wo.visit.end) if wo.visit else None
+                checks.append((f"visit={want.visit.start}..{want.visit.end}", got == window))
+        if want.notes is not None:
+            held = len(notes) == len(want.notes) and all(
+                has_words(n, words) for n, words in zip(notes, want.notes, strict=True)
+            )
+            checks.append((f"notes={list(want.notes)}", held))
+        if want.interrupted is not None:
+            got_interrupted = reads.interrupted.get(wo_id, False)
+            checks.append((f"interrupted={want.interrupted}", got_interrupted == want.interrupted))
+        if want.photos is not None:
+            checks.append((f"photos={want.photos}", reads.photos.get(wo_id, 0) == want.photos))
+        for what, held in checks:
+            out.append(Finding(expectation=f"{key} {what}", passed=held, reason=state))
+    return out
+
+
+_LENSES = (
+    _packages,
+    _package_contents,
+    _lanes,
+    _decision_fields,
+    _work_orders,
+    _messages,
+    _pending,
+    _consent,
+    _truth,
+)
