@@ -307,7 +307,7 @@ def test_eval_run_json_prints_the_specified_object_and_exits_zero(tmp_path: Path
                 "checkpoints": [
                     {"id": "relayed-to-wo-204", "passed": True, "reason": "all held"},
                     {
-                        "id": "one-package-seven-samples-availability-to-vic",
+                        "id": "one-package-three-samples-availability-to-vic",
                         "passed": True,
                         "reason": "all held",
                     },

@@ -139,6 +139,8 @@ def _relay_onward(
         words = say(UPDATE_FROM, language, label=label, name=name, note=note)
     else:
         words = say(UPDATE, language, label=label, note=note)
-    ctx.send(phone, words, suffix=role)
+    if ctx.send(phone, words, suffix=role) is None:
+        # Opted out, no consent or a cap reached: the note is kept, and nobody is told it went.
+        return f"{role} {other_id} could not be texted: kept on the record, not relayed", ""
     other = ctx.parties.by_party_id(other_id)
     return f"relayed to {role} {other_id}", (other.name if other and other.name else f"the {role}")
