@@ -1,13 +1,13 @@
 """Account-wide daily caps on DynamoDB: counters per UTC day on the conversations table, sharded.
 
 Every charge of every send and model call in the account writes these counters, so one partition
-would take them all: at 100 packages/s about 1,400 write units a second, past DynamoDB's 1,000
-a partition. They are spread over ``shards`` partitions ``caps#account#<n>`` (item
-``day#<YYYY-MM-DD>``, one attribute per cap: ``pages``, ``texts``, and ``model_calls``, which the
-model budget adds to in its own transaction). Each shard holds its share of a cap's limit (the
-shares sum to the limit exactly), so the account never counts past it: a charge tries its home
-shard first and the next one when that is full, and is refused only when every shard is full.
-:meth:`DynamoDailyCaps.used` sums the shards.
+would take them all: at 100 packages/s about 1,140 write units a second (``make bench``'s
+``scale``), past DynamoDB's 1,000 a partition. They are spread over ``shards`` partitions
+``caps#account#<n>`` (item ``day#<YYYY-MM-DD>``, one attribute per cap: ``pages``, ``texts``,
+and ``model_calls``, which the model budget adds to in its own transaction). Each shard holds
+its share of a cap's limit (the shares sum to the limit exactly), so the account never counts
+past it: a charge tries its home shard first and the next one when that is full, and is refused
+only when every shard is full. :meth:`DynamoDailyCaps.used` sums the shards.
 
 A send is charged with a transaction of two writes: a marker ``charge#<day>#<cap>#<key>`` in the
 shard of a stable hash of ``key`` (create-once, so a re-run of the same send finds it and counts
@@ -56,8 +56,9 @@ __all__ = [
 
 ACCOUNT_PARTITION = "caps#account"
 ACCOUNT_SHARDS = 4
-"""Partitions the account's counters spread over by default: at 100 packages/s (about 14 write
-units a package on them) about 360 write units a second each, a third of a partition's limit."""
+"""Partitions the account's counters spread over by default: at 100 packages/s (about 11.4 write
+units a package on them) about 285 write units a second each, under a third of a partition's
+limit."""
 _TTL = CONVERSATIONS.ttl_attribute or "expires_at_epoch"
 _KEEP = timedelta(days=3)
 _CONFLICT_ATTEMPTS = 5
