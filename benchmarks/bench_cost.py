@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -867,7 +868,7 @@ def per_package(run: TypeRun, template: Template, prices: dict[str, Any]) -> dic
         gb_s += memory * seconds
     invocations = sum(v["invocations"] for v in lam.values())
     tables = sorted(set(m.wru) | set(m.rru))
-    hot = _hot_keys(m, n)
+    hot = _hot_keys(m, n, template)
     log_bytes = sum(net(m.log_bytes[k], q.log_bytes[k]) for k in set(m.log_bytes))
     tokens_cold = package_tokens(run.model_calls, _minimums(prices), warm=False)
     tokens_warm = package_tokens(run.model_calls, _minimums(prices), warm=True)
@@ -986,26 +987,60 @@ def _prompt_sizes(packages: list[list[ModelCall]]) -> dict[str, dict[str, float]
     }
 
 
-def _hot_keys(m: Counts, n: int) -> dict[str, dict[str, float]]:
+def _hot_keys(m: Counts, n: int, template: Template) -> dict[str, dict[str, Any]]:
     """Partitions written by more than one package's work (a key shared across packages, e.g.
     one per UTC day): their write units per package, which the scale check holds against a
-    partition's 1,000 WCU/s. Keys of one package each (its id, its conversation) are not."""
-    found: dict[str, dict[str, float]] = {}
+    partition's 1,000 WCU/s. Keys of one package each (its id, its conversation) are not.
+
+    The shards of a sharded key (the account's daily caps, a day's completions) count as one
+    key, and its units are spread over its configured shard count: each shard's share of the
+    writes, as the stable hash that picks a shard spreads them evenly (a handful of measured
+    packages land unevenly on a few shards; at 100 packages/s they do not)."""
+    units_of: Counter[tuple[str, str, str]] = Counter()
+    packages_of: dict[tuple[str, str, str], set[int]] = defaultdict(set)
+    shards_of: dict[tuple[str, str, str], int] = {}
     for (table, index, value), units in m.key_wru.items():
-        packages = m.key_packages.get((table, index, value), set()) - {0, n + 1}
+        family, shards = _shard_family(table, index, value, template)
+        where = (table, index, family)
+        units_of[where] += units
+        packages_of[where] |= m.key_packages.get((table, index, value), set()) - {0, n + 1}
+        shards_of[where] = shards
+    found: dict[str, dict[str, Any]] = {}
+    for (table, index, value), units in units_of.items():
+        packages = packages_of[(table, index, value)]
         # Each measured package is another tenant's: a key written during several of them is
         # shared (one written during two may be a callback landing in the next one's turn).
         if len(packages) < max(3, n // 2):
             continue
         name = f"{table}/{index or '(table)'}"
-        share = units / n
+        shards = shards_of[(table, index, value)]
+        share = units / n / shards
         if share > found.get(name, {}).get("wru_per_package", 0):
             found[name] = {
                 "wru_per_package": round(share, 3),
                 "packages_sharing": len(packages),
                 "key": value[:60],
+                "shards": shards,
             }
     return found
+
+
+_ACCOUNT_SHARD = re.compile(r'^\{"S": "(caps#account)#\d+"\}$')
+_DAY_SHARD = re.compile(r'^\{"S": "(\d{4}-\d{2}-\d{2})#\d+"\}$')
+
+
+def _shard_family(table: str, index: str, value: str, template: Template) -> tuple[str, int]:
+    """The key a sharded partition key is a shard of (``<name>#<n>``), and its shard count from
+    the prod template (else the code's default); any other key is its own, one shard."""
+    from maestro.adapters.dynamodb_caps import ACCOUNT_SHARDS
+    from maestro.tables import COMPLETION_SHARDS
+
+    if table == "conversations" and not index and (caps := _ACCOUNT_SHARD.match(value)):
+        return f'{{"S": "{caps[1]}#<n>"}}', ACCOUNT_SHARDS
+    if (table, index) == ("decisions", "completions_by_day") and (day := _DAY_SHARD.match(value)):
+        given = template.sweeper_env.get("completion_shards")
+        return f'{{"S": "{day[1]}#<n>"}}', int(given or COMPLETION_SHARDS)
+    return value, 1
 
 
 def _fixed(q: Counts, run: TypeRun) -> dict[str, float]:
@@ -1142,9 +1177,11 @@ def scale_resources(
             )
         )
     for where, row in mix["dynamodb"]["shared_partitions"].items():
+        shards = round(row.get("shards", 1))
+        each = f", each of {shards} shards" if shards > 1 else ""
         resources.append(
             held(
-                f"DynamoDB partition {where} (one key shared by packages, writes)",
+                f"DynamoDB partition {where} (one key shared by packages{each}, writes)",
                 row["wru_per_package"],
                 "dynamodb_partition_wcu_per_s",
                 "WCU/s",
@@ -1278,6 +1315,10 @@ def main() -> int:
     counts = {kind: per_package(run, template, prices) for kind, run in runs.items()}
     weights = list(MIX.values())
     mix_counts = _blend([counts[k] for k in MIX], weights)
+    for name, row in mix_counts["dynamodb"]["shared_partitions"].items():  # a count, not a rate
+        row["shards"] = max(
+            counts[k]["dynamodb"]["shared_partitions"].get(name, {}).get("shards", 1) for k in MIX
+        )
     by_type = {kind: price_type(c, prices) for kind, c in counts.items()}
     cost = {
         "prices_as_of": prices["as_of"],

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 from embedded import new_executions, open_wo, sms
 
 from maestro.adapters.ddb import from_item
@@ -76,12 +78,43 @@ def test_a_message_is_probed_once_even_when_its_signal_comes_twice() -> None:
         sid = sms(stack, "the dishwasher is making a noise")
         new_executions(stack, 1)
         assert stack.flusher._prober is not None
-        assert stack.flusher._prober.probe(sid) is None  # a redelivered signal: no second call
-        assert len(model.calls_for("probe")) == 1
         message = stack.buffer.get_message(sid)
         assert message is not None
         assert message.probe is not None
         assert message.probe.source == "model"
+        # A redelivered signal: no second call, the first answer.
+        assert stack.flusher._prober.probe(sid) == message.probe
+        assert len(model.calls_for("probe")) == 1
+
+
+def test_a_probe_redelivered_after_its_expedited_flush_failed_still_expedites(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The probe reads an emergency the floor misses; the flush it expedites fails before its
+    claim (a throttled write), so SQS redelivers the signal: the stored reading expedites it."""
+    emergency = {"route": "escalate", "severity": "emergency", "confidence": 0.9, "evidence": ""}
+    model = ScriptedModel(responder=lambda r: emergency if r.purpose == "probe" else None)
+    with LocalStack(model=model) as stack:
+        seed(stack)
+        claim = stack.flusher._buffer.claim_flush
+        failures = []
+
+        def throttled_once(*args: Any, **kwargs: Any) -> Any:
+            if not failures:
+                failures.append("claim")
+                raise ClientError(
+                    {"Error": {"Code": "ProvisionedThroughputExceededException"}}, "UpdateItem"
+                )
+            return claim(*args, **kwargs)
+
+        monkeypatch.setattr(stack.flusher._buffer, "claim_flush", throttled_once)
+        sms(stack, "mom slipped in the tub, she is awake but her arm bends the wrong way")
+        # The probe's signal (delay 0), and its redelivery by SQS, well inside the idle window.
+        (execution,) = new_executions(stack, 1)
+        assert failures == ["claim"]
+        assert len(model.calls_for("probe")) == 1
+        package = json.loads(execution["input"])["package"]
+        assert package["trigger"] == "urgency_expedite"  # not the idle window's
 
 
 def _judge_says_valid(request: ModelRequest) -> Scripted | None:

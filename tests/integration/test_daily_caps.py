@@ -3,7 +3,10 @@ conditional writes and transactions as the adapters make them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from itertools import count
 from typing import Any
 
 import pytest
@@ -12,7 +15,12 @@ from embedded import decisions, new_executions, outcomes, package_id, to_phone
 import maestro.adapters.dynamodb_caps as caps_module
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.adapters.dynamodb_buffer import DynamoPageThrottle
-from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
+from maestro.adapters.dynamodb_caps import (
+    DailyCapLimits,
+    DynamoDailyCaps,
+    account_day_item,
+    account_shard,
+)
 from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.brain.scripted import ScriptedModel
 from maestro.domain.digest import DigestEntry
@@ -20,6 +28,7 @@ from maestro.observability import DAILY_CAP_METRIC
 from maestro.ports import BudgetScope
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.threads import thread_safe_moto
 from maestro_dev.local.world import MARIA, seed
 
 pytestmark = pytest.mark.integration
@@ -82,6 +91,87 @@ def test_the_model_budget_has_an_account_wide_daily_cap(
     caps = DynamoDailyCaps(aws.dynamodb, aws.table_names["conversations"], DailyCapLimits())
     assert caps.used("model_calls", T0) == 3
     assert budget.reserve(scopes[3], T0 + timedelta(days=1))
+
+
+# -- the account's counters, sharded ------------------------------------------------------------
+
+
+def _homed(shard: int, shards: int, label: str) -> Iterator[str]:
+    """Send keys whose home shard is ``shard``."""
+    for n in count():
+        key = f"{label}-{n}#0#reply"
+        if account_shard(key, shards) == shard:
+            yield key
+
+
+def _by_shard(aws: Any, cap: str, shards: int) -> list[int]:
+    """Each shard's own count of ``cap`` today, read item by item."""
+    found = []
+    for shard in range(shards):
+        item = aws.dynamodb.get_item(
+            TableName=aws.table_names["conversations"], Key=account_day_item(T0, shard)
+        ).get("Item", {})
+        found.append(int(item.get(cap, {}).get("N", 0)))
+    return found
+
+
+def test_a_full_home_shard_spills_to_the_next_and_only_all_full_refuses(
+    aws: Any, reached: list[tuple[str, dict[str, str]]]
+) -> None:
+    caps = DynamoDailyCaps(
+        aws.dynamodb, aws.table_names["conversations"], DailyCapLimits(texts=10, shards=4)
+    )
+    keys = _homed(2, 4, "spill")  # every send's home is shard 2, whose share is 2 of 10
+    sent = [next(keys) for _ in range(10)]
+    assert all(caps.charge("texts", key, T0) for key in sent)
+    assert _by_shard(aws, "texts", 4) == [3, 3, 2, 2]  # the shares: 10 over 4, in full
+    assert caps.used("texts", T0) == 10
+    assert reached == []
+    assert not caps.charge("texts", next(keys), T0)  # every shard full: refused
+    assert not caps.charge("texts", "elsewhere#0#reply", T0)  # whatever its home
+    assert caps.used("texts", T0) == 10
+    assert reached == _reached("texts") * 2
+
+
+def test_a_re_charge_counts_once_whichever_shard_counted_it(aws: Any) -> None:
+    caps = DynamoDailyCaps(
+        aws.dynamodb, aws.table_names["conversations"], DailyCapLimits(texts=8, shards=4)
+    )
+    keys = _homed(0, 4, "again")
+    first, second, spilled = next(keys), next(keys), next(keys)
+    assert caps.charge("texts", first, T0)
+    assert caps.charge("texts", second, T0)
+    assert caps.charge("texts", spilled, T0)  # shard 0 holds its 2: counted on shard 1
+    assert _by_shard(aws, "texts", 4) == [2, 1, 0, 0]
+    for key in (first, spilled, spilled):
+        assert caps.charge("texts", key, T0)  # a re-run: the first answer, nothing counted
+    assert caps.charge("texts", spilled, T0, force=True)  # forced or not, once
+    assert caps.used("texts", T0) == 3
+    fill = _homed(3, 4, "fill")
+    assert all(caps.charge("texts", next(fill), T0) for _ in range(5))
+    assert caps.used("texts", T0) == 8
+    assert caps.charge("texts", spilled, T0)  # every shard full: still its first answer
+    assert caps.used("texts", T0) == 8
+
+
+def test_concurrent_charges_never_count_past_the_limit_and_used_sums_the_shards(aws: Any) -> None:
+    limits = DailyCapLimits(texts=23, model_calls=9, shards=4)
+    caps = DynamoDailyCaps(aws.dynamodb, aws.table_names["conversations"], limits)
+    budget = DynamoModelBudget(
+        aws.dynamodb,
+        aws.table_names["conversations"],
+        BudgetCaps(account_day_calls=limits.model_calls, account_shards=limits.shards),
+    )
+    sends = [f"race-{n}#0#reply" for n in range(40)]
+    scopes = [BudgetScope(conversation_id=f"conv-race-{n}", package_id=f"p{n}") for n in range(16)]
+    with thread_safe_moto(), ThreadPoolExecutor(max_workers=8) as pool:
+        texts = list(pool.map(lambda key: caps.charge("texts", key, T0), sends + sends))
+        calls = list(pool.map(lambda scope: budget.reserve(scope, T0), scopes))
+    assert sum(texts[: len(sends)]) == 23  # each send counted at most once, the cap exact
+    assert texts[len(sends) :] == texts[: len(sends)]  # a re-run got the first answer
+    assert caps.used("texts", T0) == sum(_by_shard(aws, "texts", 4)) == 23
+    assert sum(calls) == 9
+    assert caps.used("model_calls", T0) == sum(_by_shard(aws, "model_calls", 4)) == 9
 
 
 def _entry(subject: str, package: str, at: datetime, messages: int = 1) -> DigestEntry:

@@ -1,10 +1,12 @@
 """Model budgets on DynamoDB: atomic counters on the conversations table.
 
 Three items per charge, updated in one transaction so a call is counted everywhere or nowhere:
-the account's daily counter (``model_calls`` on :mod:`maestro.adapters.dynamodb_caps`' item, the
-account-wide cap), ``budget#package#<id>`` (this package's calls and tokens) and
-``budget#day#<date>`` (the conversation's, per UTC day). Each reserve adds one call only while
-every count is under its cap; tokens are added after the call. All expire by the table's TTL.
+the account's daily counter (``model_calls`` on a shard of :mod:`maestro.adapters.dynamodb_caps`'
+items, the account-wide cap: a shard picked at random, the next one when it holds its share),
+``budget#package#<id>`` (this package's calls and tokens) and ``budget#day#<date>`` (the
+conversation's, per UTC day). Each reserve adds one call only while every count is under its cap
+(its own shard's share, for the account's); tokens are added after the call. All expire by the
+table's TTL.
 The account-wide cap refusing counts ``DailyCapReached`` (``cap=model_calls``).
 
 The bounded judgments (re-validation, answer-or-new-topic, break-in) have an allowance of their
@@ -15,6 +17,7 @@ day, or another conversation, starts a fresh count; a warm container's age does 
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,7 +25,13 @@ from botocore.exceptions import ClientError
 from pydantic import Field
 
 from maestro.adapters.ddb import DynamoDBClient, is_conditional_failure, to_value
-from maestro.adapters.dynamodb_caps import account_day_item, cap_reached, transact
+from maestro.adapters.dynamodb_caps import (
+    ACCOUNT_SHARDS,
+    account_day_item,
+    cap_reached,
+    first_with_room,
+    transact,
+)
 from maestro.domain.common import Frozen
 from maestro.observability import count
 from maestro.ports import BudgetScope
@@ -41,6 +50,9 @@ class BudgetCaps(Frozen):
     day_calls: int = Field(default=150, ge=1)
     day_tokens: int = Field(default=900_000, ge=1)
     account_day_calls: int = Field(default=5000, ge=1, description="The whole account's, per day")
+    account_shards: int = Field(
+        default=ACCOUNT_SHARDS, ge=1, le=64, description="Partitions of the account's counters"
+    )
     judgment_day_calls: int = Field(
         default=30, ge=1, description="A conversation's calls for bounded judgments, per UTC day"
     )
@@ -77,21 +89,38 @@ class DynamoModelBudget:
         }
 
     def reserve(self, scope: BudgetScope, at: datetime) -> bool:
-        account: Any = {
+        own = self._own_updates(scope, at)
+        shards = self.caps.account_shards
+        codes = first_with_room(
+            self.caps.account_day_calls,
+            shards,
+            random.randrange(shards),  # no key to hash: any shard, spread evenly
+            lambda shard, share: transact(self._ddb, [self._account(at, shard, share), *own]),
+        )
+        if codes is None:
+            cap_reached("model_calls")
+        return codes == []
+
+    def _account(self, at: datetime, shard: int, share: int) -> Any:
+        """The account's ``model_calls`` on ``shard``, conditional on the shard's ``share``."""
+        return {
             "Update": {
                 "TableName": self._table,
-                "Key": account_day_item(at),
+                "Key": account_day_item(at, shard),
                 "UpdateExpression": "ADD model_calls :one SET #ttl = :ttl",
                 "ConditionExpression": "attribute_not_exists(model_calls) OR model_calls < :cap",
                 "ExpressionAttributeNames": {"#ttl": _TTL},
                 "ExpressionAttributeValues": {
                     ":one": to_value(1),
-                    ":cap": to_value(self.caps.account_day_calls),
+                    ":cap": to_value(share),
                     ":ttl": to_value(int((at + timedelta(days=3)).timestamp())),
                 },
             }
         }
-        updates: list[Any] = [account] + [
+
+    def _own_updates(self, scope: BudgetScope, at: datetime) -> list[Any]:
+        """The conversation's day and the package's counts, each conditional on its caps."""
+        return [
             {
                 "Update": {
                     "TableName": self._table,
@@ -110,10 +139,6 @@ class DynamoModelBudget:
             }
             for item, max_calls, max_tokens, expires in self._items(scope, at)
         ]
-        codes = transact(self._ddb, updates)
-        if codes and codes[0] == "ConditionalCheckFailed":
-            cap_reached("model_calls")
-        return not codes
 
     def reserve_judgments(self, scope: BudgetScope, at: datetime, calls: int) -> bool:
         if calls < 1:
