@@ -27,9 +27,11 @@ from itertools import accumulate
 from pathlib import Path
 from typing import cast
 
+from maestro.domain.safety_concepts import FINGERPRINT as IDEAS_FINGERPRINT
+from maestro.domain.safety_concepts import idea_grams
 from maestro.domain.safety_rules import CATEGORIES, Category
 
-FEATURES_VERSION = 2
+FEATURES_VERSION = 3
 """Bumped whenever :func:`features` changes: weights trained for another version are refused."""
 
 BUCKETS = 1 << 20
@@ -95,11 +97,33 @@ def _value(present: int) -> float:
     return 1.0 / math.sqrt(max(present, _MIN_LENGTH))
 
 
+# An idea (``safety_concepts``) weighs this many times a word's n-gram: a text has a few ideas
+# among a hundred n-grams, and with one regularisation for all the ideas' weights stayed too
+# small to carry a wording the training texts never used (chosen by leave-one-set-out, see
+# docs/safety-floor-model.md).
+IDEA_SCALE = 2.0
+
+
+def _vector(words: list[Token]) -> tuple[dict[int, float], dict[int, int]]:
+    """The feature vector of a text's words, and for each n-gram bucket the first word it
+    belongs to (ideas belong to no one word)."""
+    first_word: dict[int, int] = {}
+    for gram, index in token_features(words):
+        first_word.setdefault(bucket(gram), index)
+    ideas = {bucket(gram) for gram in idea_grams([token.word for token in words])}
+    ideas -= first_word.keys()
+    value = _value(len(first_word) + len(ideas))
+    vector = dict.fromkeys(first_word, value)
+    vector.update(dict.fromkeys(ideas, value * IDEA_SCALE))
+    return vector, first_word
+
+
 def features(text: str) -> dict[int, float]:
-    """The text's feature vector: each bucket present, all with one value, of unit length
-    (at most: a short text's is shorter, see ``_MIN_LENGTH``)."""
-    present = {bucket(gram) for gram, _ in token_features(tokens(text))}
-    return dict.fromkeys(sorted(present), _value(len(present)))
+    """The text's feature vector: each n-gram's bucket with one value, each idea's with
+    ``IDEA_SCALE`` times it, the n-grams' part of unit length at most (a short text's is
+    shorter, see ``_MIN_LENGTH``)."""
+    vector, _ = _vector(tokens(text))
+    return dict(sorted(vector.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +149,8 @@ def parse_weights(raw: dict[str, object]) -> Weights:
     (a stale file would score every text wrongly, silently)."""
     if raw.get("features_version") != FEATURES_VERSION or raw.get("buckets") != BUCKETS:
         raise ValueError("safety_model.json was trained for other features: retrain it")
+    if raw.get("ideas") != IDEAS_FINGERPRINT:
+        raise ValueError("safety_model.json was trained on other lists of ideas: retrain it")
     if tuple(cast(list[str], raw["categories"])) != CATEGORIES:
         raise ValueError("safety_model.json was trained for other categories: retrain it")
     scale = cast(float, raw["scale"])
@@ -178,17 +204,14 @@ def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
     words = tokens(text)
     if not words:
         return None
-    grams = token_features(words)
-    seen: dict[int, int] = {}
-    for gram, index in grams:
-        seen.setdefault(bucket(gram), index)
-    value = _value(len(seen))
+    vector, first_word = _vector(words)
     logit = model.bias
     per_word = [0.0] * len(words)
-    for b, index in seen.items():
+    for b, value in vector.items():
         contribution = model.weights.get(b, 0.0) * value
         logit += contribution
-        per_word[index] += contribution
+        if b in first_word:
+            per_word[first_word[b]] += contribution
     probability = 1.0 / (1.0 + math.exp(-logit))
     if probability < model.threshold:
         return None
@@ -196,7 +219,7 @@ def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
         (i for i in range(len(words)) if per_word[i] > 0), key=lambda i: (-per_word[i], i)
     )[:3]
     return ModelHit(
-        category=_category(seen, value, model),
+        category=_category(vector, model),
         score=probability,
         start=words[0].start,
         end=words[-1].end,
@@ -204,9 +227,9 @@ def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
     )
 
 
-def _category(seen: dict[int, int], value: float, model: Weights) -> Category:
+def _category(vector: dict[int, float], model: Weights) -> Category:
     totals = list(model.category_bias)
-    for b in seen:
+    for b, value in vector.items():
         column = model.category_weights.get(b)
         if column is not None:
             for index, w in enumerate(column):
