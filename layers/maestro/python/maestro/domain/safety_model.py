@@ -5,9 +5,11 @@ who never read them they miss a third of emergencies, most of them told without 
 ("my kid is blue and not breathing right", "the ceiling is bowing and dripping"). This scorer
 reads the same text as overlapping n-grams (words, word pairs, and the 3-5 letter pieces of each
 word, so a typo still shares most pieces with the word), each hashed with CRC-32 into one of
-``2**20`` buckets, and sums the weights of the buckets it meets: a logistic regression trained
-by ``benchmarks/train_safety_model.py`` on the development sets of ``evals/labeled`` (positives)
-and on their look-alikes and CLINC150's 18,200 everyday requests (negatives). A second, smaller
+``2**20`` buckets, with the ideas its words stand for (``safety_concepts``: one feature per idea
+and per pair of ideas in the text), and sums the weights of the buckets it meets: a logistic
+regression trained by ``benchmarks/train_safety_model.py`` on the development sets of
+``evals/labeled`` (positives) and on their look-alikes and CLINC150's 18,200 everyday requests
+(negatives). A second, smaller
 head of the same form names the category, so the advice matches the hazard.
 
 Pure and deterministic: no I/O at import; the weights (``safety_model.json``, beside this file)
