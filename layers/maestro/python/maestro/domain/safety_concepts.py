@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from functools import lru_cache
 from itertools import combinations
 
 # Each idea: its words. A word ending in "*" is a stem (four letters or more before the "*");
@@ -130,8 +131,10 @@ FINGERPRINT = format(
 _STEM_SIZES = tuple(sorted({len(stem) for stem in STEMS}))
 
 
+@lru_cache(maxsize=8192)
 def ideas_of_word(word: str) -> frozenset[str]:
-    """The ideas one token stands for (empty when none)."""
+    """The ideas one token stands for (empty when none). Cached: a pure function of one word,
+    and most texts reuse the same few hundred words."""
     word = _REPEATS.sub(r"\1", word)
     found = set(EXACT.get(word, ()))
     for size in _STEM_SIZES:
