@@ -100,9 +100,9 @@ def _value(present: int) -> float:
 
 
 # An idea (``safety_concepts``) weighs this many times a word's n-gram: a text has a few ideas
-# among a hundred n-grams, and with one regularisation for all the ideas' weights stayed too
-# small to carry a wording the training texts never used (chosen by leave-one-set-out, see
-# docs/safety-floor-model.md).
+# among a hundred n-grams, and at 1x (one regularisation for all) the ideas' weights stayed too
+# small to carry a wording the training texts never used. Leave-one-set-out put 2x and 3x about
+# level; 3x raised "sparkling water in the fridge" (evals/labeled/README.md, second version).
 IDEA_SCALE = 2.0
 
 
