@@ -33,11 +33,16 @@ TUNING3 = LABELED / "tuning3_emergencies.jsonl"
 TUNING3_NEGATIVES = LABELED / "tuning3_non_emergencies.jsonl"
 TUNING4 = LABELED / "tuning4_emergencies.jsonl"
 TUNING4_NEGATIVES = LABELED / "tuning4_non_emergencies.jsonl"
+TUNING5 = LABELED / "tuning5_emergencies.jsonl"
+TUNING5_NEGATIVES = LABELED / "tuning5_non_emergencies.jsonl"
+TUNING6 = LABELED / "tuning6_emergencies.jsonl"
+TUNING6_NEGATIVES = LABELED / "tuning6_non_emergencies.jsonl"
 SPANISH_HOLDOUT = LABELED / "spanish_holdout.jsonl"
 HOLDOUT = LABELED / "holdout_emergencies.jsonl"
 HOLDOUT_NEGATIVES = LABELED / "holdout_non_emergencies.jsonl"
 # A second holdout, written by another writer who never read the rules, after the first had been
-# measured four times (each after rules chosen from its counts): the honest figure from then on.
+# measured four times (each after rules chosen from its counts); spent on 2026-12-02 (its misses
+# read, trained on since): a development set.
 HOLDOUT2 = LABELED / "holdout2_emergencies.jsonl"
 HOLDOUT2_NEGATIVES = LABELED / "holdout2_non_emergencies.jsonl"
 
@@ -141,6 +146,9 @@ def main() -> None:
     figures["recall_tuning3"] = _report_recall(TUNING3, tuning3, args.show)
     tuning4 = _load_jsonl(TUNING4)
     figures["recall_tuning4"] = _report_recall(TUNING4, tuning4, args.show)
+    figures["recall_tuning5"] = _report_recall(TUNING5, _load_jsonl(TUNING5), args.show)
+    figures["recall_tuning6"] = _report_recall(TUNING6, _load_jsonl(TUNING6), args.show)
+    figures["recall_holdout2"] = _report_recall(HOLDOUT2, _load_jsonl(HOLDOUT2), args.show)
     negatives = _load_jsonl(NON_EMERGENCIES)
     figures["false_raises_development"] = _report_false_raises(
         NON_EMERGENCIES, negatives, show=True, target=" (target <= 10%)"
@@ -154,12 +162,17 @@ def main() -> None:
     figures["false_raises_tuning4"] = _report_false_raises(
         TUNING4_NEGATIVES, _load_jsonl(TUNING4_NEGATIVES), show=True, target=" (target <= 5%)"
     )
-
-    # The holdouts: written by someone else, never tuned on.
-    for suffix, emergencies, look_alikes in (
-        ("holdout", HOLDOUT, HOLDOUT_NEGATIVES),
-        ("holdout2", HOLDOUT2, HOLDOUT2_NEGATIVES),
+    for name, path in (
+        ("tuning5", TUNING5_NEGATIVES),
+        ("tuning6", TUNING6_NEGATIVES),
+        ("holdout2", HOLDOUT2_NEGATIVES),
     ):
+        figures[f"false_raises_{name}"] = _report_false_raises(
+            path, _load_jsonl(path), show=True, target=""
+        )
+
+    # The holdout: written by someone else, never trained on.
+    for suffix, emergencies, look_alikes in (("holdout", HOLDOUT, HOLDOUT_NEGATIVES),):
         for path in (emergencies, look_alikes):
             if not path.exists():
                 print(f"{path.name}: holdout not present")

@@ -4,20 +4,20 @@ Run from the repo root: ``.venv/bin/python benchmarks/train_safety_model.py [--c
 
 Trains on the development sets only, named one by one below (never a glob: the holdouts sit in
 the same folder and must stay unread, see evals/labeled/README.md): the emergencies of
-``emergencies.jsonl`` and the four tuning sets are the positives; their look-alikes and CLINC150's
-18,200 everyday requests the negatives. Two logistic regressions (scikit-learn, liblinear, fixed
-seeds, so a rerun writes the same file byte for byte) over the runtime's own features
-(``safety_model.features``): one says emergency or not, one which category. Each keeps its
-strongest weights only (the file stays small) and is scored afterwards exactly as the runtime
-scores it.
+``emergencies.jsonl``, the tuning sets and the spent second holdout are the positives; their
+look-alikes, the routine and routing sets and CLINC150's 18,200 everyday requests the negatives.
+Two logistic regressions (scikit-learn, liblinear, fixed seeds, so a rerun writes the same file
+byte for byte) over the runtime's own features (``safety_model.features``: n-grams and the ideas
+of ``safety_concepts``): one says emergency or not, one which category. Each keeps its strongest
+weights only (the file stays small) and is scored afterwards exactly as the runtime scores it.
 
-The threshold is chosen by 5-fold cross-validation: the lowest one at which the combined floor
-(the phrase rules OR the model) keeps, on out-of-fold scores, CLINC150's false raises at or
-below 0.1 %, ``non_emergencies.jsonl``'s at or below 10 % and each tuning look-alike set's at or
-below 5 %. The honest estimate is leave-one-set-out: each development set (with its look-alikes)
-is held out in turn, the whole procedure (threshold included) is run on the others, and the
-held-out set is scored; the sets were written in separate rounds, as the holdouts were by other
-hands. ``--check`` retrains and fails if the committed file differs.
+The threshold is chosen by 5-fold cross-validation at a fixed false-raise budget (below: the
+texts the model raises that no rule does, out of fold, at most 0.05 % of CLINC150, 1.8 % of all
+look-alikes pooled and 5 % of each look-alike file): the lowest threshold that keeps it. The
+honest estimate is leave-one-set-out: each development set (with its look-alikes) is held out in
+turn, the whole procedure (threshold included) is run on the others, and the held-out set is
+scored; the sets were written in separate rounds, as the holdouts were by other hands.
+``--check`` retrains and fails if the committed file differs.
 """
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "tuning2": ("tuning2_emergencies.jsonl", "tuning2_non_emergencies.jsonl"),
     "tuning3": ("tuning3_emergencies.jsonl", "tuning3_non_emergencies.jsonl"),
     "tuning4": ("tuning4_emergencies.jsonl", "tuning4_non_emergencies.jsonl"),
+    # The second holdout, spent: measured twice (68.3 %, then 77.5 % with this model's first
+    # version), its misses read on 2026-12-02; a development set since (evals/labeled/README.md).
+    "holdout2": ("holdout2_emergencies.jsonl", "holdout2_non_emergencies.jsonl"),
+    # Written for #20's second model round, each measured on the floor before any change.
+    "tuning5": ("tuning5_emergencies.jsonl", "tuning5_non_emergencies.jsonl"),
+    "tuning6": ("tuning6_emergencies.jsonl", "tuning6_non_emergencies.jsonl"),
     # Everyday maintenance in tenants' words (a leak into a bowl, a dead outlet, a chilly room):
     # CLINC150 is no maintenance text, and without these the model took a tenant's style for
     # an emergency.
@@ -53,35 +59,37 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "routing": ("binding.jsonl", "pivots.jsonl", "embedded_numbers.jsonl"),
 }
 TRAINING_FILES: tuple[str, ...] = tuple(name for group in GROUPS.values() for name in group)
-# Never read, by this script or its figures: measured once by the lead, never tuned on.
+# Never read, by this script or its figures: measured by the lead, never tuned on. The first
+# holdout is worn (measured after four rounds of rules) but stays out so that it still says
+# something about the model; the third is written blind while this is trained, under names that
+# begin with "holdout3" (none of its files is known here, or may be opened).
 HOLDOUTS = frozenset(
     {
         "holdout_emergencies.jsonl",
         "holdout_non_emergencies.jsonl",
-        "holdout2_emergencies.jsonl",
-        "holdout2_non_emergencies.jsonl",
         "spanish_holdout.jsonl",
     }
 )
-assert HOLDOUTS.isdisjoint(TRAINING_FILES)
+HOLDOUT_PREFIXES = ("holdout_", "holdout3", "spanish_holdout")
 
-# False-raise bounds on the combined floor, by negatives file (CLINC150 as "clinc150").
-BOUNDS = {
-    "clinc150": 0.001,
-    "non_emergencies.jsonl": 0.10,
-    "tuning2_non_emergencies.jsonl": 0.05,
-    "tuning3_non_emergencies.jsonl": 0.05,
-    "tuning4_non_emergencies.jsonl": 0.05,
-    "routine_non_emergencies.jsonl": 0.05,
-    "binding.jsonl": 0.05,
-    "pivots.jsonl": 0.05,
-    "embedded_numbers.jsonl": 0.05,
-}
-# The bounds alone chose 0.959 on all the development sets, and at that threshold the model
-# raised everyday texts that the floor's unit tests and the embedded-stack scenarios hold must
-# stay quiet ("my car alarm went off and woke me up", a screen door hanging off its frame):
-# the threshold is never below this (a judgment, not a fit; see evals/labeled/README.md).
-LOWEST_THRESHOLD = 0.975
+
+def is_holdout(name: str) -> bool:
+    return name in HOLDOUTS or name.startswith(HOLDOUT_PREFIXES)
+
+
+assert not any(is_holdout(name) for name in TRAINING_FILES)
+
+# The false-raise budget the threshold is chosen at: on out-of-fold scores, the texts the model
+# raises that no rule does (the rules' own false raises are fixed, the model's are what the
+# threshold trades for recall), as a share of
+# - CLINC150's 18,200 everyday requests: half the floor's 0.1 % gate (the rules use 2 of its 18);
+# - every look-alike row of the development sets, pooled: 1.8 %, what the first model (n-grams
+#   alone) added out of fold at its hand-set 0.975 when trained the same way on the same sets
+#   (13 of their 704 rows: "no more false raises than today");
+# - each look-alike file alone: 5 %, so that no one kind of everyday text pays for all of it.
+CLINC_BUDGET = 0.0005
+LOOK_ALIKE_BUDGET = 0.018
+PER_FILE_BUDGET = 0.05
 SEED = 20
 FOLDS = 5
 C = 8.0  # inverse regularisation of both heads
@@ -226,35 +234,44 @@ def _scores(content: dict[str, Any], matrix: Any) -> Any:
     return 1.0 / (1.0 + np.exp(-logits))
 
 
-def thresholds_by_file(rows: Sequence[Row], rules: Any, scores: Any) -> dict[str, float]:
-    """For each negatives file, the lowest threshold at which the combined floor keeps its
-    false-raise bound on these (out-of-fold) scores: just above the score of the first of its
-    rows (highest first) that the rules leave alone and the bound has no room for."""
+def _lowest_within(scores: Any, allowed: int) -> float:
+    """The lowest threshold at which at most ``allowed`` of ``scores`` reach it: just above
+    the (allowed+1)-th highest."""
+    import numpy as np
+
+    ranked = np.sort(scores)[::-1]
+    return float(np.nextafter(ranked[allowed], 2.0)) if allowed < len(ranked) else 0.0
+
+
+def thresholds_by_budget(rows: Sequence[Row], rules: Any, scores: Any) -> dict[str, float]:
+    """For each part of the budget, the lowest threshold that keeps it on these (out-of-fold)
+    scores: CLINC150, the look-alikes pooled, each look-alike file."""
     import numpy as np
 
     sources = np.array([row.source for row in rows])
+    quiet = np.array([not row.positive for row in rows]) & ~rules  # negatives no rule raises
     negatives = np.array([not row.positive for row in rows])
-    out: dict[str, float] = {}
-    for source, bound in BOUNDS.items():
-        mask = (sources == source) & negatives
-        if not mask.any():
-            continue
-        room = int(np.floor(bound * mask.sum() + 1e-9)) - int(rules[mask].sum())
-        left = np.sort(scores[mask & ~rules])[::-1]
-        if room < 0:
-            out[source] = 1.0
-        elif room < len(left):
-            out[source] = float(np.nextafter(left[room], 2.0))
-        else:
-            out[source] = 0.0
+    clinc = sources == "clinc150"
+    look_alikes = negatives & ~clinc
+    out = {
+        "clinc150": _lowest_within(
+            scores[quiet & clinc], int(np.floor(CLINC_BUDGET * clinc.sum() + 1e-9))
+        ),
+        "look-alikes pooled": _lowest_within(
+            scores[quiet & look_alikes], int(np.floor(LOOK_ALIKE_BUDGET * look_alikes.sum() + 1e-9))
+        ),
+    }
+    for source in dict.fromkeys(sources[look_alikes]):
+        mask = look_alikes & (sources == source)
+        allowed = int(np.floor(PER_FILE_BUDGET * mask.sum() + 1e-9))
+        out[str(source)] = _lowest_within(scores[quiet & mask], allowed)
     return out
 
 
 def choose_threshold(rows: Sequence[Row], rules: Any, scores: Any) -> float:
-    """The lowest threshold that keeps every bound, rounded up (never onto a negative's score),
-    and never below ``LOWEST_THRESHOLD``."""
-    threshold = max(thresholds_by_file(rows, rules, scores).values())
-    return max(LOWEST_THRESHOLD, round(threshold + 5e-7, 6))
+    """The lowest threshold that keeps every part of the budget, rounded up (never onto a
+    negative's score)."""
+    return round(max(thresholds_by_budget(rows, rules, scores).values()) + 5e-7, 6)
 
 
 def out_of_fold(rows: Sequence[Row], matrix: Any) -> Any:
@@ -327,6 +344,7 @@ def leave_one_set_out(rows: Sequence[Row], matrix: Any, rules: Any) -> dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
+    from maestro.domain.safety_concepts import FINGERPRINT
     from maestro.domain.safety_model import BUCKETS, FEATURES_VERSION, WEIGHTS_PATH, parse_weights
     from maestro.domain.safety_rules import CATEGORIES
 
@@ -344,8 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     rules = rules_fire(rows)
     oof = out_of_fold(rows, matrix)
     threshold = choose_threshold(rows, rules, oof)
-    print(f"threshold (5-fold, out-of-fold): {threshold}; each bound alone would allow:")
-    for source, lowest in thresholds_by_file(rows, rules, oof).items():
+    print(
+        f"threshold (5-fold, out-of-fold): {threshold}; each part of the budget alone would allow:"
+    )
+    for source, lowest in thresholds_by_budget(rows, rules, oof).items():
         print(f"  {source}: {lowest:.6f}")
     for key, value in figures(rows, rules, oof, threshold).items():
         print(f"  cv {key}: {value}")
@@ -358,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     weights_file = {
         "features_version": FEATURES_VERSION,
         "buckets": BUCKETS,
+        "ideas": FINGERPRINT,
         "categories": list(CATEGORIES),
         "digest": training_digest(),
         "training_files": [*TRAINING_FILES, "clinc150_train_val.json"],

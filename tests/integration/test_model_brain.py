@@ -187,7 +187,8 @@ def wo_unchanged(stack: LocalStack, wo_id: str) -> bool:
 # The rows the floor leaves to the model: since #20 the floor reads the plainest medical and
 # violent emergencies ("not breathing", "a man with a gun") too, and those escalate without it.
 # The test is about the model's path, so it runs on however many rows the floor still misses
-# (18 of 42 after the fourth tuning set) but needs enough of them to mean something.
+# (18 of 42 after the fourth tuning set, 12 with the floor's first model, 7 with its second)
+# but needs enough of them to mean something.
 EMERGENCIES = [r for r in rows("keyword_free_emergencies.jsonl") if safety_floor(r["text"]) is None]
 
 
@@ -208,7 +209,7 @@ def _sees_emergencies(request: ModelRequest) -> Scripted | None:
 def test_keyword_free_emergencies_are_escalated_within_one_flush() -> None:
     """Naive: "my daughter fell and is not responding" waited out the idle window and got
     "Thanks for your message"; nobody was paged."""
-    assert len(EMERGENCIES) >= 12
+    assert len(EMERGENCIES) >= 5
     model = ScriptedModel(responder=_sees_emergencies)
     with LocalStack(model=model) as stack:
         seed(stack)

@@ -159,7 +159,8 @@ def test_the_floor_beats_the_model_and_the_model_is_not_even_asked() -> None:
 
 def test_the_model_can_raise_an_emergency_the_floor_missed() -> None:
     """I5: no keyword, yet an emergency; the cheap model is the one that sees it."""
-    text = "it is getting worse every hour and the kids are scared"
+    # (The floor's second model reads "...and the kids are scared" itself since #20.)
+    text = "something is very wrong in 2b, it is getting worse every hour"
     assert package_safety_hit(package(text)) is None
     answer = {"route": "escalate", "severity": "emergency", "confidence": 0.8, "evidence": text}
     result = precheck(package(text), model=_model(answer))

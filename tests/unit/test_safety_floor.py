@@ -806,17 +806,24 @@ def test_an_all_clear_may_name_what_cleared(text: str, fires: bool) -> None:
 
 def test_the_models_weights_were_trained_on_the_current_development_sets() -> None:
     """A changed training file makes the weights stale: retrain (the digest says which data)."""
-    from train_safety_model import HOLDOUTS, TRAINING_FILES, training_digest
+    from train_safety_model import HOLDOUTS, TRAINING_FILES, is_holdout, training_digest
 
     assert safety_model.weights().digest == training_digest(), (
         "a training set changed: run .venv/bin/python benchmarks/train_safety_model.py"
     )
     assert HOLDOUTS.isdisjoint(TRAINING_FILES)
-    assert not any("holdout" in name for name in TRAINING_FILES)
+    # The second holdout is spent (a development set since 2026-12-02); the first, the Spanish
+    # one and the third (written blind, under names beginning "holdout3") are never trained on.
+    assert not any(is_holdout(name) for name in TRAINING_FILES)
+    unread = ("holdout_", "holdout3", "spanish_holdout")
+    assert not any(name.startswith(unread) for name in TRAINING_FILES)
+    for name in ("holdout_emergencies.jsonl", "holdout3_emergencies.jsonl", "holdout3.jsonl"):
+        assert is_holdout(name)
+    assert not is_holdout("holdout2_emergencies.jsonl")
 
 
 def test_the_weights_file_is_small() -> None:
-    assert safety_model.WEIGHTS_PATH.stat().st_size < 300_000
+    assert safety_model.WEIGHTS_PATH.stat().st_size < 1_000_000
 
 
 # What the phrase rules alone found on each development set when the model came (#20): the
@@ -887,6 +894,53 @@ def test_the_model_reads_what_no_rule_lists(text: str, category: str) -> None:
     assert hit.explained.endswith(hit.phrase)
 
 
+# Written for this test after the second model was trained (ideas, #20): of three emergencies
+# no rule raises, it caught these two and missed a third (a toddler leaning on a loose walkway
+# rail, 0.46).
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        (
+            "my mother and i both feel queasy and foggy every evening once the furnace kicks on,"
+            " she could barely stand up tonight",
+            "carbon_monoxide",
+        ),
+        (
+            "somebody is walking around in our basement storage, i can hear them, me and the kids"
+            " are hiding upstairs",
+            "break_in",
+        ),
+    ],
+)
+def test_the_model_reads_an_emergency_told_in_words_no_rule_lists(text: str, category: str) -> None:
+    assert safety.rules_floor(text) is None
+    hit = safety_floor(text)
+    assert hit is not None
+    assert (hit.source, hit.category) == ("model", category)
+
+
+def test_words_stand_for_ideas_and_ideas_pair_up() -> None:
+    """A word the training texts never used still carries its idea ("woozy" is "dizzy"), and
+    two ideas in one text are one more feature (unwell with combustion)."""
+    from maestro.domain import safety_concepts
+
+    assert "unwell" in safety_concepts.ideas_of_word("woozy")
+    assert safety_concepts.ideas_of_word("woozy") == safety_concepts.ideas_of_word("dizzy")
+    assert "unwell" in safety_concepts.ideas_of_word("nauseated")  # a stem: nause*
+    assert "cold" in safety_concepts.ideas_of_word("shivering")
+    assert "combustion" in safety_concepts.ideas_of_word("furnaces")
+    # Stems never reach the everyday words they begin.
+    for word in ("sparkling", "wireless", "cordless", "wallet", "postcard", "locksmith"):
+        assert safety_concepts.ideas_of_word(word) == frozenset(), word
+    assert "unwell" in safety_concepts.ideas(["cant", "wake", "him"])  # a pair of words
+    vector = safety_model.features("we feel woozy since the furnace came on")
+    assert safety_model.bucket("ii:combustion+unwell") in vector
+    assert safety_model.bucket("i:unwell") in vector
+    assert safety_model.bucket("ii:combustion+unwell") not in safety_model.features(
+        "the furnace came on"
+    )
+
+
 def test_a_rules_hit_keeps_its_own_category_and_says_so() -> None:
     hit = safety_floor("i smell gas in the hallway")
     assert hit is not None
@@ -929,6 +983,8 @@ def test_a_weights_file_for_other_features_is_refused() -> None:
         safety_model.parse_weights({**raw, "features_version": raw["features_version"] + 1})
     with pytest.raises(ValueError, match="retrain"):
         safety_model.parse_weights({**raw, "categories": raw["categories"][::-1]})
+    with pytest.raises(ValueError, match="retrain"):
+        safety_model.parse_weights({**raw, "ideas": "0" * 8})
 
 
 def test_features_read_a_typo_as_mostly_the_same_word() -> None:

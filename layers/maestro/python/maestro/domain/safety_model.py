@@ -5,9 +5,11 @@ who never read them they miss a third of emergencies, most of them told without 
 ("my kid is blue and not breathing right", "the ceiling is bowing and dripping"). This scorer
 reads the same text as overlapping n-grams (words, word pairs, and the 3-5 letter pieces of each
 word, so a typo still shares most pieces with the word), each hashed with CRC-32 into one of
-``2**20`` buckets, and sums the weights of the buckets it meets: a logistic regression trained
-by ``benchmarks/train_safety_model.py`` on the development sets of ``evals/labeled`` (positives)
-and on their look-alikes and CLINC150's 18,200 everyday requests (negatives). A second, smaller
+``2**20`` buckets, with the ideas its words stand for (``safety_concepts``: one feature per idea
+and per pair of ideas in the text), and sums the weights of the buckets it meets: a logistic
+regression trained by ``benchmarks/train_safety_model.py`` on the development sets of
+``evals/labeled`` (positives) and on their look-alikes and CLINC150's 18,200 everyday requests
+(negatives). A second, smaller
 head of the same form names the category, so the advice matches the hazard.
 
 Pure and deterministic: no I/O at import; the weights (``safety_model.json``, beside this file)
@@ -27,9 +29,11 @@ from itertools import accumulate
 from pathlib import Path
 from typing import cast
 
+from maestro.domain.safety_concepts import FINGERPRINT as IDEAS_FINGERPRINT
+from maestro.domain.safety_concepts import idea_grams
 from maestro.domain.safety_rules import CATEGORIES, Category
 
-FEATURES_VERSION = 2
+FEATURES_VERSION = 3
 """Bumped whenever :func:`features` changes: weights trained for another version are refused."""
 
 BUCKETS = 1 << 20
@@ -95,11 +99,33 @@ def _value(present: int) -> float:
     return 1.0 / math.sqrt(max(present, _MIN_LENGTH))
 
 
+# An idea (``safety_concepts``) weighs this many times a word's n-gram: a text has a few ideas
+# among a hundred n-grams, and at 1x (one regularisation for all) the ideas' weights stayed too
+# small to carry a wording the training texts never used. Leave-one-set-out put 2x and 3x about
+# level; 3x raised "sparkling water in the fridge" (evals/labeled/README.md, second version).
+IDEA_SCALE = 2.0
+
+
+def _vector(words: list[Token]) -> tuple[dict[int, float], dict[int, int]]:
+    """The feature vector of a text's words, and for each n-gram bucket the first word it
+    belongs to (ideas belong to no one word)."""
+    first_word: dict[int, int] = {}
+    for gram, index in token_features(words):
+        first_word.setdefault(bucket(gram), index)
+    ideas = {bucket(gram) for gram in idea_grams([token.word for token in words])}
+    ideas -= first_word.keys()
+    value = _value(len(first_word) + len(ideas))
+    vector = dict.fromkeys(first_word, value)
+    vector.update(dict.fromkeys(ideas, value * IDEA_SCALE))
+    return vector, first_word
+
+
 def features(text: str) -> dict[int, float]:
-    """The text's feature vector: each bucket present, all with one value, of unit length
-    (at most: a short text's is shorter, see ``_MIN_LENGTH``)."""
-    present = {bucket(gram) for gram, _ in token_features(tokens(text))}
-    return dict.fromkeys(sorted(present), _value(len(present)))
+    """The text's feature vector: each n-gram's bucket with one value, each idea's with
+    ``IDEA_SCALE`` times it, the n-grams' part of unit length at most (a short text's is
+    shorter, see ``_MIN_LENGTH``)."""
+    vector, _ = _vector(tokens(text))
+    return dict(sorted(vector.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +151,8 @@ def parse_weights(raw: dict[str, object]) -> Weights:
     (a stale file would score every text wrongly, silently)."""
     if raw.get("features_version") != FEATURES_VERSION or raw.get("buckets") != BUCKETS:
         raise ValueError("safety_model.json was trained for other features: retrain it")
+    if raw.get("ideas") != IDEAS_FINGERPRINT:
+        raise ValueError("safety_model.json was trained on other lists of ideas: retrain it")
     if tuple(cast(list[str], raw["categories"])) != CATEGORIES:
         raise ValueError("safety_model.json was trained for other categories: retrain it")
     scale = cast(float, raw["scale"])
@@ -178,17 +206,14 @@ def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
     words = tokens(text)
     if not words:
         return None
-    grams = token_features(words)
-    seen: dict[int, int] = {}
-    for gram, index in grams:
-        seen.setdefault(bucket(gram), index)
-    value = _value(len(seen))
+    vector, first_word = _vector(words)
     logit = model.bias
     per_word = [0.0] * len(words)
-    for b, index in seen.items():
+    for b, value in vector.items():
         contribution = model.weights.get(b, 0.0) * value
         logit += contribution
-        per_word[index] += contribution
+        if b in first_word:
+            per_word[first_word[b]] += contribution
     probability = 1.0 / (1.0 + math.exp(-logit))
     if probability < model.threshold:
         return None
@@ -196,7 +221,7 @@ def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
         (i for i in range(len(words)) if per_word[i] > 0), key=lambda i: (-per_word[i], i)
     )[:3]
     return ModelHit(
-        category=_category(seen, value, model),
+        category=_category(vector, model),
         score=probability,
         start=words[0].start,
         end=words[-1].end,
@@ -204,9 +229,9 @@ def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
     )
 
 
-def _category(seen: dict[int, int], value: float, model: Weights) -> Category:
+def _category(vector: dict[int, float], model: Weights) -> Category:
     totals = list(model.category_bias)
-    for b in seen:
+    for b, value in vector.items():
         column = model.category_weights.get(b)
         if column is not None:
             for index, w in enumerate(column):
