@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from maestro.evals.lenses import Finding
 from maestro.evals.scenario import Scenario
-from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_run, start_of
+from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_control, new_run, start_of
 from maestro_dev.evals.model import scripted_model
 from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore, GateRow, Mode
 from maestro_dev.local.stack import ACCOUNT, PREFIX, ROOT, LocalStack, function_arn, substitute
@@ -95,6 +95,41 @@ GateHandler = Callable[[PausedGate], None]
 """Called once for each paused gate; when it returns, the gate is released."""
 
 
+@dataclass(frozen=True)
+class StartedRun:
+    """An eval run started on a stack: its rows' store, its id and the executor's execution."""
+
+    store: EvalRunStore
+    run_id: str
+    execution_arn: str
+
+
+def start_run(
+    stack: LocalStack, scenario: Scenario, mode: Mode, run_id: str | None = None
+) -> StartedRun:
+    """Create the eval-runs table and the executor's machine on the stack, record the run and
+    its control row, and start the execution (named by the run id)."""
+    table = PREFIX + EVAL_RUNS.logical_name
+    stack.ddb.create_table(**EVAL_RUNS.create_table_kwargs(table))
+    store = EvalRunStore(stack.ddb, table)
+    executor = EvalExecutor(stack, store, scenario)
+    stack.handlers.update(executor.handlers())
+    machine = stack.sfn.create_state_machine(
+        name=PREFIX + "eval-executor",
+        definition=substitute(EVAL_ASL_PATH.read_text(), eval_substitutions()),
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
+    )["stateMachineArn"]
+    run_id = run_id or f"{scenario.id}-{uuid.uuid4().hex[:8]}"
+    store.put_run(new_run(scenario, mode, run_id, stack.clock.now()))
+    store.put_control(new_control(run_id, mode, stack.clock.now()))
+    arn = stack.sfn.start_execution(
+        stateMachineArn=machine,
+        name=run_id,
+        input=json.dumps({"run_id": run_id, "mode": mode}),
+    )["executionArn"]
+    return StartedRun(store=store, run_id=run_id, execution_arn=str(arn))
+
+
 def run_scenario(
     scenario: Scenario,
     mode: Mode = "all",
@@ -107,23 +142,8 @@ def run_scenario(
     with LocalStack(start=start_of(scenario), model=model, step_mode=mode == "step") as stack:
         if stack_hook is not None:
             stack_hook(stack)
-        table = PREFIX + EVAL_RUNS.logical_name
-        stack.ddb.create_table(**EVAL_RUNS.create_table_kwargs(table))
-        store = EvalRunStore(stack.ddb, table)
-        executor = EvalExecutor(stack, store, scenario)
-        stack.handlers.update(executor.handlers())
-        machine = stack.sfn.create_state_machine(
-            name=PREFIX + "eval-executor",
-            definition=substitute(EVAL_ASL_PATH.read_text(), eval_substitutions()),
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
-        )["stateMachineArn"]
-        run_id = f"{scenario.id}-{uuid.uuid4().hex[:8]}"
-        store.put_run(new_run(scenario, mode, run_id, stack.clock.now()))
-        arn = stack.sfn.start_execution(
-            stateMachineArn=machine,
-            name=run_id,
-            input=json.dumps({"run_id": run_id, "mode": mode}),
-        )["executionArn"]
+        started_run = start_run(stack, scenario, mode)
+        store, run_id, arn = started_run.store, started_run.run_id, started_run.execution_arn
         released = _drive(stack, store, scenario, run_id, arn, on_gate)
         status = stack.sfn.describe_execution(executionArn=arn)["status"]
         run = store.run(run_id)
@@ -221,6 +241,11 @@ def _step_line(scenario: Scenario, index: int) -> str:
     if text is not None:
         return f"{getattr(step, 'from_', '?')}: {text}"
     return f"flush: {getattr(step, 'flush', '?')}"
+
+
+def release_eval_gate(stack: LocalStack, store: EvalRunStore, gate: GateRow) -> None:
+    """Release one of the executor's gates (SendTaskSuccess), once it waits for its token."""
+    _release_eval_gate(stack, store, gate)
 
 
 def _release_eval_gate(stack: LocalStack, store: EvalRunStore, gate: GateRow) -> None:
