@@ -108,6 +108,16 @@ class GateRow(_Row):
     paused_at: datetime
 
 
+class RunRows(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run: RunRow
+    control: ControlRow
+    steps: list[StepRow]
+    checkpoints: list[CheckpointRow]
+    gates: list[GateRow]
+
+
 class EvalRunStore:
     def __init__(self, client: Any, table_name: str) -> None:
         self._ddb = client
@@ -124,20 +134,51 @@ class EvalRunStore:
         )
 
     def _items(self, run_id: str, prefix: str) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
+        return list(self._keyed(run_id, prefix).values())
+
+    def _keyed(self, run_id: str, prefix: str) -> dict[str, dict[str, Any]]:
+        """The run's rows whose item starts with ``prefix`` ('' : all of them), by item."""
+        found: dict[str, dict[str, Any]] = {}
+        condition = "run_id = :r"
+        values: dict[str, Any] = {":r": {"S": run_id}}
+        names: dict[str, str] = {}
+        if prefix:  # DynamoDB refuses an empty key value, even for begins_with
+            condition += " AND begins_with(#i, :p)"
+            values[":p"] = {"S": prefix}
+            names["#i"] = "item"
         kwargs: dict[str, Any] = {
             "TableName": self._table,
-            "KeyConditionExpression": "run_id = :r AND begins_with(#i, :p)",
-            "ExpressionAttributeNames": {"#i": "item"},
-            "ExpressionAttributeValues": {":r": {"S": run_id}, ":p": {"S": prefix}},
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
             "ConsistentRead": True,
         }
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
         while True:
             page = self._ddb.query(**kwargs)
-            found.extend(json.loads(i["doc"]["S"]) for i in page["Items"])
+            found.update((i["item"]["S"], json.loads(i["doc"]["S"])) for i in page["Items"])
             if "LastEvaluatedKey" not in page:
                 return found
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def rows(self, run_id: str) -> RunRows:
+        """Every row of the run in one consistent query (what a watcher reads at each look)."""
+        docs = self._keyed(run_id, "")
+        run = RunRow.model_validate(docs["run"])
+        control = docs.get("control")
+        return RunRows(
+            run=run,
+            control=ControlRow.model_validate(control)
+            if control
+            else ControlRow(run_id=run_id, mode=run.mode, changed_at=run.started_at),
+            steps=[StepRow.model_validate(d) for k, d in docs.items() if k.startswith("step#")],
+            checkpoints=[
+                CheckpointRow.model_validate(d)
+                for k, d in docs.items()
+                if k.startswith("checkpoint#")
+            ],
+            gates=[GateRow.model_validate(d) for k, d in docs.items() if k.startswith("gate#")],
+        )
 
     # -- the run --------------------------------------------------------------------------------
 
