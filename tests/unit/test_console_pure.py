@@ -65,9 +65,7 @@ def test_every_state_and_transition_of_the_asl_is_drawn(machine: str) -> None:
         assert f'data-state="{name}"'.replace("'", "&#x27;") in svg
     # Every Next and Choice target is an edge (a Catch is one too).
     nexts = {
-        (name, state["Next"])
-        for name, state in definition["States"].items()
-        if "Next" in state
+        (name, state["Next"]) for name, state in definition["States"].items() if "Next" in state
     }
     assert nexts <= {(e.source, e.target) for e in drawn.edges}
 
