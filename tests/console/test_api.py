@@ -195,3 +195,51 @@ def test_the_console_answers_only_its_own_page(console: Console) -> None:
         "GET", "/api/scenarios", headers={"Cookie": cookie.split(";")[0]}, token=False
     )
     assert status == 200
+
+
+def open_package_gates(snapshot: dict[str, object]) -> dict[str, dict[str, object]]:
+    gates = snapshot["latest"].get("package_gate", {}).values()  # type: ignore[attr-defined]
+    return {g["key"]: g["value"] for g in gates if g["value"]["status"] == "open"}
+
+
+def test_with_package_gates_a_package_holds_at_each_of_its_gates(console: Console) -> None:
+    assert (
+        console.call("POST", "/api/runs", {"scenario": "leak-204", "package_gates": True})[0] == 400
+    )  # only with step mode
+    run_id = console.ok(
+        "POST", "/api/runs", {"scenario": "leak-204", "mode": "step", "package_gates": True}
+    )["run_id"]
+    console.wait(run_id, held, "held before the first step")
+    console.ok("POST", f"/api/runs/{run_id}/step")
+    released: list[str] = []
+    for turn in range(6):  # the package's gates, one at a time, then the checkpoint's
+        snapshot = console.wait(
+            run_id,
+            lambda s: bool(open_package_gates(s)) or (held(s) and packages(s) == 1),
+            "a package gate or the checkpoint",
+        )
+        gates = open_package_gates(snapshot)
+        if not gates:
+            break
+        ((key, gate),) = gates.items()
+        execution = next(
+            e["value"]
+            for e in snapshot["latest"]["execution"].values()
+            if e["value"]["name"] == gate["package_id"]
+        )
+        assert any(state.startswith("Step gate") for state in execution["current"]), execution
+        time.sleep(0.3)  # held: the package does not move while its gate waits
+        assert open_package_gates(console.snapshot(run_id)) == gates
+        if turn % 2:
+            console.ok("POST", f"/api/runs/{run_id}/step")  # step: the next gate, in a package
+        else:
+            console.ok("POST", f"/api/runs/{run_id}/release", {"gate": key})
+        console.wait(run_id, lambda s, k=key: k not in open_package_gates(s), "released")
+        released.append(gate["gate"])  # type: ignore[arg-type]
+    assert "before the brain" in released
+    assert "before the action" in released
+    assert [(g["gate"], g["index"]) for g in open_gates(console.snapshot(run_id))] == [
+        ("after the checkpoint", 1)
+    ]
+    done = console.finish(run_id)
+    assert done["status"] == "passed", summary(done)

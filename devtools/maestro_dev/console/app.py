@@ -3,8 +3,9 @@
 API (JSON; every route behind :mod:`maestro_dev.console.access`):
 
 - ``GET /api/scenarios``: the catalog;
-- ``POST /api/runs`` ``{scenario, mode: all|checkpoint|step}`` → ``{run_id}``;
+- ``POST /api/runs`` ``{scenario, mode: all|checkpoint|step, package_gates?}`` → ``{run_id}``;
 - ``POST /api/runs/{id}/pause`` | ``/resume`` (``{mode}`` optional) | ``/step`` | ``/stop``;
+- ``POST /api/runs/{id}/release`` ``{gate}``: one of a package's paused step gates;
 - ``GET /api/runs``: every run, live and archived;
 - ``GET /api/runs/{id}``: a consistent snapshot (every latest read, as of one ``seq``);
 - ``GET /api/runs/{id}/events``: server-sent events, one per read (``after=`` or
@@ -87,8 +88,11 @@ def build_app(controller: LocalController, access: ConsoleAccess) -> App:
         mode = body.get("mode", "all")
         if mode not in MODES or not isinstance(body.get("scenario"), str):
             return _error(400, f"scenario: an id; mode: one of {', '.join(MODES)}")
+        package_gates = body.get("package_gates", False)
+        if not isinstance(package_gates, bool) or (package_gates and mode != "step"):
+            return _error(400, "package_gates: true only with mode step")
         try:
-            run_id = await call(controller.start, body["scenario"], mode)
+            run_id = await call(controller.start, body["scenario"], mode, package_gates)
         except UnknownError as error:
             return _error(404, str(error))
         except BusyError as error:
@@ -103,6 +107,11 @@ def build_app(controller: LocalController, access: ConsoleAccess) -> App:
             return await guarded(controller.step, run_id)
         if verb == "stop":
             return await guarded(_stop, controller, run_id)
+        if verb == "release":
+            body = await _body(request)
+            if body is None or not isinstance(body.get("gate"), str):
+                return _error(400, "a JSON object: {gate: the package gate's key}")
+            return await guarded(controller.release, run_id, body["gate"])
         if verb == "resume":
             body = await _body(request, empty_ok=True)
             mode = (body or {}).get("mode")
@@ -268,6 +277,8 @@ EVALS_BODY = """
  <h2 id="run-h">Run</h2>
  <div class="controls" role="group" aria-label="Run controls">
   <label for="scenario">Scenario</label> <select id="scenario" name="scenario"></select>
+  <label><input type="checkbox" id="package-gates"> pause inside packages too (a run
+  started with Step)</label>
   <button id="play" type="button">Play</button>
   <button id="play-checkpoint" type="button">Play to checkpoint</button>
   <button id="pause" type="button">Pause</button>
@@ -344,6 +355,8 @@ now, and the gates the run is paused at.</p>
 <label for="run-pick">Run</label> <select id="run-pick"></select>
 <h2 id="gates-h">Paused gates</h2>
 <ul id="gates" aria-labelledby="gates-h"></ul>
+<h2 id="package-gates-h">Packages paused at their step gates</h2>
+<ul id="package-gates" aria-labelledby="package-gates-h"></ul>
 <h2 id="exec-h">Executions</h2>
 <table class="list" aria-labelledby="exec-h"><thead><tr><th scope="col">Machine</th>
 <th scope="col">Execution</th><th scope="col">Status</th><th scope="col">Now in</th>

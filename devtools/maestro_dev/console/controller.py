@@ -35,11 +35,12 @@ class BusyError(RuntimeError):
 
 class Controller(Protocol):
     def scenarios(self) -> list[dict[str, Any]]: ...
-    def start(self, scenario_id: str, mode: Mode) -> str: ...
+    def start(self, scenario_id: str, mode: Mode, package_gates: bool = False) -> str: ...
     def pause(self, run_id: str) -> dict[str, Any]: ...
     def resume(self, run_id: str, mode: Mode | None = None) -> dict[str, Any]: ...
     def step(self, run_id: str) -> dict[str, Any]: ...
     def stop(self, run_id: str) -> None: ...
+    def release(self, run_id: str, key: str) -> dict[str, Any]: ...
     def snapshot(self, run_id: str) -> dict[str, Any]: ...
     def events(self, run_id: str, after: int, wait: float = 0.0) -> tuple[list[Any], bool]: ...
     def runs(self) -> list[dict[str, Any]]: ...
@@ -111,8 +112,10 @@ class LocalController:
         except KeyError:
             raise UnknownError(f"no scenario {scenario_id!r}") from None
 
-    def start(self, scenario_id: str, mode: Mode) -> str:
+    def start(self, scenario_id: str, mode: Mode, package_gates: bool = False) -> str:
         scenario = self.scenario(scenario_id)
+        if package_gates and mode != "step":
+            raise ValueError("package gates go with a run started in step mode")
         with self._lock:
             if self._live is not None and not self._live.finished:
                 raise BusyError(f"run {self._live.run_id} is live: stop it or let it finish")
@@ -122,7 +125,13 @@ class LocalController:
                 for each in hooks:
                     each(stack)
 
-            session = RunSession(scenario, mode, on_finish=self._archive_run, stack_hook=hook)
+            session = RunSession(
+                scenario,
+                mode,
+                on_finish=self._archive_run,
+                stack_hook=hook,
+                package_gates=package_gates,
+            )
             self._sessions[session.run_id] = session
             self._live = session
         session.start()
@@ -145,6 +154,12 @@ class LocalController:
 
     def stop(self, run_id: str) -> None:
         self._session(run_id).stop()
+
+    def release(self, run_id: str, key: str) -> dict[str, Any]:
+        """Release one of a package's paused step gates."""
+        session = self._session(run_id)
+        session.release(key)
+        return {"released": key}
 
     def wait_finished(self, run_id: str, timeout: float) -> None:
         self._session(run_id).join(timeout)

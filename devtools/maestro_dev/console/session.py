@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
 from maestro.evals.scenario import Scenario
+from maestro.ports import Gate
 from maestro_dev.console.graph import current_states
 from maestro_dev.evals.executor import start_of
 from maestro_dev.evals.model import scripted_model
@@ -72,9 +73,15 @@ class RunSession:
         *,
         on_finish: Callable[[RunSession], None] | None = None,
         stack_hook: Callable[[LocalStack], None] | None = None,
+        package_gates: bool = False,
     ) -> None:
+        if package_gates and mode != "step":
+            raise ValueError("package gates go with a run started in step mode")
         self.scenario = scenario
         self.mode = mode
+        # The packages pause at their own step gates too (as `maestro eval run --mode step`):
+        # held while the run's mode is step, released by the watcher in any other mode.
+        self.package_gates = package_gates
         self.run_id = f"{scenario.id}-{uuid.uuid4().hex[:8]}"
         self.started_wall = datetime.now(UTC)
         self.status: Status = "starting"
@@ -91,6 +98,7 @@ class RunSession:
         self._histories: dict[str, list[str]] = {}  # a finished execution's states, read once
         self._read_packages: dict[str, list[str]] = {}  # a finished package's SIDs, read once
         self._wo_items: dict[str, str] = {}  # each WO's item when last read
+        self._package_gates: dict[str, Gate] = {}  # the open ones, by key, as last read
         self._thread = threading.Thread(target=self._main, name=f"console-{self.run_id}")
         self._thread.daemon = True
 
@@ -113,7 +121,9 @@ class RunSession:
     def _main(self) -> None:
         model = scripted_model(self.scenario.model) if self.scenario.model is not None else None
         try:
-            with LocalStack(start=start_of(self.scenario), model=model) as stack:
+            with LocalStack(
+                start=start_of(self.scenario), model=model, step_mode=self.package_gates
+            ) as stack:
                 if self._stack_hook is not None:
                     self._stack_hook(stack)
                 self._stack = stack
@@ -171,6 +181,7 @@ class RunSession:
         control = run.store.control(run.run_id)
         changed = control.model_copy(update={**changes, "changed_at": stack.clock.now()})
         run.store.put_control(changed)
+        stack._moved()  # wake the watcher: it reads the control row (package gates follow it)
         return changed
 
     def _release_open_gates(self) -> int:
@@ -196,13 +207,39 @@ class RunSession:
             return control
 
     def step(self) -> ControlRow:
-        """Advance one package: hold again as soon as the run has produced one more."""
+        """Advance one package: hold again as soon as the run has produced one more. With
+        package gates, a package paused at one of its gates goes on to the next (one gate)."""
         with self._lock:
-            _, run = self._running()
+            stack, run = self._running()
+            if self._package_gates:
+                key = min(self._package_gates, key=lambda k: self._package_gates[k].paused_at)
+                self._release_package_gate(stack, key)
+                return run.store.control(run.run_id)
             done = run.store.packages_so_far(run.run_id)
             control = self._set_control(paused=False, step_until=done + 1)
             self._release_open_gates()
             return control
+
+    def release(self, key: str) -> None:
+        """Release one package gate (the Executions page's button), by its key."""
+        with self._lock:
+            stack, _ = self._running()
+            if key not in self._package_gates:
+                raise RunFinishedError(f"no open package gate {key!r}")
+            self._release_package_gate(stack, key)
+
+    def _release_package_gate(self, stack: LocalStack, key: str) -> None:
+        gate = self._package_gates.pop(key)
+        stack.release_gate(gate)
+
+    def _release_package_gates_unless_stepping(
+        self, stack: LocalStack, control: ControlRow
+    ) -> None:
+        if not self.package_gates or control.mode == "step":
+            return
+        with self._lock:
+            for key in list(self._package_gates):
+                self._release_package_gate(stack, key)
 
     def stop(self) -> None:
         """End the run (StopExecution); nothing is undone, the rows stay."""
@@ -281,12 +318,16 @@ class RunSession:
             value.pop("token", None)  # a release goes through the API, never the page
             held = held or gate.status == "open"
             self._emit("gate", f"{gate.index:03d}#{gate.gate}", "ddb-read", value, stack)
-        if self.status in ("running", "held"):
-            self.status = "held" if held else "running"
         for step in rows.steps:
             self._emit("step", f"{step.index:03d}", "ddb-read", _json(step), stack)
         for checkpoint in rows.checkpoints:
             self._emit("checkpoint", checkpoint.checkpoint_id, "ddb-read", _json(checkpoint), stack)
+        if self.package_gates:
+            self._observe_package_gates(stack)
+            self._release_package_gates_unless_stepping(stack, rows.control)
+            held = held or bool(self._package_gates)
+        if self.status in ("running", "held"):
+            self.status = "held" if held else "running"
         self._observe_executions(stack, run)
         log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
         sids: list[str] = []
@@ -315,6 +356,31 @@ class RunSession:
             if row.event_type == "message.sent":
                 sids.append(row.subject_id)
         self._observe_messages(stack, dict.fromkeys(sids))
+
+    def _observe_package_gates(self, stack: LocalStack) -> None:
+        """The packages' open step gates (the gates table), of executions still running."""
+        running = {e["executionArn"] for e in stack.running_executions()}
+        found = {
+            f"{g.package_id}#{g.gate}#{g.index if g.index is not None else '-'}": g
+            for g in stack.pipeline.deps.gates.open_gates()
+            if g.execution_id in running
+        }
+        with self._lock:
+            self._package_gates = found
+            shown_open = {
+                key
+                for (kind, key), event in self._latest.items()
+                if kind == "package_gate" and event.value.get("status") == "open"
+            }
+        gone = shown_open - set(found)
+        for key, gate in found.items():
+            value = json.loads(gate.model_dump_json(exclude={"token"}))
+            self._emit("package_gate", key, "ddb-read", {**value, "status": "open"}, stack)
+        for key in gone:
+            before = self._latest.get(("package_gate", key))
+            if before is not None:
+                value = {**before.value, "status": "released"}
+                self._emit("package_gate", key, "ddb-read", value, stack)
 
     def _observe_executions(self, stack: LocalStack, run: StartedRun) -> None:
         machines = {

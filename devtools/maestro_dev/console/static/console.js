@@ -155,7 +155,8 @@ class RunView {
     const run = this.get("run")[0]?.value;
     const control = this.get("control")[0]?.value;
     const open = this.get("gate").filter((g) => g.value.status === "open");
-    return { session, run, control, open };
+    const packageGates = this.get("package_gate").filter((g) => g.value.status === "open");
+    return { session, run, control, open, packageGates };
   }
 }
 
@@ -299,11 +300,14 @@ function evalsPage() {
       verdict.textContent = "";
       return;
     }
-    const { session, run, control, open } = view.status();
+    const { session, run, control, open, packageGates } = view.status();
     let text = `Run ${snap.run_id} (${snap.scenario_id})`;
     const live = snap.live && !["passed", "failed", "stopped", "error"].includes(session);
     if (!live) text += `: ${session || run?.status || snap.status}`;
-    else if (open.length) {
+    else if (packageGates.length) {
+      const g = packageGates[0].value;
+      text += `: package ${g.package_id} held at "${g.gate}"`;
+    } else if (open.length) {
       const g = open[0].value;
       text += `: held at "${g.gate}" (step ${g.index})`;
     } else text += ": running";
@@ -312,7 +316,8 @@ function evalsPage() {
         + (control.step_until !== null ? `, stepping to package ${control.step_until}` : "");
     }
     status.textContent = text;
-    status.dataset.state = live ? (open.length ? "held" : "running") : "finished";
+    const isHeld = open.length || packageGates.length;
+    status.dataset.state = live ? (isHeld ? "held" : "running") : "finished";
     document.body.dataset.run = snap.run_id;
     if (run && run.status !== "running") {
       const passed = run.status === "passed";
@@ -355,7 +360,9 @@ function evalsPage() {
       if (!live) {
         const mode = { play: "all", checkpoint: "checkpoint", step: "step" }[action];
         if (!mode) return;
-        const { run_id } = await api("POST", "/api/runs", { scenario: select.value, mode });
+        const packageGates = mode === "step" && $("#package-gates").checked;
+        const { run_id } = await api("POST", "/api/runs",
+          { scenario: select.value, mode, package_gates: packageGates });
         $("#catalog-box").open = false;
         history.replaceState(null, "", `/?run=${encodeURIComponent(run_id)}`);
         await view.load(run_id);
@@ -461,6 +468,16 @@ async function executionsPage() {
       el("button", { type: "button", "data-release": "resume", text: "Release: resume" }), " ",
       el("button", { type: "button", "data-release": "step", text: "Release: step one package" }))));
     if (!open.length) $("#gates").append(el("li", { text: "No gate is paused." }));
+    const { packageGates } = view.status();
+    $("#package-gates").replaceChildren(...packageGates.map((g) => el("li", { "data-package-gate": g.key },
+      `Package ${g.value.package_id}: ${g.value.gate}${g.value.index !== null ? ` (action ${g.value.index})` : ""} `,
+      badge(g.source), " ",
+      el("button", { type: "button", "data-release-package": g.key, text: "Release this gate" }))));
+    if (!packageGates.length) $("#package-gates").append(el("li", { text: "No package is paused." }));
+    $$("[data-release-package]").forEach((b) => b.addEventListener("click", async () => {
+      const id = encodeURIComponent(view.snapshot.run_id);
+      await api("POST", `/api/runs/${id}/release`, { gate: b.dataset.releasePackage });
+    }));
     $$("[data-release]").forEach((b) => b.addEventListener("click", async () => {
       const id = encodeURIComponent(view.snapshot.run_id);
       await api("POST", `/api/runs/${id}/${b.dataset.release}`, b.dataset.release === "resume" ? {} : undefined);
