@@ -28,6 +28,8 @@ TITLES = {
 }
 
 NODE_W, NODE_H, GAP_X, GAP_Y, MARGIN = 210, 44, 24, 30, 16
+BAND_LAYERS = 8  # layers per band: a long machine is drawn in bands side by side, not one tall
+BAND_GAP = 48
 EdgeKind = Literal["next", "choice", "default", "catch", "iterate"]
 
 
@@ -53,6 +55,11 @@ class Graph:
     start: str
     nodes: dict[str, Node] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
+    band_x: list[int] = field(default_factory=list)  # where each band of layers starts
+
+    def position(self, node: Node) -> tuple[int, int]:
+        band, row = divmod(node.layer, BAND_LAYERS)
+        return self.band_x[band] + node.column * (NODE_W + GAP_X), MARGIN + row * (NODE_H + GAP_Y)
 
 
 def _walk(graph: Graph, states: dict[str, Any], parent: str | None, after: str | None) -> None:
@@ -130,10 +137,12 @@ def _layout(graph: Graph) -> None:
         columns[row] = column + 1
         node = graph.nodes[name]
         graph.nodes[name] = Node(node.name, node.type, node.parent, row, column)
-
-
-def _position(node: Node) -> tuple[int, int]:
-    return MARGIN + node.column * (NODE_W + GAP_X), MARGIN + node.layer * (NODE_H + GAP_Y)
+    bands = max(layer.values()) // BAND_LAYERS + 1
+    x = MARGIN
+    for band in range(bands):
+        graph.band_x.append(x)
+        widest = max((n for r, n in columns.items() if r // BAND_LAYERS == band), default=1)
+        x += widest * (NODE_W + GAP_X) - GAP_X + BAND_GAP
 
 
 def _lines(text: str, width: int = 30) -> list[str]:
@@ -150,8 +159,8 @@ def _lines(text: str, width: int = 30) -> list[str]:
 
 def svg(graph: Graph) -> str:
     """The machine as an inline SVG: a ``<g class="state" data-state=...>`` per state."""
-    width = max(_position(n)[0] for n in graph.nodes.values()) + NODE_W + MARGIN
-    height = max(_position(n)[1] for n in graph.nodes.values()) + NODE_H + MARGIN
+    width = max(graph.position(n)[0] for n in graph.nodes.values()) + NODE_W + MARGIN
+    height = max(graph.position(n)[1] for n in graph.nodes.values()) + NODE_H + MARGIN
     parts = [
         f'<svg class="asl" role="img" viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" data-machine="{graph.machine}" '
@@ -160,11 +169,14 @@ def svg(graph: Graph) -> str:
     for edge in graph.edges:
         if edge.target not in graph.nodes:
             continue
-        sx, sy = _position(graph.nodes[edge.source])
-        tx, ty = _position(graph.nodes[edge.target])
+        source, target = graph.nodes[edge.source], graph.nodes[edge.target]
+        sx, sy = graph.position(source)
+        tx, ty = graph.position(target)
         x1, y1 = sx + NODE_W // 2, sy + NODE_H
         x2, y2 = tx + NODE_W // 2, ty
-        if ty <= sy:  # a loop back, or a same-layer hop: out the side
+        if target.layer > source.layer and ty <= sy:  # on into the next band: up and over
+            path = f"M{x1},{y1} C{x1},{y1 + 40} {x2},{y2 - 40} {x2},{y2}"
+        elif ty <= sy:  # a loop back, or a same-layer hop: out the side
             x1, y1 = sx + NODE_W, sy + NODE_H // 2
             x2, y2 = tx + NODE_W, ty + NODE_H // 2
             mid = max(x1, x2) + 18
@@ -173,7 +185,7 @@ def svg(graph: Graph) -> str:
             path = f"M{x1},{y1} C{x1},{y1 + 20} {x2},{y2 - 20} {x2},{y2}"
         parts.append(f'<path class="edge {edge.kind}" d="{path}"/>')
     for node in graph.nodes.values():
-        x, y = _position(node)
+        x, y = graph.position(node)
         name = html.escape(node.name, quote=True)
         inner = " inner" if node.parent else ""
         parts.append(
