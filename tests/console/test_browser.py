@@ -117,6 +117,13 @@ def every_value_has_its_source(page: Any) -> int:
 def test_play_to_a_checkpoint_step_reload_and_play_out(page: Any, console: Console) -> None:
     ready(page)
     assert axe_violations(page) == []
+    # Keyboard: the graph tabs move with the arrow keys, and show their panel.
+    page.focus("#tab-package_pipeline")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.activeElement.id") == "tab-work_order"
+    assert page.is_visible("#graph-work_order")
+    assert not page.is_visible("#graph-package_pipeline")
+    page.keyboard.press("ArrowLeft")
     page.select_option("#scenario", "two-leaks-clarify")
     page.focus("#step")
     page.keyboard.press("Enter")  # keyboard-usable: a step from the start holds before step 0

@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from maestro_dev.console import graph
 from maestro_dev.console.access import AccessMiddleware, App, ConsoleAccess
-from maestro_dev.console.controller import BusyError, LocalController, UnknownError
+from maestro_dev.console.controller import BusyError, Controller, UnknownError
 from maestro_dev.console.session import RunFinishedError
 
 STATIC = Path(__file__).parent / "static"
@@ -59,7 +59,7 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def build_app(controller: LocalController, access: ConsoleAccess) -> App:
+def build_app(controller: Controller, access: ConsoleAccess) -> App:
     graphs = {name: graph.svg(graph.load(name)) for name in graph.MACHINES}
 
     async def call(fn: Any, *args: Any) -> Any:
@@ -250,7 +250,7 @@ def build_app(controller: LocalController, access: ConsoleAccess) -> App:
     return AccessMiddleware(app, access)
 
 
-def _stop(controller: LocalController, run_id: str) -> dict[str, str]:
+def _stop(controller: Controller, run_id: str) -> dict[str, str]:
     controller.stop(run_id)
     return {"stopping": run_id}
 
