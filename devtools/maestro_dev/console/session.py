@@ -37,9 +37,7 @@ from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderS
 from maestro.evals.scenario import Scenario
 from maestro.ports import Gate
 from maestro_dev.console.graph import current_states
-from maestro_dev.evals.executor import start_of
-from maestro_dev.evals.model import scripted_model
-from maestro_dev.evals.runner import StartedRun, release_eval_gate, start_run
+from maestro_dev.evals.runner import StartedRun, eval_stack, release_eval_gate, start_run
 from maestro_dev.evals.runs import ControlRow, Mode
 from maestro_dev.local.stack import LocalStack
 
@@ -119,11 +117,8 @@ class RunSession:
         return self.status in FINAL_STATUSES
 
     def _main(self) -> None:
-        model = scripted_model(self.scenario.model) if self.scenario.model is not None else None
         try:
-            with LocalStack(
-                start=start_of(self.scenario), model=model, step_mode=self.package_gates
-            ) as stack:
+            with eval_stack(self.scenario, step_mode=self.package_gates) as stack:
                 if self._stack_hook is not None:
                     self._stack_hook(stack)
                 self._stack = stack

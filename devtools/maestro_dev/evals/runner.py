@@ -95,6 +95,13 @@ GateHandler = Callable[[PausedGate], None]
 """Called once for each paused gate; when it returns, the gate is released."""
 
 
+def eval_stack(scenario: Scenario, *, step_mode: bool = False) -> LocalStack:
+    """The fresh embedded stack a scenario runs on (its clock, its model); enter it with
+    ``with``. `maestro eval run` and the console build it here alike."""
+    model = scripted_model(scenario.model) if scenario.model is not None else None
+    return LocalStack(start=start_of(scenario), model=model, step_mode=step_mode)
+
+
 @dataclass(frozen=True)
 class StartedRun:
     """An eval run started on a stack: its rows' store, its id and the executor's execution."""
@@ -138,8 +145,7 @@ def run_scenario(
     stack_hook: Callable[[LocalStack], None] | None = None,
 ) -> ScenarioResult:
     started = time.perf_counter()
-    model = scripted_model(scenario.model) if scenario.model is not None else None
-    with LocalStack(start=start_of(scenario), model=model, step_mode=mode == "step") as stack:
+    with eval_stack(scenario, step_mode=mode == "step") as stack:
         if stack_hook is not None:
             stack_hook(stack)
         started_run = start_run(stack, scenario, mode)
