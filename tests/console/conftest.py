@@ -31,6 +31,17 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     moto.setLevel(level)
 
 
+@pytest.fixture(autouse=True)
+def _no_run_left_live(console: Console) -> Iterator[None]:
+    """A test that fails while its run is held must not leave it live for the next (one live
+    run at a time): stopped here."""
+    yield
+    for run in console.controller.runs():
+        if run["status"] not in ("passed", "failed", "stopped", "error"):
+            console.controller.stop(run["run_id"])
+            console.controller.wait_finished(run["run_id"], 20)
+
+
 @pytest.fixture(scope="session")
 def lying_run(console: Console) -> tuple[str, list[str]]:
     """leak-204 played to its end with a messenger that claims its sends and never calls

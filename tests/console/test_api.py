@@ -50,8 +50,10 @@ def test_checkpoint_mode_stops_at_its_first_checkpoint(console: Console) -> None
     snapshot = console.wait(run_id, held, "held")
     (gate,) = open_gates(snapshot)
     assert (gate["gate"], gate["index"]) == ("after the checkpoint", 1)
-    (graded,) = snapshot["latest"]["checkpoint"].values()
-    assert graded["value"]["passed"], graded["value"]["reason"]
+    graded = snapshot["latest"]["checkpoint"].values()
+    first = load_scenario(SCENARIOS / "leak-204.yaml").checkpoints[0]
+    assert {g["value"]["after"] for g in graded} == {first.after}  # nothing after it graded
+    assert all(g["value"]["passed"] for g in graded), [g["value"]["reason"] for g in graded]
     time.sleep(0.3)  # held: nothing moves while the gate waits
     assert console.snapshot(run_id)["seq"] == console.snapshot(run_id)["seq"]
     assert held(console.snapshot(run_id))
