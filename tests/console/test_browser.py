@@ -132,6 +132,7 @@ def test_play_to_a_checkpoint_step_reload_and_play_out(page: Any, console: Conso
         """() => document.querySelector('svg[data-machine="eval_executor"] '
             + 'g.state[data-state="Gate: before the step"]')?.dataset.lit === 'true'"""
     )
+    assert page.get_attribute('tr[data-step="0"]', "data-state") == "next"
     run_id = page.get_attribute("body", "data-run")
     assert run_id
     assert run_id.startswith("two-leaks-clarify-")
@@ -146,6 +147,8 @@ def test_play_to_a_checkpoint_step_reload_and_play_out(page: Any, console: Conso
             + 'g.state[data-state="Gate: after the checkpoint"]')?.dataset.lit === 'true'"""
     )
     assert "Gate: before the step" not in lit(page, "eval_executor")
+    states = page.eval_on_selector_all("#steps tr", "rows => rows.map(r => r.dataset.state)")
+    assert states == ["done", "done", "pending", "pending"]
     assert entered(page, "package_pipeline", "Take the conversation lease") == "1"
     # Evidence badges: the clarifying texts read back from Twilio, the watcher's rows.
     page.click("#tab-messages")

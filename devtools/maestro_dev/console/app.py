@@ -288,6 +288,10 @@ EVALS_BODY = """
  </div>
  <p id="run-status" role="status" aria-live="polite">No run yet: pick a scenario and press Play.</p>
  <p id="verdict" class="verdict" aria-live="polite"></p>
+ <h3 id="steps-h">Steps</h3>
+ <table class="grid" aria-labelledby="steps-h"><thead><tr><th scope="col">Step</th>
+  <th scope="col">What</th><th scope="col">Injected at</th><th scope="col">Packages</th>
+  <th scope="col">Read</th></tr></thead><tbody id="steps"></tbody></table>
  <h3 id="grid-h">Checkpoints</h3>
  <table class="grid" aria-labelledby="grid-h"><thead><tr><th scope="col">Checkpoint</th>
   <th scope="col">After step</th><th scope="col">Expects</th><th scope="col">Grade</th>

@@ -189,6 +189,7 @@ function evalsPage() {
     }
     $$("[data-pick]").forEach((b) => b.addEventListener("click", () => {
       select.value = b.dataset.pick;
+      renderSteps();
       renderGrid();
       select.focus();
     }));
@@ -209,7 +210,7 @@ function evalsPage() {
       const state = graded ? (graded.value.passed ? "pass" : "fail") : "pending";
       const expects = (c.packages !== null ? `${c.packages} package(s)` : "")
         + (c.lanes.length ? ` ${c.lanes.join(", ")}` : "")
-        + (c.decisions.length ? ` ${c.decisions.map((d) => Object.values(d).join(" ")).join("; ")}` : "");
+        + (c.decisions.length ? ` ${c.decisions.map((d) => Object.entries(d).map(([k, v]) => `${k}=${v}`).join(" ")).join("; ")}` : "");
       grid.append(el("tr", { class: state, "data-checkpoint": c.id, "data-grade": state },
         el("th", { scope: "row", text: c.id }),
         el("td", { text: c.after }),
@@ -217,6 +218,28 @@ function evalsPage() {
         el("td", {}, graded ? [value(state === "pass" ? "passed" : "FAILED", graded.source), " ",
           badge(graded.source)] : "pending"),
         el("td", { text: graded ? short(graded.value.reason, 200) : "" })));
+    }
+  }
+
+  function renderSteps() {
+    const scenario = scenarioOfView();
+    const body = $("#steps");
+    body.replaceChildren();
+    if (!scenario) return;
+    const { open } = view.status();
+    const heldBefore = open.find((g) => g.value.gate === "before the step")?.value.index;
+    for (const turn of scenario.turns) {
+      const row = view.latest.step?.[String(turn.index).padStart(3, "0")];
+      const what = turn.kind === "turn" ? `${turn.from}: “${turn.text}”`
+        : turn.kind === "flush" ? `flush: ${turn.flush}` : `${turn.kind} ${JSON.stringify(turn)}`;
+      const state = row ? "done" : (heldBefore === turn.index ? "next" : "pending");
+      body.append(el("tr", { class: state === "done" ? "pass" : "pending", "data-step": turn.index,
+        "data-state": state },
+        el("th", { scope: "row", text: turn.index }),
+        el("td", { text: short(what, 120) }),
+        el("td", {}, row ? value(row.value.at, row.source) : (state === "next" ? "held before it" : "—")),
+        el("td", {}, row ? value(row.value.packages.length, row.source) : "—"),
+        el("td", {}, row ? badge(row.source) : "")));
     }
   }
 
@@ -347,6 +370,7 @@ function evalsPage() {
 
   function render() {
     renderStatus();
+    renderSteps();
     renderGrid();
     renderGraphs();
     renderEntities();
@@ -383,7 +407,7 @@ function evalsPage() {
   $("#step").addEventListener("click", () => act("step"));
   $("#stop").addEventListener("click", () => act("stop"));
   $("#replay").addEventListener("click", () => view.replay());
-  select.addEventListener("change", () => { if (!view.snapshot) renderGrid(); });
+  select.addEventListener("change", () => { if (!view.snapshot) { renderSteps(); renderGrid(); } });
 
   (async () => {
     const { scenarios: list } = await api("GET", "/api/scenarios");
