@@ -19,7 +19,6 @@ vanilla script (``static/console.js``) fills from the API: no build step, nothin
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 from collections.abc import AsyncIterator
@@ -147,11 +146,9 @@ def build_app(controller: Controller, access: ConsoleAccess) -> App:
                     yield "event: end\ndata: {}\n\n"
                     return
                 quiet = 0.0 if found else quiet + SSE_WAIT_SECONDS
-                if quiet >= SSE_HEARTBEAT_SECONDS:
+                if quiet >= SSE_HEARTBEAT_SECONDS:  # a comment line keeps proxies from closing
                     quiet = 0.0
                     yield ": still here\n\n"
-                if not found and not more:
-                    await asyncio.sleep(0)
 
         return StreamingResponse(
             stream(),

@@ -252,7 +252,7 @@ class RunSession:
     def wait_for_events(self, seq: int, timeout: float) -> list[ConsoleEvent]:
         with self._lock:
             self._lock.wait_for(
-                lambda: len(self._events) > seq or self.finished or self._stack is None,
+                lambda: len(self._events) > seq or self.finished,
                 timeout=timeout,
             )
             return self._events[seq:]
