@@ -96,6 +96,8 @@ def build_app(controller: Controller, access: ConsoleAccess) -> App:
             return _error(404, str(error))
         except BusyError as error:
             return _error(409, str(error))
+        except (RuntimeError, TimeoutError) as error:  # its stack could not start: said
+            return _error(500, f"the run could not start: {error}")
         return JSONResponse({"run_id": run_id}, status_code=201)
 
     async def control(request: Request) -> Response:
