@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,13 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def build_app(controller: Controller, access: ConsoleAccess) -> App:
+def build_app(
+    controller: Controller,
+    access: ConsoleAccess,
+    stopping: Callable[[], bool] = lambda: False,
+) -> App:
+    """The app; ``stopping`` says the server is shutting down (an open stream then ends, so
+    the shutdown does not wait on a page left open)."""
     graphs = {name: graph.svg(graph.load(name)) for name in graph.MACHINES}
 
     async def call(fn: Any, *args: Any) -> Any:
@@ -139,7 +145,7 @@ def build_app(controller: Controller, access: ConsoleAccess) -> App:
         async def stream() -> AsyncIterator[str]:
             position, quiet = after, 0.0
             yield "retry: 1000\n\n"
-            while True:
+            while not stopping():
                 found, more = await call(controller.events, run_id, position, SSE_WAIT_SECONDS)
                 for event in found:
                     position = event["seq"]

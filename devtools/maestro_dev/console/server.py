@@ -33,8 +33,20 @@ class ConsoleServer:
         sock.bind((HOST, self.port))
         self.port = sock.getsockname()[1]
         self._socket = sock
-        app = build_app(self.controller, ConsoleAccess(self.token, self.port))
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        app = build_app(
+            self.controller,
+            ConsoleAccess(self.token, self.port),
+            stopping=lambda: self._server is not None and self._server.should_exit,
+        )
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            # The streams end within a second of a stop (see build_app's ``stopping``); this
+            # bounds the wait for anything else left open.
+            timeout_graceful_shutdown=5,
+        )
         self._server = uvicorn.Server(config)
         return self
 
