@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint unit fuzz bench load evals install clean synth faults
+.PHONY: demo test lint unit fuzz bench load evals install clean synth faults console browser
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,25 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# The console's browser tests drive Debian's chromium (Playwright launches it by path; it never
+# downloads a browser of its own). Installed here when missing, as root; otherwise said.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium for the console's browser tests (apt-get)"; \
+		apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; \
+	else \
+		echo "make: $(CHROMIUM) is missing and this is not root: the console's browser tests"; \
+		echo "      will be skipped. Install it with: sudo apt-get install -y chromium"; \
+	fi
+
+# The eval playground on the embedded stack: prints the URL to open (127.0.0.1, with a token
+# new each run). PORT=0 picks any free port.
+PORT ?= 8790
+console: $(STAMP)
+	$(BIN)/maestro console --port $(PORT)
 
 demo: $(STAMP)
 	$(BIN)/maestro demo
@@ -41,7 +60,7 @@ fuzz: $(STAMP)
 # backoff, HTTP round trips), so two workers keep a 2-core machine about half busy. Measured on
 # the 2-core reference machine, quiet: 9 min 57 s with two workers, 7 min 3 s with four.
 TEST_WORKERS ?= 4
-test: lint
+test: lint browser
 	$(BIN)/pytest -q -n $(TEST_WORKERS)
 
 clean:

@@ -54,6 +54,7 @@ SHARED_SETUP_GROUPS = {
     "tests/infra/": "synth",  # `python app.py` for every environment, about 20 s
     "tests/e2e/test_demo.py": "demo",  # `maestro demo` once, about 15 s
     "tests/integration/test_least_privilege.py": "least-privilege",  # its stories, about 45 s
+    "tests/console/": "console",  # one console server and one browser, about 40 s
 }
 
 

@@ -18,6 +18,8 @@
 - ``maestro wo show WO-… [--json] | list [--status S] [--property P] [--json]``: a work order
   with its timeline, dispatch run and execution, or a list; on ``maestro serve`` or a deployed
   stack (``maestro_dev.work_orders``, docs/work-orders.md).
+- ``maestro console [--port]``: the eval playground, a local web page on 127.0.0.1 (its URL,
+  with a token new each run, printed at start; ``maestro_dev.console``, docs/console.md).
 - ``maestro twilio wire --env ENV [--dry-run]``: point the environment's Twilio number at its
   deployed stack (SMS URL, SMS fallback URL, status callback) and print what changed
   (``maestro_dev.twilio_wire``).
@@ -43,6 +45,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
@@ -243,6 +246,26 @@ def build_parser() -> argparse.ArgumentParser:
     _target(ledger)
     ledger.set_defaults(handler=cmd_ledger)
 
+    console = sub.add_parser(
+        "console",
+        help="the eval playground: a local web page to run scenarios like a debugger",
+        description="Serves the console on 127.0.0.1 and prints its URL (with this run's token).",
+    )
+    console.add_argument("--port", type=int, default=8790, help="0: any free port (8790)")
+    console.add_argument(
+        "--scenarios", default="evals/scenarios", help="a scenario file or directory"
+    )
+    console.add_argument(
+        "--archive", default=".maestro/console-runs", help="where finished runs are kept"
+    )
+    console.add_argument(
+        "--env",
+        choices=("local", "dev"),
+        default="local",
+        help="local: the embedded stack (dev: a deployed stack; not built yet)",
+    )
+    console.set_defaults(handler=cmd_console)
+
     evals = sub.add_parser("eval", help="evals: scenarios on the embedded stack, labeled sets")
     eval_commands = evals.add_subparsers(dest="eval_command", required=True)
     add_eval_parsers(eval_commands)
@@ -305,6 +328,27 @@ def _http(
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
+
+
+def cmd_console(args: argparse.Namespace, out: TextIO) -> int:
+    if args.env != "local":
+        print(
+            "maestro console: --env dev is not built yet: the console talks to a Controller "
+            "(maestro_dev.console.controller); only the embedded stack's is implemented",
+            file=sys.stderr,
+        )
+        return 2
+    import logging
+
+    from maestro_dev.console.server import local_console
+
+    logging.getLogger("moto").setLevel(logging.CRITICAL)  # its ASL interpreter logs every error
+    server = local_console(Path(args.scenarios), Path(args.archive), args.port)
+    print(f"maestro console: open {server.url}", file=out)
+    print("  (127.0.0.1 only; the token is new each run. Ctrl-C stops it.)", file=out)
+    out.flush()
+    server.serve_forever()
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:

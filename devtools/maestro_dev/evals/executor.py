@@ -56,7 +56,16 @@ from maestro.evals.scenario import (
     offset,
 )
 from maestro.ingest.service import conversation_id_for
-from maestro_dev.evals.runs import CheckpointRow, EvalRunStore, GateRow, Mode, RunRow, StepRow
+from maestro_dev.evals.runs import (
+    CheckpointRow,
+    ControlRow,
+    EvalRunStore,
+    GateRow,
+    Mode,
+    RunRow,
+    StepRow,
+    should_hold,
+)
 from maestro_dev.evals.surfaces import StackSurfaces
 from maestro_dev.local.events import (
     signed_app_event,
@@ -219,6 +228,18 @@ class EvalExecutor:
             log.append(_prior_decision(spec, party.phone, world, n))
 
     def gate(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Two calls of one function: without a token, whether the run holds here (the control
+        row, read now: the console changes it while the run runs); with one (the task-token
+        gate), store the token so whoever releases the run can send it."""
+        if "token" not in event:
+            run_id, index = str(event["run_id"]), int(event["index"])
+            through = index - 1 if event["gate"] == "before the step" else index
+            held = should_hold(
+                self.store.control(run_id),
+                str(event["gate"]),
+                self.store.packages_so_far(run_id, through),
+            )
+            return {"hold": held}
         self.store.put_gate(
             GateRow(
                 run_id=str(event["run_id"]),
@@ -566,6 +587,10 @@ def start_of(scenario: Scenario) -> datetime:
     """Where the virtual clock starts: the scenario's start, or its first prior message."""
     earliest = min((offset(m.at) for m in scenario.world.messages), default=timedelta(0))
     return scenario.world.start + min(earliest, timedelta(0))
+
+
+def new_control(run_id: str, mode: Mode, now: datetime) -> ControlRow:
+    return ControlRow(run_id=run_id, mode=mode, changed_at=now)
 
 
 def new_run(scenario: Scenario, mode: Mode, run_id: str, now: datetime) -> RunRow:

@@ -20,7 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from maestro.evals.lenses import Finding
 from maestro.evals.scenario import Scenario
-from maestro_dev.evals.executor import HANDLERS, EvalExecutor, fallback_phone, new_run, start_of
+from maestro_dev.evals.executor import (
+    HANDLERS,
+    EvalExecutor,
+    fallback_phone,
+    new_control,
+    new_run,
+    start_of,
+)
 from maestro_dev.evals.model import scripted_model
 from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore, GateRow, Mode
 from maestro_dev.local.stack import ACCOUNT, PREFIX, ROOT, LocalStack, function_arn, substitute
@@ -103,6 +110,55 @@ GateHandler = Callable[[PausedGate], None]
 """Called once for each paused gate; when it returns, the gate is released."""
 
 
+def eval_stack(scenario: Scenario, *, step_mode: bool = False) -> LocalStack:
+    """The fresh embedded stack a scenario runs on (its clock, its model); enter it with
+    ``with``. `maestro eval run` and the console build it here alike."""
+    model = scripted_model(scenario.model) if scenario.model is not None else None
+    offline = scenario.model.offline if scenario.model is not None else ()
+    return LocalStack(
+        start=start_of(scenario),
+        model=model,
+        step_mode=step_mode,
+        offline_purposes=offline,
+        settings={"on_call_pm_phone": fallback_phone(scenario.world)},
+    )
+
+
+@dataclass(frozen=True)
+class StartedRun:
+    """An eval run started on a stack: its rows' store, its id and the executor's execution."""
+
+    store: EvalRunStore
+    run_id: str
+    execution_arn: str
+
+
+def start_run(
+    stack: LocalStack, scenario: Scenario, mode: Mode, run_id: str | None = None
+) -> StartedRun:
+    """Create the eval-runs table and the executor's machine on the stack, record the run and
+    its control row, and start the execution (named by the run id)."""
+    table = PREFIX + EVAL_RUNS.logical_name
+    stack.ddb.create_table(**EVAL_RUNS.create_table_kwargs(table))
+    store = EvalRunStore(stack.ddb, table)
+    executor = EvalExecutor(stack, store, scenario)
+    stack.handlers.update(executor.handlers())
+    machine = stack.sfn.create_state_machine(
+        name=PREFIX + "eval-executor",
+        definition=substitute(EVAL_ASL_PATH.read_text(), eval_substitutions()),
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
+    )["stateMachineArn"]
+    run_id = run_id or f"{scenario.id}-{uuid.uuid4().hex[:8]}"
+    store.put_run(new_run(scenario, mode, run_id, stack.clock.now()))
+    store.put_control(new_control(run_id, mode, stack.clock.now()))
+    arn = stack.sfn.start_execution(
+        stateMachineArn=machine,
+        name=run_id,
+        input=json.dumps({"run_id": run_id, "mode": mode}),
+    )["executionArn"]
+    return StartedRun(store=store, run_id=run_id, execution_arn=str(arn))
+
+
 def run_scenario(
     scenario: Scenario,
     mode: Mode = "all",
@@ -111,34 +167,11 @@ def run_scenario(
     stack_hook: Callable[[LocalStack], None] | None = None,
 ) -> ScenarioResult:
     started = time.perf_counter()
-    model = scripted_model(scenario.model) if scenario.model is not None else None
-    offline = scenario.model.offline if scenario.model is not None else ()
-    with LocalStack(
-        start=start_of(scenario),
-        model=model,
-        step_mode=mode == "step",
-        offline_purposes=offline,
-        settings={"on_call_pm_phone": fallback_phone(scenario.world)},
-    ) as stack:
+    with eval_stack(scenario, step_mode=mode == "step") as stack:
         if stack_hook is not None:
             stack_hook(stack)
-        table = PREFIX + EVAL_RUNS.logical_name
-        stack.ddb.create_table(**EVAL_RUNS.create_table_kwargs(table))
-        store = EvalRunStore(stack.ddb, table)
-        executor = EvalExecutor(stack, store, scenario)
-        stack.handlers.update(executor.handlers())
-        machine = stack.sfn.create_state_machine(
-            name=PREFIX + "eval-executor",
-            definition=substitute(EVAL_ASL_PATH.read_text(), eval_substitutions()),
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/maestro-local",
-        )["stateMachineArn"]
-        run_id = f"{scenario.id}-{uuid.uuid4().hex[:8]}"
-        store.put_run(new_run(scenario, mode, run_id, stack.clock.now()))
-        arn = stack.sfn.start_execution(
-            stateMachineArn=machine,
-            name=run_id,
-            input=json.dumps({"run_id": run_id, "mode": mode}),
-        )["executionArn"]
+        started_run = start_run(stack, scenario, mode)
+        store, run_id, arn = started_run.store, started_run.run_id, started_run.execution_arn
         released = _drive(stack, store, scenario, run_id, arn, on_gate)
         status = stack.sfn.describe_execution(executionArn=arn)["status"]
         run = store.run(run_id)
@@ -238,6 +271,11 @@ def _step_line(scenario: Scenario, index: int) -> str:
     if text is not None:
         return f"{getattr(step, 'from_', '?')}: {text}"
     return f"flush: {getattr(step, 'flush', '?')}"
+
+
+def release_eval_gate(stack: LocalStack, store: EvalRunStore, gate: GateRow) -> None:
+    """Release one of the executor's gates (SendTaskSuccess), once it waits for its token."""
+    _release_eval_gate(stack, store, gate)
 
 
 def _release_eval_gate(stack: LocalStack, store: EvalRunStore, gate: GateRow) -> None:
