@@ -17,17 +17,22 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The console's browser tests drive Debian's chromium (Playwright launches it by path; it never
-# downloads a browser of its own). Installed here when missing, as root; otherwise said.
-CHROMIUM := /usr/bin/chromium
+# Debian packages the tests use, installed here when missing (as root; otherwise said, and the
+# tests that need them skip): chromium for the console's browser tests (Playwright launches it by
+# path; it never downloads a browser of its own), and the word lists the safety floor's
+# real-word list is generated from (tests/unit/test_safety_floor.py checks it is current).
+DEBIAN_TEST_PACKAGES := chromium wamerican-large wbritish-large
+DEBIAN_TEST_FILES := /usr/bin/chromium /usr/share/dict/american-english-large /usr/share/dict/british-english-large
 browser:
-	@if [ -x $(CHROMIUM) ]; then :; \
+	@missing=""; for f in $(DEBIAN_TEST_FILES); do [ -e $$f ] || missing="$$missing $$f"; done; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
-		echo "installing chromium for the console's browser tests (apt-get)"; \
-		apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; \
+		echo "installing $(DEBIAN_TEST_PACKAGES) for the tests (apt-get; missing:$$missing)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBIAN_TEST_PACKAGES) || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBIAN_TEST_PACKAGES); }; \
 	else \
-		echo "make: $(CHROMIUM) is missing and this is not root: the console's browser tests"; \
-		echo "      will be skipped. Install it with: sudo apt-get install -y chromium"; \
+		echo "make: missing$$missing and this is not root: the tests that need them will be"; \
+		echo "      skipped. Install them with: sudo apt-get install -y $(DEBIAN_TEST_PACKAGES)"; \
 	fi
 
 # The eval playground on the embedded stack: prints the URL to open (127.0.0.1, with a token
