@@ -1,1 +1,1 @@
-"""maestro's CDK app, one construct per concern (see README "Deploy"); ``app.py`` composes them."""
+"""maestro's CDK app, one construct per concern (see docs/deploy.md); ``app.py`` composes them."""

@@ -3,7 +3,7 @@ read the values at run time through Powertools Parameters (cached): never in pla
 variables, never in the template.
 
 Each is created with a random placeholder value, so nothing works by accident before an operator
-sets the real one (`aws secretsmanager put-secret-value`, README "Deploy"): a Twilio signature
+sets the real one (`aws secretsmanager put-secret-value`, docs/deploy.md): a Twilio signature
 checked against a random token fails closed (403).
 """
 

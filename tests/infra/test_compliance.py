@@ -57,7 +57,7 @@ def test_every_suppression_gives_a_specific_reason(synth: Synth, env: str) -> No
         "AwsSolutions-APIG4",
         "AwsSolutions-COG4",
         "AwsSolutions-SF1",  # state_machine_log_level ERROR (prod), for cost
-    }, "a new kind of suppression: review it, then add it here and to the README"
+    }, "a new kind of suppression: review it, then add it here and to docs/deploy.md"
 
 
 def test_suppressed_findings_are_only_the_documented_ones(synth: Synth, env: str) -> None:
