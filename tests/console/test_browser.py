@@ -184,6 +184,12 @@ def test_play_to_a_checkpoint_step_reload_and_play_out(page: Any, console: Conso
     ready(page)
     page.click("#play")
     page.wait_for_selector("#verdict[data-verdict=passed]")
+    # The verdict is the run row's; the executor's execution leaves its Finish state a moment
+    # after writing it, and the graph goes dark when the page reads that.
+    page.wait_for_function(
+        """() => document.querySelectorAll(
+            'svg[data-machine="eval_executor"] g.state[data-lit="true"]').length === 0"""
+    )
     assert lit(page, "eval_executor") == []
     shoot(page, "evals-passed")
     console.controller.wait_finished(run_id, 30)

@@ -385,3 +385,14 @@ def test_the_first_sample_is_drawn_alone_when_it_may_suffice() -> None:
     at_once = Ordered({0: relay, 1: other})
     draw(ModelBrain(at_once), request(), POLICY.plan(contested=True))
     assert sorted(at_once.calls) == [(0, True), (1, True)]
+
+
+def test_a_work_order_named_by_its_number_binds_it_also_as_a_call_says_it() -> None:
+    """The words bind a work order they name by its id, written or spoken digit by digit (a
+    call's transcript: "seven-oh-two"), whatever else they say; a number that is no open
+    order's id binds nothing."""
+    cancel = (act("manage_existing", confidence=0.95, operation="cancel", wo_ids=("WO-702",)),)
+    for said in ("drop 702 please", "cancel seven-oh-two", "cancel seven zero two thanks"):
+        assert run([cancel] * 3, text=said) == (3, ConsensusStatus.DECIDED), said
+    for said in ("cancel it, I'm in 7", "cancel the one from oh two"):
+        assert run([cancel] * 3, text=said)[1] is ConsensusStatus.AMBIGUOUS, said

@@ -67,12 +67,13 @@ T = TypeVar("T")
 
 # What each step is given of the copy (infra/evals.py grants exactly this; the tests run the
 # handlers on moto with exactly this). Tables: read (r) or written (w), besides the eval-runs
-# table every step writes. Set-up empties every table and seeds the world; an update step
-# writes the WO store; grading reads what the lenses grade on.
+# table every step writes. Set-up empties every table and seeds the world (pending items and
+# decisions too); an update step writes the WO store and a note on its timeline; grading reads
+# what the lenses grade on (the packages' contents from the buffer, consent from conversations).
 STEP_TABLES: dict[str, dict[str, Literal["r", "w"]]] = {
     "eval_setup": {spec.logical_name: "w" for spec in ALL_TABLES},
     "eval_gate": {},
-    "eval_inject": {"work_orders": "w"},
+    "eval_inject": {"work_orders": "w", "timeline": "w"},
     "eval_settle": {},
     "eval_grade": {
         "decisions": "r",
@@ -80,6 +81,10 @@ STEP_TABLES: dict[str, dict[str, Literal["r", "w"]]] = {
         "dispatch": "r",
         "ledger": "r",
         "messages": "r",
+        "timeline": "r",
+        "state": "r",
+        "pending": "r",
+        "conversations": "r",
     },
     "eval_finish": {},
 }

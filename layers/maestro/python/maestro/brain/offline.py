@@ -310,6 +310,25 @@ def _ids_named(text: str, contexts: Sequence[OpenContext]) -> list[str]:
     return [cid for _, cid in sorted(found)]
 
 
+_DIGIT_WORDS = {
+    "zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+    "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}  # fmt: skip
+_SPOKEN_DIGITS = re.compile(
+    r"\b(?:" + "|".join(_DIGIT_WORDS) + r")(?:[\s-]+(?:" + "|".join(_DIGIT_WORDS) + r"))+\b",
+    re.IGNORECASE,
+)
+
+
+def _digits_spoken(text: str) -> str:
+    """Digits said one by one, as a call's transcript writes them ("two-oh-four", "two zero
+    four"), as the number ("204"); two or more in a row, so "oh" or "one" alone stays a word."""
+    return _SPOKEN_DIGITS.sub(
+        lambda m: "".join(_DIGIT_WORDS[w.lower()] for w in re.split(r"[\s-]+", m.group(0))),
+        text,
+    )
+
+
 # --- commands (rule 7) ------------------------------------------------------------------------
 
 _LIST = re.compile(
@@ -1105,10 +1124,13 @@ class OfflineBrain:
         are sure of it (no doubt, no question), an existing one by id, a new one as ``"new"``.
         The second signal a mutation among several candidates needs beside the model's samples
         (``consensus.aggregate``'s ``corroborated``); it reads only the package and the
-        contexts, never the samples. One work order named by its id ("work order 204", "#211")
-        is bound whatever the rules make of the rest."""
+        contexts, never the samples. One work order named by its id ("work order 204", "#211",
+        a call's "two-oh-four") is bound whatever the rules make of the rest."""
         ids = {c.wo_id for c in request.contexts if c.wo_id}
-        named = {r.wo_id for r in wo_ref_spans(request.package.text) if not r.bare} & ids
+        # Here a bare number counts when it is one of the sender's own work orders' ids: the
+        # samples must have named that work order too.
+        said = _digits_spoken(request.package.text)
+        named = {r.wo_id for r in wo_ref_spans(said)} & ids
         bound: set[str] = named if len(named) == 1 else set()
         reading = self._read(request.package, request.sender_role, request.contexts)
         if reading.doubt is not None or any(isinstance(a, Clarify) for a in reading.plan):
