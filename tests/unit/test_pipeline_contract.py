@@ -18,9 +18,9 @@ from pydantic import BaseModel
 
 from maestro.access import STATE_MACHINES, placeholder
 from maestro.adapters.eventbridge import EVENT_SOURCE
+from maestro.errors import STATE_MACHINE_ERRORS
 from maestro.pipeline.contract import ActItem, ExecutionState, GatePayload
 from maestro.pipeline.entry import STEPS
-from maestro.pipeline.errors import STATE_MACHINE_ERRORS
 from maestro.settings import PipelineSettings
 from maestro_dev.local.stack import ASL_PATH, asl_substitutions
 
