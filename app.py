@@ -12,6 +12,9 @@ The account and region come from the CDK's environment variables (``CDK_DEFAULT_
 environment-agnostic. Synthesis makes no AWS call. ``python app.py`` writes one template per
 environment into ``cdk.out`` (or ``$CDK_OUTDIR``) and prints each environment's synth time and
 the layers' sizes (when they were bundled).
+
+The eval copy's executor is dev tooling, which the deploy code (``infra``) never imports: this
+app hands it in (:func:`eval_copy_code`), the package as a folder and its handlers by name.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from infra.config import environments, stack_name
-from infra.evals import EVAL_STACK_SUFFIX
+from infra.evals import EvalCopyCode
 from infra.report import layer_sizes
 from infra.stack import MaestroStack
+from maestro.stack_outputs import EVAL_STACK_SUFFIX
 
 ROOT = Path(__file__).resolve().parent
 
@@ -42,6 +46,32 @@ def app_context(env: str | None = None) -> dict[str, object]:
         context["env"] = env
     # Layers and functions record their asset paths, so the report below can size them.
     return {**context, "aws:cdk:enable-asset-metadata": True}
+
+
+def eval_copy_code() -> EvalCopyCode:
+    """The eval executor's code and rules (``maestro_dev.evals``), for the eval copy's stack."""
+    import maestro_dev
+    from maestro_dev.evals import cloud
+    from maestro_dev.evals.executor import HANDLERS
+    from maestro_dev.evals.runs import EVAL_RUNS
+    from maestro_dev.local.numbers import ON_CALL_PM
+    from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
+
+    return EvalCopyCode(
+        package=Path(maestro_dev.__file__).resolve().parent,
+        handlers_module=cloud.__name__,
+        steps=HANDLERS,
+        step_tables=cloud.STEP_TABLES,
+        sends_webhooks=cloud.SENDS_WEBHOOKS,
+        reads_executions=cloud.READS_EXECUTIONS,
+        lets_time_pass=cloud.LETS_TIME_PASS,
+        waits_for_the_watcher=cloud.WAITS_FOR_THE_WATCHER,
+        real_time_budget_seconds=cloud.DEFAULT_BUDGET_SECONDS,
+        settings_model=cloud.EvalSettings,
+        runs_table=EVAL_RUNS,
+        on_call_pm=ON_CALL_PM,
+        webhook_account=LOCAL_ACCOUNT_SID,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         if config.eval_executor:  # its eval copy beside it (infra/evals.py)
             started = time.perf_counter()
             name = stack_name(config.name) + EVAL_STACK_SUFFIX
-            stacks.append(MaestroStack(app, name, config=config, eval_copy=True, env=env))
+            stacks.append(
+                MaestroStack(app, name, config=config, eval_copy=eval_copy_code(), env=env)
+            )
             timings.append((config.name + EVAL_STACK_SUFFIX, time.perf_counter() - started))
     started = time.perf_counter()
     assembly = app.synth()

@@ -708,7 +708,7 @@ def _drain(stack: Any, phones: set[str], timeout: float, until: Any = None) -> N
     """Until every stored message is in a flush claim, every claim started, no execution runs
     and the watcher has read every claim (the server's clock keeps moving: the last idle
     windows pass at its speed, and its tick polls the watcher's queue)."""
-    from maestro.ingest.service import conversation_id_for
+    from maestro.domain.models import conversation_id_for
 
     deadline = time.monotonic() + timeout
     conversations = [conversation_id_for(phone) for phone in phones]

@@ -18,8 +18,8 @@ from typing import Any, Literal
 import aws_cdk as cdk
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from maestro.stack_outputs import stack_for_env
 from maestro.tables import COMPLETION_SHARDS, RETENTION_DAYS
-from maestro_dev.cloud import stack_for_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTEXT_KEY = "maestro:environments"

@@ -6,12 +6,16 @@ queues". Here that copy is a second stack per environment that sets ``eval_execu
 one (so the copy cannot drift from what it tests) on its own tables, queues, bus, secrets and
 state machines, with :func:`eval_copy_config`'s differences, plus :class:`EvalExecutor`:
 
-- the eval-runs table, from the one spec the embedded stack uses (``maestro_dev.evals.runs``);
+- the eval-runs table, from the one spec the embedded stack uses (:class:`EvalCopyCode`);
 - the eval executor state machine from ``statemachines/eval_executor.asl.json`` (the same ASL
   moto runs), over six functions, one per Task state;
 - those functions: a one-line inline entry each, their code in a layer of its own (the eval
-  layer: ``maestro_dev`` with the eval worlds, never the runtime layer), each granted only what
+  layer: the dev package with the eval worlds, never the runtime layer), each granted only what
   its step reads and writes on the copy.
+
+The executor's code and its rules are dev tooling, which deploy code never imports (an import
+contract in pyproject.toml): ``app.py`` hands them in as an :class:`EvalCopyCode`, the package
+as a folder and its handlers as a module's name.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import importlib.metadata
 import json
 import shutil
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -33,6 +38,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
+from pydantic_settings import BaseSettings
 
 from infra.config import ROOT, EnvConfig
 from infra.functions import Bound, FunctionFactory, FunctionSpec, Setting
@@ -46,48 +52,64 @@ from infra.layers import (
 )
 from infra.pipeline import Pipeline
 from infra.tables import make_table
-from maestro_dev.evals.cloud import (
-    DEFAULT_BUDGET_SECONDS,
-    EVAL_STACK_SUFFIX,
-    LETS_TIME_PASS,
-    OUTPUT_EVAL_MACHINE,
-    OUTPUT_EVAL_RUNS_TABLE,
-    READS_EXECUTIONS,
-    SENDS_WEBHOOKS,
-    STEP_TABLES,
-    WAITS_FOR_THE_WATCHER,
-    EvalSettings,
-)
-from maestro_dev.evals.executor import HANDLERS
-from maestro_dev.evals.runs import EVAL_RUNS
-from maestro_dev.local.numbers import ON_CALL_PM
-from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
+from maestro.tables import TableSpec
 
 __all__ = [
     "EVAL_ASL",
-    "EVAL_STACK_SUFFIX",
-    "EVAL_WEBHOOK_ACCOUNT",
-    "OUTPUT_EVAL_MACHINE",
-    "OUTPUT_EVAL_RUNS_TABLE",
+    "EvalCopyCode",
     "EvalExecutor",
     "bundle",
     "eval_copy_config",
 ]
 
 EVAL_ASL = "eval_executor.asl.json"
-EVAL_WEBHOOK_ACCOUNT = LOCAL_ACCOUNT_SID
-"""The Twilio account the copy's inbound route serves: the one the scenarios' webhooks name
-(``maestro_dev.local.events``), signed with the copy's own TwilioAuthToken secret."""
 LONG_STEPS = frozenset({"eval_setup", "eval_inject", "eval_settle", "eval_grade"})
 """The steps that let real time pass or wait for what it started: Lambda's longest timeout."""
 LONG_TIMEOUT = cdk.Duration.seconds(900)
-DEVTOOLS = ROOT / "devtools"
-EVAL_LAYER_SOURCES = (DEVTOOLS / "maestro_dev", ROOT / "evals" / "worlds")
+EVAL_WORLDS = ROOT / "evals" / "worlds"
 EVAL_LAYER_REQUIREMENTS = ("pyyaml",)  # the worlds' loader; the rest is the runtime's layers
 _COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
 
 
-def eval_copy_config(config: EnvConfig) -> EnvConfig:
+@dataclass(frozen=True)
+class EvalCopyCode:
+    """What the eval copy deploys from the dev tooling, handed in by ``app.py``."""
+
+    package: Path
+    """The dev package's folder: the eval layer's ``python/<its name>``."""
+    handlers_module: str
+    """The module each eval function's inline entry takes its step's handler from."""
+    steps: tuple[str, ...]
+    """The eval executor's steps, one function each (the Task states of its ASL)."""
+    step_tables: Mapping[str, Mapping[str, str]]
+    """Each step's tables of the copy: ``r`` (read) or ``w`` (read and write)."""
+    sends_webhooks: frozenset[str]
+    """The copy's inbound function, and the Twilio token and app secret they sign with."""
+    reads_executions: frozenset[str]
+    """The package pipeline's executions (set-up also stops them, and the WO machine's)."""
+    lets_time_pass: frozenset[str]
+    """The debounce queue's depth (what a wait started)."""
+    waits_for_the_watcher: frozenset[str]
+    """The watcher queue's depth."""
+    real_time_budget_seconds: int
+    """How long one long step may let real time pass (under Lambda's 900 s)."""
+    settings_model: type[BaseSettings]
+    """The eval functions' settings (``MAESTRO_*``)."""
+    runs_table: TableSpec
+    """The eval-runs table: the same spec the embedded stack uses."""
+    on_call_pm: str
+    """The scenarios' on-call PM: the copy pages this test number."""
+    webhook_account: str
+    """The Twilio account the copy's inbound route serves: the one the scenarios' signed
+    webhooks name, signed with the copy's own TwilioAuthToken secret."""
+
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The eval layer's sources: the dev package and the eval worlds."""
+        return (self.package, EVAL_WORLDS)
+
+
+def eval_copy_config(config: EnvConfig, code: EvalCopyCode) -> EnvConfig:
     """The copy's settings: the environment's, except what would reach a person or hold the
     account's resources. It pages and texts no one (the recording messenger; the on-call PM is
     the scenarios' test number), its alarms have no subscriber (an eval that fails open on
@@ -97,7 +119,7 @@ def eval_copy_config(config: EnvConfig) -> EnvConfig:
         update={
             "alarm_email": "",
             "alarm_sms": "",
-            "on_call_pm_phone": ON_CALL_PM,
+            "on_call_pm_phone": code.on_call_pm,
             "on_call_from_directory": False,
             "twilio_account_sid": "",
             "twilio_from_number": "",
@@ -109,9 +131,7 @@ def eval_copy_config(config: EnvConfig) -> EnvConfig:
     )
 
 
-def eval_layer_hash(
-    sources: Iterable[Path] = EVAL_LAYER_SOURCES, requirements: Iterable[str] = ()
-) -> str:
+def eval_layer_hash(sources: Iterable[Path], requirements: Iterable[str] = ()) -> str:
     """The layer's asset hash: its files' paths and contents and the pinned requirements."""
     digest = hashlib.sha256()
     for source in sources:
@@ -130,23 +150,25 @@ def pinned(names: Iterable[str]) -> list[str]:
 
 @jsii.implements(cdk.ILocalBundling)
 class EvalLayerBundling:
-    """``python/maestro_dev`` (the eval code), ``evals/worlds`` beside ``python/`` (the loader
-    finds them three levels above itself: /opt/evals/worlds in the Lambda) and the worlds'
-    YAML parser for Lambda's arm64 Python. Never Docker."""
+    """``python/<the dev package>`` (the eval code), ``evals/worlds`` beside ``python/`` (the
+    loader finds them three levels above itself: /opt/evals/worlds in the Lambda) and the
+    worlds' YAML parser for Lambda's arm64 Python. Never Docker."""
 
-    def __init__(self, requirements: list[str]) -> None:
+    def __init__(self, package: Path, requirements: list[str]) -> None:
+        self.package = package
         self.requirements = requirements
 
     def try_bundle(self, output_dir: str, options: cdk.BundlingOptions) -> bool:  # noqa: ARG002
-        bundle(Path(output_dir), self.requirements)
+        bundle(Path(output_dir), self.package, self.requirements)
         return True
 
 
-def bundle(out: Path, requirements: list[str]) -> None:
-    """Writes the eval layer's tree into ``out`` (tests call it with no requirements)."""
+def bundle(out: Path, package: Path, requirements: list[str]) -> None:
+    """Writes the eval layer's tree into ``out``: ``package`` (the dev package's folder) and
+    the eval worlds (tests call it with no requirements)."""
     python = out / "python"
-    shutil.copytree(DEVTOOLS / "maestro_dev", python / "maestro_dev", ignore=_COPIED)
-    shutil.copytree(ROOT / "evals" / "worlds", out / "evals" / "worlds", ignore=_COPIED)
+    shutil.copytree(package, python / package.name, ignore=_COPIED)
+    shutil.copytree(EVAL_WORLDS, out / "evals" / "worlds", ignore=_COPIED)
     if requirements:
         import subprocess
 
@@ -166,6 +188,7 @@ class EvalExecutor(Construct):
         construct_id: str,
         *,
         config: EnvConfig,
+        code: EvalCopyCode,
         factory: FunctionFactory,
         inbound: lambda_.Function,
         tables: Mapping[str, dynamodb.Table],
@@ -177,20 +200,21 @@ class EvalExecutor(Construct):
         app_signing_secret: Bound,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.table = make_table(self, "EvalRunsTable", EVAL_RUNS, config)
+        self.table = make_table(self, "EvalRunsTable", code.runs_table, config)
         requirements = pinned(EVAL_LAYER_REQUIREMENTS)
         self.layer = lambda_.LayerVersion(
             self,
             "Layer",
             code=built_here(
-                DEVTOOLS,
-                eval_layer_hash(requirements=requirements),
-                EvalLayerBundling(requirements),
+                code.package.parent,
+                eval_layer_hash(code.sources, requirements),
+                EvalLayerBundling(code.package, requirements),
                 exclude=["**/__pycache__", "**/*.pyc", "**/*.egg-info"],
             ),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description="maestro's eval executor (the eval copy only): maestro_dev, eval worlds",
+            description=f"maestro's eval executor (the eval copy only): {code.package.name}, "
+            "eval worlds",
             removal_policy=cdk.RemovalPolicy.DESTROY,
         )
 
@@ -246,24 +270,24 @@ class EvalExecutor(Construct):
                 "idle_window_seconds": str(config.idle_window_seconds),
                 "max_wait_seconds": str(config.max_wait_seconds),
             }
-            own = STEP_TABLES[step]
+            own = code.step_tables[step]
             if own:
                 names = json.dumps({name: tables[name].table_name for name in sorted(own)})
                 made["eval_copy_tables"] = Bound(names, grant_tables(own))
-            if step in SENDS_WEBHOOKS:
+            if step in code.sends_webhooks:
                 made["inbound_function_name"] = Bound(inbound.function_name, invoke_inbound)
                 made["twilio_auth_token_secret"] = twilio_auth_token
                 made["app_signing_secret"] = app_signing_secret
-            if step in READS_EXECUTIONS:
+            if step in code.reads_executions:
                 made["package_machine_arn"] = executions(package_machine, stop=step == "eval_setup")
             if step == "eval_setup":
                 made["work_order_machine_arn"] = executions(work_order_machine, stop=True)
-            if step in LETS_TIME_PASS:
+            if step in code.lets_time_pass:
                 made["debounce_queue_url"] = queue_depth(debounce, purge=step == "eval_setup")
-            if step in WAITS_FOR_THE_WATCHER:
+            if step in code.waits_for_the_watcher:
                 made["watcher_queue_url"] = queue_depth(watcher)
             if step in LONG_STEPS:
-                made["real_time_budget_seconds"] = str(DEFAULT_BUDGET_SECONDS)
+                made["real_time_budget_seconds"] = str(code.real_time_budget_seconds)
             return made
 
         self.functions = {
@@ -271,14 +295,14 @@ class EvalExecutor(Construct):
                 FunctionSpec(
                     name=step,
                     description=f"Eval executor (the eval copy): {step.removeprefix('eval_')}",
-                    settings_model=EvalSettings,
+                    settings_model=code.settings_model,
                     settings=settings(step),
                     timeout=LONG_TIMEOUT if step in LONG_STEPS else cdk.Duration.seconds(30),
-                    inline_entry=f"from maestro_dev.evals.cloud import {step} as handler\n",
+                    inline_entry=f"from {code.handlers_module} import {step} as handler\n",
                     extra_layers=(self.layer,),
                 )
             )
-            for step in HANDLERS
+            for step in code.steps
         }
         for function in self.functions.values():
             NagSuppressions.add_resource_suppressions(
@@ -306,6 +330,6 @@ class EvalExecutor(Construct):
             machine="eval_executor",
             description="The eval executor",
             steps=self.functions,
-            definition=(EVAL_ASL, HANDLERS),
+            definition=(EVAL_ASL, code.steps),
         )
         self.state_machine = self.pipeline.state_machine

@@ -1,7 +1,7 @@
 """The two Lambda layers: maestro's runtime code, and its third-party dependencies.
 
 - **Runtime layer**: ``layers/maestro/python/maestro`` as it is (runtime only: the dev package
-  ``maestro_dev`` lives outside it, and an import contract keeps ``maestro`` from importing it).
+  lives outside it, and an import contract keeps ``maestro`` from importing it).
 - **Dependency layer**: ``[project].dependencies`` of pyproject.toml, each pinned to the version
   installed where the app is synthesized (the versions the tests ran with), built *locally*
   without Docker: ``pip install --platform manylinux… aarch64 --only-binary=:all: --target``.

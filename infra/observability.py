@@ -44,7 +44,7 @@ from infra.api import RATE_LIMITED, WebhookApi
 from infra.config import EnvConfig
 from infra.fallback import FallbackApi
 from infra.functions import METRICS_NAMESPACE, SERVICE
-from maestro.access import DISPATCH_STEPS
+from maestro.access import DISPATCH_STEPS, PIPELINE_STEPS
 from maestro.observability import (
     DAILY_CAP_METRIC,
     FALLBACK_DRAINED_METRIC,
@@ -52,7 +52,6 @@ from maestro.observability import (
     STRANDED_METRIC,
     UNDELIVERABLE_PAGE_METRIC,
 )
-from maestro.pipeline.entry import STEPS
 
 SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
 SHAME_RESOLVED_METRIC = "ShameResolved"  # ... and each missing_event row a late event resolved
@@ -183,7 +182,7 @@ class Observability(Construct):
             "retry. They are handled now; the flusher's logs and DLQ say why.",
         )
         for name, function in sorted(functions.items()):
-            if name in STEPS or name in DISPATCH_STEPS:
+            if name in PIPELINE_STEPS or name in DISPATCH_STEPS:
                 continue  # their state machine retries and catches these (failed executions)
             alarm(
                 f"errors-{name.replace('_', '-')}",

@@ -2,9 +2,9 @@
 (``statemachines/<file>.asl.json``, ``maestro.access.STATE_MACHINES``) over one function per
 step, made by the same code for both: the package pipeline and the work order machine.
 
-The ``${Placeholder}`` substitutions come from the same step list as the handlers and the
-embedded stack (``STATE_MACHINES`` and ``maestro.access.placeholder``), so the cloud, the local
-stack and the ASL cannot drift (a test compares the three against the synthesized template).
+The ``${Placeholder}`` substitutions are the contract's map (``maestro.access.STATE_MACHINES``
+and ``asl_substitutions``), the one the embedded stack substitutes with too; a unit test holds
+the map to the ASL files, and ``tests/infra`` the synthesized template to the map.
 A machine's role may invoke exactly its own functions, and put events on the bus only when its
 ASL puts them itself (the package pipeline's ``decision.recorded``), plus the log delivery and
 X-Ray calls that logging ALL and tracing need.
@@ -26,9 +26,8 @@ from constructs import Construct
 
 from infra.config import ROOT, EnvConfig
 from infra.functions import retention
-from maestro.access import STATE_MACHINES, placeholder
-
-BUS_PLACEHOLDER = "EventBusName"
+from maestro.access import STATE_MACHINES
+from maestro.access import asl_substitutions as substitutions_of
 
 
 def asl_path(machine: str) -> Path:
@@ -52,10 +51,7 @@ def asl_substitutions(
     missing = sorted(set(steps) - set(function_arns))
     if missing:
         raise ValueError(f"{machine}: no function for the steps {missing}")
-    subs = {placeholder(step): function_arns[step] for step in steps}
-    if bus_name is not None:
-        subs[BUS_PLACEHOLDER] = bus_name
-    return subs
+    return substitutions_of(steps, function_arns.__getitem__, bus_name)
 
 
 def _camel(machine: str) -> str:

@@ -14,13 +14,7 @@ from pydantic_settings import BaseSettings
 
 from infra.api import WebhookApi
 from infra.config import EnvConfig
-from infra.evals import (
-    EVAL_WEBHOOK_ACCOUNT,
-    OUTPUT_EVAL_MACHINE,
-    OUTPUT_EVAL_RUNS_TABLE,
-    EvalExecutor,
-    eval_copy_config,
-)
+from infra.evals import EvalCopyCode, EvalExecutor, eval_copy_config
 from infra.events import DIGEST_TIMEOUT, SWEEPER_TIMEOUT, WATCHER_TIMEOUT, WO_START_TIMEOUT, Events
 from infra.fallback import FallbackApi
 from infra.functions import Bound, FunctionFactory, FunctionSpec, Setting
@@ -30,8 +24,7 @@ from infra.pipeline import Pipeline
 from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
-from maestro.access import DISPATCH_STEPS, EVENT_PUBLISHERS, tables_of
-from maestro.pipeline.entry import STEPS
+from maestro.access import DISPATCH_STEPS, EVENT_PUBLISHERS, PIPELINE_STEPS, tables_of
 from maestro.ports import StrandedSweep
 from maestro.settings import (
     DigestSettings,
@@ -43,15 +36,17 @@ from maestro.settings import (
     WatcherSettings,
     WoStartSettings,
 )
-from maestro.tables import RETENTION_DAYS
-from maestro_dev.cloud import (
+from maestro.stack_outputs import (
     OUTPUT_AUTH_TOKEN_SECRET,
+    OUTPUT_EVAL_MACHINE,
+    OUTPUT_EVAL_RUNS_TABLE,
     OUTPUT_SMS_FALLBACK_URL,
     OUTPUT_SMS_URL,
     OUTPUT_STATE_MACHINE,
     OUTPUT_WEBHOOK_BASE_URL,
     table_output,
 )
+from maestro.tables import RETENTION_DAYS
 
 FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
 INBOUND_TIMEOUT = cdk.Duration.seconds(15)
@@ -125,29 +120,30 @@ class MaestroStack(cdk.Stack):
         construct_id: str,
         *,
         config: EnvConfig,
-        eval_copy: bool = False,
+        eval_copy: EvalCopyCode | None = None,
         **kwargs: Any,
     ) -> None:
         """``eval_copy``: the environment's eval copy (infra/evals.py): this stack again, on
-        its own resources, with :func:`eval_copy_config`'s settings and the eval executor."""
-        if eval_copy:
-            config = eval_copy_config(config)
+        its own resources, with :func:`eval_copy_config`'s settings and the eval executor,
+        whose code the app hands in (deploy code never imports the dev package)."""
+        if eval_copy is not None:
+            config = eval_copy_config(config, eval_copy)
         what = "webhooks, debounce, package pipeline, memory"
         super().__init__(
             scope,
             construct_id,
             description=f"maestro ({config.name}): "
-            + (f"the eval copy: {what}, and the eval executor" if eval_copy else what),
+            + (f"the eval copy: {what}, and the eval executor" if eval_copy is not None else what),
             **kwargs,
         )
         self.config = config
         self.eval_copy = eval_copy
         cdk.Tags.of(self).add("app", "maestro")
         cdk.Tags.of(self).add("maestro:env", config.name)
-        if eval_copy:
+        if eval_copy is not None:
             cdk.Tags.of(self).add("maestro:eval-copy", "true")
         # (The eval copy texts no one by design: infra/evals.py.)
-        if not config.development and not config.twilio_account_sid and not eval_copy:
+        if not config.development and not config.twilio_account_sid and eval_copy is None:
             cdk.Annotations.of(self).add_warning_v2(
                 "maestro:recording-messenger",
                 f"{config.name}: no twilio_account_sid, so the recording messenger answers: "
@@ -205,8 +201,8 @@ class MaestroStack(cdk.Stack):
                 ),
                 # Webhooks naming another account are refused; none set: the Twilio routes 503.
                 # The eval copy serves the account the scenarios' signed webhooks name.
-                "twilio_account_sid": EVAL_WEBHOOK_ACCOUNT
-                if eval_copy
+                "twilio_account_sid": eval_copy.webhook_account
+                if eval_copy is not None
                 else config.twilio_account_sid,
                 "app_signing_secret": Bound(
                     self.secrets.app_signing_secret.secret_arn,
@@ -297,7 +293,7 @@ class MaestroStack(cdk.Stack):
                     ),
                 )
             )
-            for step in STEPS
+            for step in PIPELINE_STEPS
         }
         self.pipeline = Pipeline(
             self,
@@ -433,11 +429,12 @@ class MaestroStack(cdk.Stack):
             fallback=self.fallback,
         )
         self.evals: EvalExecutor | None = None
-        if eval_copy:
+        if eval_copy is not None:
             self.evals = EvalExecutor(
                 self,
                 "Evals",
                 config=config,
+                code=eval_copy,
                 factory=self.factory,
                 inbound=self.inbound,
                 tables=self.memory.tables,

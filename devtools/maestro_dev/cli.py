@@ -50,8 +50,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
 from maestro.domain.ledger import LedgerRow
+from maestro.stack_outputs import stack_for_env
 from maestro_dev import directory_erase, twilio_wire, work_orders
-from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
+from maestro_dev.cloud import CloudStack, console_url, open_stack
 from maestro_dev.demo import StoryRun, run_all
 from maestro_dev.directory import cli as directory_cli
 from maestro_dev.evals import labeled as eval_labeled

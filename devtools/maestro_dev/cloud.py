@@ -20,35 +20,22 @@ from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.domain.ledger import LedgerRow
 from maestro.ports import Gate
+from maestro.stack_outputs import (
+    OUTPUT_DIRECTORY_TABLE,
+    OUTPUT_GATES_TABLE,
+    OUTPUT_LEDGER_TABLE,
+    OUTPUT_PARTIES_TABLE,
+    OUTPUT_STATE_MACHINE,
+    OUTPUT_WORK_ORDER_MACHINE,
+    table_output,
+)
 
 if TYPE_CHECKING:
     from maestro_dev.work_orders import WoStores
 
-STACK_PREFIX = "maestro-"
-# Output names the CDK stack declares (infra/stack.py imports them from here).
-OUTPUT_STATE_MACHINE = "StateMachineArn"
-OUTPUT_WORK_ORDER_MACHINE = "WorkOrderStateMachineArn"
-"""Optional: `maestro wo show` finds a WO's execution by name with it before the run names it."""
-OUTPUT_GATES_TABLE = "GatesTableName"
-OUTPUT_LEDGER_TABLE = "LedgerTableName"
-OUTPUT_DIRECTORY_TABLE = "DirectoryTableName"
-OUTPUT_PARTIES_TABLE = "PartiesTableName"
-OUTPUT_SMS_URL = "TwilioSmsWebhookUrl"
-OUTPUT_SMS_FALLBACK_URL = "TwilioSmsFallbackUrl"
-OUTPUT_WEBHOOK_BASE_URL = "WebhookBaseUrl"
-OUTPUT_AUTH_TOKEN_SECRET = "TwilioAuthTokenSecretArn"
 _WO_TABLES = ("work_orders", "timeline", "dispatch")
 # A token Step Functions no longer waits for: the gate timed out, or the execution ended.
 _STALE_TOKEN = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
-
-
-def table_output(logical_name: str) -> str:
-    """``GatesTableName`` for ``gates``: the operators' commands read these by name."""
-    return "".join(p.title() for p in logical_name.split("_")) + "TableName"
-
-
-def stack_for_env(env: str) -> str:
-    return STACK_PREFIX + env
 
 
 def console_url(execution_arn: str) -> str:

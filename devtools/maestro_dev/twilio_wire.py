@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from maestro.adapters.twilio_sms import TWILIO_API
-from maestro_dev.cloud import (
+from maestro.stack_outputs import (
     OUTPUT_AUTH_TOKEN_SECRET,
     OUTPUT_SMS_FALLBACK_URL,
     OUTPUT_SMS_URL,

@@ -15,19 +15,16 @@ from typing import Any
 import pytest
 from infra_synth import ROOT, Synth, cdk_json_environments, policy_resource
 
-from infra.evals import (
-    EVAL_ASL,
-    EVAL_WEBHOOK_ACCOUNT,
-    OUTPUT_EVAL_MACHINE,
-    OUTPUT_EVAL_RUNS_TABLE,
-    bundle,
-)
+from app import eval_copy_code
+from infra.evals import EVAL_ASL, bundle
 from maestro.access import placeholder
+from maestro.stack_outputs import OUTPUT_EVAL_MACHINE, OUTPUT_EVAL_RUNS_TABLE
 from maestro.tables import ALL_TABLES
 from maestro_dev.evals.cloud import STEP_TABLES
 from maestro_dev.evals.executor import HANDLERS
 from maestro_dev.evals.runs import EVAL_RUNS
 from maestro_dev.local.numbers import ON_CALL_PM
+from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
 Template = dict[str, Any]
 
@@ -119,7 +116,7 @@ def test_the_copy_texts_and_pages_no_one_and_serves_the_scenarios_account(
         variables = fn["Properties"].get("Environment", {}).get("Variables", {})
         account = variables.get("MAESTRO_TWILIO_ACCOUNT_SID")
         if fn["Properties"]["FunctionName"].endswith(("-inbound-sms", "-inbound-fallback")):
-            assert account == EVAL_WEBHOOK_ACCOUNT, lid
+            assert account == LOCAL_ACCOUNT_SID, lid
         else:
             assert not account, lid  # the recording messenger
         if "MAESTRO_ON_CALL_PM_PHONE" in variables:
@@ -272,7 +269,7 @@ def test_the_eval_layer_holds_the_eval_code_and_worlds_and_imports_without_moto(
     """The layer's tree as Lambda unpacks it in /opt: ``python/maestro_dev`` and the worlds at
     ``evals/worlds``, three levels above the loader. Its handlers import from it alone (the
     runtime layer beside it), with moto and the embedded stack unimportable."""
-    bundle(tmp_path, requirements=[])
+    bundle(tmp_path, eval_copy_code().package, requirements=[])
     assert (tmp_path / "python" / "maestro_dev" / "evals" / "cloud.py").is_file()
     assert (tmp_path / "evals" / "worlds" / "maria.yaml").is_file()
     assert not list(tmp_path.rglob("__pycache__"))

@@ -18,7 +18,7 @@ from maestro.adapters.webhook_auth import twilio_signature
 from maestro.ingest.fallback import FALLBACK_ATTRIBUTES, FALLBACK_ROUTE, FallbackRequest
 from maestro.ingest.webhooks import EMPTY_TWIML, FORM
 from maestro.ports import StrandedSweep
-from maestro_dev.cloud import OUTPUT_SMS_FALLBACK_URL
+from maestro.stack_outputs import OUTPUT_SMS_FALLBACK_URL
 
 
 def _fallback_api(synth: Synth, env: str) -> str:

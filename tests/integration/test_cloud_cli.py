@@ -15,13 +15,9 @@ from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.domain.ledger import LedgerRow, missing_row_id_of
 from maestro.ports import Gate
+from maestro.stack_outputs import OUTPUT_GATES_TABLE, OUTPUT_LEDGER_TABLE, OUTPUT_STATE_MACHINE
 from maestro_dev.cli import main
-from maestro_dev.cloud import (
-    OUTPUT_GATES_TABLE,
-    OUTPUT_LEDGER_TABLE,
-    OUTPUT_STATE_MACHINE,
-    CloudStack,
-)
+from maestro_dev.cloud import CloudStack
 
 if TYPE_CHECKING:  # conftest is not importable at run time (pytest's importlib mode)
     from conftest import AwsEnv

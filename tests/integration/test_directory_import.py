@@ -18,7 +18,7 @@ from embedded import new_executions, run_cli, serving, to_phone
 from maestro.domain.directory import ALL_PROPERTIES, Directory, OnCall, PersonRole
 from maestro.domain.models import PartyRole
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
-from maestro_dev.cloud import (
+from maestro.stack_outputs import (
     OUTPUT_DIRECTORY_TABLE,
     OUTPUT_GATES_TABLE,
     OUTPUT_PARTIES_TABLE,

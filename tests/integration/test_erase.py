@@ -34,7 +34,7 @@ from maestro.adapters.dynamodb_ledger import WATERMARK_PARTITION, DynamoSweepWat
 from maestro.adapters.dynamodb_memory import DynamoTimeline
 from maestro.domain.directory import OnCall, Person, PersonRole
 from maestro.domain.erasure import ERASED
-from maestro.ingest.service import conversation_id_for
+from maestro.domain.models import conversation_id_for
 from maestro.tables import ALL_TABLES
 from maestro_dev.cli import main
 from maestro_dev.local.server import LocalServer

@@ -13,9 +13,9 @@ from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import Party, PartyRole
+from maestro.stack_outputs import OUTPUT_GATES_TABLE, OUTPUT_STATE_MACHINE, table_output
 from maestro.tables import ALL_TABLES
 from maestro_dev.cli import main
-from maestro_dev.cloud import OUTPUT_GATES_TABLE, OUTPUT_STATE_MACHINE, table_output
 
 if TYPE_CHECKING:  # conftest is not importable at run time (pytest's importlib mode)
     from conftest import AwsEnv

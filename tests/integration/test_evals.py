@@ -25,10 +25,9 @@ import pytest
 import maestro.brain.offline as offline
 from maestro.brain.scripted import ScriptedModel
 from maestro.domain.dispose import trail_of
-from maestro.domain.models import OpenContext
+from maestro.domain.models import OpenContext, conversation_id_for
 from maestro.domain.revalidate import Check, Revalidation, Target
 from maestro.evals.scenario import ModelScript, OptOutStep, UpdateStep, WaitStep
-from maestro.ingest.service import conversation_id_for
 from maestro_dev.cli import main
 from maestro_dev.evals import runner
 from maestro_dev.evals.executor import EvalExecutor, new_run, start_of

@@ -18,6 +18,7 @@ from maestro.clock import SystemClock
 from maestro.evals.scenario import Scenario
 from maestro.ingest.entry import build_inbound
 from maestro.settings import InboundSettings
+from maestro.stack_outputs import OUTPUT_EVAL_MACHINE, OUTPUT_EVAL_RUNS_TABLE
 from maestro_dev.evals import cloud, cloud_cli
 from maestro_dev.evals.cloud import (
     EvalCopyBusyError,
@@ -284,8 +285,8 @@ def test_the_operators_command_starts_a_run_on_the_environments_eval_copy(
             if StackName != "maestro-dev-eval":
                 raise LookupError(StackName)
             outputs = {
-                cloud.OUTPUT_EVAL_MACHINE: copy.machine,
-                cloud.OUTPUT_EVAL_RUNS_TABLE: copy.runs,
+                OUTPUT_EVAL_MACHINE: copy.machine,
+                OUTPUT_EVAL_RUNS_TABLE: copy.runs,
             }
             return {
                 "Stacks": [

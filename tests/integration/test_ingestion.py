@@ -26,8 +26,8 @@ from harness import (
 
 from maestro.adapters.twilio_status import message_statuses, status_rank
 from maestro.adapters.webhook_auth import app_signature
-from maestro.domain.models import Channel, FlushTrigger, MediaRef
-from maestro.ingest.service import app_message_id, conversation_id_for
+from maestro.domain.models import Channel, FlushTrigger, MediaRef, conversation_id_for
+from maestro.ingest.service import app_message_id
 from maestro.ingest.webhooks import WebhookDeps, build_resolver
 from maestro_dev.local.threads import thread_safe_moto
 

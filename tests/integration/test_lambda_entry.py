@@ -20,10 +20,10 @@ from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES
 from maestro.adapters.ddb import UnconfiguredTableError
 from maestro.clock import SystemClock
 from maestro.domain.events import claim_dict
+from maestro.domain.execution_input import execution_input
 from maestro.ingest import entry, flusher_entry
 from maestro.observability import LazyTracer
 from maestro.pipeline import entry as pipeline_entry
-from maestro.pipeline.contract import execution_input
 from maestro.pipeline.entry import build_pipeline
 from maestro.ports import DebounceSignal, DomainEvent
 from maestro.settings import PipelineSettings

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from load_http import Text, read_back, run_http_load, run_unknown_senders_load
 
-from maestro.ingest.service import conversation_id_for
+from maestro.domain.models import conversation_id_for
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from embedded import sms
 
-from maestro.ingest.service import conversation_id_for
+from maestro.domain.models import conversation_id_for
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed

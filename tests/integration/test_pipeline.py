@@ -12,9 +12,14 @@ from typing import Any
 import pytest
 
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
-from maestro.adapters.stepfunctions import execution_input
-from maestro.domain.models import FlushTrigger, Message, Package, package_id_for
-from maestro.ingest.service import conversation_id_for
+from maestro.domain.execution_input import execution_input
+from maestro.domain.models import (
+    FlushTrigger,
+    Message,
+    Package,
+    conversation_id_for,
+    package_id_for,
+)
 from maestro.pipeline.steps import TransientError
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import (

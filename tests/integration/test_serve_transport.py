@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from maestro.adapters.webhook_auth import twilio_signature
-from maestro.ingest.service import conversation_id_for
+from maestro.domain.models import conversation_id_for
 from maestro.ingest.webhooks import MAX_REQUEST_BYTES
 from maestro_dev.local.events import MAESTRO_LINE, form_body, signed_app_event, twilio_sid
 from maestro_dev.local.operator_access import TOKEN_HEADER

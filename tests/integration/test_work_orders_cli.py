@@ -25,7 +25,7 @@ from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor, 
 from maestro.domain.models import MediaRef, Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import NoteEntry
 from maestro.evals.scenario import WORLD_PROPERTY
-from maestro_dev.cloud import (
+from maestro.stack_outputs import (
     OUTPUT_GATES_TABLE,
     OUTPUT_STATE_MACHINE,
     OUTPUT_WORK_ORDER_MACHINE,

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from maestro.brain.models import models_for
+from maestro.domain.execution_input import PackageRef
 from maestro.domain.models import (
     FlushTrigger,
     Message,
@@ -40,7 +41,6 @@ from maestro.domain.models import (
     package_id_for,
 )
 from maestro.domain.records import CLOSED_CLARIFICATION, CLOSED_HOLD
-from maestro.pipeline.contract import PackageRef
 from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
     InMemoryPageThrottle,

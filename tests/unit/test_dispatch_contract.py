@@ -8,7 +8,6 @@ fails here, not at run time in the cloud.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ from maestro.dispatch.contract import (
 from maestro.dispatch.entry import STEPS
 from maestro.dispatch.errors import WO_MACHINE_ERRORS
 from maestro.domain.dispatch import MAX_OFFERS
-from maestro_dev.local.stack import WO_ASL_PATH, asl_path, asl_substitutions
+from maestro_dev.local.stack import WO_ASL_PATH, asl_path
 from tests.unit.test_pipeline_contract import ROOT, _paths, resolves
 
 ASL: dict[str, Any] = json.loads(WO_ASL_PATH.read_text())
@@ -57,15 +56,11 @@ def _payload(state: dict[str, Any]) -> dict[str, Any]:
     return inner
 
 
-def test_the_file_is_the_machines_and_its_placeholders_are_its_steps() -> None:
+def test_the_file_is_the_machines_and_its_start_has_a_function() -> None:
+    """(Its placeholders against its steps: tests/unit/test_asl_placeholders.py.)"""
     assert asl_path("work_order") == WO_ASL_PATH
-    file, steps = STATE_MACHINES["work_order"]
-    assert WO_ASL_PATH.name == file
-    assert tuple(STEPS) == steps
-    used = set(re.findall(r"\$\{([A-Za-z0-9]+)\}", WO_ASL_PATH.read_text()))
-    assert used == {placeholder(s) for s in steps} == set(asl_substitutions("b", "work_order"))
-    functions = {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
-    assert set(steps) | {"wo_start"} <= functions
+    assert WO_ASL_PATH.name == STATE_MACHINES["work_order"][0]
+    assert "wo_start" in {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
 
 
 def test_every_task_payload_is_its_steps_model_and_every_path_resolves() -> None:

@@ -35,11 +35,11 @@ from maestro.domain.models import (
 )
 from maestro.domain.records import PendingConfirmation
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEntry
+from maestro.errors import TransientError
 from maestro.lanes import LANES, execute
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import touch, update_work_order
 from maestro.lanes.escalate import HELD_BACK, PAGE_EXCERPT_CHARS, safety_instructions
-from maestro.pipeline.errors import TransientError
 from maestro.ports import AlreadyExistsError, StaleVersionError
 from maestro_dev.fakes import (
     InMemoryDailyCaps,

@@ -16,13 +16,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from maestro.access import STATE_MACHINES, placeholder
 from maestro.adapters.eventbridge import EVENT_SOURCE
+from maestro.errors import STATE_MACHINE_ERRORS
 from maestro.pipeline.contract import ActItem, ExecutionState, GatePayload
-from maestro.pipeline.entry import STEPS
-from maestro.pipeline.errors import STATE_MACHINE_ERRORS
 from maestro.settings import PipelineSettings
-from maestro_dev.local.stack import ASL_PATH, asl_substitutions
+from maestro_dev.local.stack import ASL_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
 ASL: dict[str, Any] = json.loads(ASL_PATH.read_text())
@@ -148,22 +146,6 @@ def test_the_event_source_is_the_bus_adapter_s() -> None:
     assert sources == [EVENT_SOURCE]
     for path in _paths({"x": ASL["States"]["Announce decision.recorded"]["Parameters"]}):
         assert resolves(ExecutionState, path), path
-
-
-def test_every_lambda_step_has_a_handler_a_placeholder_and_a_function() -> None:
-    _, steps = STATE_MACHINES["package_pipeline"]
-    assert tuple(STEPS) == steps
-    assert {placeholder(step) for step in steps} | {"EventBusName"} == set(asl_substitutions("b"))
-    functions = {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
-    assert set(STEPS) <= functions
-    placeholders = {p for p in asl_substitutions("bus") if p.endswith("FunctionArn")}
-    used = {s["Resource"][2:-1] for _, s in _states(ASL) if s.get("Resource", "").startswith("${")}
-    used |= {
-        s["Parameters"]["FunctionName"][2:-1]
-        for _, s in _states(ASL)
-        if "waitForTaskToken" in s.get("Resource", "")
-    }
-    assert used == placeholders
 
 
 @pytest.mark.parametrize("path", ["$.nope", "$.precheck.nope", "$.lease.sender.nope"])

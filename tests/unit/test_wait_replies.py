@@ -33,6 +33,7 @@ from maestro.domain.actions import (
 )
 from maestro.domain.dispatch import DispatchRun, Wait, WaitAnswer, WaitKind
 from maestro.domain.dispose import QueuedAction
+from maestro.domain.execution_input import PackageRef
 from maestro.domain.models import (
     FlushTrigger,
     MediaRef,
@@ -46,7 +47,7 @@ from maestro.domain.models import (
 from maestro.domain.records import PendingClarification
 from maestro.domain.timeline import NoteEntry
 from maestro.lanes.dispatch_waits import gather_items
-from maestro.pipeline.contract import ActItem, PackageRef
+from maestro.pipeline.contract import ActItem
 from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro.ports import SendFailedError, SentMessage
 from maestro_dev.fakes import (

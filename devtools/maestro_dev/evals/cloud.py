@@ -47,9 +47,6 @@ from maestro_dev.evals.runs import EvalRunStore, Mode
 EvalStep = Literal[
     "eval_setup", "eval_gate", "eval_inject", "eval_settle", "eval_grade", "eval_finish"
 ]
-EVAL_STACK_SUFFIX = "-eval"  # maestro-<env>-eval: the environment's eval copy
-OUTPUT_EVAL_MACHINE = "EvalExecutorStateMachineArn"
-OUTPUT_EVAL_RUNS_TABLE = "EvalRunsTableName"
 LOCK_RUN_ID = "#executor"  # no run id starts with '#' (a scenario id is [a-z0-9-])
 CLOCK_ITEM = "clock"  # the run's clock; no row of runs.py starts with it
 POLL_SECONDS = 2.0

@@ -19,13 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from maestro_dev.cloud import console_url, stack_for_env
-from maestro_dev.evals.cloud import (
+from maestro.stack_outputs import (
     EVAL_STACK_SUFFIX,
     OUTPUT_EVAL_MACHINE,
     OUTPUT_EVAL_RUNS_TABLE,
-    start_run,
+    stack_for_env,
 )
+from maestro_dev.cloud import console_url
+from maestro_dev.evals.cloud import start_run
 from maestro_dev.evals.loader import load_scenario
 from maestro_dev.evals.runs import EvalRunStore
 

@@ -31,6 +31,7 @@ from maestro.domain.models import (
     WorkOrder,
     WorkOrderStatus,
     WoSnapshot,
+    conversation_id_for,
 )
 from maestro.domain.on_call import choose_page_recipient
 from maestro.domain.records import (
@@ -55,7 +56,6 @@ from maestro.evals.scenario import (
     is_relative,
     offset,
 )
-from maestro.ingest.service import conversation_id_for
 from maestro_dev.evals.runs import (
     CheckpointRow,
     ControlRow,

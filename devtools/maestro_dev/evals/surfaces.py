@@ -34,11 +34,11 @@ from maestro.adapters.dynamodb_memory import (
     DynamoWorkOrderStore,
 )
 from maestro.domain.dispatch import DispatchRun, run_package_id
+from maestro.domain.execution_input import ExecutionInput
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.domain.timeline import NoteEntry, photos_on
 from maestro.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
-from maestro.pipeline.contract import ExecutionInput
 from maestro.ports import FlushClaim
 
 if TYPE_CHECKING:

@@ -45,8 +45,7 @@ from maestro.adapters.dynamodb_memory import (
 from maestro.brain.model import ModelError, ModelRequest
 from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.directory import Person, PersonRole
-from maestro.domain.models import Party, WorkOrder
-from maestro.ingest.service import conversation_id_for
+from maestro.domain.models import Party, WorkOrder, conversation_id_for
 from maestro.ports import DebounceSignal
 from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.faults import (

@@ -58,7 +58,8 @@ from urllib.parse import urlencode, urlsplit
 from aws_lambda_powertools.utilities import parameters
 from pydantic import HttpUrl
 
-from maestro.access import STATE_MACHINES, placeholder
+from maestro.access import STATE_MACHINES
+from maestro.access import asl_substitutions as substitutions_of
 from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
 from maestro.domain.digest import next_hour
@@ -114,13 +115,11 @@ def asl_path(machine: str) -> Path:
 
 
 def asl_substitutions(event_bus_name: str, machine: str = "package_pipeline") -> dict[str, str]:
-    """Every ``${Placeholder}`` of ``machine``'s ASL and its value on the local stack: one per
-    step of ``maestro.access.STATE_MACHINES`` (the same list the cloud's substitutions use)."""
+    """Every ``${Placeholder}`` of ``machine``'s ASL and its value on the local stack: the
+    contract's map (``maestro.access.asl_substitutions``, the cloud's too) on local ARNs."""
     _, steps = STATE_MACHINES[machine]
-    subs = {placeholder(step): function_arn(step) for step in steps}
-    if machine == "package_pipeline":
-        subs["EventBusName"] = event_bus_name
-    return subs
+    bus = event_bus_name if machine == "package_pipeline" else None
+    return substitutions_of(steps, function_arn, bus)
 
 
 def substitute(definition: str, substitutions: dict[str, str]) -> str:

@@ -20,9 +20,11 @@ handler and its ``FunctionSpec`` in the stack; the tests say what is missing.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 __all__ = [
+    "BUS_PLACEHOLDER",
     "DISPATCH_STEPS",
     "EVENT_PUBLISHERS",
     "FUNCTION_TABLES",
@@ -31,6 +33,7 @@ __all__ = [
     "STATE_MACHINES",
     "WRITE_ACTIONS",
     "Access",
+    "asl_substitutions",
     "placeholder",
     "tables_of",
 ]
@@ -84,6 +87,23 @@ embedded stack, the fault matrix and the CDK stack read."""
 def placeholder(step: str) -> str:
     """The ASL's ``${...}`` for a step's function ARN: ``wo_gather`` → ``WoGatherFunctionArn``."""
     return "".join(part.capitalize() for part in step.split("_")) + "FunctionArn"
+
+
+BUS_PLACEHOLDER = "EventBusName"
+"""The ASL's ``${...}`` for the event bus's name, in a machine whose ASL puts events itself
+(the package pipeline's ``decision.recorded``)."""
+
+
+def asl_substitutions(
+    steps: Iterable[str], function_arn: Callable[[str], str], bus_name: str | None = None
+) -> dict[str, str]:
+    """Every ``${Placeholder}`` of a machine's ASL → its value: each step's function ARN by
+    :func:`placeholder`, and the bus's name where the machine puts events. The cloud (``infra``)
+    and the embedded stack substitute with this one map; a unit test holds it to the ASL files."""
+    substitutions = {placeholder(step): function_arn(step) for step in steps}
+    if bus_name is not None:
+        substitutions[BUS_PLACEHOLDER] = bus_name
+    return substitutions
 
 
 FUNCTION_TABLES: dict[str, dict[str, Access]] = {

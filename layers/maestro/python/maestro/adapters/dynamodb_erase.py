@@ -32,8 +32,8 @@ from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.domain.directory import Person, Vendor
 from maestro.domain.erasure import ERASED, ErasureScope
+from maestro.domain.models import conversation_id_for
 from maestro.domain.privacy import mask_phone_numbers
-from maestro.ingest.service import conversation_id_for
 from maestro.observability import logger
 from maestro.tables import (
     ALL_TABLES,

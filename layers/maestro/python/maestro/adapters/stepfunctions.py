@@ -8,16 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from maestro.domain.execution_input import execution_input
 from maestro.domain.models import Package
-from maestro.pipeline.contract import MAX_INLINE_PACKAGE_BYTES, execution_input
 from maestro.ports import TaskTokenGoneError
 
-__all__ = [
-    "MAX_INLINE_PACKAGE_BYTES",
-    "StepFunctionsStarter",
-    "StepFunctionsTaskTokens",
-    "execution_input",
-]
+__all__ = ["StepFunctionsStarter", "StepFunctionsTaskTokens"]
 
 if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient

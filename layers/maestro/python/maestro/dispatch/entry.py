@@ -34,9 +34,9 @@ from maestro.clock import SystemClock
 from maestro.dispatch.steps import Dispatch, DispatchDeps
 from maestro.domain.judge import DispatchPolicy
 from maestro.domain.models import Urgency
+from maestro.errors import TransientError
 from maestro.observability import logger, metrics, tracer
 from maestro.pipeline.entry import _transient
-from maestro.pipeline.errors import TransientError
 from maestro.ports import Clock
 from maestro.settings import DispatchPolicySettings, DispatchSettings
 

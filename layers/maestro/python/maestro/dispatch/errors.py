@@ -3,7 +3,7 @@ Step Functions matches a Lambda's error); a test checks every custom name in the
 
 from __future__ import annotations
 
-from maestro.pipeline.errors import TransientError
+from maestro.errors import TransientError
 
 
 class WorkOrderClosed(Exception):  # noqa: N818 - the error name the state machine catches

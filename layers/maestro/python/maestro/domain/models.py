@@ -13,6 +13,14 @@ from pydantic import Field, model_validator
 from maestro.domain.common import E164, AwareDatetime, Frozen, truncate
 
 
+def conversation_id_for(party_phone: str) -> str:
+    """One conversation per outside phone number, across channels.
+
+    Everything one person says is then packaged, leased and routed in one order.
+    """
+    return "conv-" + hashlib.sha256(party_phone.encode()).hexdigest()[:24]
+
+
 class PartyRole(StrEnum):
     TENANT = "tenant"
     VENDOR = "vendor"

@@ -5,12 +5,17 @@ No model is called here and nothing slow happens: the webhook must answer Twilio
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
 from maestro.domain.consent import consent_change, is_bare_consent_keyword
-from maestro.domain.models import Attestation, Channel, FlushTrigger, MediaRef
+from maestro.domain.models import (
+    Attestation,
+    Channel,
+    FlushTrigger,
+    MediaRef,
+    conversation_id_for,
+)
 from maestro.domain.safety import safety_floor
 from maestro.domain.sign_off import is_sign_off
 from maestro.ports import (
@@ -23,14 +28,6 @@ from maestro.ports import (
     InboundDraft,
     PartyDirectory,
 )
-
-
-def conversation_id_for(party_phone: str) -> str:
-    """One conversation per outside phone number, across channels.
-
-    Everything one person says is then packaged, leased and routed in one order.
-    """
-    return "conv-" + hashlib.sha256(party_phone.encode()).hexdigest()[:24]
 
 
 def app_message_id(party_phone: str, message_id: str) -> str:

@@ -79,8 +79,9 @@ from maestro.domain.models import (
     FlushTrigger,
     MediaRef,
     attestation_of,
+    conversation_id_for,
 )
-from maestro.ingest.service import Inbound, Ingestor, app_message_id, conversation_id_for
+from maestro.ingest.service import Inbound, Ingestor, app_message_id
 from maestro.observability import count, logger
 from maestro.ports import Clock, ConsentStore, DeliveryStatus, OutboundStatusStore
 

@@ -60,10 +60,10 @@ from maestro.domain.language import DEFAULT_LANGUAGE, detect_language, in_langua
 from maestro.domain.models import Party
 from maestro.domain.on_call import PageRecipient, page_property
 from maestro.domain.safety import safety_floor
+from maestro.errors import TransientError
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish, short
 from maestro.lanes.on_call import page_recipient, undeliverable
-from maestro.pipeline.errors import TransientError
 
 __all__ = [
     "PAGED_TEXTS",

@@ -45,8 +45,8 @@ from maestro.brain.model import LanguageModel
 from maestro.brain.models import models_for
 from maestro.clock import SystemClock
 from maestro.domain.consensus import ConsensusPolicy
+from maestro.errors import TransientError
 from maestro.observability import logger, metrics, tracer
-from maestro.pipeline.errors import TransientError
 from maestro.pipeline.steps import Pipeline, PipelineDeps
 from maestro.ports import Clock
 from maestro.settings import PipelineSettings

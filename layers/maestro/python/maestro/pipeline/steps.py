@@ -36,6 +36,7 @@ from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
 from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
+from maestro.domain.execution_input import ExecutionInput, PackageRef
 from maestro.domain.fixed_texts import (
     ALERTED,
     FAIL_OPEN_PAGE,
@@ -88,6 +89,7 @@ from maestro.domain.revalidate import FieldChange, Target, revalidate
 from maestro.domain.roles import PM_CONTEXTS, manages
 from maestro.domain.wait_answers import OpenWait, open_waits, resolve_waits
 from maestro.domain.wo_refs import wo_refs
+from maestro.errors import LeaseBusy, LeaseLost, TransientError
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.dispatch_waits import settle
@@ -103,17 +105,14 @@ from maestro.pipeline.contract import (
     ActItem,
     BrainOutput,
     EarlyEscalation,
-    ExecutionInput,
     ExecutionState,
     FailOpenResult,
     GatePayload,
     LeaseSnapshot,
-    PackageRef,
     PersistResult,
     StepError,
     dump,
 )
-from maestro.pipeline.errors import LeaseBusy, LeaseLost, TransientError
 from maestro.ports import (
     AlreadyExistsError,
     CapName,

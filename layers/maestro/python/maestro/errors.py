@@ -1,8 +1,10 @@
-"""The errors the state machine names in its Retry and Catch rules.
+"""The errors the package pipeline's state machine names in its Retry and Catch rules.
 
 Step Functions matches a Lambda error by the exception's class name, so each class here is part
 of the contract with ``statemachines/package_pipeline.asl.json``; a test checks that every custom
-name in the ASL is one of these.
+name in the ASL is one of these. They live below the steps that raise them: the pipeline, the
+lanes (an escalation's page worth a retry) and the work order machine (``maestro.dispatch.errors``
+adds its own).
 """
 
 from __future__ import annotations
