@@ -607,7 +607,7 @@ class MeteredModel:
         import httpx2
 
         from maestro.adapters.anthropic_model import AnthropicModel
-        from maestro.brain.scripted import ScriptedModel
+        from maestro_dev.scripted import ScriptedModel
 
         self.meter = meter
         self.prices = prices

@@ -106,7 +106,7 @@ def _text(stack: Any, sender: str, body: str, n: list[int]) -> None:
 
 def _emergency_model() -> Any:
     """Reads the tenant's text as an emergency plumbing job (no safety phrase in it)."""
-    from maestro.brain.scripted import ScriptedModel
+    from maestro_dev.scripted import ScriptedModel
 
     def respond(request: Any) -> Any:
         if request.purpose in ("probe", "precheck"):

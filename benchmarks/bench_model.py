@@ -34,7 +34,6 @@ from _results import merge_results, render_markdown
 
 from maestro.brain.model import ModelRequest
 from maestro.brain.reasoning import propose_tool, reasoning_request
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.memory import DEFAULT_LIMITS, SenderRole, build_window
 from maestro.domain.models import (
@@ -47,6 +46,7 @@ from maestro.domain.models import (
 )
 from maestro.domain.records import Disposition, MaestroDecision
 from maestro_dev.evals.model import new_messages
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 HISTORIES = (10, 100, 1000, 10000)
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)

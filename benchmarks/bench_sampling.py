@@ -44,7 +44,6 @@ from _results import merge_results
 from maestro.brain.model import ModelAnswer, ModelRequest, Tier
 from maestro.brain.reasoning import ModelBrain
 from maestro.brain.sampling import consult, draw
-from maestro.brain.scripted import answer_with
 from maestro.domain.consensus import (
     ConsensusPolicy,
     ConsensusStatus,
@@ -59,6 +58,7 @@ from maestro.domain.models import (
     Package,
 )
 from maestro.domain.votes import SamplingPlan
+from maestro_dev.scripted import answer_with
 
 SEED = 21
 PACKAGES = 1000  # per pair and p: 2,000 per p

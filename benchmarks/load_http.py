@@ -586,11 +586,11 @@ def run_unknown_senders_load(
     """#17's acceptance: texts from numbers nobody knows, through `maestro serve` over HTTP,
     with a model plugged in that answers anything and counts every call; drained past the hour,
     so the hour's digest page has gone too."""
-    from maestro.brain.scripted import ScriptedModel
     from maestro.domain.safety import safety_floor
     from maestro.lanes.escalate import HELD_BACK, PAGED
     from maestro_dev.local.stack import ON_CALL_PM, LocalStack
     from maestro_dev.local.world import seed
+    from maestro_dev.scripted import ScriptedModel
 
     rng = random.Random(seed_value)
     texts = plan_unknown_texts(numbers, messages, rng)

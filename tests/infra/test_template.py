@@ -1227,3 +1227,23 @@ def test_tests_bundle_nothing(synth: Synth, layers: dict[str, Any]) -> None:
     (deps,) = [layer for lid, layer in layers.items() if lid.startswith("LayersDependencies")]
     assert (synth.outdir / deps["Metadata"]["aws:asset:path"]).resolve() == DEPENDENCY_LAYER_DIR
     assert "not bundled" in synth.stderr
+
+
+@pytest.mark.parametrize("env", synthesized_environments())
+def test_the_runtime_layer_ships_runtime_code_only(synth: Synth, env: str) -> None:
+    """The shared layer every function loads holds the runtime package alone: no eval code
+    (scenarios, lenses, metrics), no scripted model, no test double, no dev package."""
+    (layer,) = [
+        props
+        for props in (
+            r["Properties"] for r in synth.resources(env, "AWS::Lambda::LayerVersion").values()
+        )
+        if "runtime only" in props.get("Description", "")
+    ]
+    asset = synth.outdir / f"asset.{layer['Content']['S3Key'].removesuffix('.zip')}"
+    files = [p.relative_to(asset).as_posix() for p in asset.rglob("*.py")]
+    assert "python/maestro/domain/dispose.py" in files  # the layer it is, as staged
+    assert not [f for f in files if not f.startswith("python/maestro/")]
+    assert not [f for f in files if "/evals/" in f or f.endswith("scripted.py")]
+    doubles = re.compile(r"^class (?:Fake|Stub|Scripted|Mock)\w*", re.M)
+    assert not [f for f in files if doubles.search((asset / f).read_text())]

@@ -14,7 +14,6 @@ from maestro.adapters.ddb import from_item
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
 from maestro.brain.model import ModelRequest
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.models import Urgency, WoSnapshot
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import MaestroState, OutstandingItem
@@ -22,6 +21,7 @@ from maestro.ports import BudgetScope
 from maestro.tables import CONVERSATIONS
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,6 @@ from embedded import log, new_executions, pages, sms, to_phone
 
 from maestro.adapters.dynamodb_consent import DynamoConsentStore
 from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
-from maestro.brain.scripted import ScriptedModel
 from maestro.domain.consent import ConsentChange
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.fixed_texts import SAFETY_ADVICE
@@ -24,6 +23,7 @@ from maestro.lanes.escalate import PAGED_TEXTS
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.twilio_loopback import Fault
 from maestro_dev.local.world import MARIA, housed, seed, seed_directory
+from maestro_dev.scripted import ScriptedModel
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,6 @@ from maestro.adapters.dynamodb_caps import (
     account_shard,
 )
 from maestro.adapters.dynamodb_digest import DynamoDigest
-from maestro.brain.scripted import ScriptedModel
 from maestro.domain.digest import DigestEntry
 from maestro.observability import DAILY_CAP_METRIC
 from maestro.ports import BudgetScope
@@ -30,6 +29,7 @@ from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import thread_safe_moto
 from maestro_dev.local.world import MARIA, seed
+from maestro_dev.scripted import ScriptedModel
 
 pytestmark = pytest.mark.integration
 

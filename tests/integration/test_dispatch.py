@@ -20,7 +20,6 @@ import pytest
 
 from maestro.adapters.stepfunctions import StepFunctionsTaskTokens
 from maestro.brain.model import ModelRequest
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.directory import (
     Directory,
     OnCall,
@@ -36,6 +35,7 @@ from maestro.domain.models import WorkOrderStatus
 from maestro.ports import DomainEvent
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed_directory
+from maestro_dev.scripted import Scripted, ScriptedModel
 from tests.integration.embedded import flush, sms, to_phone, work_orders
 
 pytestmark = pytest.mark.integration

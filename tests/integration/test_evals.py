@@ -23,11 +23,9 @@ from typing import Any
 import pytest
 
 import maestro.brain.offline as offline
-from maestro.brain.scripted import ScriptedModel
 from maestro.domain.dispose import trail_of
 from maestro.domain.models import OpenContext, conversation_id_for
 from maestro.domain.revalidate import Check, Revalidation, Target
-from maestro.evals.scenario import ModelScript, OptOutStep, UpdateStep, WaitStep
 from maestro_dev.cli import main
 from maestro_dev.evals import runner
 from maestro_dev.evals.executor import EvalExecutor, new_run, start_of
@@ -41,7 +39,9 @@ from maestro_dev.evals.runner import (
     run_scenario,
 )
 from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore
+from maestro_dev.evals.scenario import ModelScript, OptOutStep, UpdateStep, WaitStep
 from maestro_dev.local.stack import PREFIX, LocalStack
+from maestro_dev.scripted import ScriptedModel
 
 pytestmark = pytest.mark.integration
 

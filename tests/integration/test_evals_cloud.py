@@ -15,7 +15,6 @@ import pytest
 
 from maestro.adapters.secrets import SecretsManagerSecrets
 from maestro.clock import SystemClock
-from maestro.evals.scenario import Scenario
 from maestro.ingest.entry import build_inbound
 from maestro.settings import InboundSettings
 from maestro.stack_outputs import OUTPUT_EVAL_MACHINE, OUTPUT_EVAL_RUNS_TABLE
@@ -30,6 +29,7 @@ from maestro_dev.evals.cloud import (
 from maestro_dev.evals.executor import HANDLERS
 from maestro_dev.evals.loader import load_world
 from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore
+from maestro_dev.evals.scenario import Scenario
 from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
 if TYPE_CHECKING:

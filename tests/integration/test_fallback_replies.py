@@ -9,10 +9,10 @@ import pytest
 from embedded import new_executions, pages, sms, to_phone
 
 from maestro.brain.model import ModelError, ModelRequest
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.directory import Person, PersonRole
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import housed, seed, seed_directory
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 pytestmark = pytest.mark.integration
 

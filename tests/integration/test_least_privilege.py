@@ -23,11 +23,11 @@ from embedded import flush, open_wo, release_all_gates, sms
 
 from maestro.access import FUNCTION_TABLES, PIPELINE_STEPS, Access
 from maestro.brain.model import ModelRequest
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro_dev.local.fault_matrix import Cell, Matrix
 from maestro_dev.local.faults import DYNAMODB_WRITES, Crash, Stages, Wire
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
 from maestro_dev.local.world import MARIA, seed, seed_directory
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 pytestmark = pytest.mark.integration
 

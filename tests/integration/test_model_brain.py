@@ -18,13 +18,13 @@ from embedded import decisions, described, new_executions, outcomes, pages, sms,
 from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.brain.model import ModelRequest
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.safety import safety_floor
 from maestro_dev.evals.model import new_messages
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, VIC, housed, seed, seed_directory
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,9 @@ import pytest
 from embedded import app_message, captured_logs, decisions, flush, new_executions, pages, sms
 
 from maestro.brain.model import ModelRequest
-from maestro.brain.scripted import ScriptedModel
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import MARIA, VIC, seed
+from maestro_dev.scripted import ScriptedModel
 
 pytestmark = pytest.mark.integration
 

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from embedded import log, new_executions, pages, to_phone
 
-from maestro.brain.scripted import ScriptedModel
 from maestro.domain.digest import hour_of
 from maestro.lanes.escalate import PAGE_EXCERPT_CHARS
 from maestro.pipeline.digest import digest_package_id
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import MARIA, seed
+from maestro_dev.scripted import ScriptedModel
 
 pytestmark = pytest.mark.integration
 

@@ -17,13 +17,13 @@ from embedded import decisions, flush, new_executions, open_wo, outcomes, pages,
 
 from maestro.adapters.dynamodb_memory import DynamoPendingStore, DynamoWorkOrderStore
 from maestro.brain.model import ModelAnswer, ModelRequest, ToolUse
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.models import Channel, WorkOrder, WorkOrderStatus
 from maestro.domain.records import Disposition, MaestroDecision, PendingConfirmation
 from maestro_dev.evals.model import new_messages
 from maestro_dev.local.events import signed_sms_event, signed_transcript_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, VIC, seed
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 pytestmark = pytest.mark.integration
 

@@ -24,13 +24,13 @@ from maestro.domain.directory import Trade
 from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor, Wait
 from maestro.domain.models import MediaRef, Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import NoteEntry
-from maestro.evals.scenario import WORLD_PROPERTY
 from maestro.stack_outputs import (
     OUTPUT_GATES_TABLE,
     OUTPUT_STATE_MACHINE,
     OUTPUT_WORK_ORDER_MACHINE,
     table_output,
 )
+from maestro_dev.evals.scenario import WORLD_PROPERTY
 from maestro_dev.local.operator_access import TOKEN_HEADER
 from maestro_dev.local.server import LocalServer
 from maestro_dev.local.world import MARIA, VIC

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = sorted(p.parent.name for p in (ROOT / "functions").glob("*/handler.py"))
 
 # Never at import, in any handler: the model SDK (only a configured key loads it), the X-Ray SDK
-# (the tracer is built on the first invocation) and an eval-only module.
-NEVER = ("anthropic", "aws_xray_sdk", "maestro.evals")
+# (the tracer is built on the first invocation) and the dev package.
+NEVER = ("anthropic", "aws_xray_sdk", "maestro_dev")
 # The inbound webhook answers every text: none of the brain, the pipeline, the lanes, the
 # decision records or the flusher.
 NOT_INBOUND = (

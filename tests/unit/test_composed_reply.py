@@ -12,7 +12,6 @@ from fakes import InMemoryDecisionLog
 from maestro.brain.compose import ReplyComposer
 from maestro.brain.model import ModelError
 from maestro.brain.models import models_for
-from maestro.brain.scripted import ScriptedModel
 from maestro.domain.actions import Lane
 from maestro.domain.models import Party, PartyRole, VisitWindow, WorkOrder, WorkOrderStatus
 from maestro.domain.prompt_data import read_data_blocks
@@ -29,6 +28,7 @@ from maestro_dev.fakes import (
     InMemoryWorkOrderStore,
     RecordingMessenger,
 )
+from maestro_dev.scripted import ScriptedModel
 
 SENDER = MARIA.model_copy(update={"unit": "5F", "name": "Marisol Vega"})
 VENDOR = Party(

@@ -16,11 +16,11 @@ from maestro.brain.model import ModelError, ModelRequest, Turn
 from maestro.brain.models import models_for
 from maestro.brain.offline import OfflineBrain
 from maestro.brain.reasoning import ModelBrain
-from maestro.brain.scripted import ScriptedModel
 from maestro.domain.actions import Lane
 from maestro.domain.models import VisitWindow, WorkOrder
 from maestro.domain.records import Disposition, MaestroDecision
-from maestro.evals.lenses import (
+from maestro_dev.evals.executor import paged_pm
+from maestro_dev.evals.lenses import (
     PackageContents,
     PackageReads,
     PendingRead,
@@ -29,12 +29,12 @@ from maestro.evals.lenses import (
     grade,
     has_words,
 )
-from maestro.evals.scenario import Expect, ModelDistribution, ModelScript
-from maestro_dev.evals.executor import paged_pm
 from maestro_dev.evals.loader import parse_scenario
 from maestro_dev.evals.model import draw, mixed_models, scripted_model
+from maestro_dev.evals.scenario import Expect, ModelDistribution, ModelScript
 from maestro_dev.local.stack import ON_CALL_PM
 from maestro_dev.local.world import MARIA, PAULA, VIC
+from maestro_dev.scripted import ScriptedModel
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 PHONES = {"pm": PAULA.phone, "tenant-maria": MARIA.phone, "vendor-vic": VIC.phone}

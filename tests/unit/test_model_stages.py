@@ -15,13 +15,13 @@ from maestro.brain.manage_agent import ManageAgent
 from maestro.brain.model import ModelAnswer, ModelError, ModelRequest, ToolUse
 from maestro.brain.reasoning import ModelBrain
 from maestro.brain.sampling import draw
-from maestro.brain.scripted import ScriptedModel
 from maestro.brain.triage import parse_triage
 from maestro.domain.consensus import ConsensusPolicy, ConsensusStatus, aggregate
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import Route, WorkOrder, WoSnapshot
 from maestro.domain.revalidate import FieldChange, Target
 from maestro.ports import BudgetScope
+from maestro_dev.scripted import ScriptedModel
 
 
 class Clock:

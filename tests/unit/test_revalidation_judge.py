@@ -17,7 +17,6 @@ from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.judgments import Judgments, decide_model_for
 from maestro.brain.model import ModelRequest
 from maestro.brain.models import models_for
-from maestro.brain.scripted import ScriptedModel
 from maestro.domain.common import ELLIPSIS
 from maestro.domain.models import (
     SNAPSHOT_VALUE_CHARS,
@@ -29,6 +28,7 @@ from maestro.domain.models import (
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.revalidate import FieldChange, Target, changed_fields, revalidate
 from maestro.ports import BudgetScope
+from maestro_dev.scripted import ScriptedModel
 
 VALID = {"status": "decided", "action": "valid", "confidence": 0.95}
 

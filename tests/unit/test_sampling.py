@@ -21,7 +21,6 @@ from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.model import ModelAnswer, ModelRequest, Tier
 from maestro.brain.reasoning import ModelBrain
 from maestro.brain.sampling import consult, draw
-from maestro.brain.scripted import answer_with
 from maestro.domain.actions import Action
 from maestro.domain.consensus import (
     ConsensusPolicy,
@@ -34,6 +33,7 @@ from maestro.domain.models import ContextKind, OpenContext
 from maestro.domain.records import BrainSample
 from maestro.domain.votes import Ballot, Reading, SamplingPlan
 from maestro.ports import BudgetScope
+from maestro_dev.scripted import answer_with
 
 POLICY = ConsensusPolicy()
 # Wordings no scenario uses: a radiator relayed to one of two open orders, or the other.

@@ -34,11 +34,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
-from maestro.evals.scenario import Scenario
 from maestro.ports import Gate
 from maestro_dev.console.graph import current_states
 from maestro_dev.evals.runner import StartedRun, eval_stack, release_eval_gate, start_run
 from maestro_dev.evals.runs import ControlRow, Mode
+from maestro_dev.evals.scenario import Scenario
 from maestro_dev.local.stack import LocalStack
 
 Source = Literal["twilio-read", "wo-read", "ddb-read", "sfn-read"]

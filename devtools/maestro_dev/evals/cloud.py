@@ -37,12 +37,12 @@ from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.adapters.messaging import message_reader_for
-from maestro.evals.scenario import Scenario, offset
 from maestro.ports import MessageReader, Secrets
 from maestro.settings import TwilioSettings
 from maestro.tables import ALL_TABLES, TableSpec
 from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_run, start_of
 from maestro_dev.evals.runs import EvalRunStore, Mode
+from maestro_dev.evals.scenario import Scenario, offset
 
 EvalStep = Literal[
     "eval_setup", "eval_gate", "eval_inject", "eval_settle", "eval_grade", "eval_finish"

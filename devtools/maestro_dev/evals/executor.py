@@ -41,8 +41,18 @@ from maestro.domain.records import (
     PendingConfirmation,
 )
 from maestro.domain.timeline import NoteEntry
-from maestro.evals.lenses import grade
-from maestro.evals.scenario import (
+from maestro_dev.evals.lenses import grade
+from maestro_dev.evals.runs import (
+    CheckpointRow,
+    ControlRow,
+    EvalRunStore,
+    GateRow,
+    Mode,
+    RunRow,
+    StepRow,
+    should_hold,
+)
+from maestro_dev.evals.scenario import (
     WORLD_PROPERTY,
     FlushStep,
     OptOutStep,
@@ -55,16 +65,6 @@ from maestro.evals.scenario import (
     World,
     is_relative,
     offset,
-)
-from maestro_dev.evals.runs import (
-    CheckpointRow,
-    ControlRow,
-    EvalRunStore,
-    GateRow,
-    Mode,
-    RunRow,
-    StepRow,
-    should_hold,
 )
 from maestro_dev.evals.surfaces import StackSurfaces
 from maestro_dev.local.events import (

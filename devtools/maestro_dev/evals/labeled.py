@@ -1,7 +1,7 @@
 """``maestro eval labeled``: the labeled sets of ``evals/labeled/`` through the real stages.
 
 Each set is read, each item run through the stages that decide it in production, and the
-metrics of ``maestro.evals.metrics`` printed per set, with a reliability diagram and a
+metrics of ``maestro_dev.evals.metrics`` printed per set, with a reliability diagram and a
 risk-coverage curve written as PNG (``--out``; by default ``evals/reports/labeled/<brain>/``,
 with ``metrics.json`` and one ``<set>_items.jsonl`` of per-item predictions to read the misses).
 
@@ -56,7 +56,6 @@ from maestro.brain.model import LanguageModel, ModelRequest
 from maestro.brain.models import Models, models_for
 from maestro.brain.precheck import precheck
 from maestro.brain.sampling import consult
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.actions import Action, CreateWo, Escalate, Lane, ManageExisting, is_new_ref
 from maestro.domain.consensus import ConsensusPolicy, ConsensusResult
 from maestro.domain.dispose import Disposal, dispose
@@ -72,7 +71,7 @@ from maestro.domain.models import (
     PartyRole,
     Route,
 )
-from maestro.evals.metrics import (
+from maestro_dev.evals.metrics import (
     Rate,
     aurc,
     binding_precision,
@@ -85,6 +84,7 @@ from maestro.evals.metrics import (
     reliability_bins,
     risk_coverage_curve,
 )
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 __all__ = ["ESCALATION_SETS", "LABELED_DIR", "SETS", "add_parser", "run"]
 

@@ -13,9 +13,9 @@ from maestro.brain.judgments import Judgments
 from maestro.brain.model import ModelError, ModelRequest
 from maestro.brain.models import Models
 from maestro.brain.offline import OfflineBrain
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.prompt_data import data_strings, read_data_blocks
-from maestro.evals.scenario import ModelDistribution, ModelScript
+from maestro_dev.evals.scenario import ModelDistribution, ModelScript
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 
 def new_messages(request: ModelRequest) -> str:

@@ -18,8 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from maestro.evals.lenses import Finding
-from maestro.evals.scenario import Scenario
 from maestro_dev.evals.executor import (
     HANDLERS,
     EvalExecutor,
@@ -28,8 +26,10 @@ from maestro_dev.evals.executor import (
     new_run,
     start_of,
 )
+from maestro_dev.evals.lenses import Finding
 from maestro_dev.evals.model import scripted_model
 from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore, GateRow, Mode
+from maestro_dev.evals.scenario import Scenario
 from maestro_dev.local.stack import ACCOUNT, PREFIX, ROOT, LocalStack, function_arn, substitute
 
 EVAL_ASL_PATH = ROOT / "statemachines" / "eval_executor.asl.json"

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from maestro.evals.lenses import Finding
 from maestro.tables import Key, TableSpec
+from maestro_dev.evals.lenses import Finding
 
 EVAL_RUNS = TableSpec(
     logical_name="eval_runs",

@@ -38,8 +38,8 @@ from maestro.domain.execution_input import ExecutionInput
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.domain.timeline import NoteEntry, photos_on
-from maestro.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
 from maestro.ports import FlushClaim
+from maestro_dev.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
 
 if TYPE_CHECKING:
     from maestro_dev.evals.environment import EvalStack

@@ -43,7 +43,6 @@ from maestro.adapters.dynamodb_memory import (
     DynamoWorkOrderStore,
 )
 from maestro.brain.model import ModelError, ModelRequest
-from maestro.brain.scripted import Scripted, ScriptedModel
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import Party, WorkOrder, conversation_id_for
 from maestro.ports import DebounceSignal
@@ -66,6 +65,7 @@ from maestro_dev.local.stack import (
     LocalStack,
 )
 from maestro_dev.local.world import VIC, housed, seed, seed_directory
+from maestro_dev.scripted import Scripted, ScriptedModel
 
 __all__ = [
     "CELLS",

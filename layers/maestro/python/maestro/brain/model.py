@@ -4,7 +4,7 @@ Three implementations, chosen by settings and named in every decision record:
 - ``anthropic`` (``maestro.adapters.anthropic_model``): the Messages API through the official SDK,
   structured output through a forced tool call, prompt caching where the request asks for it
   (``ModelRequest.cache``) and the prefix is long enough to be cached;
-- ``scripted`` (``maestro.brain.scripted``): replays recorded answers, per purpose, in call
+- ``scripted`` (``maestro_dev.scripted``): replays recorded answers, per purpose, in call
   order, for tests, evals and benchmarks;
 - ``offline``: no model at all; every stage takes its deterministic path (the safety floor, the
   offline brain's rules, decide()'s default).

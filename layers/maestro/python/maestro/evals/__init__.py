@@ -1,1 +1,0 @@
-"""Evals: scenarios, the lenses that grade them from real reads, and the metrics."""
