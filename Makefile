@@ -1,19 +1,27 @@
 # The two commands every new user needs: `make demo` and `make test`.
-# Each creates .venv and installs the project (editable, with dev tools) on first use; the stamp
-# file makes later runs skip the install until pyproject.toml changes.
+# Each creates .venv and installs the project (editable) with the extras it needs on first use:
+# `make demo` the runtime and the embedded stack alone (the `demo` extra), `make console` and
+# `make evals` that and theirs, `make test` and every other target everything (`dev`). One stamp per
+# extra makes later runs skip the install until pyproject.toml changes; a light install never
+# marks a fuller one done, so `make test` after `make demo` installs the rest. Sizes and times:
+# docs/commands.md.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-stamp
+# Installing `dev` (the union) also satisfies these: their stamps are touched with it.
+DEV_SUBSETS := demo console evals
 
 .PHONY: demo test lint unit fuzz bench load evals install clean synth faults console browser
 
-$(STAMP): pyproject.toml
+$(VENV)/.installed-%: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[$*]'
+	@touch $@ $(if $(filter dev,$*),$(DEV_SUBSETS:%=$(VENV)/.installed-%))
+
+.PRECIOUS: $(VENV)/.installed-%
+STAMP := $(VENV)/.installed-dev
 
 install: $(STAMP)
 
@@ -38,10 +46,10 @@ browser:
 # The eval playground on the embedded stack: prints the URL to open (127.0.0.1, with a token
 # new each run). PORT=0 picks any free port.
 PORT ?= 8790
-console: $(STAMP)
+console: $(VENV)/.installed-console
 	$(BIN)/maestro console --port $(PORT)
 
-demo: $(STAMP)
+demo: $(VENV)/.installed-demo
 	$(BIN)/maestro demo
 
 lint: $(STAMP)
@@ -116,6 +124,6 @@ load: $(STAMP)
 
 # Every golden scenario through the eval executor on the embedded stack, then the HTML report
 # (.maestro/eval-report.html). `make test` runs the same scenarios as tests.
-evals: $(STAMP)
+evals: $(VENV)/.installed-evals
 	$(BIN)/maestro eval run evals/scenarios
 	$(BIN)/maestro eval report
