@@ -52,7 +52,7 @@ from urllib.parse import urlencode
 from maestro.domain.ledger import LedgerRow
 from maestro_dev import directory_erase, twilio_wire, work_orders
 from maestro_dev.cloud import CloudStack, console_url, open_stack, stack_for_env
-from maestro_dev.demo import StoryRun, run_all
+from maestro_dev.demo import StoryRun, action_label, run_all
 from maestro_dev.directory import cli as directory_cli
 from maestro_dev.evals import labeled as eval_labeled
 from maestro_dev.evals.cli import add_eval_parsers
@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # the embedded stack is imported only by the commands that ru
 BANNER = """\
 maestro demo --core: the pure domain core alone, over scripted stories.
   What runs: consensus over k brain samples, then dispose, in-process.
-  What is scripted: every brain sample below was written by hand in maestro/demo.py; no model
+  What is scripted: every brain sample below was written by hand in maestro_dev/demo.py; no model
   was called. Nothing is sent, stored or executed. `maestro demo` (without --core) runs the
   whole system on the embedded stack.
 """
@@ -80,7 +80,7 @@ maestro demo --core: the pure domain core alone, over scripted stories.
 
 def _action_line(lane: str, target: str | None, params: dict[str, Any]) -> str:
     detail = ", ".join(f"{k}={v!r}" for k, v in params.items() if v not in (None, (), "", []))
-    return f"{lane}({target or '-'})" + (f" {detail}" if detail else "")
+    return action_label(lane, target) + (f" {detail}" if detail else "")
 
 
 def _print_run(run: StoryRun, number: int, out: TextIO) -> None:
@@ -98,7 +98,7 @@ def _print_run(run: StoryRun, number: int, out: TextIO) -> None:
         if sample.actions is None:
             print(f"    sample {sample.index}: FAILED {sample.failure} ({sample.detail})", file=out)
         else:
-            plan = "; ".join(f"{a.lane}({a.target_wo_id or '-'})" for a in sample.actions)
+            plan = "; ".join(action_label(a.lane, a.target_wo_id) for a in sample.actions)
             print(f"    sample {sample.index}: {plan}", file=out)
     votes = ", ".join(f"{key} {n}/{consensus.k}" for key, n in consensus.votes.items())
     print(
@@ -124,7 +124,7 @@ def _print_run(run: StoryRun, number: int, out: TextIO) -> None:
             if on
         ]
         print(
-            f"    {d.disposition:<15} {d.lane}({d.target_wo_id or '-'}) "
+            f"    {d.disposition:<15} {action_label(d.lane, d.target_wo_id)} "
             f"relation={d.context_relation} conf={d.confidence:.2f}"
             + (f" [{', '.join(flags)}]" if flags else "")
             + f": {d.reason}",
