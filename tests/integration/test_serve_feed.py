@@ -7,12 +7,16 @@ from __future__ import annotations
 import io
 import re
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from embedded import run_cli, serving
+from embedded import run_cli, serving, sms
 
 from maestro_dev.cli import build_parser
+from maestro_dev.local.serve_feed import PackageFeed
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import seed
 
 pytestmark = pytest.mark.integration
 
@@ -73,3 +77,31 @@ def test_serve_says_where_a_package_paused_and_how_to_release_it(
         assert run_cli("step", "--url", server.url, name)[0] == 0
         (ended,) = _lines(feed, rf"^package {name} SUCCEEDED: ", timeout=30)
     assert "evidence" in ended
+
+
+def test_an_ended_package_waits_for_the_watcher_then_says_its_count_is_so_far() -> None:
+    """Ended, its claims not read yet: the line waits (patience), then prints the count so
+    far; once the watcher has read them, the count is whole and said without the caveat."""
+    with LocalStack() as stack:
+        seed(stack)
+        sms(stack, "the porch light flickers")
+        # The flush and the execution, without the settle that lets the watcher read.
+        stack.clock.set(stack.clock.now() + timedelta(seconds=stack.idle + 1))
+        stack.debounce.release_due()
+        stack.poll_debounce()
+        stack.wait_for_executions()
+        waiting, impatient = io.StringIO(), io.StringIO()
+        PackageFeed(stack, waiting).poll()
+        assert "started" in waiting.getvalue()
+        assert "SUCCEEDED" not in waiting.getvalue()  # the watcher has not read its claims
+        PackageFeed(stack, impatient, patience=0).poll()
+        assert (
+            impatient.getvalue()
+            .splitlines()[-1]
+            .endswith("evidence 0, shame 0 so far (the watcher has not read every claim yet)")
+        )
+        stack.settle()  # the watcher reads the events queue
+        caught_up = io.StringIO()
+        PackageFeed(stack, caught_up).poll()
+    ended = caught_up.getvalue().splitlines()[-1]
+    assert ended.endswith("; evidence 3, shame 0"), ended
