@@ -4,8 +4,9 @@ queue, what each action did, and how many of its claims the watcher has read bac
 
 Everything is read back from the stack, as `maestro executions` and `maestro ledger` read it:
 the execution's input and output (DescribeExecution), the open gates, and the ledger rows.
-The end line waits for the watcher to have read the package's claims (the events queue
-drained), at most :data:`EVIDENCE_PATIENCE_SECONDS`; past that it says the count is so far.
+The end line waits for the watcher to have read the package's claims (a ledger row for each
+event its output names), at most :data:`EVIDENCE_PATIENCE_SECONDS`; past that it says the
+count is so far.
 """
 
 from __future__ import annotations
@@ -70,22 +71,12 @@ class PackageFeed:
                     self._print(
                         f"package {name} paused {gate.gate}: `maestro step {name}` releases it"
                     )
-            caught_up = self._watcher_caught_up()
             for arn, ended in list(self._ended.items()):
-                if arn in self._printed:
-                    continue
-                waited = now - ended.since
-                if caught_up or waited >= self.patience:
-                    self._printed.add(arn)
-                    self._print(self._ended_line(arn, so_far=not caught_up))
-
-    def _watcher_caught_up(self) -> bool:
-        """No domain event is waiting for the watcher or being read by it."""
-        attributes = self.stack.sqs.get_queue_attributes(
-            QueueUrl=self.stack.events_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        return sum(int(v) for v in attributes.values()) == 0
+                if arn not in self._printed:
+                    line = self._ended_line(arn, patient=now - ended.since < self.patience)
+                    if line is not None:
+                        self._printed.add(arn)
+                        self._print(line)
 
     def _started_line(self, arn: str) -> str:
         described = self.stack.sfn.describe_execution(executionArn=arn)
@@ -97,20 +88,27 @@ class PackageFeed:
             f"from {sender} (trigger {package['trigger']})"
         )
 
-    def _ended_line(self, arn: str, *, so_far: bool) -> str:
+    def _ended_line(self, arn: str, *, patient: bool) -> str | None:
+        """The package's end line; None while its claims are not all read and ``patient``."""
         described = self.stack.sfn.describe_execution(executionArn=arn)
         name = described["name"]
         output: dict[str, Any] = json.loads(described.get("output") or "{}")
-        route = (output.get("precheck") or {}).get("route", "?")
         # An emergency is disposed and acted on before the lease: its queue is under "escalated".
         ran = output.get("escalated") or output
+        rows = self.stack.ledger.for_package(json.loads(described["input"])["package_id"])
+        read = {row.event_id for row in rows if row.event_id}
+        unread = _claims(output, ran) - read
+        if unread and patient:
+            return None
+        route = (output.get("precheck") or {}).get("route", "?")
         queued = [q["action"] for q in (ran.get("disposal") or {}).get("actions", [])]
         actions = ", ".join(action_label(a["lane"], a.get("target_wo_id")) for a in queued)
-        rows = self.stack.ledger.for_package(json.loads(described["input"])["package_id"])
         evidence = sum(r.verdict == "evidence" for r in rows)
         shame = sum(r.standing_shame for r in rows)
         counted = f"evidence {evidence}, shame {shame}" + (
-            " so far (the watcher has not read every claim yet)" if so_far else ""
+            f" so far ({len(unread)} claim{'' if len(unread) == 1 else 's'} not read yet)"
+            if unread
+            else ""
         )
         return (
             f"package {name} {described['status']}: route {route}; actions "
@@ -119,6 +117,14 @@ class PackageFeed:
 
     def _print(self, line: str) -> None:
         print(line, file=self.out, flush=True)
+
+
+def _claims(output: dict[str, Any], ran: dict[str, Any]) -> set[str]:
+    """The ids of the events the package's output says it announced: its effects' and its
+    decision's."""
+    events = [event for effect in ran.get("effects") or [] for event in effect.get("events", [])]
+    decision = (output.get("persisted") or {}).get("event")
+    return {event["event_id"] for event in [*events, *([decision] if decision else [])]}
 
 
 def _outcome(ran: dict[str, Any], described: dict[str, Any]) -> str:
