@@ -4,6 +4,7 @@ would: nothing one handler appended to the logger carries over to the next."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import defaultdict
 
 import pytest
@@ -48,3 +49,32 @@ def test_an_invocation_leaves_no_key_behind_even_when_its_handler_appended_one()
     assert "left" not in flusher
     assert "correlation_id" not in flusher
     assert flusher["function_request_id"] == "req-2"
+
+
+def test_two_invocations_at_once_on_two_threads_each_log_under_their_own_name() -> None:
+    """The embedded stack runs executions on threads: a handler that sets the logger's shared
+    keys (as inject_lambda_context does) lends none of them to another thread's invocation."""
+    inside = threading.Barrier(2)
+    done = threading.Barrier(2)
+
+    def run(name: str) -> None:
+        with lambda_logs.invocation(name, f"req-{name}"):
+            logger.append_keys(function_name=name)  # the shared keys, as the decorator sets
+            inside.wait(timeout=10)
+            logger.info(f"from {name}")
+            done.wait(timeout=10)
+
+    with captured_logs() as buffer:
+        threads = [
+            threading.Thread(target=run, args=(name,))
+            for name in ("maestro-persist", "maestro-flusher")
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+    records = [json.loads(line) for line in buffer.getvalue().splitlines()]
+    assert {r["message"]: r["function_name"] for r in records} == {
+        "from maestro-persist": "maestro-persist",
+        "from maestro-flusher": "maestro-flusher",
+    }
