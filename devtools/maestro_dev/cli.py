@@ -2,7 +2,8 @@
 
 - ``maestro demo [--json]``: the leak-204 story end to end on the embedded stack.
 - ``maestro demo --core``: the scripted stories through the pure domain core alone.
-- ``maestro serve [--port] [--speed] [--step]``: the embedded stack as a loopback server.
+- ``maestro serve [--port] [--speed] [--step]``: the embedded stack as a loopback server,
+  printing each package as it flows (a text is processed about 5 s after it is sent).
 - ``maestro send --from +1… "text"``: a signed SMS to a running ``maestro serve``.
 - ``maestro executions`` / ``maestro step <execution>``: list paused gates, release one; on
   ``maestro serve`` (``--url``, the default) or on a deployed stack (``--stack NAME`` or
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import urllib.error
@@ -53,7 +55,7 @@ from maestro.domain.ledger import LedgerRow
 from maestro.stack_outputs import stack_for_env
 from maestro_dev import directory_erase, twilio_wire, work_orders
 from maestro_dev.cloud import CloudStack, console_url, open_stack
-from maestro_dev.demo import StoryRun, run_all
+from maestro_dev.demo import StoryRun, action_label, run_all
 from maestro_dev.directory import cli as directory_cli
 from maestro_dev.evals import labeled as eval_labeled
 from maestro_dev.evals.cli import add_eval_parsers
@@ -73,7 +75,7 @@ if TYPE_CHECKING:  # the embedded stack is imported only by the commands that ru
 BANNER = """\
 maestro demo --core: the pure domain core alone, over scripted stories.
   What runs: consensus over k brain samples, then dispose, in-process.
-  What is scripted: every brain sample below was written by hand in maestro/demo.py; no model
+  What is scripted: every brain sample below was written by hand in maestro_dev/demo.py; no model
   was called. Nothing is sent, stored or executed. `maestro demo` (without --core) runs the
   whole system on the embedded stack.
 """
@@ -81,7 +83,7 @@ maestro demo --core: the pure domain core alone, over scripted stories.
 
 def _action_line(lane: str, target: str | None, params: dict[str, Any]) -> str:
     detail = ", ".join(f"{k}={v!r}" for k, v in params.items() if v not in (None, (), "", []))
-    return f"{lane}({target or '-'})" + (f" {detail}" if detail else "")
+    return action_label(lane, target) + (f" {detail}" if detail else "")
 
 
 def _print_run(run: StoryRun, number: int, out: TextIO) -> None:
@@ -99,7 +101,7 @@ def _print_run(run: StoryRun, number: int, out: TextIO) -> None:
         if sample.actions is None:
             print(f"    sample {sample.index}: FAILED {sample.failure} ({sample.detail})", file=out)
         else:
-            plan = "; ".join(f"{a.lane}({a.target_wo_id or '-'})" for a in sample.actions)
+            plan = "; ".join(action_label(a.lane, a.target_wo_id) for a in sample.actions)
             print(f"    sample {sample.index}: {plan}", file=out)
     votes = ", ".join(f"{key} {n}/{consensus.k}" for key, n in consensus.votes.items())
     print(
@@ -125,7 +127,7 @@ def _print_run(run: StoryRun, number: int, out: TextIO) -> None:
             if on
         ]
         print(
-            f"    {d.disposition:<15} {d.lane}({d.target_wo_id or '-'}) "
+            f"    {d.disposition:<15} {action_label(d.lane, d.target_wo_id)} "
             f"relation={d.context_relation} conf={d.confidence:.2f}"
             + (f" [{', '.join(flags)}]" if flags else "")
             + f": {d.reason}",
@@ -192,9 +194,19 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+_RST_LITERAL = re.compile(r"``(.+?)``", re.S)
+
+
+def plain_text(docstring: str) -> str:
+    """A docstring as a terminal shows it: RST's ``literal`` markup dropped (the words kept)."""
+    return _RST_LITERAL.sub(r"\1", docstring)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="maestro", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="maestro",
+        description=plain_text(__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="leak-204 end to end on the embedded stack")
@@ -209,8 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--speed",
         type=float,
-        default=1.0,
-        help="virtual seconds per real second (e.g. 60: the idle window in 5 s)",
+        default=SERVE_SPEED,
+        help=f"virtual seconds per real second (default {SERVE_SPEED:g}: the 5-minute idle "
+        "window after a text passes in 5 s; 1: real time; 0: the clock stands still)",
     )
     serve.add_argument(
         "--step",
@@ -300,6 +313,10 @@ def _cloud(args: argparse.Namespace) -> CloudStack | None:
 
 
 DEFAULT_URL = "http://127.0.0.1:8787"
+SERVE_SPEED = 60.0
+"""`maestro serve`'s default --speed, virtual seconds per real second: the 5-minute idle window
+after a text passes in 5 s, so a text sent is processed within seconds (and an offer's 4 hours
+pass in 4 minutes)."""
 
 
 def _token() -> str:
@@ -358,16 +375,17 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from maestro_dev.local.events import sms_params, twilio_sid
     from maestro_dev.local.world import MARIA
 
-    stack, srv = local_server.start(args.port, args.speed, args.step)
+    stack, srv = local_server.start(args.port, args.speed, args.step, feed=out)
     sid = twilio_sid("SM", "curl")
     params = sms_params(sid, MARIA.phone, "the kitchen sink is leaking")
     signature = twilio_signature(stack.twilio_token, f"{srv.url}/twilio/sms", params)
     form = " ".join(f"--data-urlencode {k}={v!r}" for k, v in params.items())
     print(
-        f"maestro serve: the embedded stack on {srv.url} (brain: "
-        f"{stack.pipeline.deps.models.describe()}; messages are recorded, not sent)",
+        f"maestro serve: the embedded stack on {srv.url} "
+        f"(brain: {stack.pipeline.deps.models.describe()})",
         file=out,
     )
+    print(f"  {_where_texts_go(stack)}", file=out)
     # A secret it was given is named by where it came from, never printed.
     print(f"  Twilio auth token it validates with: {_twilio_token_source(stack)}", file=out)
     print(
@@ -376,12 +394,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
     print(
-        f"  idle window {stack.idle} s of virtual time at {args.speed}x; "
-        f"step mode {'on' if args.step else 'off'}",
+        f"  {_when_a_text_runs(stack, args.speed)}; step mode {'on' if args.step else 'off'}",
         file=out,
     )
     print("  a signed request (or use `maestro send`):", file=out)
     print(f"  curl -s {srv.url}/twilio/sms -H 'X-Twilio-Signature: {signature}' {form}", file=out)
+    print("each package is printed below as it starts, pauses and ends:", file=out)
     out.flush()
     try:
         srv.serve_forever()
@@ -391,6 +409,27 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         remove_token(srv.port, srv.token)
         stack.__exit__(None, None, None)
     return 0
+
+
+def _where_texts_go(stack: LocalStack) -> str:
+    if stack.messenger_kind == "twilio":
+        return (
+            "texts it sends go through the twilio SDK to a loopback Twilio on "
+            f"{stack.twilio_server.url} (no SMS leaves this machine; `maestro ledger` shows "
+            "each as Twilio reports it)"
+        )
+    return "texts it sends are recorded in its messages table, not sent"
+
+
+def _when_a_text_runs(stack: LocalStack, speed: float) -> str:
+    """When a text sent now is processed, in real seconds, at this speed."""
+    window = f"idle window {stack.idle} s of virtual time at {speed:g}x"
+    if speed <= 0:
+        return f"{window}: the clock stands still, so no text is processed until time moves"
+    return (
+        f"{window}: a text is processed about {stack.idle / speed:.0f} s after a "
+        f"conversation's last one (an urgent one after {stack.urgent_idle / speed:.0f} s)"
+    )
 
 
 def _twilio_token_source(stack: LocalStack) -> str:

@@ -63,6 +63,12 @@ LEAK_211 = OpenContext(
 )
 
 
+def action_label(lane: str, target_wo_id: str | None) -> str:
+    """An action as the demos print it: ``schedule_visit(WO-204)``, or the lane alone when it
+    targets no work order (``create_wo``, ``escalate``)."""
+    return f"{lane}({target_wo_id})" if target_wo_id else lane
+
+
 def _plan(*actions: dict[str, Any]) -> str:
     return json.dumps({"actions": list(actions)})
 

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-import io
 import json
+import re
 
 import pytest
 
-from maestro_dev.cli import main
+from maestro_dev.local.demo import STATES_WIDTH, DemoReport, render, run_demo
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def demo() -> dict[str, object]:
-    out = io.StringIO()
-    assert main(["demo", "--json"], out=out) == 0
-    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+def report() -> DemoReport:
+    return run_demo()  # once for the module: `maestro demo` prints render(it) or its JSON
+
+
+@pytest.fixture(scope="module")
+def demo(report: DemoReport) -> dict[str, object]:
+    return json.loads(json.dumps(report.as_json()))  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def text(report: DemoReport) -> str:
+    return render(report)
 
 
 def test_demo_names_its_brain_and_reports_the_contract_fields(demo: dict[str, object]) -> None:
@@ -98,3 +106,73 @@ def test_the_demo_shows_each_text_as_twilio_reports_it(demo: dict[str, object]) 
         assert text["sid"].startswith("SM"), text
         assert not text["sid"].startswith("SMrec"), text
         assert (text["read"], text["status"]) == ("twilio-read", "delivered"), text
+
+
+def test_the_states_entered_wrap_and_never_split_a_state(text: str, report: DemoReport) -> None:
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("  states entered ("):
+            blocks.append([line])
+        elif blocks and line.startswith("    → "):
+            blocks[-1].append(line)
+    assert len(blocks) == len(report.packages) + len(report.work_orders)
+    expected = [p.states for p in report.packages] + [w.states for w in report.work_orders]
+    for lines, states in zip(blocks, expected, strict=True):
+        assert all(len(line) <= STATES_WIDTH for line in lines), lines
+        assert len(lines) > 1  # twelve states do not fit one line
+        head, listed = " ".join(line.strip() for line in lines).split(": ", 1)
+        assert head == f"states entered ({len(states)})"
+        assert listed.split(" → ") == states  # each whole, in order
+
+
+def test_each_evidence_line_names_its_subject_once(text: str) -> None:
+    lines = [line for line in text.splitlines() if line.strip().startswith("evidence:")]
+    assert len(lines) >= 20
+    for line in lines:
+        for sid in set(re.findall(r"\bSM[0-9a-f]{32}\b", line)):
+            assert line.count(sid) == 1, line
+        for wo in set(re.findall(r"\bWO-[0-9A-F]+\b", line)):
+            assert line.count(wo) <= 2, line  # a detail may name a WO and its entry
+
+
+def test_an_action_without_a_target_is_named_by_its_lane(text: str) -> None:
+    assert "(-)" not in text
+    assert "action queue: create_wo\n" in text
+    assert "action queue: escalate\n" in text
+
+
+def test_consensus_says_how_many_samples_agreed_on_what(text: str) -> None:
+    consensus = [line for line in text.splitlines() if line.strip().startswith("consensus:")]
+    assert consensus
+    samples_before: list[int] = []
+    count = 0
+    for line in text.splitlines():
+        if re.match(r"\s+sample \d+:", line):
+            count += 1
+        elif line.strip().startswith("consensus:"):
+            samples_before.append(count)
+            count = 0
+    for line, drawn in zip(consensus, samples_before, strict=True):
+        assert "reading(s)" not in line
+        assert re.search(rf"\b{drawn} of {drawn} samples? agreed on \w+", line), line
+
+
+def test_the_texts_status_is_told_as_read_then_as_twilio_has_it_now(text: str) -> None:
+    evidence = [line for line in text.splitlines() if "[twilio-read]" in line]
+    assert evidence
+    for line in evidence:
+        assert re.search(r", (queued|sent|delivered) when read", line), line
+    listing = text.split("texts as Twilio reports them now", 1)[1]
+    assert "status when the watcher read it" in listing
+    assert " delivered to Maria:" in listing
+
+
+def test_the_trap_is_said_to_be_avoided(text: str, demo: dict[str, object]) -> None:
+    step = text.split("[2] ", 1)[1].split("\n[3] ", 1)[0]
+    assert "the trap" in step.splitlines()[0]
+    (avoided,) = [line for line in step.splitlines() if "trap avoided" in line]
+    assert "nothing touched WO-198" in avoided
+    assert "schedule_visit(WO-" in avoided
+    assert list(demo["traps"].values()) == [  # type: ignore[attr-defined]
+        {"wo_id": "WO-198", "sprung": False}
+    ]

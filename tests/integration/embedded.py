@@ -192,15 +192,18 @@ def open_wo(
 
 
 @contextmanager
-def serving(monkeypatch: Any, home: Any, *, speed: float, step: bool) -> Iterator[LocalServer]:
+def serving(
+    monkeypatch: Any, home: Any, *, speed: float, step: bool, feed: Any = None
+) -> Iterator[LocalServer]:
     """A `maestro serve` on a free loopback port, answering on a thread, its operator token
-    where the commands find it (in ``home``, the test's own, so no run sees another's)."""
+    where the commands find it (in ``home``, the test's own, so no run sees another's);
+    ``feed``: a text stream it prints each package to as it flows, as `maestro serve` does."""
     from maestro_dev.local.operator_access import TOKEN_ENV, write_token
     from maestro_dev.local.server import start
 
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    stack, srv = start(port=0, speed=speed, step=step)
+    stack, srv = start(port=0, speed=speed, step=step, feed=feed)
     write_token(srv.port, srv.token)  # as `maestro serve` does
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()

@@ -295,6 +295,11 @@ def test_serve_prints_its_token_once_and_no_secret_it_was_given(
         banner = "".join(printed)
         assert twilio_token not in banner
         assert "the one in TWILIO_AUTH_TOKEN" in banner  # where it came from, instead
+        # Where its texts go, truly (the loopback Twilio, not a recording), and when a text
+        # sent now is processed at the default speed.
+        assert "recorded" not in banner
+        assert "to a loopback Twilio on http://127.0.0.1:" in banner
+        assert "at 60x: a text is processed about 5 s after" in banner
         url = printed[0].split(" on ", 1)[1].split()[0]
         port = int(url.rsplit(":", 1)[1])
         token_file = tmp_path / ".maestro" / f"serve-{port}.token"

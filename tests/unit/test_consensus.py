@@ -33,6 +33,15 @@ def test_unanimous_mutation_is_decided_with_share_as_confidence() -> None:
     assert verdict.share == 1.0
     assert verdict.support == 5
     assert result.entropy_bits == 0.0
+    assert result.reason == "5 of 5 samples agreed on relay_to_open_wo:WO-204"
+
+
+def test_a_decision_says_how_many_of_the_samples_drawn_agreed_on_what() -> None:
+    """Not "1 reading(s) agreed" after three samples: the support, the draw and the reading."""
+    result = aggregate(samples_of(RELAY_204, RELAY_204, RELAY_204), ConsensusPolicy(k=5))
+    assert result.reason == "3 of 3 samples agreed on relay_to_open_wo:WO-204"
+    alone = aggregate(samples_of(RELAY_204), ConsensusPolicy(k=1))
+    assert alone.reason == "1 of 1 sample agreed on relay_to_open_wo:WO-204"
 
 
 def test_failures_dilute_agreement() -> None:

@@ -24,6 +24,7 @@ from maestro.domain.dispatch import run_package_id
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import Party
 from maestro.ports import MessageRead
+from maestro_dev.demo import action_label
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, PAULA, VIC, seed
@@ -41,6 +42,9 @@ STORY: tuple[tuple[str, Party, str], ...] = (
     ("thanks", MARIA, "thanks!"),
 )
 """(what the step shows, who texts, the text): each its own package."""
+TRAPS: dict[str, str] = {STORY[1][0]: "WO-198"}
+"""A step's title → the work order a careless reading binds it to: "2 onward" read as a 2-star
+rating of WO-198, whose rating request is out. The demo says whether any action touched it."""
 NAMES = {MARIA.phone: "Maria", VIC.phone: "Vic", PAULA.phone: "Paula (PM)"}
 
 
@@ -76,6 +80,12 @@ class PackageReport:
     transitions: int
     decisions: int
     ledger: list[LedgerRow] = field(default_factory=list)
+    trap: str | None = None
+    """The work order this package must not touch (:data:`TRAPS`), if its step sets a trap."""
+
+    @property
+    def trap_sprung(self) -> bool:
+        return self.trap is not None and any(a["target_wo_id"] == self.trap for a in self.actions)
 
 
 @dataclass
@@ -119,6 +129,11 @@ class DemoReport:
                 for w in self.work_orders
             ],
             "routes": {p.package_id: p.route for p in self.packages},
+            "traps": {
+                p.package_id: {"wo_id": p.trap, "sprung": p.trap_sprung}
+                for p in self.packages
+                if p.trap
+            },
             "events": dict(self.events),
             "texts": [
                 {
@@ -146,7 +161,7 @@ SWEEP_AFTER_SECONDS = 11 * 60
 
 
 def _label(action: dict[str, Any]) -> str:
-    return f"{action['lane']}({action.get('target_wo_id') or '-'})"
+    return action_label(action["lane"], action.get("target_wo_id"))
 
 
 def run_demo() -> DemoReport:
@@ -165,9 +180,9 @@ def run_demo() -> DemoReport:
             for execution in stack.executions():
                 if execution["executionArn"] in before:
                     continue
-                report.packages.append(
-                    _package_report(stack, execution["executionArn"], title, sender)
-                )
+                package = _package_report(stack, execution["executionArn"], title, sender)
+                package.trap = TRAPS.get(title)
+                report.packages.append(package)
         report.events.update(
             json.loads(e["detail"])["type"] if isinstance(e["detail"], str) else e["detail"]["type"]
             for e in stack.domain_events()
@@ -264,17 +279,45 @@ def _package_report(stack: LocalStack, arn: str, title: str, sender: Party) -> P
     )
 
 
+STATES_WIDTH = 100
+"""The widest a line of states entered runs before the next state starts a new line."""
+
+
 def _ledger_line(row: LedgerRow) -> str:
-    """One ledger row: the verdict, the claim, and what was read."""
+    """One ledger row: the verdict, the claim, and what was read (its subject named once: a
+    detail that names it already is not preceded by it)."""
     read = f" [{row.provenance}]" if row.provenance else ""
-    return f"{row.mark}: {row.event_type} {row.subject_id}{read}: {row.detail}"
+    subject = "" if row.subject_id in row.detail else f" {row.subject_id}"
+    return f"{row.mark}: {row.event_type}{subject}{read}: {row.detail}"
+
+
+def _states_lines(head: str, states: list[str], indent: str) -> list[str]:
+    """``head`` and the states joined by arrows, a state never split across lines."""
+    lines, line = [], f"{head} ({len(states)}):"
+    for n, state in enumerate(states):
+        piece = state if n == 0 else f"→ {state}"
+        if len(line) + 1 + len(piece) > STATES_WIDTH and line.strip():
+            lines.append(line)
+            line = indent + "  " + piece
+        else:
+            line += " " + piece
+    lines.append(line)
+    return lines
+
+
+def _trap_line(p: PackageReport) -> str:
+    took = ", ".join(_label(a) for a in p.actions) or "no action"
+    if p.trap_sprung:
+        return f"  the trap SPRUNG: {took} touched {p.trap}"
+    return f"  the trap avoided: {took}; nothing touched {p.trap}"
 
 
 def render(report: DemoReport) -> str:
     lines = [
         "maestro demo: leak-204 on the embedded stack (moto Step Functions running the same ASL",
-        f"the cloud deploys). Brain: {report.brain}. Texts go through the twilio SDK to a",
-        "loopback Twilio on this machine (no SMS leaves it); the watcher reads every claim back.",
+        f"the cloud deploys). Brain: {report.brain}.",
+        "Texts go through the twilio SDK to a loopback Twilio on this machine (no SMS leaves it);",
+        "the watcher reads every claim back.",
     ]
     for n, p in enumerate(report.packages, start=1):
         lines.append("")
@@ -291,10 +334,10 @@ def render(report: DemoReport) -> str:
         lines.append("  action queue: " + (", ".join(_label(a) for a in p.actions) or "(none)"))
         for effect in p.effects:
             lines.append(f"    effect: {effect}")
-        lines.append(
-            f"  decisions recorded: {p.decisions}; states entered ({p.transitions}): "
-            + " → ".join(p.states)
-        )
+        if p.trap:
+            lines.append(_trap_line(p))
+        lines.append(f"  decisions recorded: {p.decisions}")
+        lines.extend(_states_lines("  states entered", p.states, "  "))
         for row in p.ledger:
             lines.append("    " + _ledger_line(row))
     for w in report.work_orders:
@@ -304,11 +347,14 @@ def render(report: DemoReport) -> str:
             f"→ {w.status}, dispatch {w.step}"
         )
         lines.append(f"  offers: {'; '.join(w.offers) or '(none)'}. {w.outcome}")
-        lines.append(f"  states entered ({len(w.states)}): " + " → ".join(w.states))
+        lines.extend(_states_lines("  states entered", w.states, "  "))
         for row in w.ledger:
             lines.append("    " + _ledger_line(row))
     lines.append("")
-    lines.append("texts as Twilio reports them (GET Messages/{sid}.json through the twilio SDK):")
+    lines.append(
+        "texts as Twilio reports them now (GET Messages/{sid}.json through the twilio SDK; the"
+    )
+    lines.append("evidence above gives each text's status when the watcher read it):")
     for read in report.texts:
         who = NAMES.get(read.to, read.to)
         lines.append(f"  {read.sid} {read.status:<9} to {who}: {read.body}")

@@ -11,8 +11,10 @@ Operator routes under ``/local/`` serve `maestro executions`, `maestro step`, `m
 ledger`, `maestro wo` (show, list) and `maestro directory` (import, export, show, erase; the
 import's is the one body that may be large: a whole directory), to the operator alone: the
 run's token, a loopback Host and no foreign Origin (:mod:`maestro_dev.local.operator_access`).
-A ticker moves the virtual clock with real time (scaled by ``--speed``), so idle windows pass
-as they would.
+A ticker moves the virtual clock with real time (scaled by ``--speed``: `maestro serve`'s
+default, 60, passes the 5-minute idle window in 5 s), so idle windows pass as they would. With
+a feed (`maestro serve`'s stdout), each package is printed as it flows
+(:mod:`maestro_dev.local.serve_feed`).
 
 It takes load the way the cloud does: every request is answered on its own thread and holds no
 lock across the pipeline (the stack serializes each AWS call inside, see ``threads.py``), and the
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -48,6 +50,7 @@ from maestro_dev import directory_erase, work_orders
 from maestro_dev.directory.apply import apply_directory
 from maestro_dev.local.edge import FALLBACK_PREFIX
 from maestro_dev.local.operator_access import OperatorAccess, new_token
+from maestro_dev.local.serve_feed import PackageFeed
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import Priority
 from maestro_dev.local.world import seed
@@ -172,9 +175,11 @@ class LocalServer:
         speed: float = 1.0,
         tick_seconds: float = 0.25,
         token: str | None = None,
+        feed: TextIO | None = None,
     ) -> None:
         self.stack = stack
         self.speed = speed
+        self.feed = PackageFeed(stack, feed) if feed is not None else None
         self.tick_seconds = tick_seconds
         self._stop = threading.Event()
         self.refused: Counter[str] = Counter()
@@ -469,18 +474,26 @@ class LocalServer:
                 logger.exception("maestro serve: a clock tick failed")
             last = now
 
+    def _feed(self) -> None:
+        if self.feed is not None:
+            self.feed.run(self._stop)
+
     def serve_forever(self) -> None:
         # At speed 0 time stands still and whoever holds the stack moves it: a ticker would
         # only race them for the debounce queue (its poll takes a signal theirs then misses).
         ticker = threading.Thread(target=self._tick, daemon=True)
         if self.speed > 0:
             ticker.start()
+        feeder = threading.Thread(target=self._feed, daemon=True)
+        if self.feed is not None:
+            feeder.start()
         try:
             self.httpd.serve_forever(poll_interval=0.05)  # shutdown waits one poll
         finally:
             self._stop.set()
-            if ticker.is_alive():
-                ticker.join(timeout=30)
+            for thread in (ticker, feeder):
+                if thread.is_alive():
+                    thread.join(timeout=30)
             self.httpd.server_close()
 
 
@@ -527,9 +540,12 @@ def _refused_import(problems: list[Problem]) -> Reply:
     )
 
 
-def start(port: int, speed: float, step: bool) -> tuple[LocalStack, LocalServer]:
+def start(
+    port: int, speed: float, step: bool, feed: TextIO | None = None
+) -> tuple[LocalStack, LocalServer]:
+    """The stack, seeded, and its server; ``feed``: where each package is printed as it flows."""
     stack = LocalStack(start=datetime.now(UTC), step_mode=step, model="env").__enter__()
     seed(stack)
-    server = LocalServer(stack, port, speed)
+    server = LocalServer(stack, port, speed, feed=feed)
     stack.wire_twilio(server.url)  # the loopback number's webhooks: this server's URLs
     return stack, server

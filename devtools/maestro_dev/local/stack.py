@@ -67,6 +67,7 @@ from maestro.domain.ledger import LedgerRow
 from maestro.pipeline.digest import DigestReport
 from maestro.ports import Gate, SentMessage
 from maestro.verify.sweeper import SweepReport
+from maestro_dev.local import lambda_logs
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
 from maestro_dev.local.edge import FALLBACK_PREFIX, Edge
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
@@ -757,7 +758,13 @@ class LocalStack:
         # A package's step by its package id, a work order machine's by its WO id.
         package_id = str(event.get("package_id") or event.get("wo_id") or "")
         try:
-            result = self.fault(step, event, lambda: self.handlers[step](event, context))
+            with lambda_logs.invocation(
+                name,
+                context.aws_request_id,
+                function_arn=context.invoked_function_arn,
+                correlation_id=package_id,
+            ):
+                result = self.fault(step, event, lambda: self.handlers[step](event, context))
         except Exception as error:  # a Lambda function error, as the service reports it
             error_type = getattr(error, "error_type", None) or type(error).__name__
             self._log(step, package_id, error_type)
@@ -783,7 +790,11 @@ class LocalStack:
         """An API Gateway-shaped event through the real inbound resolver (the function itself,
         past the edge: an exception it raises is the caller's)."""
         context: Any = FakeLambdaContext("maestro-inbound", uuid.uuid4().hex)
-        with self.priority.request(), self._inbound_lock:
+        with (
+            self.priority.request(),
+            self._inbound_lock,
+            lambda_logs.invocation(context.function_name, context.aws_request_id),
+        ):
             response: dict[str, Any] = self.resolver.resolve(event, context)
         return response
 
@@ -822,7 +833,9 @@ class LocalStack:
         from maestro.ingest.flusher_entry import process_debounce_batch
 
         return self._poll(
-            self.debounce_url, lambda event: process_debounce_batch(event, self.flusher, None)
+            "maestro-flusher",
+            self.debounce_url,
+            lambda event: process_debounce_batch(event, self.flusher, None),
         )
 
     def poll_watcher(self) -> int:
@@ -831,7 +844,9 @@ class LocalStack:
         from maestro.verify.entry import process_watcher_batch
 
         return self._poll(
-            self.events_url, lambda event: process_watcher_batch(event, self.watcher, None)
+            "maestro-watcher",
+            self.events_url,
+            lambda event: process_watcher_batch(event, self.watcher, None),
         )
 
     def poll_fallback(self) -> int:
@@ -841,6 +856,7 @@ class LocalStack:
         from maestro.ingest.fallback_entry import process_fallback_batch
 
         return self._poll(
+            "maestro-inbound-fallback",
             self.fallback_url,
             lambda event: process_fallback_batch(event, self.fallback_drain, None),
         )
@@ -851,6 +867,7 @@ class LocalStack:
         from maestro.dispatch.starter import process_wo_start_batch
 
         return self._poll(
+            "maestro-wo-start",
             self.wo_start_url,
             lambda event: process_wo_start_batch(event, self.wo_starter, None),
         )
@@ -862,7 +879,11 @@ class LocalStack:
         self.sqs.send_message(QueueUrl=self.debounce_url, MessageBody=STRANDED_SWEEP)
         return self.poll_debounce()
 
-    def _poll(self, url: str, handle: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
+    def _poll(
+        self, function_name: str, url: str, handle: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> int:
+        """Batches from the queue at ``url`` to ``function_name``'s handler until it is empty
+        or a record fails."""
         handled = 0
         while True:
             messages = self.sqs.receive_message(
@@ -875,7 +896,8 @@ class LocalStack:
                 return handled
             event = {"Records": [_sqs_record(m, url) for m in messages]}
             try:
-                result = handle(event)
+                with lambda_logs.invocation(function_name, uuid.uuid4().hex):
+                    result = handle(event)
                 failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
             except Exception:  # the invocation failed (e.g. every record did): retry them all
                 failed = {m["MessageId"] for m in messages}
@@ -904,13 +926,15 @@ class LocalStack:
     def send_digest(self) -> DigestReport:
         """One digest run now: the page of every hour that is over and not sent yet."""
         self._next_digest = next_hour(self.clock.now())
-        return self.digest.run()
+        with lambda_logs.invocation("maestro-digest", uuid.uuid4().hex):
+            return self.digest.run()
 
     def sweep(self) -> SweepReport:
         """One sweep now: packages completed more than the window ago whose recorded effects
         had no event (``missing_event``)."""
         self._next_sweep = self.clock.now() + timedelta(seconds=SWEEP_EVERY_SECONDS)
-        return self.sweeper.sweep()
+        with lambda_logs.invocation("maestro-sweeper", uuid.uuid4().hex):
+            return self.sweeper.sweep()
 
     def advance(self, seconds: float, *, wait: bool = True, patience: float = 30) -> None:
         """Move virtual time, delivering debounce signals as they fall due, and let every

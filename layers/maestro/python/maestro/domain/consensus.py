@@ -443,7 +443,11 @@ def aggregate(
         )
     return ConsensusResult(
         status=ConsensusStatus.DECIDED,
-        reason=f"{sum(v.passed for v in verdicts)} reading(s) agreed",
+        reason="; ".join(
+            f"{v.support} of {drawn} sample{'' if drawn == 1 else 's'} agreed on {v.key}"
+            for v in verdicts
+            if v.passed
+        ),
         **common,
     )
 

@@ -213,7 +213,7 @@ class Watcher:
         if message.status in FAILED_STATUSES:
             code = f" (error {message.error_code})" if message.error_code else ""
             read.diffs.append(("status", "sent", f"{message.status}{code}"))
-        read.note = f"{message.sid} to {mask_phone_numbers(message.to)}, {message.status}"
+        read.note = f"{message.sid} to {mask_phone_numbers(message.to)}, {message.status} when read"
         if via == "recording":
             read.note += " (recorded by the recording messenger: not sent)"
         return read
@@ -227,7 +227,9 @@ class Watcher:
         _differs(read.diffs, "to_sha256", claim.to_sha256, body_digest(message.to))
         if message.status in FAILED_STATUSES:
             read.diffs.append(("status", "sent", message.status))
-        read.note = f"page {message.sid} to {mask_phone_numbers(message.to)}, {message.status}"
+        read.note = (
+            f"page {message.sid} to {mask_phone_numbers(message.to)}, {message.status} when read"
+        )
         return read
 
     # -- work orders -----------------------------------------------------------------------------
@@ -476,7 +478,7 @@ class Watcher:
         _differs(read.diffs, "offer_sid", claim.sid, offer.sid)
         read.note = (
             f"offer {offer.index} of {run.wo_id} to {offer.vendor_id}: {message.sid} to "
-            f"{mask_phone_numbers(message.to)}, {message.status}; now {offer.outcome}"
+            f"{mask_phone_numbers(message.to)}, {message.status} when read; now {offer.outcome}"
         )
         return read
 
@@ -511,7 +513,7 @@ class Watcher:
                 _differs(read.diffs, "question_sid", claim.sid, waiting.question_sid)
         read.note = (
             f"approval of {run.wo_id} up to ${run.judgment.nte_usd} asked by {message.sid} to "
-            f"{mask_phone_numbers(message.to)}, {message.status}; now {run.approval}"
+            f"{mask_phone_numbers(message.to)}, {message.status} when read; now {run.approval}"
         )
         return read
 
