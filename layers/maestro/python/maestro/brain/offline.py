@@ -1103,10 +1103,7 @@ class OfflineBrain:
         index: int,
         k: int,
     ) -> BrainSample:
-        key = (package, str(sender_role), tuple(open_contexts))
-        if self._last is None or self._last[0] != key:
-            self._last = (key, self._read(package, sender_role, open_contexts))
-        reading = self._last[1]
+        reading = self._reading(package, sender_role, open_contexts)
         # A minority (2 of 5) doubts: short of the 0.8 a mutation needs, so consensus abstains.
         # The doubters are the odd samples, so an adaptive draw sees the doubt in its first two
         # samples and goes on drawing instead of stopping on a false agreement.
@@ -1118,6 +1115,20 @@ class OfflineBrain:
             model=MODEL_ID,
             detail=f"{_NAME}: rule {reading.rule}",
         )
+
+    def _reading(
+        self,
+        package: Package,
+        sender_role: SenderRole | PartyRole,
+        open_contexts: Sequence[OpenContext],
+    ) -> _Reading:
+        """The rules' reading, cached for the last package read (k samples read it once)."""
+        key = (package, str(sender_role), tuple(open_contexts))
+        last = self._last  # one read: another thread may replace it whole meanwhile
+        if last is None or last[0] != key:
+            last = (key, self._read(package, sender_role, open_contexts))
+            self._last = last
+        return last[1]
 
     def bound(self, request: BrainRequest) -> frozenset[str]:
         """The work orders the sender's words alone bind: what the rules' plan touches when they
@@ -1132,7 +1143,7 @@ class OfflineBrain:
         said = _digits_spoken(request.package.text)
         named = {r.wo_id for r in wo_ref_spans(said)} & ids
         bound: set[str] = named if len(named) == 1 else set()
-        reading = self._read(request.package, request.sender_role, request.contexts)
+        reading = self._reading(request.package, request.sender_role, request.contexts)
         if reading.doubt is not None or any(isinstance(a, Clarify) for a in reading.plan):
             return frozenset(bound)
         for action in reading.plan:

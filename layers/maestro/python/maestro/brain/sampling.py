@@ -69,6 +69,12 @@ def _at_once(source: SampleSource, request: BrainRequest, indexes: range) -> lis
         return [future.result() for future in futures]
 
 
+_BINDER = OfflineBrain()
+"""The words' binder for a model's samples: one per process, so a second look at the same
+package (a redelivered step) reads its cached reading (a reading is a pure function of the
+package and the contexts; the cache holds one, replaced whole)."""
+
+
 def consult(
     source: SampleSource, request: BrainRequest, policy: ConsensusPolicy
 ) -> tuple[list[BrainSample], ConsensusResult]:
@@ -78,5 +84,7 @@ def consult(
     two of them is never acted on by luck of the draw (docs/sampling.md)."""
     contested = contested_by(request.contexts)
     samples = draw(source, request, policy.plan(contested))
-    bound = OfflineBrain().bound(request) if contested else frozenset()
+    # The offline brain as the source has just read these words: its cached reading binds them.
+    binder = source if isinstance(source, OfflineBrain) else _BINDER
+    bound = binder.bound(request) if contested else frozenset()
     return samples, aggregate(samples, policy, contested=contested, corroborated=bound)
