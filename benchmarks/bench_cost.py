@@ -219,6 +219,7 @@ class Template:
     sweep_every_s: int
     rule_queues: list[tuple[dict[str, Any], int]]  # (event pattern, SQS targets)
     sfn_log_level: str = "ALL"  # the package pipeline's LoggingConfiguration level
+    prober_max_concurrency: int | None = None
 
 
 def synth_prod() -> Template:
@@ -265,13 +266,15 @@ def synth_prod() -> Template:
             "timeout_s": p.get("Timeout", 3),
             "env": p.get("Environment", {}).get("Variables", {}),
         }
-    flusher_max = None
+    flusher_max = prober_max = None
     for r in resources.values():
         if r["Type"] == "AWS::Lambda::EventSourceMapping":
             target = ids.get(r["Properties"]["FunctionName"].get("Ref", ""))
             limit = r["Properties"].get("ScalingConfig", {}).get("MaximumConcurrency")
             if target == "flusher":
                 flusher_max = limit
+            elif target == "prober":
+                prober_max = limit
     (stage,) = [
         r["Properties"]
         for lid, r in resources.items()
@@ -306,6 +309,7 @@ def synth_prod() -> Template:
         sfn_log_level=sfn_log_level,
         functions=functions,
         flusher_max_concurrency=flusher_max,
+        prober_max_concurrency=prober_max,
         stage_rate=float(throttle["ThrottlingRateLimit"]),
         stage_burst=int(throttle["ThrottlingBurstLimit"]),
         sweeper_env={
@@ -395,7 +399,7 @@ class Meter:
         with self._lock:
             self.counts.invocations[function] += 1
             self.counts.handler_s[function] += seconds
-            if function in ("flusher", "watcher", "wo_start", "inbound_fallback"):
+            if function in ("flusher", "prober", "watcher", "wo_start", "inbound_fallback"):
                 self.counts.sqs_invocations += 1
 
     def model_waited(self, stage: str | None, seconds: float) -> None:
@@ -1105,6 +1109,19 @@ def scale_resources(
                 "flusher event source concurrency",
                 busy("flusher"),
                 template.flusher_max_concurrency,
+                "concurrent",
+                "ScalingConfig.MaximumConcurrency in the prod template",
+                remedy="setting",
+            )
+        )
+    if template.prober_max_concurrency:
+        # Each probe's model wait as if it held an invocation alone: a batch's probes are asked
+        # at once, so an upper bound (docs/headroom.md).
+        resources.append(
+            Resource(
+                "prober event source concurrency",
+                busy("prober"),
+                template.prober_max_concurrency,
                 "concurrent",
                 "ScalingConfig.MaximumConcurrency in the prod template",
                 remedy="setting",

@@ -251,6 +251,12 @@ class EnvConfig(BaseModel):
     flusher_max_concurrency: int = Field(
         ge=2, le=1000, description="The debounce queue's event source: concurrent flushers"
     )
+    prober_max_concurrency: int = Field(
+        ge=2,
+        le=1000,
+        description="The probe queue's event source: concurrent probers, each asking up to 10 "
+        "probes at once (docs/headroom.md)",
+    )
     fallback_rate_threshold: float = Field(gt=0, le=1, description="Alarm: fallbacks / packages")
     eval_executor: bool = Field(
         default=False,

@@ -67,6 +67,8 @@ FUNCTION_ERRORS = {
     "status callback) may not be stored. Its log group says why.",
     "flusher": "The flusher raised on a whole batch: its debounce signals are retried, then "
     "go to the debounce DLQ. Packages may be late.",
+    "prober": "The prober raised on a whole batch: its probe signals are retried, then go to "
+    "the probe DLQ. Their messages still flush on the idle window (the floor still reads them).",
     "watcher": "The watcher raised on a whole batch: its claims are read again, then go to "
     "the watcher DLQ.",
     "sweeper": "A sweep failed: EventBridge retries it twice, then drops it to the "

@@ -36,9 +36,9 @@ def queue_with_dlq(
 
 
 class Queues(Construct):
-    """The debounce queue (→ the flusher), the watcher queue (EventBridge rule → the watcher),
-    the inbound fallback queue (Twilio's fallback URL → the drain) and the wo-start queue
-    (the ``wo.created`` rule → the work order machine's starter)."""
+    """The debounce queue (→ the flusher), the probe queue (→ the prober), the watcher queue
+    (EventBridge rule → the watcher), the inbound fallback queue (Twilio's fallback URL → the
+    drain) and the wo-start queue (the ``wo.created`` rule → the work order machine's starter)."""
 
     def __init__(
         self,
@@ -46,6 +46,7 @@ class Queues(Construct):
         construct_id: str,
         *,
         flusher_timeout: cdk.Duration,
+        prober_timeout: cdk.Duration,
         watcher_timeout: cdk.Duration,
         drain_timeout: cdk.Duration,
         wo_start_timeout: cdk.Duration,
@@ -54,6 +55,11 @@ class Queues(Construct):
         # AWS's advice for a Lambda event source: visibility at least six times the timeout.
         self.debounce, self.debounce_dlq = queue_with_dlq(
             self, "Debounce", visibility=cdk.Duration.seconds(6 * flusher_timeout.to_seconds())
+        )
+        # Each new message's severity probe (docs/headroom.md): a probe that failed every
+        # receive waits in the DLQ (alarmed); its message still flushes on the idle window.
+        self.probe, self.probe_dlq = queue_with_dlq(
+            self, "Probe", visibility=cdk.Duration.seconds(6 * prober_timeout.to_seconds())
         )
         self.watcher, self.watcher_dlq = queue_with_dlq(
             self, "Watcher", visibility=cdk.Duration.seconds(6 * watcher_timeout.to_seconds())
@@ -75,6 +81,7 @@ class Queues(Construct):
     def dead_letter_queues(self) -> dict[str, sqs.Queue]:
         return {
             "debounce": self.debounce_dlq,
+            "probe": self.probe_dlq,
             "watcher": self.watcher_dlq,
             "inbound-fallback": self.fallback_dlq,
             "wo-start": self.wo_start_dlq,

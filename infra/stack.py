@@ -32,6 +32,7 @@ from maestro.settings import (
     FlusherSettings,
     InboundSettings,
     PipelineSettings,
+    ProberSettings,
     SweeperSettings,
     WatcherSettings,
     WoStartSettings,
@@ -49,6 +50,7 @@ from maestro.stack_outputs import (
 from maestro.tables import RETENTION_DAYS
 
 FLUSHER_TIMEOUT = cdk.Duration.seconds(60)
+PROBER_TIMEOUT = cdk.Duration.seconds(60)  # a batch of 10 probes asked at once, each ≤ 20 s
 INBOUND_TIMEOUT = cdk.Duration.seconds(15)
 DRAIN_TIMEOUT = cdk.Duration.seconds(30)
 STRANDED_SWEEP_EVERY = cdk.Duration.minutes(5)
@@ -102,7 +104,7 @@ def retention_settings(
 ) -> dict[str, Setting]:
     """The environment's retention of each table with one (``maestro.tables.RETENTION_DAYS``)
     for a function that writes it (its row of ``maestro.access.FUNCTION_TABLES``) and whose
-    settings read it: the ones whose writes set the expiry. The flusher writes messages too, but
+    settings read it: the ones whose writes set the expiry. The prober writes messages too, but
     only the probe's result on a stored one: its settings have no retention."""
     row = tables_of(function)
     settings: dict[str, Setting] = {}
@@ -156,6 +158,7 @@ class MaestroStack(cdk.Stack):
             self,
             "Queues",
             flusher_timeout=FLUSHER_TIMEOUT,
+            prober_timeout=PROBER_TIMEOUT,
             watcher_timeout=WATCHER_TIMEOUT,
             drain_timeout=DRAIN_TIMEOUT,
             wo_start_timeout=WO_START_TIMEOUT,
@@ -208,8 +211,12 @@ class MaestroStack(cdk.Stack):
                     self.secrets.app_signing_secret.secret_arn,
                     self.secrets.app_signing_secret.grant_read,
                 ),
-                # The flusher probes each new message when a key is set (it skips otherwise).
+                # The prober probes each new message when a key is set (it skips otherwise),
+                # off the flusher's path: the probe signals go to its own queue.
                 "severity_probe": "true",
+                "probe_queue_url": Bound(
+                    self.queues.probe.queue_url, self.queues.probe.grant_send_messages
+                ),
                 **windows,
                 **retention_settings(config, function, InboundSettings),
             }
@@ -317,13 +324,16 @@ class MaestroStack(cdk.Stack):
                 description="Debounce queue → flush a package → start its execution",
                 settings_model=FlusherSettings,
                 settings={
-                    # The buffer, and the severity probe's reads (the sender's open contexts).
+                    # The buffered copies, and the urgent idle window's reads. No model: a
+                    # probe signal that comes here goes on to the prober's queue.
                     **tables("flusher"),
                     "state_machine_arn": Bound(
                         machine.state_machine_arn, machine.grant_start_execution
                     ),
                     "step_mode": "true" if config.step_mode else "false",
-                    **model_settings,
+                    "probe_queue_url": Bound(
+                        self.queues.probe.queue_url, self.queues.probe.grant_send_messages
+                    ),
                     **windows,
                     **retention_settings(config, "flusher", FlusherSettings),
                 },
@@ -338,6 +348,33 @@ class MaestroStack(cdk.Stack):
                 # Caps the flushers (and so the executions they start) without reserving
                 # account concurrency: SQS holds the rest.
                 max_concurrency=config.flusher_max_concurrency,
+            )
+        )
+        # The severity probe, off the flusher's path (docs/headroom.md): the probe queue's
+        # signals, asked up to 10 at once; an emergency reading expedites the flush through the
+        # debounce queue.
+        self.prober = self.factory.make(
+            FunctionSpec(
+                name="prober",
+                description="Probe queue → the severity probe → an expedite for an emergency",
+                settings_model=ProberSettings,
+                settings={
+                    **tables("prober"),
+                    "debounce_queue_url": Bound(
+                        self.queues.debounce.queue_url, self.queues.debounce.grant_send_messages
+                    ),
+                    **model_settings,
+                    **retention_settings(config, "prober", ProberSettings),
+                },
+                timeout=PROBER_TIMEOUT,
+            )
+        )
+        self.prober.add_event_source(
+            sources.SqsEventSource(
+                self.queues.probe,
+                batch_size=10,
+                report_batch_item_failures=True,
+                max_concurrency=config.prober_max_concurrency,
             )
         )
         # The stranded sweep: every five minutes a record on the debounce queue has the

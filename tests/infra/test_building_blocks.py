@@ -59,7 +59,6 @@ def _flusher(**settings: str | Bound) -> FunctionSpec:
 def test_settings_environment_is_checked_against_the_settings_model() -> None:
     env = settings_environment(
         _flusher(
-            messages_table="m",
             conversations_table="c",
             state_machine_arn=Bound("arn:sm", lambda _who: None),
             idle_window_seconds="300",
@@ -70,15 +69,13 @@ def test_settings_environment_is_checked_against_the_settings_model() -> None:
         "MAESTRO_CONVERSATIONS_TABLE": "c",
         "MAESTRO_IDLE_WINDOW_SECONDS": "300",
         "MAESTRO_MAX_WAIT_SECONDS": "900",
-        "MAESTRO_MESSAGES_TABLE": "m",
         "MAESTRO_STATE_MACHINE_ARN": "arn:sm",
     }
     with pytest.raises(ValueError, match="required settings not provided"):
-        settings_environment(_flusher(messages_table="m"))
+        settings_environment(_flusher(conversations_table="c"))
     with pytest.raises(ValueError, match="has no setting"):
         settings_environment(
             _flusher(
-                messages_table="m",
                 conversations_table="c",
                 state_machine_arn="a",
                 queue_url="typo",
@@ -87,7 +84,6 @@ def test_settings_environment_is_checked_against_the_settings_model() -> None:
     with pytest.raises(ValueError, match="max_wait_seconds"):  # the model's own validation
         settings_environment(
             _flusher(
-                messages_table="m",
                 conversations_table="c",
                 state_machine_arn="a",
                 idle_window_seconds="600",

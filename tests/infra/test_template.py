@@ -90,7 +90,8 @@ def test_every_queue_has_a_dlq_or_is_one_and_all_enforce_ssl(synth: Synth, env: 
             else:  # the stranded sweep's schedule: a constant record on the debounce queue
                 assert target["Arn"]["Fn::GetAtt"][0].startswith("QueuesDebounce"), target
     sources = [lid for lid, q in queues.items() if "RedrivePolicy" in q["Properties"]]
-    assert len(sources) == 4  # the debounce, watcher, inbound fallback and wo-start queues
+    # The debounce, probe, watcher, inbound fallback and wo-start queues.
+    assert len(sources) == 5
     assert set(queues) == set(sources) | dlqs, "a queue is neither redriven nor a DLQ"
     for lid in sources:
         assert queues[lid]["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 5
@@ -118,6 +119,62 @@ def test_the_flusher_consumes_the_debounce_queue_in_batches_with_partial_failure
             "EventSourceArn": {"Fn::GetAtt": [Match.string_like_regexp("QueuesDebounce"), "Arn"]},
         },
     )
+
+
+def test_the_prober_consumes_the_probe_queue_and_the_flusher_calls_no_model(
+    synth: Synth, env: str
+) -> None:
+    """The severity probe off the flusher's path (docs/headroom.md): the probe queue (with its
+    DLQ, redrive and alarm) → the prober in batches of 10, partial failures, its own cap; the
+    webhooks and the flusher may send to the probe queue, the prober to the debounce queue."""
+    template = Template.from_json(synth.templates[env])
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "BatchSize": 10,
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "ScalingConfig": {"MaximumConcurrency": CONFIG[env]["prober_max_concurrency"]},
+            "EventSourceArn": {"Fn::GetAtt": [Match.string_like_regexp("QueuesProbe"), "Arn"]},
+        },
+    )
+    queues = synth.resources(env, "AWS::SQS::Queue")
+    (probe,) = [q for lid, q in queues.items() if re.fullmatch(r"QueuesProbe[0-9A-F]{8}", lid)]
+    redrive = probe["Properties"]["RedrivePolicy"]
+    assert redrive["deadLetterTargetArn"]["Fn::GetAtt"][0].startswith("QueuesProbeDlq")
+    assert "dlq-probe" in _alarms(synth, env)
+    functions = _function_steps(synth, env)
+    senders: dict[str, set[str]] = {"QueuesProbe": set(), "QueuesDebounce": set()}
+    resources = synth.templates[env]["Resources"]
+    roles = {
+        fn["Properties"]["Role"]["Fn::GetAtt"][0]: functions[lid]
+        for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
+    }
+    for policy in synth.resources(env, "AWS::IAM::Policy").values():
+        for role in policy["Properties"].get("Roles", []):
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+                actions = statement["Action"]
+                actions = actions if isinstance(actions, list) else [actions]
+                if "sqs:SendMessage" not in actions:
+                    continue
+                targets = statement["Resource"]
+                for target in targets if isinstance(targets, list) else [targets]:
+                    arn = target.get("Fn::GetAtt", [""])[0] if isinstance(target, dict) else ""
+                    for queue in senders:
+                        if re.fullmatch(queue + r"[0-9A-F]{8}", arn) and role["Ref"] in roles:
+                            senders[queue].add(roles[role["Ref"]])
+    assert senders["QueuesProbe"] == {"inbound_sms", "inbound_fallback", "flusher"}
+    assert senders["QueuesDebounce"] == {"inbound_sms", "inbound_fallback", "prober"}
+    variables = {
+        functions[lid]: fn["Properties"]["Environment"]["Variables"]
+        for lid, fn in synth.resources(env, "AWS::Lambda::Function").items()
+    }
+    assert "MAESTRO_CHEAP_MODEL_ID" not in variables["flusher"]
+    assert "MAESTRO_ANTHROPIC_API_KEY_SECRET" not in variables["flusher"]
+    assert variables["prober"]["MAESTRO_CHEAP_MODEL_ID"] == CONFIG[env]["cheap_model_id"]
+    for name in ("inbound_sms", "inbound_fallback", "flusher"):
+        url = variables[name]["MAESTRO_PROBE_QUEUE_URL"]
+        assert url["Ref"].startswith("QueuesProbe"), name
+        assert resources[url["Ref"]]["Type"] == "AWS::SQS::Queue"
 
 
 def test_the_watcher_consumes_the_watcher_queue_and_alone_writes_the_ledger(
@@ -402,6 +459,7 @@ def test_every_function_is_arm64_traced_layered_and_logged(synth: Synth, env: st
         "inbound_sms",
         "inbound_fallback",
         "flusher",
+        "prober",
         "watcher",
         "sweeper",
         "digest",
@@ -443,7 +501,7 @@ def test_secrets_reach_functions_by_arn_only(synth: Synth, env: str) -> None:
     # Twilio's token: the webhook and the fallback drain check signatures with it; the steps
     # that text and the watcher (which reads texts back) call Twilio with it.
     assert twilio == {"inbound_sms", "inbound_fallback", *TEXTING_STEPS, "watcher", "digest"}
-    assert anthropic == set(MODEL_STEPS) | {"flusher"}  # the flusher runs the severity probe
+    assert anthropic == set(MODEL_STEPS) | {"prober"}  # the prober runs the severity probe
     # ... and only those functions' roles may read them.
     for lid, fn in synth.resources(env, "AWS::Lambda::Function").items():
         role_id = fn["Properties"]["Role"]["Fn::GetAtt"][0]
@@ -602,11 +660,14 @@ def test_settings_reach_the_functions(synth: Synth, env: str) -> None:
             assert variables["MAESTRO_MAX_WAIT_SECONDS"] == str(CONFIG[env]["max_wait_seconds"])
             if functions[lid] == "flusher":
                 assert variables["MAESTRO_STEP_MODE"] == str(CONFIG[env]["step_mode"]).lower()
-                assert variables["MAESTRO_CHEAP_MODEL_ID"] == CONFIG[env]["cheap_model_id"]
+                assert "MAESTRO_CHEAP_MODEL_ID" not in variables  # the prober probes
             else:
                 assert variables["MAESTRO_SEVERITY_PROBE"] == "true"
                 # The webhooks accept the configured account's alone.
                 assert variables["MAESTRO_TWILIO_ACCOUNT_SID"] == CONFIG[env]["twilio_account_sid"]
+        elif functions[lid] == "prober":
+            assert variables["MAESTRO_CHEAP_MODEL_ID"] == CONFIG[env]["cheap_model_id"]
+            assert "MAESTRO_ON_CALL_PM_PHONE" not in variables  # it pages no one
         elif functions[lid] == "wo_start":  # the machine it starts, and nothing else
             assert {k for k in variables if k.startswith("MAESTRO_")} == {
                 "MAESTRO_WORK_ORDER_MACHINE_ARN"
@@ -909,7 +970,7 @@ def test_the_daily_caps_reach_what_they_cap(synth: Synth, env: str) -> None:
         variables = fn["Properties"]["Environment"]["Variables"]
         name = functions[lid]
         sends = name in {*TEXTING_STEPS, "digest"}
-        models = name in {*MODEL_STEPS, "flusher"}
+        models = name in {*MODEL_STEPS, "prober"}
         for key, setting, applies in (
             ("daily_page_cap", "MAESTRO_ACCOUNT_DAILY_PAGES", sends),
             ("daily_text_cap", "MAESTRO_ACCOUNT_DAILY_TEXTS", sends),
@@ -993,6 +1054,7 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "errors-inbound-sms",
         "errors-inbound-fallback",
         "errors-flusher",
+        "errors-prober",
         "errors-watcher",
         "errors-sweeper",
         "errors-digest",
@@ -1000,6 +1062,7 @@ def test_the_alarms_exist_and_notify_the_topic(synth: Synth, env: str) -> None:
         "daily-cap",
         "undeliverable-pages",
         "dlq-debounce",
+        "dlq-probe",
         "dlq-watcher",
         "dlq-inbound-fallback",
         "dlq-wo-start",

@@ -31,7 +31,7 @@ ANNOUNCE_LOST = "recorded, then the execution failed (Step Functions retry)" + _
     "decision.recorded"
 )
 
-_REPAIR = ("webhook", "flusher", "precheck", "lease", "resolve", "brain", "dispose")
+_REPAIR = ("webhook", "flusher", "prober", "precheck", "lease", "resolve", "brain", "dispose")
 EXPECTED: dict[str, dict[str, str]] = {
     "ddb-throttled": {
         **dict.fromkeys((*_REPAIR, "escalate", "act", "persist", "watcher", "sweeper"), SDK),
@@ -40,6 +40,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "ddb-throttled-long": {
         "webhook": WEBHOOK,
         "flusher": SQS,
+        "prober": SQS,
         "precheck": "recorded default (SDK retry)",  # the model's budget unread: the floor
         **dict.fromkeys(
             ("escalate", "lease", "resolve", "brain", "dispose", "act", "persist"), SFN
@@ -57,6 +58,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "ddb-outage": {
         "webhook": WEBHOOK,
         "flusher": SQS,
+        "prober": SQS,
         "precheck": "recorded default (SDK retry)",
         **dict.fromkeys(("escalate", "lease", "resolve", "brain", "dispose"), OPEN_SFN),
         **dict.fromkeys(("act", "persist"), OPEN_SFN),
@@ -68,11 +70,12 @@ EXPECTED: dict[str, dict[str, str]] = {
     # them. The watcher's claims meanwhile have no row, and the sweeper says so; the redriven
     # events, read and confirmed, resolve those rows (they stay, marked: no Shame stands).
     "ddb-outage-long": dict.fromkeys(
-        ("flusher", "watcher"), "succeeded (SQS redelivery, DLQ redrive)"
+        ("flusher", "prober", "watcher"), "succeeded (SQS redelivery, DLQ redrive)"
     ),
     "crash-before": {
         "webhook": WEBHOOK,
         "flusher": SQS,
+        "prober": SQS,
         **dict.fromkeys(("precheck", "escalate", "lease", "resolve", "brain"), SFN),
         **dict.fromkeys(("dispose", "act", "persist"), SFN),
         "watcher": SQS,
@@ -82,15 +85,16 @@ EXPECTED: dict[str, dict[str, str]] = {
     "crash-after": {
         "webhook": WEBHOOK,
         "flusher": SQS,
+        "prober": SQS,
         **dict.fromkeys(("precheck", "escalate", "lease", "resolve", "brain"), SFN),
         **dict.fromkeys(("dispose", "act", "persist"), SFN),
         "watcher": SQS,
         "sweeper": ASYNC,
         "fail_open": OPEN_SFN,
     },
-    "redelivered": dict.fromkeys(("webhook", "flusher", "watcher"), DEDUPLICATED),
-    "model-down": {"flusher": NO_PROBE, "precheck": FLOOR, "brain": DEFAULT_PAGED},
-    "model-invalid": {"flusher": NO_PROBE, "precheck": FLOOR, "brain": DEFAULT_PAGED},
+    "redelivered": dict.fromkeys(("webhook", "flusher", "prober", "watcher"), DEDUPLICATED),
+    "model-down": {"prober": NO_PROBE, "precheck": FLOOR, "brain": DEFAULT_PAGED},
+    "model-invalid": {"prober": NO_PROBE, "precheck": FLOOR, "brain": DEFAULT_PAGED},
     "twilio-5xx": {"escalate": TWILIO, "act": TWILIO, "fail_open": OPEN_TWILIO, "watcher": TWILIO},
     "twilio-lost-answer": {"escalate": TWILIO, "act": TWILIO, "fail_open": OPEN_TWILIO},
     "twilio-timeout": {"escalate": TWILIO, "act": TWILIO, "fail_open": OPEN_TWILIO},

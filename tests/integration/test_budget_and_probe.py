@@ -14,12 +14,13 @@ from maestro.adapters.ddb import from_item
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
 from maestro.brain.model import ModelRequest
-from maestro.domain.models import Urgency, WoSnapshot
+from maestro.domain.models import FlushTrigger, Urgency, WoSnapshot
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import MaestroState, OutstandingItem
-from maestro.ports import BudgetScope
+from maestro.domain.safety import safety_floor
+from maestro.ports import BudgetScope, DebounceSignal
 from maestro.tables import CONVERSATIONS
-from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import seed
 from maestro_dev.scripted import Scripted, ScriptedModel
 
@@ -77,13 +78,14 @@ def test_a_message_is_probed_once_even_when_its_signal_comes_twice() -> None:
         seed(stack)
         sid = sms(stack, "the dishwasher is making a noise")
         new_executions(stack, 1)
-        assert stack.flusher._prober is not None
+        prober = stack.prober._prober
+        assert prober is not None
         message = stack.buffer.get_message(sid)
         assert message is not None
         assert message.probe is not None
         assert message.probe.source == "model"
         # A redelivered signal: no second call, the first answer.
-        assert stack.flusher._prober.probe(sid) == message.probe
+        assert prober.probe(sid) == message.probe
         assert len(model.calls_for("probe")) == 1
 
 
@@ -115,6 +117,114 @@ def test_a_probe_redelivered_after_its_expedited_flush_failed_still_expedites(
         assert len(model.calls_for("probe")) == 1
         package = json.loads(execution["input"])["package"]
         assert package["trigger"] == "urgency_expedite"  # not the idle window's
+
+
+_EMERGENCY = {"route": "escalate", "severity": "emergency", "confidence": 0.9, "evidence": ""}
+_CALM = {"route": "reasoning", "severity": "none", "confidence": 0.9, "evidence": ""}
+_KEYWORD_FREE = "grandad went grey and sweaty and keeps rubbing his left arm"
+
+
+def _flag_the_flusher(stack: LocalStack, inside: list[bool]) -> None:
+    """``inside[0]`` is True while the flusher handles a signal."""
+    handle = stack.flusher.handle
+
+    def flagged(signal: DebounceSignal) -> list[Any]:
+        inside[0] = True
+        try:
+            return handle(signal)
+        finally:
+            inside[0] = False
+
+    stack.flusher.handle = flagged  # type: ignore[method-assign]
+
+
+def test_a_keyword_free_emergency_the_prober_reads_expedites_and_the_flusher_calls_no_model() -> (
+    None
+):
+    inside = [False]
+    flusher_calls: list[str] = []
+
+    def answer(request: ModelRequest) -> Scripted | None:
+        if inside[0]:
+            flusher_calls.append(request.purpose)
+        return _EMERGENCY if request.purpose in ("probe", "precheck") else None
+
+    model = ScriptedModel(responder=answer)
+    with LocalStack(model=model) as stack:
+        seed(stack)
+        _flag_the_flusher(stack, inside)
+        assert safety_floor(_KEYWORD_FREE) is None  # only the model can read this one
+        sms(stack, _KEYWORD_FREE)
+        (execution,) = new_executions(stack, 1)  # well inside the idle window
+        package = json.loads(execution["input"])["package"]
+        assert package["trigger"] == "urgency_expedite"
+        assert len(model.calls_for("probe")) == 1
+        assert flusher_calls == []
+        assert inside == [False]
+
+
+def test_the_floors_emergency_pages_at_once_without_the_prober() -> None:
+    """The safety floor reads it in the webhook: an expedite at once, and no probe asked."""
+    model = ScriptedModel(responder=lambda r: _CALM if r.purpose in ("probe", "precheck") else None)
+    with LocalStack(model=model) as stack:
+        seed(stack)
+        text = "there is smoke pouring out of the fuse box"
+        assert safety_floor(text) is not None
+        sms(stack, text)
+        (execution,) = new_executions(stack, 1)
+        assert json.loads(execution["input"])["package"]["trigger"] == "urgency_expedite"
+        assert model.calls_for("probe") == []
+        stack.wait_for_executions()
+        assert any(m.to == ON_CALL_PM for m in stack.outbox())
+
+
+def test_a_probe_redelivered_after_its_expedite_failed_to_send_expedites_without_a_call() -> None:
+    """The prober read an emergency, and its expedite's send to the debounce queue failed: the
+    probe record is redelivered, and the stored reading sends the expedite, with no second
+    model call."""
+    model = ScriptedModel(responder=lambda r: _EMERGENCY if r.purpose == "probe" else None)
+    with LocalStack(model=model) as stack:
+        seed(stack)
+        send = stack.debounce.send
+        refused: list[DebounceSignal] = []
+
+        def refuse_the_first_expedite(signal: DebounceSignal, delay_seconds: int) -> None:
+            if signal.trigger is FlushTrigger.URGENCY_EXPEDITE and not refused:
+                refused.append(signal)
+                raise ClientError({"Error": {"Code": "InternalError"}}, "SendMessage")
+            send(signal, delay_seconds)
+
+        stack.debounce.send = refuse_the_first_expedite  # type: ignore[method-assign]
+        sms(stack, _KEYWORD_FREE)
+        stack.poll_probes()  # the first delivery: the model reads it, the send fails
+        assert len(refused) == 1
+        assert stack.executions() == []
+        (execution,) = new_executions(stack, 1)  # the redelivery
+        assert json.loads(execution["input"])["package"]["trigger"] == "urgency_expedite"
+        assert len(model.calls_for("probe")) == 1
+
+
+def test_a_probe_signal_on_the_debounce_queue_goes_on_to_the_prober() -> None:
+    """Rollout: a webhook without the probe queue's setting signals the debounce queue; the
+    flusher hands the signal on (no model call of its own) and the prober expedites."""
+    inside = [False]
+    flusher_calls: list[str] = []
+
+    def answer(request: ModelRequest) -> Scripted | None:
+        if inside[0]:
+            flusher_calls.append(request.purpose)
+        return _EMERGENCY if request.purpose == "probe" else None
+
+    model = ScriptedModel(responder=answer)
+    with LocalStack(model=model) as stack:
+        seed(stack)
+        _flag_the_flusher(stack, inside)
+        stack.ingestor._probe_queue = stack.debounce  # the webhook before its setting
+        sms(stack, _KEYWORD_FREE)
+        (execution,) = new_executions(stack, 1)
+        assert json.loads(execution["input"])["package"]["trigger"] == "urgency_expedite"
+        assert len(model.calls_for("probe")) == 1
+        assert flusher_calls == []
 
 
 def _judge_says_valid(request: ModelRequest) -> Scripted | None:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES
 from maestro.adapters.ddb import UnconfiguredTableError
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.clock import SystemClock
 from maestro.domain.events import claim_dict
 from maestro.domain.execution_input import execution_input
@@ -304,3 +305,53 @@ def _event() -> DomainEvent:
         ),
         occurred_at=T0,
     )
+
+
+def test_the_webhook_signals_the_probe_queue_and_the_flusher_hands_a_stray_probe_on(
+    aws: Any, configured: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the probe queue's setting, the webhook's probe signal goes there (not to the
+    debounce queue); a probe signal that still reaches the flusher goes on to it too."""
+    sqs = aws.client("sqs")
+    probe_url = sqs.create_queue(QueueName="probe")["QueueUrl"]
+    monkeypatch.setenv("MAESTRO_PROBE_QUEUE_URL", probe_url)
+    monkeypatch.setenv("MAESTRO_SEVERITY_PROBE", "true")
+    DynamoPartyDirectory(aws.dynamodb, configured["MAESTRO_PARTIES_TABLE"]).put(MARIA)
+    entry._inbound.cache_clear()
+    flusher_entry._flusher.cache_clear()
+    params = _sms("probe queue", "the bathroom fan rattles all night")
+    entry.inbound_handler(twilio_event("/twilio/sms", params), CONTEXT)  # type: ignore[arg-type]
+    (probe,) = sqs.receive_message(QueueUrl=probe_url, WaitTimeSeconds=1)["Messages"]
+    signal = DebounceSignal.model_validate_json(probe["Body"])
+    assert signal.probe == params["MessageSid"]
+    sqs.delete_message(QueueUrl=probe_url, ReceiptHandle=probe["ReceiptHandle"])
+    debounce = sqs.receive_message(
+        QueueUrl=configured["MAESTRO_DEBOUNCE_QUEUE_URL"], MaxNumberOfMessages=10
+    ).get("Messages", [])
+    assert all(DebounceSignal.model_validate_json(m["Body"]).probe is None for m in debounce)
+
+    result = flusher_entry.flusher_handler(  # type: ignore[arg-type]
+        {"Records": [_sqs_record("stray", signal.model_dump_json())]}, CONTEXT
+    )
+    assert result == {"batchItemFailures": []}
+    (handed_on,) = sqs.receive_message(QueueUrl=probe_url, WaitTimeSeconds=1)["Messages"]
+    assert DebounceSignal.model_validate_json(handed_on["Body"]) == signal
+
+
+def test_the_flusher_never_imports_the_model_sdk() -> None:
+    """The probes are the prober's: the flusher's import graph leaves anthropic (and the
+    brain) out."""
+    script = textwrap.dedent(
+        f"""
+        import importlib.util, sys
+        spec = importlib.util.spec_from_file_location(
+            "flusher_handler", {str(ROOT / "functions" / "flusher" / "handler.py")!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        print("anthropic" in sys.modules, "maestro.brain.probe" in sys.modules)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "False False"

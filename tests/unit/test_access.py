@@ -27,6 +27,7 @@ from maestro.settings import (
     FlusherSettings,
     InboundSettings,
     PipelineSettings,
+    ProberSettings,
     SweeperSettings,
     WatcherSettings,
     WoStartSettings,
@@ -39,6 +40,7 @@ OWN_SETTINGS: dict[str, type[BaseSettings]] = {
     "inbound_sms": InboundSettings,
     "inbound_fallback": InboundSettings,  # the same route, for the kept webhooks
     "flusher": FlusherSettings,
+    "prober": ProberSettings,
     "watcher": WatcherSettings,
     "sweeper": SweeperSettings,
     "digest": DigestSettings,

@@ -83,6 +83,7 @@ Scenario = Literal["repair", "gas", "failing"]
 STAGES = (
     "webhook",
     "flusher",
+    "prober",
     "precheck",
     "escalate",
     "lease",
@@ -186,6 +187,7 @@ class Cell:
 _REPAIR_STAGES = (
     "webhook",
     "flusher",
+    "prober",
     "precheck",
     "lease",
     "resolve",
@@ -202,12 +204,13 @@ _STAGES_OF: dict[str, tuple[str, ...]] = {
     "ddb-throttled-long": _DDB_STAGES,
     "ddb-lost-answer": tuple(s for s in _DDB_STAGES if s != "sweeper"),  # honest sweeps write
     "ddb-outage": _DDB_STAGES,  # nothing
-    "ddb-outage-long": ("flusher", "watcher"),
+    "ddb-outage-long": ("flusher", "prober", "watcher"),
     "crash-before": _DDB_STAGES,
     "crash-after": _DDB_STAGES,
-    "redelivered": ("webhook", "flusher", "watcher"),
-    "model-down": ("flusher", "precheck", "brain"),
-    "model-invalid": ("flusher", "precheck", "brain"),
+    "redelivered": ("webhook", "flusher", "prober", "watcher"),
+    # The flusher calls no model: each message's probe is the prober's.
+    "model-down": ("prober", "precheck", "brain"),
+    "model-invalid": ("prober", "precheck", "brain"),
     "twilio-5xx": ("escalate", "act", "fail_open", "watcher"),
     "twilio-lost-answer": ("escalate", "act", "fail_open"),
     "twilio-timeout": ("escalate", "act", "fail_open"),
@@ -772,7 +775,7 @@ class _Run:
             self.crashes.append(self.stages.crash(Crash(stage, when, match=match)))
 
     def _arm_model(self) -> None:
-        purposes = {"flusher": "probe", "precheck": "precheck", "brain": "reasoning"}
+        purposes = {"prober": "probe", "precheck": "precheck", "brain": "reasoning"}
         stage_of = {purposes[stage]: stage for stage in self.cell.stages}
         invalid = self.cell.fault == "model-invalid"
 
@@ -857,6 +860,7 @@ class _Run:
         for _ in range(QUIET_ROUNDS):
             for stage, dlq, source in (
                 ("flusher", stack.debounce_dlq, stack.debounce_url),
+                ("prober", stack.probe_dlq, stack.probe_url),
                 ("watcher", stack.events_dlq, stack.events_url),
                 ("fallback", stack.fallback_dlq, stack.fallback_url),
             ):
@@ -878,13 +882,17 @@ class _Run:
         found = []
         if len(stack.debounce):
             found.append(f"{len(stack.debounce)} debounce signal(s) not yet due")
+        if len(stack.probes):
+            found.append(f"{len(stack.probes)} probe signal(s) not yet sent")
         if running := stack.running_executions():
             found.append(f"{len(running)} running execution(s)")
         for url in (
             stack.debounce_url,
+            stack.probe_url,
             stack.events_url,
             stack.fallback_url,
             stack.debounce_dlq,
+            stack.probe_dlq,
             stack.events_dlq,
             stack.fallback_dlq,
         ):
@@ -952,6 +960,15 @@ class _Run:
                 self.redelivered["flusher"] += 1
             stack.poll_debounce()
             stack.wait_for_executions()
+        if "prober" in stages:
+            probes = [args[0] for args in self.stages.seen.get("prober", [])]
+            for signal in probes * 2:
+                stack.sqs.send_message(
+                    QueueUrl=stack.probe_url, MessageBody=signal.model_dump_json()
+                )
+                self.redelivered["prober"] += 1
+            stack.poll_debounce()  # the probe queue first
+            stack.wait_for_executions()
         if "watcher" in stages:
             for envelope in list(stack.domain_events()) * 2:
                 stack.sqs.send_message(QueueUrl=stack.events_url, MessageBody=json.dumps(envelope))
@@ -969,7 +986,7 @@ class _Run:
         if state is not None and any(r.startswith(state) for p in packages for r in p.retried):
             how.append("Step Functions retry")
         failed = self.stages.failed[stage]
-        if failed and stage in ("flusher", "watcher"):
+        if failed and stage in ("flusher", "prober", "watcher"):
             how.append("SQS redelivery")
         if self.redriven[stage]:
             how.append("DLQ redrive")
@@ -980,7 +997,7 @@ class _Run:
         if stage in self.twilio_faults and self.twilio_faults[stage].injected:
             how.append("Twilio adapter retry")
         if self.model_faults[stage]:
-            how.append({"flusher": "no probe", "precheck": "the safety floor alone"}.get(stage, ""))
+            how.append({"prober": "no probe", "precheck": "the safety floor alone"}.get(stage, ""))
         if self.redelivered[stage]:
             how.append("redelivery deduplicated")
         wire = [c for c, _ in self.matrix.wire.injected()[self._log_start :] if c.stage == stage]

@@ -389,6 +389,7 @@ class Stages:
         self._lock = threading.Lock()
         stack.fault = self._lambda
         self._wrap(stack.flusher, "handle", "flusher")
+        self._wrap(stack.prober, "handle", "prober")
         self._wrap(stack.watcher, "watch", "watcher")
         self._wrap(stack.ingestor, "receive", "webhook")
         self._wrap(stack.fallback_ingestor, "receive", "fallback")

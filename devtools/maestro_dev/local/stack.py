@@ -16,6 +16,9 @@
   the drain function on the same poller as the cloud's event source). The loopback Twilio's
   number is wired to both by the code `maestro twilio wire` runs, so a phone's text
   (``stack.twilio.text``) meets the primary and, when it fails, the fallback, as on Twilio.
+- The probe queue (``probes``): the webhook's probe signals → the prober (the severity probe,
+  off the flusher's path), polled before each debounce poll; its expedites go to the debounce
+  queue at delay 0, so the same poll flushes them.
 - A stranded sweep every five virtual minutes (the cloud's schedule rule → the debounce queue):
   a conversation whose messages waited past ``max_wait`` without a flush is flushed.
 - Twilio: a Twilio-compatible Messages API on the loopback (``twilio_loopback``), served over
@@ -64,6 +67,7 @@ from maestro.brain.model import LanguageModel
 from maestro.brain.probe import Prober
 from maestro.domain.digest import next_hour
 from maestro.domain.ledger import LedgerRow
+from maestro.ingest.prober import ProbeSignals
 from maestro.pipeline.digest import DigestReport
 from maestro.ports import Gate, SentMessage
 from maestro.verify.sweeper import SweepReport
@@ -457,6 +461,7 @@ class LocalStack:
             return url, dlq
 
         self.debounce_url, self.debounce_dlq = queue_with_dlq("debounce")
+        self.probe_url, self.probe_dlq = queue_with_dlq("probe")
         self.events_url, self.events_dlq = queue_with_dlq("events")
         self.fallback_url, self.fallback_dlq = queue_with_dlq("inbound-fallback")
         self.bus_name = PREFIX + "bus"
@@ -601,6 +606,9 @@ class LocalStack:
         self.directory = DynamoDirectory(self.ddb, self.tables["directory"])
         self.consent = DynamoConsentStore(self.ddb, self.tables["conversations"])
         self.debounce = SqsReleasingQueue(self.clock, self.sqs, self.debounce_url)
+        # The prober's queue (docs/headroom.md): the webhook's probe signals, the prober's
+        # expedites back to the debounce queue.
+        self.probes = SqsReleasingQueue(self.clock, self.sqs, self.probe_url)
         models = self.pipeline.deps.models
 
         def ingestor() -> Ingestor:
@@ -612,6 +620,7 @@ class LocalStack:
                 urgent_idle_window_seconds=self.urgent_idle,
                 max_wait_seconds=self.max_wait,
                 severity_probe=models.triage is not None,
+                probe_queue=self.probes,
                 consent=self.consent,
             )
 
@@ -622,11 +631,15 @@ class LocalStack:
             self.starter,
             self.clock,
             max_wait_seconds=self.max_wait,
-            prober=Prober(models, buffer, self.parties, self.pipeline.deps.work_orders)
-            if models.triage is not None
-            else None,
             work_orders=self.pipeline.deps.work_orders,
             states=self.pipeline.deps.state,
+            probe_queue=self.probes,
+        )
+        self.prober = ProbeSignals(
+            Prober(models, buffer, self.parties, self.pipeline.deps.work_orders)
+            if models.triage is not None
+            else None,
+            self.debounce,
         )
         # Each function below gets SDK clients of its own, as each Lambda does: botocore's retry
         # quota (standard mode) is per client, so one function's throttled retries never spend
@@ -828,10 +841,25 @@ class LocalStack:
             for m in self.twilio.messages(to)
         ]
 
+    def poll_probes(self) -> int:
+        """The probe queue's event source: batches of up to 10 probe signals → the prober,
+        partial failures retried (and redriven after 5 receives)."""
+        from maestro.ingest.prober_entry import process_probe_batch
+
+        self.probes.release_due()
+        return self._poll(
+            "maestro-prober",
+            self.probe_url,
+            lambda event: process_probe_batch(event, self.prober, None),
+        )
+
     def poll_debounce(self) -> int:
-        """One event-source-mapping poll: a batch of up to 10 → the flusher, partial failures."""
+        """One event-source-mapping poll: a batch of up to 10 → the flusher, partial failures.
+        The probe queue is polled first: an emergency the prober reads expedites at once."""
         from maestro.ingest.flusher_entry import process_debounce_batch
 
+        self.poll_probes()
+        self.debounce.release_due()
         return self._poll(
             "maestro-flusher",
             self.debounce_url,
@@ -969,7 +997,12 @@ class LocalStack:
         wait's deadline must not send it later in the hour instead)."""
         now = self.clock.now()
         digest = self._next_digest if self._next_digest > now else None
-        stops = [self.debounce.next_due(), self.waits.next_deadline(after=now), digest]
+        stops = [
+            self.debounce.next_due(),
+            self.probes.next_due(),
+            self.waits.next_deadline(after=now),
+            digest,
+        ]
         due = [moment for moment in stops if moment is not None and moment.timestamp() <= target]
         return min(due, default=None)
 

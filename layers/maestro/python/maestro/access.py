@@ -266,15 +266,17 @@ FUNCTION_TABLES: dict[str, dict[str, Access]] = {
     "inbound_sms": {"messages": "write", "conversations": "write", "parties": "read"},
     # The fallback drain: the same route for the webhooks Twilio's fallback URL kept.
     "inbound_fallback": {"messages": "write", "conversations": "write", "parties": "read"},
-    # Flushes packages (conversations); the severity probe claims and stores its result on the
-    # message (messages) with the sender's open WOs as context; the urgent idle window reads
-    # the sender's open WOs and their state (urgency in memory).
-    "flusher": {
+    # Flushes packages (conversations); the urgent idle window reads the sender's open WOs and
+    # their state (urgency in memory). It calls no model (the prober probes).
+    "flusher": {"conversations": "write", "work_orders": "read", "state": "read"},
+    # The severity probe off the flusher's path: claims and stores its answer on the message
+    # (messages, and its buffered copy in conversations, with the model budgets), with the
+    # sender (parties) and their open WOs (work_orders) as context.
+    "prober": {
         "messages": "write",
         "conversations": "write",
         "parties": "read",
         "work_orders": "read",
-        "state": "read",
     },
     # Read-verify: reads every claimed surface (a dispatch run's too), writes only the ledger.
     "watcher": {

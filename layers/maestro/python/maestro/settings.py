@@ -102,7 +102,12 @@ class InboundSettings(_Windows, RetentionSettings):
     )
     app_signature_tolerance_seconds: int = Field(default=300, ge=1)
     severity_probe: bool = Field(
-        default=False, description="Signal the flusher to probe each new message (a model is set)"
+        default=False, description="Signal a probe of each new message (a model is set)"
+    )
+    probe_queue_url: str = Field(
+        default="",
+        description="The probe queue (the prober reads it): each new message's probe signal goes "
+        "there. Empty: to the debounce queue, and the flusher probes (as before the prober)",
     )
 
     @field_validator("twilio_account_sid", mode="before")
@@ -217,15 +222,14 @@ class TwilioSettings(RetentionSettings):
         return "recording"
 
 
-class FlusherSettings(_Windows, ModelSettings):
-    """functions/flusher: the debounce queue's consumer (and the severity probe)."""
+class FlusherSettings(_Windows):
+    """functions/flusher: the debounce queue's consumer. It calls no model: the severity probe
+    is the prober's (``ProberSettings``)."""
 
-    messages_table: str
     conversations_table: str
     state_machine_arn: str
-    parties_table: str | None = Field(default=None, description="For the probe's contexts")
     work_orders_table: str | None = Field(
-        default=None, description="For the probe's contexts and the urgency in memory"
+        default=None, description="The urgency in memory: the sender's open WOs"
     )
     state_table: str | None = Field(
         default=None,
@@ -238,6 +242,22 @@ class FlusherSettings(_Windows, ModelSettings):
         "released (`maestro step`) or timed out. For debugging a dev stack, as `maestro serve "
         "--step` does locally; never in production.",
     )
+    probe_queue_url: str = Field(
+        default="",
+        description="The probe queue: a probe signal that came to the debounce queue (sent "
+        "before the webhook had the probe queue's setting) is handed on to it. Empty: such a "
+        "signal is counted (ProbeSignalsUnrouted) and dropped; the idle window flushes",
+    )
+
+
+class ProberSettings(ModelSettings):
+    """functions/prober: the probe queue's consumer (the severity probe, docs/headroom.md)."""
+
+    messages_table: str
+    conversations_table: str = Field(description="The buffered copies and the model budgets")
+    parties_table: str
+    work_orders_table: str = Field(description="The sender's open contexts")
+    debounce_queue_url: str = Field(description="Where an emergency reading sends its expedite")
 
 
 _FALLBACK_PHONE = r"^(\+[1-9]\d{6,14})?$"

@@ -94,7 +94,7 @@ class DynamoConversationBuffer:
     def __init__(
         self,
         client: DynamoDBClient,
-        messages_table: str,
+        messages_table: str | None,
         conversations_table: str,
         *,
         max_attempts: int = 30,
@@ -107,6 +107,12 @@ class DynamoConversationBuffer:
         self._conversations = conversations_table
         self._max_attempts = max_attempts
         self._backoff = backoff or _jittered_sleep
+
+    @property
+    def _messages_table(self) -> str:
+        if self._messages is None:  # the flusher's: it reads the buffered copies alone
+            raise RuntimeError("this buffer was built without the messages table")
+        return self._messages
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -129,7 +135,7 @@ class DynamoConversationBuffer:
         )
 
     def get_message(self, message_id: str) -> Message | None:
-        data = self._get(self._messages, {MESSAGES.partition.name: message_id})
+        data = self._get(self._messages_table, {MESSAGES.partition.name: message_id})
         if data is None or data.get("direction") != "inbound":
             return None
         return Message.model_validate(data["message"])
@@ -173,7 +179,7 @@ class DynamoConversationBuffer:
                     TransactItems=[
                         {
                             "Put": {
-                                "TableName": self._messages,
+                                "TableName": self._messages_table,
                                 "Item": to_item(
                                     {
                                         MESSAGES.partition.name: draft.message_id,
@@ -389,7 +395,7 @@ class DynamoConversationBuffer:
     def claim_probe(self, message_id: str) -> bool:
         try:
             self._ddb.update_item(
-                TableName=self._messages,
+                TableName=self._messages_table,
                 Key={MESSAGES.partition.name: to_value(message_id)},
                 UpdateExpression="SET probe_claimed = :yes",
                 ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(probe_claimed)",
@@ -405,7 +411,7 @@ class DynamoConversationBuffer:
     def store_probe(self, message: Message, result: PreCheckResult) -> None:
         value = to_value(result.model_dump(mode="json"))
         for table, key in (
-            (self._messages, {MESSAGES.partition.name: to_value(message.message_id)}),
+            (self._messages_table, {MESSAGES.partition.name: to_value(message.message_id)}),
             (
                 self._conversations,
                 {

@@ -48,6 +48,9 @@ def build_inbound(settings: InboundSettings, clock: Clock) -> APIGatewayRestReso
         ),
         DynamoPartyDirectory(ddb, settings.parties_table),
         SqsDebounceQueue(client("sqs", settings.region), settings.debounce_queue_url),
+        probe_queue=SqsDebounceQueue(client("sqs", settings.region), settings.probe_queue_url)
+        if settings.probe_queue_url
+        else None,
         idle_window_seconds=settings.idle_window_seconds,
         max_wait_seconds=settings.max_wait_seconds,
         urgent_idle_window_seconds=settings.urgent_idle_window_seconds,

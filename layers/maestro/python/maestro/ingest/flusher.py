@@ -19,23 +19,21 @@ at once as the next package, in order, for the same trigger: nothing is dropped.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from maestro.domain.expedite import urgent_outstanding
-from maestro.domain.models import FlushTrigger, Message, Package, Route
+from maestro.domain.models import FlushTrigger, Message, Package
+from maestro.observability import count, logger
 from maestro.ports import (
     Clock,
     ConversationBuffer,
     ConversationMeta,
+    DebounceQueue,
     DebounceSignal,
     FlushClaim,
     StateStore,
     WorkflowStarter,
     WorkOrderStore,
 )
-
-if TYPE_CHECKING:
-    from maestro.brain.probe import Prober
 
 MAX_CLAIM_ATTEMPTS = 5
 MAX_PACKAGE_MESSAGES = 50
@@ -91,17 +89,18 @@ class Flusher:
         clock: Clock,
         *,
         max_wait_seconds: int,
-        prober: Prober | None = None,
         work_orders: WorkOrderStore | None = None,
         states: StateStore | None = None,
+        probe_queue: DebounceQueue | None = None,
     ) -> None:
+        """``probe_queue``: where a probe signal that came here goes on to (the prober's)."""
         self._buffer = buffer
         self._starter = starter
         self._clock = clock
         self._max_wait = timedelta(seconds=max_wait_seconds)
-        self._prober = prober
         self._work_orders = work_orders
         self._states = states
+        self._probe_queue = probe_queue
 
     def handle(self, signal: DebounceSignal) -> list[Package]:
         """Process one signal; returns the packages started (usually none or one; more when a
@@ -110,13 +109,8 @@ class Flusher:
             self._start(claim) for claim in self._buffer.unstarted_claims(signal.conversation_id)
         ]
         if signal.probe is not None:
-            # The severity probe: an emergency the floor missed is flushed at once.
-            result = self._prober.probe(signal.probe) if self._prober is not None else None
-            if result is None or result.route is not Route.ESCALATE:
-                return started
-            signal = signal.model_copy(
-                update={"trigger": FlushTrigger.URGENCY_EXPEDITE, "probe": None}
-            )
+            self._hand_on_probe(signal)
+            return started
         if signal.urgent_for is not None:
             if self._urgent(signal) is None:
                 return started  # nothing urgent: the idle window's own signal decides
@@ -144,6 +138,18 @@ class Flusher:
             # The rest did not fit: it is the next package, at once and in order.
             signal = signal.model_copy(update={"trigger": trigger, "seq": meta.seq})
         return started
+
+    def _hand_on_probe(self, signal: DebounceSignal) -> None:
+        """A probe signal sent here (by a webhook without the probe queue's setting, or before
+        the prober was deployed) goes on to the prober's queue: the flusher calls no model, and
+        nothing in flight is lost while the setting rolls out (docs/headroom.md)."""
+        if self._probe_queue is not None:
+            self._probe_queue.send(signal, 0)
+            return
+        # No probe queue configured: the safety floor has read the message in the webhook
+        # already, and the idle window flushes it.
+        count("ProbeSignalsUnrouted")
+        logger.warning("a probe signal and no probe queue", extra={"message_id": signal.probe})
 
     def _urgent(self, signal: DebounceSignal) -> str | None:
         """Why the early check flushes (something urgent outstanding for a sender still quiet

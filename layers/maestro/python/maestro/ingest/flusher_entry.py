@@ -7,8 +7,6 @@ flusher, as the cloud handler does with this one.
 
 from __future__ import annotations
 
-import contextvars
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
 
@@ -24,8 +22,7 @@ from pydantic import TypeAdapter
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
 from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
-from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
-from maestro.adapters.language_model import language_model
+from maestro.adapters.sqs import SqsDebounceQueue
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.clock import SystemClock
 from maestro.domain.models import Package
@@ -39,27 +36,14 @@ from maestro.settings import FlusherSettings
 def _flusher() -> Flusher:
     settings = FlusherSettings()  # read from the environment
     ddb = client("dynamodb", settings.region)
-    clock = SystemClock()
-    buffer = DynamoConversationBuffer(ddb, settings.messages_table, settings.conversations_table)
-    model = language_model(settings, clock, ddb, settings.conversations_table)
+    # The flusher reads the buffered copies (conversations) alone and calls no model: each new
+    # message's probe is the prober's (a probe signal that comes here goes on to its queue).
+    buffer = DynamoConversationBuffer(ddb, None, settings.conversations_table)
     work_orders = (
         DynamoWorkOrderStore(ddb, settings.work_orders_table)
         if settings.work_orders_table
         else None
     )
-    prober = None
-    if model is not None and settings.parties_table and settings.work_orders_table:
-        # The probe's model stages load only when a model answers: without a key the flusher
-        # never probes, and its cold start need not load the brain.
-        from maestro.brain.models import models_for
-        from maestro.brain.probe import Prober
-
-        prober = Prober(
-            models_for(model),
-            buffer,
-            DynamoPartyDirectory(ddb, settings.parties_table),
-            DynamoWorkOrderStore(ddb, settings.work_orders_table),
-        )
     # The urgent idle window's reads: the sender's open WOs and their urgency in memory.
     states = DynamoStateStore(ddb, settings.state_table) if settings.state_table else None
     return Flusher(
@@ -69,19 +53,17 @@ def _flusher() -> Flusher:
             settings.state_machine_arn,
             step=settings.step_mode,
         ),
-        clock,
+        SystemClock(),
         max_wait_seconds=settings.max_wait_seconds,
-        prober=prober,
         work_orders=work_orders,
         states=states,
+        probe_queue=SqsDebounceQueue(client("sqs", settings.region), settings.probe_queue_url)
+        if settings.probe_queue_url
+        else None,
     )
 
 
 _RECORD: TypeAdapter[DebounceSignal | StrandedSweep] = TypeAdapter(DebounceSignal | StrandedSweep)
-
-PROBES_AT_ONCE = 10
-"""A batch's probe signals (each a model call of about a second) are asked at once, up to the
-batch size: one probe no longer holds up the batch's other records (docs/headroom.md)."""
 
 
 def flush_record(record: SQSRecord, flusher: Flusher) -> None:
@@ -117,36 +99,6 @@ def _report(packages: list[Package], *, stranded: bool) -> None:
         )
 
 
-def _is_probe(raw: dict[str, Any]) -> bool:
-    try:
-        kind = _RECORD.validate_json(raw.get("body", ""))
-    except ValueError:
-        return False  # malformed: the batch processor reports it as it always has
-    return isinstance(kind, DebounceSignal) and kind.probe is not None
-
-
-def _probe_at_once(event: dict[str, Any], flusher: Flusher) -> dict[str, list[Package] | Exception]:
-    """The batch's probe signals handled together (each in a copy of the invocation's
-    context), by SQS message id: what each started, or what it raised. One alone is left to
-    the batch processor, as before."""
-    probes = [raw for raw in event.get("Records", []) if _is_probe(raw)]
-    if len(probes) < 2:  # one probe gains nothing from a thread
-        return {}
-
-    def run(raw: dict[str, Any]) -> list[Package] | Exception:
-        try:
-            return _flush(SQSRecord(raw), flusher)
-        except Exception as error:  # reported as that record's failure
-            return error
-
-    with ThreadPoolExecutor(max_workers=min(PROBES_AT_ONCE, len(probes))) as pool:
-        futures = {
-            raw["messageId"]: pool.submit(contextvars.copy_context().run, run, raw)
-            for raw in probes
-        }
-    return {message_id: future.result() for message_id, future in futures.items()}
-
-
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
@@ -158,22 +110,13 @@ def flusher_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
 def process_debounce_batch(
     event: dict[str, Any], flusher: Flusher, context: LambdaContext | None
 ) -> dict[str, Any]:
-    """One SQS batch of debounce signals (the cloud handler and the local poller share it): its
-    probes asked at once first, then every record through the batch processor in order (a
-    probe's by its outcome), so partial failures are reported as before."""
-    probed = _probe_at_once(event, flusher)
-
-    def handle(record: SQSRecord) -> None:
-        outcome = probed.get(record.message_id)
-        if outcome is None:
-            flush_record(record, flusher)
-        elif isinstance(outcome, Exception):
-            raise outcome
-        else:
-            _report(outcome, stranded=False)
-
+    """One SQS batch of debounce signals (the cloud handler and the local poller share it),
+    each record through the batch processor in order, partial failures reported."""
     processor = BatchProcessor(event_type=EventType.SQS)
     response = process_partial_response(
-        event=event, record_handler=handle, processor=processor, context=context
+        event=event,
+        record_handler=lambda record: flush_record(record, flusher),
+        processor=processor,
+        context=context,
     )
     return dict(response)

@@ -62,6 +62,7 @@ class Ingestor:
         max_wait_seconds: int,
         urgent_idle_window_seconds: int | None = None,
         severity_probe: bool = False,
+        probe_queue: DebounceQueue | None = None,
         consent: ConsentStore | None = None,
     ) -> None:
         self._consent = consent
@@ -78,6 +79,8 @@ class Ingestor:
         )
         self._max_wait = max_wait_seconds
         self._probe = severity_probe
+        # The prober's own queue (docs/headroom.md); none: the debounce queue, the flusher probes.
+        self._probe_queue = probe_queue if probe_queue is not None else queue
 
     def receive(self, inbound: Inbound) -> AppendResult:
         party = self._parties.by_phone(inbound.from_phone)
@@ -133,11 +136,11 @@ class Ingestor:
                     self._urgent_idle,
                 )
             if self._probe and party is not None and not is_bare_consent_keyword(inbound.body):
-                # The cheap model reads it at once (in the flusher, not here: the webhook must
+                # The cheap model reads it at once (in the prober, not here: the webhook must
                 # answer fast); an emergency the floor missed then expedites the flush. Not for
                 # a number nobody knows: it costs no model call (the floor still reads it); nor for
                 # a bare STOP or START (Twilio answered it).
-                self._queue.send(
+                self._probe_queue.send(
                     DebounceSignal(
                         conversation_id=draft.conversation_id,
                         seq=seq,
