@@ -16,7 +16,8 @@ from datetime import timedelta
 from itertools import count
 from typing import Any
 
-from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.ingest.service import app_message_id

@@ -12,7 +12,8 @@ from embedded import new_executions, open_wo, sms
 
 from maestro.adapters.ddb import from_item
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
-from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.brain.model import ModelRequest
 from maestro.domain.models import Urgency, WoSnapshot
 from maestro.domain.prompt_data import read_data_blocks

@@ -10,15 +10,13 @@ from botocore.exceptions import ClientError
 from builders import MARIA, T0, act
 
 from maestro.adapters.ddb import to_item
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_ledger import DynamoLedger, DynamoSweepWatermark
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoPartyDirectory,
-    DynamoPendingStore,
-    DynamoStateStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.actions import Lane, ManageExistingParams
 from maestro.domain.models import Party, PartyRole, Urgency, VisitWindow, WorkOrder, WorkOrderStatus
 from maestro.domain.records import (

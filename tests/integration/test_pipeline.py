@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.execution_input import execution_input
 from maestro.domain.models import (
     FlushTrigger,

@@ -401,7 +401,7 @@ class LocalStack:
         from maestro.adapters.dynamodb_consent import DynamoConsentStore
         from maestro.adapters.dynamodb_directory import DynamoDirectory
         from maestro.adapters.dynamodb_ledger import DynamoLedger
-        from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+        from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
         from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
         from maestro.dispatch.entry import build_dispatch

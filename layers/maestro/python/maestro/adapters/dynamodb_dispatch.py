@@ -12,7 +12,7 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.adapters.dynamodb_memory import _check_next_version, _conditional_put
+from maestro.adapters.dynamodb_writes import check_next_version, conditional_put
 from maestro.domain.dispatch import DispatchRun
 from maestro.ports import AlreadyExistsError, StaleVersionError
 from maestro.tables import DISPATCH
@@ -39,7 +39,7 @@ class DynamoDispatchStore:
         return DispatchRun.model_validate_json(from_item(item)[_DOC])
 
     def put(self, run: DispatchRun, expected_version: int | None) -> None:
-        _check_next_version(run.version, expected_version)
+        check_next_version(run.version, expected_version)
         attributes: dict[str, Any] = {
             DISPATCH.partition.name: run.wo_id,
             "version": run.version,
@@ -54,7 +54,7 @@ class DynamoDispatchStore:
         else:
             condition, names = "#version = :expected", {"#version": "version"}
             values, error = {":expected": expected_version}, StaleVersionError
-        _conditional_put(
+        conditional_put(
             self._ddb, self._table, to_item(attributes), condition, names, values, error
         )
 

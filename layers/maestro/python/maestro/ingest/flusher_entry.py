@@ -23,8 +23,9 @@ from pydantic import TypeAdapter
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
-from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.language_model import language_model
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.clock import SystemClock

@@ -24,18 +24,16 @@ from maestro.adapters.aws import client
 from maestro.adapters.ddb import refuse_unconfigured_tables, unconfigured_table
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_gates import DynamoGateStore
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoPartyDirectory,
-    DynamoPendingStore,
-    DynamoStateStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError, NoBus
 from maestro.adapters.idempotency import OwnedDynamoDBPersistenceLayer
 from maestro.adapters.language_model import language_model
