@@ -18,7 +18,7 @@ from maestro.brain.model import ModelRequest
 from maestro.domain.models import Urgency, WoSnapshot
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import MaestroState, OutstandingItem
-from maestro.ports import BudgetScope
+from maestro.ports.limits import BudgetScope
 from maestro.tables import CONVERSATIONS
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed

@@ -32,7 +32,7 @@ from maestro.domain.records import (
     outcome_record_id,
 )
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEntry
-from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 from maestro.tables import DECISIONS, LEDGER, PARTIES, PENDING, STATE, WORK_ORDERS
 
 if TYPE_CHECKING:  # conftest is not importable at run time (pytest's importlib mode)

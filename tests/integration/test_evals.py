@@ -198,7 +198,7 @@ def test_a_text_claimed_but_never_sent_fails_on_shame(
     """The evidence lens reads the watcher's ledger: a messenger that claims a send without
     calling Twilio leaves shame, and the checkpoint fails on it (not only on the message)."""
     from maestro.adapters.twilio_sms import TwilioMessenger
-    from maestro.ports import SentMessage
+    from maestro.ports.messaging import SentMessage
 
     lies: list[str] = []
 

@@ -10,7 +10,7 @@ from builders import T0
 
 from maestro.ingest.flusher import Flusher
 from maestro.ingest.flusher_entry import process_debounce_batch
-from maestro.ports import DebounceSignal
+from maestro.ports.workflows import DebounceSignal
 
 
 class _Flusher:

@@ -49,7 +49,7 @@ from maestro.domain.timeline import NoteEntry
 from maestro.lanes.dispatch_waits import gather_items
 from maestro.pipeline.contract import ActItem
 from maestro.pipeline.steps import Pipeline, PipelineDeps
-from maestro.ports import SendFailedError, SentMessage
+from maestro.ports.messaging import SendFailedError, SentMessage
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,
     InMemoryPendingStore,

@@ -36,7 +36,7 @@ from maestro.domain.execution_input import ExecutionInput
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.domain.timeline import NoteEntry, photos_on
-from maestro.ports import FlushClaim
+from maestro.ports.conversations import FlushClaim
 from maestro_dev.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.brain.model import ModelError, ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import Party, WorkOrder, conversation_id_for
-from maestro.ports import DebounceSignal
+from maestro.ports.workflows import DebounceSignal
 from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.faults import (
     Crash,

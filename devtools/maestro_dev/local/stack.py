@@ -65,7 +65,8 @@ from maestro.brain.probe import Prober
 from maestro.domain.digest import next_hour
 from maestro.domain.ledger import LedgerRow
 from maestro.pipeline.digest import DigestReport
-from maestro.ports import Gate, SentMessage
+from maestro.ports.messaging import SentMessage
+from maestro.ports.workflows import Gate
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local import lambda_logs
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue

@@ -19,7 +19,7 @@ from maestro.domain.records import (
     SweepMark,
     outcome_record_prefix,
 )
-from maestro.ports import AlreadyExistsError, DecisionLog
+from maestro.ports.stores import AlreadyExistsError, DecisionLog
 from maestro.tables import (
     COMPLETION_SHARDS,
     DECISIONS,

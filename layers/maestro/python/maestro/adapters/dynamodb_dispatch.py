@@ -14,7 +14,7 @@ from maestro.adapters.ddb import (
 )
 from maestro.adapters.dynamodb_writes import check_next_version, conditional_put
 from maestro.domain.dispatch import DispatchRun
-from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 from maestro.tables import DISPATCH
 
 __all__ = ["DynamoDispatchStore"]
@@ -24,8 +24,8 @@ _DOC = "doc"
 
 
 class DynamoDispatchStore:
-    """:class:`maestro.ports.DispatchStore`. The whole run is one JSON document (readable in the
-    console) beside its key, version, step and, while it waits, the waiting party (the sparse
+    """:class:`maestro.ports.stores.DispatchStore`. The whole run is one JSON document (readable in
+    the console) beside its key, version, step and, while it waits, the waiting party (the sparse
     index): a whole-item put, so an answered wait simply leaves the index."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:

@@ -28,7 +28,7 @@ from maestro.domain.records import (
     PendingConfirmation,
     PendingStatus,
 )
-from maestro.ports import AlreadyExistsError, PendingKind, PendingStore, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, PendingKind, PendingStore, StaleVersionError
 from maestro.tables import PENDING
 
 __all__ = ["PENDING_RETENTION", "UNKNOWN_PARTY_KEY", "DynamoPendingStore"]

@@ -8,7 +8,7 @@ from maestro.adapters.ddb import load_model as _load
 from maestro.adapters.ddb import model_item as _model_item
 from maestro.adapters.dynamodb_writes import check_next_version, versioned_put
 from maestro.domain.records import MaestroState
-from maestro.ports import StateStore
+from maestro.ports.stores import StateStore
 from maestro.tables import STATE
 
 __all__ = ["DynamoStateStore"]

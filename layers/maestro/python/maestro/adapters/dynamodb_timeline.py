@@ -10,7 +10,7 @@ from maestro.adapters.ddb import model_item as _model_item
 from maestro.adapters.ddb import query_all as _query
 from maestro.adapters.dynamodb_writes import conditional_put, sort_key_name
 from maestro.domain.timeline import TIMELINE_ENTRY, TimelineEntry
-from maestro.ports import AlreadyExistsError, Timeline
+from maestro.ports.stores import AlreadyExistsError, Timeline
 from maestro.tables import TIMELINE
 
 __all__ = ["DynamoTimeline"]

@@ -19,7 +19,7 @@ from maestro.adapters.dynamodb_writes import (
     versioned_put,
 )
 from maestro.domain.models import TERMINAL_STATUSES, WorkOrder, WorkOrderStatus
-from maestro.ports import AlreadyExistsError, WorkOrderStore
+from maestro.ports.stores import AlreadyExistsError, WorkOrderStore
 from maestro.tables import WORK_ORDERS
 
 __all__ = ["DynamoWorkOrderStore", "WoListRead"]

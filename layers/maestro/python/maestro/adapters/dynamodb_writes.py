@@ -11,7 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from maestro.adapters.ddb import DynamoDBClient, is_conditional_failure, to_value
-from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 from maestro.tables import Index, TableSpec
 
 __all__ = [

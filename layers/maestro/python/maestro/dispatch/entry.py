@@ -35,7 +35,7 @@ from maestro.domain.models import Urgency
 from maestro.errors import TransientError
 from maestro.observability import logger, metrics, tracer
 from maestro.pipeline.entry import _transient
-from maestro.ports import Clock
+from maestro.ports.platform import Clock
 from maestro.settings import DispatchPolicySettings, DispatchSettings
 
 __all__ = ["STEPS", "build_dispatch", "make_handlers", "policy_of"]

@@ -23,16 +23,10 @@ from typing import TYPE_CHECKING
 
 from maestro.domain.expedite import urgent_outstanding
 from maestro.domain.models import FlushTrigger, Message, Package, Route
-from maestro.ports import (
-    Clock,
-    ConversationBuffer,
-    ConversationMeta,
-    DebounceSignal,
-    FlushClaim,
-    StateStore,
-    WorkflowStarter,
-    WorkOrderStore,
-)
+from maestro.ports.conversations import ConversationBuffer, ConversationMeta, FlushClaim
+from maestro.ports.platform import Clock
+from maestro.ports.stores import StateStore, WorkOrderStore
+from maestro.ports.workflows import DebounceSignal, WorkflowStarter
 
 if TYPE_CHECKING:
     from maestro.brain.probe import Prober

@@ -32,7 +32,7 @@ from maestro.clock import SystemClock
 from maestro.domain.models import Package
 from maestro.ingest.flusher import Flusher
 from maestro.observability import STRANDED_METRIC, count, logger, metrics, tracer
-from maestro.ports import DebounceSignal, StrandedSweep
+from maestro.ports.workflows import DebounceSignal, StrandedSweep
 from maestro.settings import FlusherSettings
 
 

@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field
 from maestro.domain.common import Frozen
 from maestro.domain.consensus import ConsensusResult
 from maestro.domain.dispose import Disposal, QueuedAction
+from maestro.domain.events import DomainEvent
 from maestro.domain.execution_input import ExecutionInput, PackageRef
 from maestro.domain.guards import TrailEntry
 from maestro.domain.models import OpenContext, Package, Party
@@ -24,7 +25,6 @@ from maestro.domain.pending import PendingSnapshot, Resolution
 from maestro.domain.records import BrainSample, PreCheckResult
 from maestro.domain.wait_answers import OpenWait
 from maestro.lanes.base import LaneOutcome
-from maestro.ports import DomainEvent
 
 
 class LeaseSnapshot(Frozen):

@@ -46,7 +46,7 @@ from maestro.domain.consensus import ConsensusPolicy
 from maestro.errors import TransientError
 from maestro.observability import logger, metrics, tracer
 from maestro.pipeline.steps import Pipeline, PipelineDeps
-from maestro.ports import Clock
+from maestro.ports.platform import Clock
 from maestro.settings import PipelineSettings
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]

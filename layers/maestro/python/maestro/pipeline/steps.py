@@ -35,7 +35,7 @@ from maestro.domain.actions import Lane
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy
 from maestro.domain.dispose import Disposal, QueuedAction, dispose, trail_of
-from maestro.domain.events import Effect, body_digest, claim_dict, sent_claim
+from maestro.domain.events import DomainEvent, Effect, body_digest, claim_dict, sent_claim
 from maestro.domain.execution_input import ExecutionInput, PackageRef
 from maestro.domain.fixed_texts import (
     ALERTED,
@@ -113,34 +113,30 @@ from maestro.pipeline.contract import (
     StepError,
     dump,
 )
-from maestro.ports import (
-    AlreadyExistsError,
-    CapName,
-    Clock,
-    ConversationBuffer,
-    DailyCaps,
-    DecisionLog,
+from maestro.ports.conversations import ConversationBuffer, FlushClaim
+from maestro.ports.events import EventBus
+from maestro.ports.limits import CapName, DailyCaps, PageThrottle
+from maestro.ports.messaging import (
     Digest,
-    DirectoryReader,
-    DispatchStore,
-    DomainEvent,
-    EventBus,
-    FlushClaim,
-    Gate,
-    GateStore,
     Messenger,
     NotTextableError,
-    PageThrottle,
-    PartyDirectory,
-    PendingStore,
     SendFailedError,
     SentMessage,
+)
+from maestro.ports.platform import Clock
+from maestro.ports.stores import (
+    AlreadyExistsError,
+    DecisionLog,
+    DirectoryReader,
+    DispatchStore,
+    PartyDirectory,
+    PendingStore,
     StaleVersionError,
     StateStore,
-    TaskTokens,
     Timeline,
     WorkOrderStore,
 )
+from maestro.ports.workflows import Gate, GateStore, TaskTokens
 
 __all__ = ["GATE_TIMEOUT_SECONDS", "LeaseBusy", "Pipeline", "PipelineDeps", "TransientError"]
 

@@ -26,8 +26,9 @@ from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.messaging import message_reader_for
 from maestro.clock import SystemClock
+from maestro.domain.events import DomainEvent
 from maestro.observability import logger, metrics, tracer
-from maestro.ports import Clock, DomainEvent
+from maestro.ports.platform import Clock
 from maestro.settings import SweeperSettings, WatcherSettings
 from maestro.verify.sweeper import Sweeper, SweeperDeps
 from maestro.verify.watcher import Watcher, WatcherDeps
