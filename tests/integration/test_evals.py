@@ -183,9 +183,9 @@ def test_a_blind_resume_fails_its_scenarios(
 ) -> None:
     import maestro.domain.pending as pending
     import maestro.lanes.manage_existing as manage_existing
-    import maestro.pipeline.steps as steps
+    import maestro.pipeline.shared as shared
 
-    for module in (steps, manage_existing, pending):
+    for module in (shared, manage_existing, pending):
         monkeypatch.setattr(module, "revalidate", _blind)
     result = run_scenario(load_scenario(SCENARIOS / f"{scenario}.yaml"))
     assert not result.passed

@@ -21,7 +21,7 @@ from maestro.domain.models import (
     conversation_id_for,
     package_id_for,
 )
-from maestro.pipeline.steps import TransientError
+from maestro.errors import TransientError
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import (
     ASL_PATH,
