@@ -244,7 +244,7 @@ def moto_window_ms() -> dict[str, float]:
     from moto import mock_aws
 
     from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
-    from maestro.adapters.dynamodb_memory import DynamoDecisionLog
+    from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
     from maestro.tables import CONVERSATIONS, DECISIONS, MESSAGES
 
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from itertools import pairwise
 
-from maestro.adapters.dynamodb_memory import DynamoDecisionLog
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.safety import safety_floor
 from maestro_dev.local.events import signed_sms_event, twilio_sid

@@ -369,7 +369,7 @@ def _offer_reply(wo_id: str, vendor_id: str) -> str | None:
 
 
 def _work_orders(stack: Any) -> list[Any]:
-    from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+    from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 
     store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])
     found = [store.get(item["wo_id"]["S"]) for item in _scan(stack, stack.tables["work_orders"])]
@@ -693,7 +693,7 @@ def serve_and_send(
 
 def _folded(stack: Any) -> int:
     """Actions recorded on the decision log as folded into an earlier emergency page."""
-    from maestro.adapters.dynamodb_memory import DynamoDecisionLog
+    from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 
     log = DynamoDecisionLog(stack.ddb, stack.tables["decisions"])
     folded = 0

@@ -55,8 +55,8 @@ from maestro.observability import (
 
 SHAME_METRIC = "ShameRows"  # the watcher and the sweeper count each Shame row under this name
 SHAME_RESOLVED_METRIC = "ShameResolved"  # ... and each missing_event row a late event resolved
-SEND_FAILURES_METRIC = "SendFailures"  # maestro.pipeline.steps: count("SendFailures")
-FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.steps: count("Fallbacks")
+SEND_FAILURES_METRIC = "SendFailures"  # maestro.pipeline.act, fail_open: count("SendFailures")
+FALLBACK_METRIC = "Fallbacks"  # maestro.pipeline.dispose, fail_open: count("Fallbacks")
 
 FIVE_MINUTES = cdk.Duration.minutes(5)
 ONE_HOUR = cdk.Duration.hours(1)

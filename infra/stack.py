@@ -25,7 +25,7 @@ from infra.queues import Queues
 from infra.secrets import Secrets
 from infra.tables import MemoryTables
 from maestro.access import DISPATCH_STEPS, EVENT_PUBLISHERS, PIPELINE_STEPS, tables_of
-from maestro.ports import StrandedSweep
+from maestro.ports.workflows import StrandedSweep
 from maestro.settings import (
     DigestSettings,
     DispatchSettings,

@@ -28,6 +28,7 @@ from maestro.domain.directory import (
     vendors_for,
 )
 from maestro.domain.dispatch import DispatchRun
+from maestro.domain.events import DomainEvent
 from maestro.domain.models import Message
 from maestro.domain.records import (
     ActionOutcomeRecord,
@@ -36,14 +37,9 @@ from maestro.domain.records import (
     PackageCompletion,
     SweepMark,
 )
-from maestro.ports import (
-    AlreadyExistsError,
-    DomainEvent,
-    FlushClaim,
-    Gate,
-    StaleVersionError,
-    TaskTokenGoneError,
-)
+from maestro.ports.conversations import FlushClaim
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
+from maestro.ports.workflows import Gate, TaskTokenGoneError
 
 
 class InMemoryDecisionLog:
@@ -289,8 +285,8 @@ class InMemoryDirectory:
 
 
 class RecordingTaskTokens:
-    """:class:`maestro.ports.TaskTokens`: records each SendTaskSuccess; a token answered once,
-    or marked ``gone`` (timed out, its execution stopped), raises TaskTokenGoneError."""
+    """:class:`maestro.ports.workflows.TaskTokens`: records each SendTaskSuccess; a token answered
+    once, or marked ``gone`` (timed out, its execution stopped), raises TaskTokenGoneError."""
 
     def __init__(self) -> None:
         self.succeeded: list[tuple[str, dict[str, Any]]] = []

@@ -19,7 +19,7 @@ from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.domain.ledger import LedgerRow
-from maestro.ports import Gate
+from maestro.ports.workflows import Gate
 from maestro.stack_outputs import (
     OUTPUT_DIRECTORY_TABLE,
     OUTPUT_GATES_TABLE,

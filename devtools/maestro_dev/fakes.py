@@ -25,16 +25,10 @@ from maestro.domain.records import (
     SweepMark,
 )
 from maestro.domain.timeline import TimelineEntry
-from maestro.ports import (
-    RECORDED_SID_PREFIX,
-    AlreadyExistsError,
-    CapName,
-    MessageRead,
-    PageWindow,
-    SentMessage,
-    StaleVersionError,
-    recorded_sid,
-)
+from maestro.ports.evidence import MessageRead
+from maestro.ports.limits import CapName, PageWindow
+from maestro.ports.messaging import RECORDED_SID_PREFIX, SentMessage, recorded_sid
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 
 __all__ = [
     "RECORDED_SID_PREFIX",

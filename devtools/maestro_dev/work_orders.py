@@ -21,7 +21,8 @@ from typing import Any, TextIO
 from pydantic import BaseModel, ConfigDict
 
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
-from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore, WoListRead
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore, WoListRead
 from maestro.domain.common import truncate
 from maestro.domain.dispatch import DispatchRun, Wait
 from maestro.domain.models import TERMINAL_STATUSES, WorkOrder, WorkOrderStatus

@@ -1,4 +1,4 @@
-"""Step Functions task: act (see maestro.pipeline.steps)."""
+"""Step Functions task: act (see maestro.pipeline.act)."""
 
 from maestro.pipeline.entry import act as handler
 

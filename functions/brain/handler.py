@@ -1,4 +1,4 @@
-"""Step Functions task: brain (see maestro.pipeline.steps)."""
+"""Step Functions task: brain (see maestro.pipeline.brain)."""
 
 from maestro.pipeline.entry import brain as handler
 

@@ -1,4 +1,4 @@
-"""Step Functions task: dispose (see maestro.pipeline.steps)."""
+"""Step Functions task: dispose (see maestro.pipeline.dispose)."""
 
 from maestro.pipeline.entry import dispose as handler
 

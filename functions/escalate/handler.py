@@ -1,4 +1,4 @@
-"""Step Functions task: escalate at once, before the lease (see maestro.pipeline.steps)."""
+"""Step Functions task: escalate at once, before the lease (see maestro.pipeline.escalate)."""
 
 from maestro.pipeline.entry import escalate as handler
 

@@ -1,4 +1,4 @@
-"""Step Functions task: lease (see maestro.pipeline.steps)."""
+"""Step Functions task: lease (see maestro.pipeline.lease)."""
 
 from maestro.pipeline.entry import lease as handler
 

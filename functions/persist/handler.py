@@ -1,4 +1,4 @@
-"""Step Functions task: persist (see maestro.pipeline.steps)."""
+"""Step Functions task: persist (see maestro.pipeline.persist)."""
 
 from maestro.pipeline.entry import persist as handler
 

@@ -1,4 +1,4 @@
-"""Step Functions task: precheck (see maestro.pipeline.steps)."""
+"""Step Functions task: precheck (see maestro.pipeline.precheck)."""
 
 from maestro.pipeline.entry import precheck as handler
 

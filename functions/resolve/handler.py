@@ -1,4 +1,4 @@
-"""Step Functions task: resolve open questions and holds (see maestro.pipeline.steps)."""
+"""Step Functions task: resolve open questions and holds (see maestro.pipeline.resolve)."""
 
 from maestro.pipeline.entry import resolve as handler
 

@@ -47,7 +47,7 @@ def lying_run(console: Console) -> tuple[str, list[str]]:
     """leak-204 played to its end with a messenger that claims its sends and never calls
     Twilio: (the run's id, the SIDs it made up)."""
     from maestro.adapters.twilio_sms import TwilioMessenger
-    from maestro.ports import SentMessage
+    from maestro.ports.messaging import SentMessage
 
     lies: list[str] = []
 

@@ -17,7 +17,7 @@ from infra.fallback import fallback_request_template
 from maestro.adapters.webhook_auth import twilio_signature
 from maestro.ingest.fallback import FALLBACK_ATTRIBUTES, FALLBACK_ROUTE, FallbackRequest
 from maestro.ingest.webhooks import EMPTY_TWIML, FORM
-from maestro.ports import StrandedSweep
+from maestro.ports.workflows import StrandedSweep
 from maestro.stack_outputs import OUTPUT_SMS_FALLBACK_URL
 
 

@@ -16,12 +16,14 @@ from datetime import timedelta
 from itertools import count
 from typing import Any
 
-from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.ingest.service import app_message_id
 from maestro.observability import logger
-from maestro.ports import Gate, SentMessage
+from maestro.ports.messaging import SentMessage
+from maestro.ports.workflows import Gate
 from maestro_dev.local.events import signed_app_event, signed_sms_event, twilio_sid
 from maestro_dev.local.server import LocalServer
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack

@@ -18,7 +18,7 @@ from twilio.rest import Client
 
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoOutboundStatusStore
 from maestro.adapters.dynamodb_directory import DynamoDirectory
-from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.adapters.twilio_sms import TwilioMessenger
 from maestro.domain.models import Package

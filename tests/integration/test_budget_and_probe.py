@@ -12,13 +12,15 @@ from embedded import new_executions, open_wo, sms
 
 from maestro.adapters.ddb import from_item
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
-from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.brain.model import ModelRequest
 from maestro.domain.models import FlushTrigger, Urgency, WoSnapshot
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import MaestroState, OutstandingItem
 from maestro.domain.safety import safety_floor
-from maestro.ports import BudgetScope, DebounceSignal
+from maestro.ports.limits import BudgetScope
+from maestro.ports.workflows import DebounceSignal
 from maestro.tables import CONVERSATIONS
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import seed

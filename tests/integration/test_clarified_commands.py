@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from embedded import decisions, flush, open_wo, sent_by, sms, to_phone
 
-from maestro.adapters.dynamodb_memory import DynamoPendingStore, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.records import PendingClarification, PendingConfirmation

@@ -14,7 +14,7 @@ import pytest
 from maestro.adapters.dynamodb_gates import DynamoGateStore
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.domain.ledger import LedgerRow, missing_row_id_of
-from maestro.ports import Gate
+from maestro.ports.workflows import Gate
 from maestro.stack_outputs import OUTPUT_GATES_TABLE, OUTPUT_LEDGER_TABLE, OUTPUT_STATE_MACHINE
 from maestro_dev.cli import main
 from maestro_dev.cloud import CloudStack

@@ -16,7 +16,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.directory import Directory, Person, PersonRole, Property, Trade, Unit, Vendor
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import StatusEntry

@@ -14,7 +14,7 @@ import pytest
 from embedded import log, new_executions, pages, sms, to_phone
 
 from maestro.adapters.dynamodb_consent import DynamoConsentStore
-from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.consent import ConsentChange
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.fixed_texts import SAFETY_ADVICE

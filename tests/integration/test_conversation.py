@@ -25,7 +25,8 @@ from embedded import (
     to_phone,
 )
 
-from maestro.adapters.dynamodb_memory import DynamoPendingStore, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.records import MaestroDecision, PendingClarification, PendingConfirmation
 from maestro_dev.local.stack import LocalStack

@@ -24,7 +24,7 @@ from maestro.adapters.dynamodb_caps import (
 from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.domain.digest import DigestEntry
 from maestro.observability import DAILY_CAP_METRIC
-from maestro.ports import BudgetScope
+from maestro.ports.limits import BudgetScope
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.threads import thread_safe_moto

@@ -31,8 +31,8 @@ from maestro.domain.directory import (
     Vendor,
 )
 from maestro.domain.dispatch import DispatchRun, WaitAnswer
+from maestro.domain.events import DomainEvent
 from maestro.domain.models import WorkOrderStatus
-from maestro.ports import DomainEvent
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed_directory
 from maestro_dev.scripted import Scripted, ScriptedModel

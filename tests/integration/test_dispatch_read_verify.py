@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
+from maestro.domain.events import DomainEvent
 from maestro.domain.ledger import LedgerRow
-from maestro.ports import DomainEvent
 from maestro_dev.local.stack import LocalStack
 from tests.integration.test_dispatch import DAY_START, HOUR, _answer, _open, _run, _stack
 

@@ -10,15 +10,13 @@ from botocore.exceptions import ClientError
 from builders import MARIA, T0, act
 
 from maestro.adapters.ddb import to_item
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_ledger import DynamoLedger, DynamoSweepWatermark
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoPartyDirectory,
-    DynamoPendingStore,
-    DynamoStateStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.actions import Lane, ManageExistingParams
 from maestro.domain.models import Party, PartyRole, Urgency, VisitWindow, WorkOrder, WorkOrderStatus
 from maestro.domain.records import (
@@ -34,7 +32,7 @@ from maestro.domain.records import (
     outcome_record_id,
 )
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEntry
-from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 from maestro.tables import DECISIONS, LEDGER, PARTIES, PENDING, STATE, WORK_ORDERS
 
 if TYPE_CHECKING:  # conftest is not importable at run time (pytest's importlib mode)

@@ -31,7 +31,7 @@ from embedded import (
 
 from maestro.adapters.dynamodb_erase import DynamoEraser
 from maestro.adapters.dynamodb_ledger import WATERMARK_PARTITION, DynamoSweepWatermark
-from maestro.adapters.dynamodb_memory import DynamoTimeline
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.domain.directory import OnCall, Person, PersonRole
 from maestro.domain.erasure import ERASED
 from maestro.domain.models import conversation_id_for

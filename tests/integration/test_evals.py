@@ -183,9 +183,9 @@ def test_a_blind_resume_fails_its_scenarios(
 ) -> None:
     import maestro.domain.pending as pending
     import maestro.lanes.manage_existing as manage_existing
-    import maestro.pipeline.steps as steps
+    import maestro.pipeline.shared as shared
 
-    for module in (steps, manage_existing, pending):
+    for module in (shared, manage_existing, pending):
         monkeypatch.setattr(module, "revalidate", _blind)
     result = run_scenario(load_scenario(SCENARIOS / f"{scenario}.yaml"))
     assert not result.passed
@@ -198,7 +198,7 @@ def test_a_text_claimed_but_never_sent_fails_on_shame(
     """The evidence lens reads the watcher's ledger: a messenger that claims a send without
     calling Twilio leaves shame, and the checkpoint fails on it (not only on the message)."""
     from maestro.adapters.twilio_sms import TwilioMessenger
-    from maestro.ports import SentMessage
+    from maestro.ports.messaging import SentMessage
 
     lies: list[str] = []
 

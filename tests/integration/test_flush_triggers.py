@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from maestro.adapters.dynamodb_memory import DynamoStateStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
 from maestro.domain.models import Urgency, VisitWindow, WorkOrderStatus
 from maestro.domain.records import MaestroState
 from maestro_dev.local.stack import LocalStack

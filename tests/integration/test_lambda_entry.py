@@ -20,13 +20,13 @@ from maestro.access import EVENT_PUBLISHERS, FUNCTION_TABLES
 from maestro.adapters.ddb import UnconfiguredTableError
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.clock import SystemClock
-from maestro.domain.events import claim_dict
+from maestro.domain.events import DomainEvent, claim_dict
 from maestro.domain.execution_input import execution_input
 from maestro.ingest import entry, flusher_entry
 from maestro.observability import LazyTracer
 from maestro.pipeline import entry as pipeline_entry
 from maestro.pipeline.entry import build_pipeline
-from maestro.ports import DebounceSignal, DomainEvent
+from maestro.ports.workflows import DebounceSignal
 from maestro.settings import PipelineSettings
 from maestro_dev.local.stack import FakeLambdaContext
 

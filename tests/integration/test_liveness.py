@@ -33,7 +33,7 @@ from embedded import (
 
 from maestro.domain.actions import CreateWo
 from maestro.ingest.webhooks import MAX_TRANSCRIPT_CHARS
-from maestro.ports import StaleVersionError
+from maestro.ports.stores import StaleVersionError
 from maestro_dev.local.events import signed_transcript_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 from embedded import open_wo
 
-from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.models import MediaRef
 from maestro.domain.timeline import NoteEntry
 from maestro_dev.local.stack import LocalStack

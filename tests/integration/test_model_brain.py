@@ -16,7 +16,7 @@ import pytest
 from embedded import decisions, described, new_executions, outcomes, pages, sms, to_phone
 
 from maestro.adapters.anthropic_model import AnthropicModel
-from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.brain.model import ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import WorkOrder, WorkOrderStatus

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from embedded import flush, open_wo, sms, to_phone, work_orders
 
-from maestro.adapters.dynamodb_memory import DynamoTimeline
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.domain.timeline import NoteEntry
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, seed

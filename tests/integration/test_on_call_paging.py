@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from maestro.domain.directory import Directory, OnCall, Person, PersonRole, Property, Unit
-from maestro.domain.events import EscalationPaged, body_digest
+from maestro.domain.events import DomainEvent, EscalationPaged, body_digest
 from maestro.lanes import on_call as on_call_module
 from maestro.lanes.escalate import UNREACHED
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC
-from maestro.ports import DomainEvent
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import seed_directory
 from tests.integration.embedded import completion, flush, outcomes, package_id, sms, to_phone

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.execution_input import execution_input
 from maestro.domain.models import (
     FlushTrigger,
@@ -20,7 +21,7 @@ from maestro.domain.models import (
     conversation_id_for,
     package_id_for,
 )
-from maestro.pipeline.steps import TransientError
+from maestro.errors import TransientError
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import (
     ASL_PATH,

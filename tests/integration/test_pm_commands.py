@@ -16,12 +16,10 @@ from datetime import timedelta
 import pytest
 from embedded import flush, outcomes, sent_by, sms, to_phone
 
-from maestro.adapters.dynamodb_memory import (
-    DynamoPendingStore,
-    DynamoStateStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.directory import Directory, Person, PersonRole, Property, Unit
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.records import PendingConfirmation

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from embedded import flush, open_wo, sms
 
+from maestro.domain.events import DomainEvent
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.lanes.base import LaneContext
-from maestro.ports import DomainEvent, SentMessage
+from maestro.ports.messaging import SentMessage
 from maestro_dev.local.demo import STORY
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
 from maestro_dev.local.twilio_loopback import Fault

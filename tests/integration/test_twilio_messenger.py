@@ -19,7 +19,7 @@ from twilio.rest import Client
 
 from maestro.adapters.ddb import from_item, to_value
 from maestro.adapters.twilio_sms import TwilioMessageReader, TwilioMessenger
-from maestro.ports import SendFailedError
+from maestro.ports.messaging import SendFailedError
 from maestro_dev.local.clock import VirtualClock
 from maestro_dev.local.twilio_loopback import (
     LOCAL_ACCOUNT_SID,

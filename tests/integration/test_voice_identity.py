@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from embedded import decisions, flush, new_executions, open_wo, outcomes, pages, to_phone
 
-from maestro.adapters.dynamodb_memory import DynamoPendingStore, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.brain.model import ModelAnswer, ModelRequest, ToolUse
 from maestro.domain.models import Channel, WorkOrder, WorkOrderStatus
 from maestro.domain.records import Disposition, MaestroDecision, PendingConfirmation

@@ -19,7 +19,8 @@ import pytest
 from embedded import open_wo, run_cli, serving
 
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
-from maestro.adapters.dynamodb_memory import DynamoTimeline, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.directory import Trade
 from maestro.domain.dispatch import DispatchRun, Judgment, Offer, RankedVendor, Wait
 from maestro.domain.models import MediaRef, Urgency, WorkOrder, WorkOrderStatus

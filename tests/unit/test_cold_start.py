@@ -33,10 +33,14 @@ NOT_INBOUND = (
     "maestro.domain.actions",
     "maestro.domain.memory",
     "maestro.ingest.flusher",
-    "maestro.adapters.dynamodb_memory",
+    "maestro.adapters.dynamodb_decisions",
+    "maestro.adapters.dynamodb_pending",
+    "maestro.adapters.dynamodb_state",
+    "maestro.adapters.dynamodb_timeline",
+    "maestro.adapters.dynamodb_work_orders",
 )
 # The flusher flushes and starts executions: without a model key it runs no brain stage.
-NOT_FLUSHER = ("maestro.brain.models", "maestro.brain.offline", "maestro.pipeline.steps")
+NOT_FLUSHER = ("maestro.brain.models", "maestro.brain.offline", "maestro.pipeline.shared")
 
 _PROBE = textwrap.dedent(
     """

@@ -40,7 +40,7 @@ from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
 from maestro.lanes.escalate import PAGED_TEXTS, safety_instructions
 from maestro.pipeline.digest import DigestDeps, DigestSender
-from maestro.ports import NotTextableError, SendFailedError, SentMessage
+from maestro.ports.messaging import NotTextableError, SendFailedError, SentMessage
 from maestro_dev.fakes import (
     InMemoryDigest,
     InMemoryPartyDirectory,

@@ -41,7 +41,8 @@ from maestro.domain.models import (
     package_id_for,
 )
 from maestro.domain.records import CLOSED_CLARIFICATION, CLOSED_HOLD
-from maestro.pipeline.steps import Pipeline, PipelineDeps
+from maestro.pipeline.entry import run_step
+from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
@@ -152,26 +153,28 @@ class Conversation:
                 }
             )
         )
-        state["precheck"] = p.precheck(state)
+        state["precheck"] = run_step(p, "precheck", state)
         if state["precheck"]["route"] == "escalate":
-            state["escalated"] = p.escalate(state, act=p.act)
-        state["lease"] = p.lease(state)
+            state["escalated"] = run_step(p, "escalate", state)
+        state["lease"] = run_step(p, "lease", state)
         if state["precheck"]["route"] != "escalate":
-            state["resolution"] = p.resolve(state)
+            state["resolution"] = run_step(p, "resolve", state)
             if state["resolution"]["route"] == "brain":
-                state["brain"] = p.brain(state)
-            state["disposal"] = p.dispose(state)
+                state["brain"] = run_step(p, "brain", state)
+            state["disposal"] = run_step(p, "dispose", state)
             state["effects"] = [
-                p.act(
+                run_step(
+                    p,
+                    "act",
                     {
                         "queued": queued,
                         **{k: state[k] for k in ("package_id", "conversation_id", "flush_number")},
                         **{k: state[k] for k in ("package", "package_ref", "lease", "step")},
-                    }
+                    },
                 )
                 for queued in state["disposal"]["actions"]
             ]
-        state["persisted"] = p.persist(state)
+        state["persisted"] = run_step(p, "persist", state)
         return state
 
     def vendor_completes(self, wo_id: str) -> None:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from maestro.domain.digest import DIGEST_EXCERPT_CHARS, DigestEntry, digest_page, hour_of
-from maestro.domain.events import body_digest
+from maestro.domain.events import DomainEvent, body_digest
 from maestro.pipeline.digest import DigestDeps, DigestSender, digest_package_id
-from maestro.ports import DomainEvent
 from maestro_dev.fakes import InMemoryDailyCaps, InMemoryDigest, RecordingMessenger
 
 HOUR = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

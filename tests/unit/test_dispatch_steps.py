@@ -15,7 +15,8 @@ from maestro.domain.directory import Directory, Person, PersonRole, Property, Tr
 from maestro.domain.dispatch import DispatchRun, run_package_id
 from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import NoteEntry
-from maestro.ports import SendFailedError, StaleVersionError
+from maestro.ports.messaging import SendFailedError
+from maestro.ports.stores import StaleVersionError
 from maestro.settings import DispatchPolicySettings
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,

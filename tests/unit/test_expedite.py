@@ -16,7 +16,8 @@ from maestro.domain.models import (
 )
 from maestro.domain.records import MaestroState
 from maestro.ingest.flusher import flush_trigger
-from maestro.ports import ConversationMeta, DebounceSignal
+from maestro.ports.conversations import ConversationMeta
+from maestro.ports.workflows import DebounceSignal
 from tests.builders import T0, work_order
 
 

@@ -54,7 +54,7 @@ from maestro.domain.models import (
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
 from maestro.pipeline.contract import StepError
-from maestro.pipeline.steps import short_failure_reason
+from maestro.pipeline.fail_open import short_failure_reason
 from maestro_dev.fakes import (
     InMemoryDailyCaps,
     InMemoryDigest,
@@ -605,7 +605,7 @@ def test_every_gather_question_is_composed_of_fixed_texts(language: str) -> None
         assert all(composed_of_fixed_texts(item, only="GATHER_ASK") for item in items), text
 
 
-# --- fail-open's page (pipeline/steps.py): its template, and why the package failed -------------
+# --- fail-open's page (pipeline/fail_open.py): its template, and why the package failed ---------
 
 
 def test_every_fail_open_reason_is_a_fixed_text() -> None:

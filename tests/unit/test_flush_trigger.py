@@ -6,7 +6,8 @@ import pytest
 
 from maestro.domain.models import FlushTrigger
 from maestro.ingest.flusher import flush_trigger
-from maestro.ports import ConversationMeta, DebounceSignal
+from maestro.ports.conversations import ConversationMeta
+from maestro.ports.workflows import DebounceSignal
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 MAX_WAIT = timedelta(minutes=15)

@@ -40,7 +40,7 @@ from maestro.lanes import LANES, execute
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import touch, update_work_order
 from maestro.lanes.escalate import HELD_BACK, PAGE_EXCERPT_CHARS, safety_instructions
-from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 from maestro_dev.fakes import (
     InMemoryDailyCaps,
     InMemoryDigest,

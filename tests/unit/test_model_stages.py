@@ -20,7 +20,7 @@ from maestro.domain.consensus import ConsensusPolicy, ConsensusStatus, aggregate
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import Route, WorkOrder, WoSnapshot
 from maestro.domain.revalidate import FieldChange, Target
-from maestro.ports import BudgetScope
+from maestro.ports.limits import BudgetScope
 from maestro_dev.scripted import ScriptedModel
 
 

@@ -30,7 +30,7 @@ from maestro.domain.dispose import dispose
 from maestro.domain.models import OpenContext, Party, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.roles import PM_CONTEXTS, allowed, manages, part_in, part_of
 from maestro.domain.wo_refs import wo_refs
-from maestro.pipeline.steps import Pipeline, PipelineDeps
+from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
     InMemoryDailyCaps,
     InMemoryDigest,

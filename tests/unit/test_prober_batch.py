@@ -10,7 +10,7 @@ from builders import T0
 
 from maestro.ingest.prober import ProbeSignals
 from maestro.ingest.prober_entry import process_probe_batch
-from maestro.ports import DebounceSignal
+from maestro.ports.workflows import DebounceSignal
 
 
 class _Signals:

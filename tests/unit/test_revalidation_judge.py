@@ -27,7 +27,7 @@ from maestro.domain.models import (
 )
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.revalidate import FieldChange, Target, changed_fields, revalidate
-from maestro.ports import BudgetScope
+from maestro.ports.limits import BudgetScope
 from maestro_dev.scripted import ScriptedModel
 
 VALID = {"status": "decided", "action": "valid", "confidence": 0.95}

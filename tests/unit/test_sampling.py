@@ -32,7 +32,7 @@ from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.models import ContextKind, OpenContext
 from maestro.domain.records import BrainSample
 from maestro.domain.votes import Ballot, Reading, SamplingPlan
-from maestro.ports import BudgetScope
+from maestro.ports.limits import BudgetScope
 from maestro_dev.scripted import answer_with
 
 POLICY = ConsensusPolicy()

@@ -56,7 +56,7 @@ from maestro.domain.records import (
 )
 from maestro.lanes import execute
 from maestro.lanes.base import LaneContext
-from maestro.pipeline.steps import Pipeline, PipelineDeps
+from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
     InMemoryDailyCaps,
     InMemoryDigest,

@@ -48,8 +48,9 @@ from maestro.domain.records import PendingClarification
 from maestro.domain.timeline import NoteEntry
 from maestro.lanes.dispatch_waits import gather_items
 from maestro.pipeline.contract import ActItem
-from maestro.pipeline.steps import Pipeline, PipelineDeps
-from maestro.ports import SendFailedError, SentMessage
+from maestro.pipeline.entry import run_step
+from maestro.pipeline.shared import Pipeline, PipelineDeps
+from maestro.ports.messaging import SendFailedError, SentMessage
 from maestro_dev.fakes import (
     InMemoryPartyDirectory,
     InMemoryPendingStore,
@@ -185,27 +186,29 @@ class World:
         act…, persist; JSON between the steps."""
         state = self.until_dispose(who, text)
         state["effects"] = [self.act(state, queued) for queued in state["disposal"]["actions"]]
-        state["persisted"] = self.pipeline.persist(state)
+        state["persisted"] = run_step(self.pipeline, "persist", state)
         return state
 
     def until_dispose(self, who: Party, text: str) -> dict[str, Any]:
         p = self.pipeline
         state = self.state(self.package(who, text))
-        state["precheck"] = p.precheck(state)
-        state["lease"] = p.lease(state)
-        state["resolution"] = p.resolve(state)
+        state["precheck"] = run_step(p, "precheck", state)
+        state["lease"] = run_step(p, "lease", state)
+        state["resolution"] = run_step(p, "resolve", state)
         if state["resolution"]["route"] == "brain":
-            state["brain"] = p.brain(state)
-        state["disposal"] = p.dispose(state)
+            state["brain"] = run_step(p, "brain", state)
+        state["disposal"] = run_step(p, "dispose", state)
         return state
 
     def act(self, state: dict[str, Any], queued: dict[str, Any]) -> dict[str, Any]:
-        return self.pipeline.act(
+        return run_step(
+            self.pipeline,
+            "act",
             {
                 "queued": queued,
                 **{k: state[k] for k in ("package_id", "conversation_id", "flush_number")},
                 **{k: state[k] for k in ("package", "package_ref", "lease", "step")},
-            }
+            },
         )
 
     def bodies(self, who: Party) -> list[str]:
@@ -227,16 +230,16 @@ def _answer(world: World, token: str) -> WaitAnswer:
 def test_the_lease_snapshot_names_the_senders_open_waits_but_never_the_token() -> None:
     world = World(runs=[_run("WO-410", "offer", ROSA, 2)])
     state = world.state(world.package(ROSA, "hello"))
-    state["precheck"] = world.pipeline.precheck(state)
-    lease = world.pipeline.lease(state)
+    state["precheck"] = run_step(world.pipeline, "precheck", state)
+    lease = run_step(world.pipeline, "lease", state)
     assert [(w["wo_id"], w["kind"], w["offer_index"]) for w in lease["waits"]] == [
         ("WO-410", "offer", 2)
     ]
     assert "token-WO-410" not in json.dumps(lease)  # the console shows the state: no token in it
     # Another party's package sees none of Rosa's waits.
     other = world.state(world.package(OMAR, "hello"))
-    other["precheck"] = world.pipeline.precheck(other)
-    assert world.pipeline.lease(other)["waits"] == []
+    other["precheck"] = run_step(world.pipeline, "precheck", other)
+    assert run_step(world.pipeline, "lease", other)["waits"] == []
 
 
 # -- a vendor's answer to their offer ----------------------------------------------------------
@@ -367,8 +370,8 @@ def test_a_pms_yes_and_no_answer_their_approvals() -> None:
 def _act(world: World, who: Party, text: str, action: Any) -> dict[str, Any]:
     package = world.package(who, text)
     state = world.state(package)
-    state["precheck"] = world.pipeline.precheck(state)
-    lease = world.pipeline.lease(state)
+    state["precheck"] = run_step(world.pipeline, "precheck", state)
+    lease = run_step(world.pipeline, "lease", state)
     queued = QueuedAction(
         index=0,
         idempotency_key=f"{package.package_id}#0",
@@ -384,7 +387,7 @@ def _act(world: World, who: Party, text: str, action: Any) -> dict[str, Any]:
         package_ref=PackageRef.of(package),
         lease=lease,  # type: ignore[arg-type]
     )
-    return world.pipeline.act(json.loads(item.model_dump_json()))
+    return run_step(world.pipeline, "act", json.loads(item.model_dump_json()))
 
 
 def test_the_tenants_details_during_gather_complete_the_wait_and_she_hears_the_truth() -> None:

@@ -25,7 +25,7 @@ from maestro.domain.dispatch import (
 )
 from maestro.domain.events import DomainEvent, EventType, body_digest
 from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
-from maestro.ports import SentMessage
+from maestro.ports.messaging import SentMessage
 from maestro.verify.watcher import Watcher, WatcherDeps
 from maestro_dev.fakes import (
     InMemoryLedger,

@@ -33,8 +33,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from maestro.adapters.dynamodb_memory import DynamoDecisionLog, DynamoWorkOrderStore
-from maestro.ports import Gate
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
+from maestro.ports.workflows import Gate
 from maestro_dev.console.graph import current_states
 from maestro_dev.evals.runner import StartedRun, eval_stack, release_eval_gate, start_run
 from maestro_dev.evals.runs import ControlRow, Mode

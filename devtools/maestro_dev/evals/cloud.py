@@ -37,7 +37,8 @@ from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.adapters.messaging import message_reader_for
-from maestro.ports import MessageReader, Secrets
+from maestro.ports.evidence import MessageReader
+from maestro.ports.platform import Secrets
 from maestro.settings import TwilioSettings
 from maestro.tables import ALL_TABLES, TableSpec
 from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_run, start_of

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from maestro.domain.ledger import LedgerRow
-from maestro.ports import MessageReader
+from maestro.ports.evidence import MessageReader
 
 
 class StackClock(Protocol):

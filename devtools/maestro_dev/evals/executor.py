@@ -16,12 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoPendingStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.actions import Lane, ManageExistingParams
 from maestro.domain.directory import PersonRole, on_call_at
 from maestro.domain.models import (

@@ -25,20 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
 from maestro.adapters.dynamodb_consent import DynamoConsentStore
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoPendingStore,
-    DynamoStateStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.dispatch import DispatchRun, run_package_id
 from maestro.domain.execution_input import ExecutionInput
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.domain.timeline import NoteEntry, photos_on
-from maestro.ports import FlushClaim
+from maestro.ports.conversations import FlushClaim
 from maestro_dev.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
 
 if TYPE_CHECKING:

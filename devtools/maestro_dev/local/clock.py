@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from maestro.ports import DebounceSignal
+from maestro.ports.workflows import DebounceSignal
 
 
 class VirtualClock:

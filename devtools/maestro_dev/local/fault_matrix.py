@@ -36,16 +36,14 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from maestro.access import STATE_MACHINES
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_ledger import DynamoLedger
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.brain.model import ModelError, ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import Party, WorkOrder, conversation_id_for
-from maestro.ports import DebounceSignal
+from maestro.ports.workflows import DebounceSignal
 from maestro_dev.local.events import signed_sms_event
 from maestro_dev.local.faults import (
     Crash,

@@ -69,7 +69,8 @@ from maestro.domain.digest import next_hour
 from maestro.domain.ledger import LedgerRow
 from maestro.ingest.prober import ProbeSignals
 from maestro.pipeline.digest import DigestReport
-from maestro.ports import Gate, SentMessage
+from maestro.ports.messaging import SentMessage
+from maestro.ports.workflows import Gate
 from maestro.verify.sweeper import SweepReport
 from maestro_dev.local import lambda_logs
 from maestro_dev.local.clock import VirtualClock, VirtualDelayQueue
@@ -405,7 +406,7 @@ class LocalStack:
         from maestro.adapters.dynamodb_consent import DynamoConsentStore
         from maestro.adapters.dynamodb_directory import DynamoDirectory
         from maestro.adapters.dynamodb_ledger import DynamoLedger
-        from maestro.adapters.dynamodb_memory import DynamoPartyDirectory
+        from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
         from maestro.adapters.eventbridge import EVENT_SOURCE
         from maestro.adapters.stepfunctions import StepFunctionsStarter
         from maestro.dispatch.entry import build_dispatch

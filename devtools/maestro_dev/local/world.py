@@ -60,7 +60,8 @@ def housed(*tenants: Person, at: Property = WORLD_PROPERTY) -> Directory:
 def seed_world(stack: Any, world: World, now: datetime | None = None) -> dict[str, int]:
     """Put ``world``'s parties (through the directory importer, :func:`seed_directory`) and
     work orders in the stack's stores; each WO's version."""
-    from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+    from maestro.adapters.dynamodb_state import DynamoStateStore
+    from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 
     seed_directory(stack, world.directory())
     store = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"])

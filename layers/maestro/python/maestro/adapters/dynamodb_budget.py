@@ -34,7 +34,7 @@ from maestro.adapters.dynamodb_caps import (
 )
 from maestro.domain.common import Frozen
 from maestro.observability import count
-from maestro.ports import BudgetScope
+from maestro.ports.limits import BudgetScope
 from maestro.tables import CONVERSATIONS
 
 __all__ = ["BudgetCaps", "DynamoModelBudget"]
@@ -59,7 +59,7 @@ class BudgetCaps(Frozen):
 
 
 class DynamoModelBudget:
-    """:class:`maestro.ports.ModelBudget`."""
+    """:class:`maestro.ports.limits.ModelBudget`."""
 
     def __init__(
         self, client: DynamoDBClient, conversations_table: str, caps: BudgetCaps | None = None

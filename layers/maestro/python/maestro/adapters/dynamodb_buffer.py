@@ -31,15 +31,15 @@ from maestro.adapters.ddb import (
 )
 from maestro.adapters.twilio_status import status_rank
 from maestro.domain.models import FlushTrigger, Message, PreCheckResult, package_id_for
-from maestro.ports import (
+from maestro.ports.conversations import (
     AppendResult,
     ConversationMeta,
     DeliveryStatus,
     FlushClaim,
     InboundDraft,
-    PageWindow,
     StatusRecorded,
 )
+from maestro.ports.limits import PageWindow
 from maestro.tables import (
     CONVERSATIONS,
     MESSAGES,
@@ -89,7 +89,7 @@ class BufferContentionError(RuntimeError):
 
 
 class DynamoConversationBuffer:
-    """:class:`maestro.ports.ConversationBuffer` on DynamoDB."""
+    """:class:`maestro.ports.conversations.ConversationBuffer` on DynamoDB."""
 
     def __init__(
         self,
@@ -639,8 +639,8 @@ class DynamoConversationBuffer:
 
 
 class DynamoPageThrottle:
-    """:class:`maestro.ports.PageThrottle` on the conversations table (item ``window`` under the
-    partition ``throttle#<key>``), expired by the table's TTL after its window."""
+    """:class:`maestro.ports.limits.PageThrottle` on the conversations table (item ``window`` under
+    the partition ``throttle#<key>``), expired by the table's TTL after its window."""
 
     def __init__(self, client: DynamoDBClient, conversations_table: str) -> None:
         self._ddb = client
@@ -737,7 +737,7 @@ class DynamoPageThrottle:
 
 
 class DynamoOutboundStatusStore:
-    """:class:`maestro.ports.OutboundStatusStore` on the messages table."""
+    """:class:`maestro.ports.conversations.OutboundStatusStore` on the messages table."""
 
     def __init__(self, client: DynamoDBClient, messages_table: str) -> None:
         self._ddb = client

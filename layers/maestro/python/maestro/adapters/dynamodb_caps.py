@@ -37,7 +37,7 @@ from pydantic import Field
 from maestro.adapters.ddb import DynamoDBClient, cancellation_codes, from_item, to_value
 from maestro.domain.common import Frozen
 from maestro.observability import DAILY_CAP_METRIC, count
-from maestro.ports import CapName
+from maestro.ports.limits import CapName
 from maestro.tables import CONVERSATIONS
 
 __all__ = [
@@ -153,7 +153,7 @@ def first_with_room(
 
 
 class DynamoDailyCaps:
-    """:class:`maestro.ports.DailyCaps`."""
+    """:class:`maestro.ports.limits.DailyCaps`."""
 
     def __init__(
         self, client: DynamoDBClient, conversations_table: str, limits: DailyCapLimits

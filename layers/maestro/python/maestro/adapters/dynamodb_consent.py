@@ -1,5 +1,5 @@
-""":class:`maestro.ports.ConsentStore` on the conversations table: item ``state`` under the
-partition ``consent#<pseudonym>`` (no TTL: an opt-out lasts until the person opts back in).
+""":class:`maestro.ports.messaging.ConsentStore` on the conversations table: item ``state`` under
+the partition ``consent#<pseudonym>`` (no TTL: an opt-out lasts until the person opts back in).
 
 The partition names a hash of the number, never the number, and the item holds no words: an
 erase (docs/erase-and-retention.md) finds nothing of the person in it and keeps it, so a STOP

@@ -1,4 +1,5 @@
-"""The hourly digest on DynamoDB (:class:`maestro.ports.Digest`), on the conversations table.
+"""The hourly digest on DynamoDB (:class:`maestro.ports.messaging.Digest`), on the conversations
+table.
 
 One partition per UTC hour, ``digest#<YYYY-MM-DDTHH>``:
 - ``line#<subject>``: one line per subject (an unknown number) per hour: the first entry's

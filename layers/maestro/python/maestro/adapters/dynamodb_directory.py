@@ -44,7 +44,7 @@ from maestro.domain.directory import (
     on_call_at,
     vendors_for,
 )
-from maestro.ports import DirectoryReader
+from maestro.ports.stores import DirectoryReader
 from maestro.tables import DIRECTORY
 
 __all__ = ["DirectoryEntity", "DynamoDirectory", "entity_keys", "model_key"]

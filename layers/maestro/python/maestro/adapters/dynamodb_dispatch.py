@@ -12,9 +12,9 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.adapters.dynamodb_memory import _check_next_version, _conditional_put
+from maestro.adapters.dynamodb_writes import check_next_version, conditional_put
 from maestro.domain.dispatch import DispatchRun
-from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 from maestro.tables import DISPATCH
 
 __all__ = ["DynamoDispatchStore"]
@@ -24,8 +24,8 @@ _DOC = "doc"
 
 
 class DynamoDispatchStore:
-    """:class:`maestro.ports.DispatchStore`. The whole run is one JSON document (readable in the
-    console) beside its key, version, step and, while it waits, the waiting party (the sparse
+    """:class:`maestro.ports.stores.DispatchStore`. The whole run is one JSON document (readable in
+    the console) beside its key, version, step and, while it waits, the waiting party (the sparse
     index): a whole-item put, so an answered wait simply leaves the index."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
@@ -39,7 +39,7 @@ class DynamoDispatchStore:
         return DispatchRun.model_validate_json(from_item(item)[_DOC])
 
     def put(self, run: DispatchRun, expected_version: int | None) -> None:
-        _check_next_version(run.version, expected_version)
+        check_next_version(run.version, expected_version)
         attributes: dict[str, Any] = {
             DISPATCH.partition.name: run.wo_id,
             "version": run.version,
@@ -54,7 +54,7 @@ class DynamoDispatchStore:
         else:
             condition, names = "#version = :expected", {"#version": "version"}
             values, error = {":expected": expected_version}, StaleVersionError
-        _conditional_put(
+        conditional_put(
             self._ddb, self._table, to_item(attributes), condition, names, values, error
         )
 

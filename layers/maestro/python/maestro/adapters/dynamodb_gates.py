@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from maestro.adapters.ddb import DynamoDBClient, from_item, to_item, to_value
-from maestro.ports import Gate
+from maestro.ports.workflows import Gate
 from maestro.tables import GATES
 
 GATE_RETENTION = timedelta(days=1)  # a gate outlives the state machine's own one-day timeout
@@ -17,7 +17,7 @@ def _gate_key(gate: str, index: int | None) -> str:
 
 
 class DynamoGateStore:
-    """:class:`maestro.ports.GateStore`."""
+    """:class:`maestro.ports.workflows.GateStore`."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._ddb = client

@@ -32,7 +32,7 @@ _MARK_KEY = "mark_key"
 
 
 class DynamoLedger:
-    """:class:`maestro.ports.Ledger`."""
+    """:class:`maestro.ports.evidence.Ledger`."""
 
     def __init__(
         self,
@@ -144,7 +144,7 @@ class DynamoLedger:
 
 
 class DynamoSweepWatermark:
-    """:class:`maestro.ports.SweepWatermark` as one item of the ledger table (the sweeper
+    """:class:`maestro.ports.evidence.SweepWatermark` as one item of the ledger table (the sweeper
     writes only the ledger). ``mark_key`` is the completions index's sort key of the mark, so
     "never back" is one string comparison in the condition."""
 

@@ -20,7 +20,7 @@ from maestro.adapters.ddb import (
     to_value,
 )
 from maestro.domain.models import Party
-from maestro.ports import PartyDirectory
+from maestro.ports.stores import PartyDirectory
 from maestro.tables import PARTIES
 
 __all__ = ["DynamoPartyDirectory"]

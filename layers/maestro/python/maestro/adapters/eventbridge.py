@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from maestro.ports import DomainEvent
+from maestro.domain.events import DomainEvent
 
 if TYPE_CHECKING:
     from mypy_boto3_events.client import EventBridgeClient
@@ -21,7 +21,7 @@ class FailedPublishError(RuntimeError):
 
 
 class EventBridgeBus:
-    """:class:`maestro.ports.EventBus`."""
+    """:class:`maestro.ports.events.EventBus`."""
 
     def __init__(self, client: EventBridgeClient, bus_name: str) -> None:
         self._events = client
@@ -47,7 +47,7 @@ class EventBridgeBus:
 
 
 class NoBus:
-    """:class:`maestro.ports.EventBus` for a function whose settings name no bus (a step that
+    """:class:`maestro.ports.events.EventBus` for a function whose settings name no bus (a step that
     publishes nothing, ``maestro.access.EVENT_PUBLISHERS``): publishing is a wiring error,
     said plainly; publishing nothing is fine."""
 

@@ -14,7 +14,7 @@ from maestro.adapters.secrets import SecretsManagerSecrets
 from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.model import LanguageModel
 from maestro.observability import logger
-from maestro.ports import Clock
+from maestro.ports.platform import Clock
 from maestro.settings import ModelSettings
 
 __all__ = ["language_model"]

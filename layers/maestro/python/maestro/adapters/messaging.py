@@ -21,24 +21,23 @@ from maestro.adapters.secrets import SecretsManagerSecrets
 from maestro.adapters.twilio_sms import TwilioMessageReader, TwilioMessenger, twilio_client
 from maestro.domain.consent import TWILIO_UNSUBSCRIBED, ConsentChange
 from maestro.observability import count, logger
-from maestro.ports import (
-    Clock,
+from maestro.ports.evidence import MessageReader
+from maestro.ports.messaging import (
     ConsentStore,
-    MessageReader,
     Messenger,
     NotTextableError,
-    PartyDirectory,
-    Secrets,
     SendFailedError,
     SentMessage,
 )
+from maestro.ports.platform import Clock, Secrets
+from maestro.ports.stores import PartyDirectory
 from maestro.settings import TwilioSettings
 
 __all__ = ["ConsentGuard", "message_reader_for", "messenger_for"]
 
 
 class ConsentGuard:
-    """:class:`maestro.ports.Messenger` that texts only a phone that may be texted.
+    """:class:`maestro.ports.messaging.Messenger` that texts only a phone that may be texted.
 
     Before each send: the phone's consent (its own STOP, or Twilio's 21610) and, when a party
     directory is given, the directory's ``sms_consent``. Either says no: :class:`NotTextableError`,

@@ -19,13 +19,15 @@ from maestro.adapters.ddb import (
     to_item,
     to_value,
 )
-from maestro.ports import Clock, MessageRead, SentMessage, recorded_sid
+from maestro.ports.evidence import MessageRead
+from maestro.ports.messaging import SentMessage, recorded_sid
+from maestro.ports.platform import Clock
 from maestro.tables import MESSAGES, RETENTION_DAYS, TTL_ATTRIBUTE, expires_at_epoch
 
 
 class DynamoRecordingMessenger:
-    """:class:`maestro.ports.Messenger` that records instead of sending (idempotent by key).
-    A record holds a body and a number, so it expires with the messages (from when it was
+    """:class:`maestro.ports.messaging.Messenger` that records instead of sending (idempotent by
+    key). A record holds a body and a number, so it expires with the messages (from when it was
     recorded; ``retention_days`` 0: kept until erased), as a sent one does."""
 
     def __init__(
@@ -98,8 +100,9 @@ class DynamoRecordingMessenger:
 
 
 class RecordedMessageReader:
-    """:class:`maestro.ports.MessageReader` for the recording messenger: its only surface is the
-    messages table (``ddb-read``). A recorded message was never sent, and the read says so."""
+    """:class:`maestro.ports.evidence.MessageReader` for the recording messenger: its only surface
+    is the messages table (``ddb-read``). A recorded message was never sent, and the read says
+    so."""
 
     provenance: Literal["twilio-read", "ddb-read"] = "ddb-read"
     surface = "the messages table (recording messenger: nothing is sent)"

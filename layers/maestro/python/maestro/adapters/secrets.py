@@ -6,7 +6,8 @@ from aws_lambda_powertools.utilities import parameters
 
 
 class SecretsManagerSecrets:
-    """:class:`maestro.ports.Secrets` on AWS Secrets Manager (Powertools caches for 5 minutes)."""
+    """:class:`maestro.ports.platform.Secrets` on AWS Secrets Manager (Powertools caches for 5
+    minutes)."""
 
     def __init__(self, max_age_seconds: int = 300) -> None:
         self._max_age = max_age_seconds

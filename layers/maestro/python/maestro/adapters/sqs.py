@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from maestro.ports import MAX_DEBOUNCE_DELAY_SECONDS, DebounceSignal
+from maestro.ports.workflows import MAX_DEBOUNCE_DELAY_SECONDS, DebounceSignal
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
@@ -13,7 +13,8 @@ else:
 
 
 class SqsDebounceQueue:
-    """:class:`maestro.ports.DebounceQueue`: one delayed message per signal (max 15 min)."""
+    """:class:`maestro.ports.workflows.DebounceQueue`: one delayed message per signal (max 15
+    min)."""
 
     def __init__(self, client: SQSClient, queue_url: str) -> None:
         self._sqs = client

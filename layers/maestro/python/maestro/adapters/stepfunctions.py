@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from maestro.domain.execution_input import execution_input
 from maestro.domain.models import Package
-from maestro.ports import TaskTokenGoneError
+from maestro.ports.workflows import TaskTokenGoneError
 
 __all__ = ["StepFunctionsStarter", "StepFunctionsTaskTokens"]
 
@@ -21,7 +21,8 @@ else:
 
 
 class StepFunctionsStarter:
-    """:class:`maestro.ports.WorkflowStarter`: one Standard execution per package, named by it."""
+    """:class:`maestro.ports.workflows.WorkflowStarter`: one Standard execution per package, named
+    by it."""
 
     def __init__(self, client: SFNClient, state_machine_arn: str, *, step: bool = False) -> None:
         self._sfn = client
@@ -46,9 +47,9 @@ _GONE = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})
 
 
 class StepFunctionsTaskTokens:
-    """:class:`maestro.ports.TaskTokens`: SendTaskSuccess. A token that waits no more (answered,
-    timed out, or its execution stopped) is :class:`TaskTokenGoneError`, not a failure: the
-    answer came too late to count, which the caller says."""
+    """:class:`maestro.ports.workflows.TaskTokens`: SendTaskSuccess. A token that waits no more
+    (answered, timed out, or its execution stopped) is :class:`TaskTokenGoneError`, not a failure:
+    the answer came too late to count, which the caller says."""
 
     def __init__(self, client: SFNClient) -> None:
         self._sfn = client

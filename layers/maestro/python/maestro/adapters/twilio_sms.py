@@ -1,7 +1,7 @@
 """SMS through Twilio's Messages API, over the real ``twilio`` SDK.
 
-:class:`TwilioMessenger` (the :class:`maestro.ports.Messenger`) sends with a status callback
-URL, idempotently per action key:
+:class:`TwilioMessenger` (the :class:`maestro.ports.messaging.Messenger`) sends with a status
+callback URL, idempotently per action key:
 
 1. A **send record** is claimed (a conditional put keyed by the idempotency key) *before*
    Twilio is called, holding the recipient and the text.
@@ -17,8 +17,8 @@ crash after Twilio accepted the message and before the SID was recorded) is look
 anything is sent again. So one action key texts once. Concurrent runs of one key are excluded
 upstream (the act step's idempotency layer). When every attempt fails, or Twilio refuses the
 message (a 4xx such as 21211, an invalid number), the record says ``failed`` with the reason and
-:class:`maestro.ports.SendFailedError` is raised: the step fails, the package fails open, and the
-decision log and the PM see it. Nothing is dropped silently.
+:class:`maestro.ports.messaging.SendFailedError` is raised: the step fails, the package fails open,
+and the decision log and the PM see it. Nothing is dropped silently.
 
 :class:`TwilioMessageReader` fetches a message by SID: the watcher's independent read.
 
@@ -45,7 +45,9 @@ from twilio.rest import Client
 from maestro.adapters.ddb import DynamoDBClient, from_item, is_conditional_failure, to_value
 from maestro.adapters.twilio_status import status_rank
 from maestro.domain.events import body_digest
-from maestro.ports import Clock, MessageRead, SendFailedError, SentMessage
+from maestro.ports.evidence import MessageRead
+from maestro.ports.messaging import SendFailedError, SentMessage
+from maestro.ports.platform import Clock
 from maestro.tables import MESSAGES, RETENTION_DAYS, SENDS, TTL_ATTRIBUTE, expires_at_epoch
 
 __all__ = [
@@ -131,7 +133,7 @@ def _when(value: Any) -> datetime | None:
 
 
 class TwilioMessenger:
-    """:class:`maestro.ports.Messenger` on Twilio (see the module's docstring)."""
+    """:class:`maestro.ports.messaging.Messenger` on Twilio (see the module's docstring)."""
 
     def __init__(
         self,
@@ -347,7 +349,7 @@ class TwilioMessenger:
 
 
 class TwilioMessageReader:
-    """:class:`maestro.ports.MessageReader` on Twilio: ``GET …/Messages/{Sid}.json``."""
+    """:class:`maestro.ports.evidence.MessageReader` on Twilio: ``GET …/Messages/{Sid}.json``."""
 
     provenance: Literal["twilio-read", "ddb-read"] = "twilio-read"
     surface = "Twilio Messages API"

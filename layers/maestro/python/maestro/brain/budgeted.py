@@ -1,7 +1,7 @@
 """Budgets around a language model: every call is charged before it is made.
 
 Per package and per conversation (per day), calls and tokens are capped
-(:class:`maestro.ports.ModelBudget`). A call over budget is not made: it fails as
+(:class:`maestro.ports.limits.ModelBudget`). A call over budget is not made: it fails as
 ``ModelError("budget_exhausted")``, which every stage handles like any other model failure,
 with its recorded deterministic default. The scope (which conversation, which package) is set by
 the step making the calls, around them. The bounded judgments also take their samples, at once,
@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from maestro.brain.model import LanguageModel, ModelAnswer, ModelError, ModelRequest, Tier
-from maestro.ports import BudgetScope, Clock, ModelBudget
+from maestro.ports.limits import BudgetScope, ModelBudget
+from maestro.ports.platform import Clock
 
 __all__ = ["BudgetedModel"]
 

@@ -21,7 +21,7 @@ from maestro.brain.model import LanguageModel
 from maestro.brain.offline import OfflineBrain
 from maestro.brain.reasoning import ModelBrain
 from maestro.brain.triage import ModelTriage
-from maestro.ports import Brain
+from maestro.ports.brain import Brain
 
 __all__ = ["Models", "models_for"]
 

@@ -21,7 +21,8 @@ from maestro.brain.models import Models
 from maestro.domain.models import PreCheckResult, context_for_work_order
 from maestro.domain.safety import safety_floor
 from maestro.observability import count, logger
-from maestro.ports import ConversationBuffer, PartyDirectory, WorkOrderStore
+from maestro.ports.conversations import ConversationBuffer
+from maestro.ports.stores import PartyDirectory, WorkOrderStore
 
 __all__ = ["Prober"]
 

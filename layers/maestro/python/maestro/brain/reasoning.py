@@ -180,7 +180,7 @@ class WindowWrites:
 
 
 class ModelBrain:
-    """:class:`maestro.ports.Brain` on a language model (the stronger tier)."""
+    """:class:`maestro.ports.brain.Brain` on a language model (the stronger tier)."""
 
     def __init__(self, model: LanguageModel) -> None:
         self._model = model

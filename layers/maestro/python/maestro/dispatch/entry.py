@@ -22,12 +22,10 @@ from maestro.adapters.ddb import refuse_unconfigured_tables, unconfigured_table
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
 from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
-from maestro.adapters.dynamodb_memory import (
-    DynamoPartyDirectory,
-    DynamoStateStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError
 from maestro.adapters.messaging import messenger_for
 from maestro.clock import SystemClock
@@ -37,7 +35,7 @@ from maestro.domain.models import Urgency
 from maestro.errors import TransientError
 from maestro.observability import logger, metrics, tracer
 from maestro.pipeline.entry import _transient
-from maestro.ports import Clock
+from maestro.ports.platform import Clock
 from maestro.settings import DispatchPolicySettings, DispatchSettings
 
 __all__ = ["STEPS", "build_dispatch", "make_handlers", "policy_of"]

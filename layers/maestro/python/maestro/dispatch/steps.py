@@ -44,7 +44,7 @@ from maestro.domain.dispatch import (
     WaitAnswer,
     run_package_id,
 )
-from maestro.domain.events import EventType, body_digest, claim_dict
+from maestro.domain.events import DomainEvent, EventType, body_digest, claim_dict
 from maestro.domain.judge import DispatchPolicy
 from maestro.domain.language import language_for
 from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
@@ -53,20 +53,15 @@ from maestro.domain.timeline import NoteEntry, StatusEntry, entry_id_for, photos
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import logger
 from maestro.pipeline.contract import StepError, dump
-from maestro.ports import (
+from maestro.ports.events import EventBus
+from maestro.ports.limits import CapName, DailyCaps
+from maestro.ports.messaging import Messenger, NotTextableError, SendFailedError, SentMessage
+from maestro.ports.platform import Clock
+from maestro.ports.stores import (
     AlreadyExistsError,
-    CapName,
-    Clock,
-    DailyCaps,
     DirectoryReader,
     DispatchStore,
-    DomainEvent,
-    EventBus,
-    Messenger,
-    NotTextableError,
     PartyDirectory,
-    SendFailedError,
-    SentMessage,
     StaleVersionError,
     StateStore,
     Timeline,

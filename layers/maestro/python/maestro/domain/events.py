@@ -32,7 +32,7 @@ Events carry ids and digests, never a phone number or anything someone wrote: th
 archive cannot be edited, so a person's erasure (docs/erase-and-retention.md) could not reach
 a body quoted there. The watcher reads the surface and compares digests, which is as strict.
 
-Pure: no I/O. ``maestro.ports`` re-exports :class:`DomainEvent` and :data:`EventType`.
+Pure: no I/O.
 """
 
 from __future__ import annotations

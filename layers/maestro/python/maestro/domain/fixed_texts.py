@@ -344,7 +344,7 @@ PM_HAS_IT: Final[Texts] = {
 """Said only after the guards brought the PM in (a page or the digest went)."""
 
 
-# --- the brain fell back (lanes/escalate.py, pipeline/steps.py) ----------------------------------
+# --- the brain fell back (lanes/escalate.py, pipeline/fail_open.py) ------------------------------
 
 FOLLOW_UP: Final[Texts] = {
     "en": "I couldn't work out what to do with your message, so I've passed it to the property "
@@ -1041,7 +1041,7 @@ GATHER_ASK: Final[dict[str, Texts]] = {
 }
 
 
-# --- what fail-open's page says failed, and about whom (pipeline/steps.py fills FAIL_OPEN_PAGE) ---
+# --- what fail-open's page says failed, and about whom (pipeline/fail_open.py fills it) ---
 # English only: the PM's page. A short reason by the failure's kind, never the raw exception or
 # the sender's words (#11).
 
@@ -1061,7 +1061,7 @@ FAIL_OPEN_UNKNOWN_SENDER: Final[Texts] = {"en": "an unknown sender"}
 
 
 # --- whom a page or a digest line is about, and why a page became a digest line ---
-# (lanes/escalate.py, pipeline/steps.py). English only: the PM's pages and digest.
+# (lanes/escalate.py, pipeline/fail_open.py). English only: the PM's pages and digest.
 
 PAGE_WHO: Final[Texts] = {"en": "{name} ({role}{unit})"}
 PAGE_WHO_UNKNOWN: Final[Texts] = {"en": "UNKNOWN number {phone}"}

@@ -24,7 +24,7 @@ from maestro.clock import SystemClock
 from maestro.ingest.service import Ingestor
 from maestro.ingest.webhooks import WebhookDeps, build_resolver
 from maestro.observability import logger, metrics, tracer
-from maestro.ports import Clock
+from maestro.ports.platform import Clock
 from maestro.settings import InboundSettings
 
 

@@ -23,17 +23,10 @@ from datetime import datetime, timedelta
 from maestro.domain.expedite import urgent_outstanding
 from maestro.domain.models import FlushTrigger, Message, Package
 from maestro.observability import count, logger
-from maestro.ports import (
-    Clock,
-    ConversationBuffer,
-    ConversationMeta,
-    DebounceQueue,
-    DebounceSignal,
-    FlushClaim,
-    StateStore,
-    WorkflowStarter,
-    WorkOrderStore,
-)
+from maestro.ports.conversations import ConversationBuffer, ConversationMeta, FlushClaim
+from maestro.ports.platform import Clock
+from maestro.ports.stores import StateStore, WorkOrderStore
+from maestro.ports.workflows import DebounceQueue, DebounceSignal, WorkflowStarter
 
 MAX_CLAIM_ATTEMPTS = 5
 MAX_PACKAGE_MESSAGES = 50

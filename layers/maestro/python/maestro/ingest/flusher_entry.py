@@ -21,14 +21,15 @@ from pydantic import TypeAdapter
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
-from maestro.adapters.dynamodb_memory import DynamoStateStore, DynamoWorkOrderStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.sqs import SqsDebounceQueue
 from maestro.adapters.stepfunctions import StepFunctionsStarter
 from maestro.clock import SystemClock
 from maestro.domain.models import Package
 from maestro.ingest.flusher import Flusher
 from maestro.observability import STRANDED_METRIC, count, logger, metrics, tracer
-from maestro.ports import DebounceSignal, StrandedSweep
+from maestro.ports.workflows import DebounceSignal, StrandedSweep
 from maestro.settings import FlusherSettings
 
 

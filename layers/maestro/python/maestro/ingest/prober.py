@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from maestro.domain.models import FlushTrigger, Route
 from maestro.observability import count, logger
-from maestro.ports import DebounceQueue, DebounceSignal
+from maestro.ports.workflows import DebounceQueue, DebounceSignal
 
 if TYPE_CHECKING:
     from maestro.brain.probe import Prober

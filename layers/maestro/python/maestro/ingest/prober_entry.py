@@ -23,14 +23,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
-from maestro.adapters.dynamodb_memory import DynamoWorkOrderStore
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.language_model import language_model
 from maestro.adapters.sqs import SqsDebounceQueue
 from maestro.clock import SystemClock
 from maestro.ingest.prober import ProbeSignals
 from maestro.observability import logger, metrics, tracer
-from maestro.ports import DebounceSignal
+from maestro.ports.workflows import DebounceSignal
 from maestro.settings import ProberSettings
 
 PROBES_AT_ONCE = 10

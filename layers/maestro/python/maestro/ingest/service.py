@@ -18,16 +18,10 @@ from maestro.domain.models import (
 )
 from maestro.domain.safety import safety_floor
 from maestro.domain.sign_off import is_sign_off
-from maestro.ports import (
-    MAX_DEBOUNCE_DELAY_SECONDS,
-    AppendResult,
-    ConsentStore,
-    ConversationBuffer,
-    DebounceQueue,
-    DebounceSignal,
-    InboundDraft,
-    PartyDirectory,
-)
+from maestro.ports.conversations import AppendResult, ConversationBuffer, InboundDraft
+from maestro.ports.messaging import ConsentStore
+from maestro.ports.stores import PartyDirectory
+from maestro.ports.workflows import MAX_DEBOUNCE_DELAY_SECONDS, DebounceQueue, DebounceSignal
 
 
 def app_message_id(party_phone: str, message_id: str) -> str:

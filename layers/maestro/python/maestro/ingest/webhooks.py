@@ -83,7 +83,9 @@ from maestro.domain.models import (
 )
 from maestro.ingest.service import Inbound, Ingestor, app_message_id
 from maestro.observability import count, logger
-from maestro.ports import Clock, ConsentStore, DeliveryStatus, OutboundStatusStore
+from maestro.ports.conversations import DeliveryStatus, OutboundStatusStore
+from maestro.ports.messaging import ConsentStore
+from maestro.ports.platform import Clock
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 MAX_SMS_CHARS = 1_600

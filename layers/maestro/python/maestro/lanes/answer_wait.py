@@ -28,7 +28,7 @@ from maestro.domain.fixed_texts import say as worded
 from maestro.domain.models import Channel
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import finish
-from maestro.ports import TaskTokenGoneError
+from maestro.ports.workflows import TaskTokenGoneError
 
 __all__ = ["run"]
 

@@ -20,7 +20,7 @@ from maestro.brain.manage_agent import ManageAgent
 from maestro.domain.actions import NEW_WO_PREFIX, Action
 from maestro.domain.common import Frozen
 from maestro.domain.dispose import QueuedAction
-from maestro.domain.events import Effect, body_digest, claim_dict
+from maestro.domain.events import DomainEvent, Effect, EventType, body_digest, claim_dict
 from maestro.domain.language import language_for
 from maestro.domain.models import OpenContext, Package, Party
 from maestro.domain.timeline import (
@@ -29,25 +29,18 @@ from maestro.domain.timeline import (
     TimelineEntry,
     entry_id_for,
 )
-from maestro.ports import (
-    CapName,
-    DailyCaps,
+from maestro.ports.limits import CapName, DailyCaps, PageThrottle
+from maestro.ports.messaging import Digest, Messenger, NotTextableError, SentMessage
+from maestro.ports.stores import (
     DecisionLog,
-    Digest,
     DirectoryReader,
     DispatchStore,
-    DomainEvent,
-    EventType,
-    Messenger,
-    NotTextableError,
-    PageThrottle,
     PartyDirectory,
     PendingStore,
-    SentMessage,
-    TaskTokens,
     Timeline,
     WorkOrderStore,
 )
+from maestro.ports.workflows import TaskTokens
 
 
 def wo_id_for(package_id: str, ref: str) -> str:

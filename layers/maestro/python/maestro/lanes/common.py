@@ -11,7 +11,7 @@ from maestro.domain.actions import Lane
 from maestro.domain.models import MediaRef, WorkOrder
 from maestro.domain.roles import allowed, part_of
 from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.ports import StaleVersionError, WorkOrderStore
+from maestro.ports.stores import StaleVersionError, WorkOrderStore
 
 __all__ = [
     "Change",

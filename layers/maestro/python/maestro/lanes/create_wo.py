@@ -13,7 +13,7 @@ from maestro.domain.models import PartyRole, Urgency, WorkOrder
 from maestro.domain.roles import allowed
 from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.common import attached, finish, short, who_said
-from maestro.ports import AlreadyExistsError
+from maestro.ports.stores import AlreadyExistsError
 
 __all__ = ["run"]
 

@@ -29,7 +29,7 @@ from maestro.domain.gather import items_in
 from maestro.domain.models import Package, WorkOrderStatus
 from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.common import attached, short, touch, update_work_order, who_said
-from maestro.ports import TaskTokenGoneError
+from maestro.ports.workflows import TaskTokenGoneError
 
 __all__ = ["GATHER_LANES", "active_run", "gather_items", "settle"]
 

@@ -102,7 +102,7 @@ from maestro.lanes.common import (
     who_said,
 )
 from maestro.lanes.completion import complete_change, report_or_confirm, tell_closed
-from maestro.ports import AlreadyExistsError, StaleVersionError
+from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 
 __all__ = ["hold_actions", "released_as_held", "run"]
 

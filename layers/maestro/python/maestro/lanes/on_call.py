@@ -12,7 +12,7 @@ from maestro.domain.directory import ALL_PROPERTIES, OnCall, Person, PersonRole
 from maestro.domain.models import Party
 from maestro.domain.on_call import PageRecipient, choose_page_recipient, is_reporter
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC, count, logger
-from maestro.ports import DirectoryReader
+from maestro.ports.stores import DirectoryReader
 
 __all__ = ["page_recipient", "undeliverable"]
 

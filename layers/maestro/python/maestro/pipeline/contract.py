@@ -2,9 +2,10 @@
 
 Step Functions carries one JSON document from state to state; each step reads it and returns its
 piece, which the ASL places at a ``ResultPath``. These models are that document: the execution
-input, the state as it grows, the Map's item and the step gate's payload. Every step validates
-what it is given against them, and ``tests/unit/test_pipeline_contract.py`` checks the ASL's
-paths, selectors, payloads and error names against them, so the two cannot drift apart.
+input, the state as it grows, the Map's item and the step gate's payload. The handler factory
+(:mod:`maestro.pipeline.entry`) validates each step's input once against the model the step
+declares, and ``tests/unit/test_pipeline_contract.py`` checks the ASL's paths, selectors,
+payloads and error names against them, so the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import ConfigDict, Field
 from maestro.domain.common import Frozen
 from maestro.domain.consensus import ConsensusResult
 from maestro.domain.dispose import Disposal, QueuedAction
+from maestro.domain.events import DomainEvent
 from maestro.domain.execution_input import ExecutionInput, PackageRef
 from maestro.domain.guards import TrailEntry
 from maestro.domain.models import OpenContext, Package, Party
@@ -24,7 +26,6 @@ from maestro.domain.pending import PendingSnapshot, Resolution
 from maestro.domain.records import BrainSample, PreCheckResult
 from maestro.domain.wait_answers import OpenWait
 from maestro.lanes.base import LaneOutcome
-from maestro.ports import DomainEvent
 
 
 class LeaseSnapshot(Frozen):

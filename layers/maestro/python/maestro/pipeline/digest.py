@@ -28,20 +28,15 @@ from pydantic import Field
 
 from maestro.domain.common import Frozen
 from maestro.domain.digest import digest_page
-from maestro.domain.events import body_digest, claim_dict, sent_claim
+from maestro.domain.events import DomainEvent, body_digest, claim_dict, sent_claim
 from maestro.domain.on_call import PageRecipient
 from maestro.lanes.on_call import page_recipient, undeliverable
 from maestro.observability import count, logger
-from maestro.ports import (
-    Clock,
-    DailyCaps,
-    Digest,
-    DirectoryReader,
-    DomainEvent,
-    EventBus,
-    Messenger,
-    NotTextableError,
-)
+from maestro.ports.events import EventBus
+from maestro.ports.limits import DailyCaps
+from maestro.ports.messaging import Digest, Messenger, NotTextableError
+from maestro.ports.platform import Clock
+from maestro.ports.stores import DirectoryReader
 
 __all__ = ["DigestDeps", "DigestReport", "DigestSender", "digest_package_id"]
 

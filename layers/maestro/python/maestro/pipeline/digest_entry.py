@@ -18,7 +18,7 @@ from maestro.adapters.messaging import messenger_for
 from maestro.clock import SystemClock
 from maestro.observability import logger, metrics, tracer
 from maestro.pipeline.digest import DigestDeps, DigestSender
-from maestro.ports import Clock
+from maestro.ports.platform import Clock
 from maestro.settings import DigestSettings
 
 __all__ = ["build_digest", "digest_handler"]

@@ -1,15 +1,18 @@
 """Lambda entry points for the pipeline's steps, and the wiring from settings to adapters.
 
-``make_handlers`` turns a Pipeline into the eight handler functions (logged with the package id
-as correlation id, traced, counted). The cloud builds them once per container from
+``make_handlers`` turns a Pipeline into one handler per step of ``maestro.access.PIPELINE_STEPS``
+(logged with the package id as correlation id, traced, counted), each running its step's module
+(``maestro.pipeline.<name>``, as ``functions/<name>/``) on its input state validated once, here,
+against the model the step declares. The cloud builds them once per container from
 ``PipelineSettings``; the embedded stack builds them with its virtual clock and calls the very
 same functions from its Lambda dispatcher.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
+from importlib import import_module
 from typing import Any, cast
 
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
@@ -24,18 +27,16 @@ from maestro.adapters.aws import client
 from maestro.adapters.ddb import refuse_unconfigured_tables, unconfigured_table
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_digest import DynamoDigest
 from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_gates import DynamoGateStore
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoPartyDirectory,
-    DynamoPendingStore,
-    DynamoStateStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_state import DynamoStateStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError, NoBus
 from maestro.adapters.idempotency import OwnedDynamoDBPersistenceLayer
 from maestro.adapters.language_model import language_model
@@ -47,12 +48,24 @@ from maestro.clock import SystemClock
 from maestro.domain.consensus import ConsensusPolicy
 from maestro.errors import TransientError
 from maestro.observability import logger, metrics, tracer
-from maestro.pipeline.steps import Pipeline, PipelineDeps
-from maestro.ports import Clock
+from maestro.pipeline.shared import JSON, ActOnce, Pipeline, PipelineDeps, Step
+from maestro.ports.platform import Clock
 from maestro.settings import PipelineSettings
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 STEPS = PIPELINE_STEPS  # defined with each step's tables (maestro.access)
+
+
+def _step(name: str) -> Step:
+    step = import_module(f"maestro.pipeline.{name}").STEP
+    if not isinstance(step, Step):  # pragma: no cover - each step module declares its STEP
+        raise TypeError(f"maestro.pipeline.{name}.STEP is not a Step")
+    return step
+
+
+STEP_MODULES: dict[str, Step] = {name: _step(name) for name in STEPS}
+"""Each step's function and input model, from its module named as the step (one list of steps:
+``maestro.access.PIPELINE_STEPS``)."""
 _TRANSIENT_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -166,6 +179,19 @@ def build_pipeline(
     return Pipeline(deps), persistence
 
 
+def run_step(
+    pipeline: Pipeline, name: str, event: Mapping[str, Any], act: ActOnce | None = None
+) -> JSON:
+    """Run step ``name`` on ``event``: its input validated once, against the model the step
+    declares, then its function. ``act`` is the early escalation's way to run an action (the
+    handlers pass the idempotent act; by default, the act step itself)."""
+    step = STEP_MODULES[name]
+    state = event if step.input is None else step.input.model_validate(event)
+    if name == "escalate":
+        return step.run(pipeline, state, act or (lambda item: run_step(pipeline, "act", item)))
+    return step.run(pipeline, state)
+
+
 def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
     idempotency = IdempotencyConfig(
         event_key_jmespath="queued.idempotency_key",
@@ -177,9 +203,10 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
         data_keyword_argument="item", persistence_store=persistence, config=idempotency
     )
     def act_once(item: dict[str, Any]) -> dict[str, Any]:
-        return pipeline.act(item)
+        # Keyed on the raw item (queued.idempotency_key); validated once, inside.
+        return run_step(pipeline, "act", item)
 
-    def wrap(name: str, step: Callable[..., dict[str, Any]]) -> Handler:
+    def wrap(name: str) -> Handler:
         @logger.inject_lambda_context(correlation_id_path="package_id", clear_state=True)
         @tracer.capture_lambda_handler(capture_response=False)
         @metrics.log_metrics
@@ -191,7 +218,11 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
             )
             try:
                 with scope:
-                    return step(event) if name != "act" else step(item=event)
+                    if name == "act":
+                        return cast(JSON, act_once(item=event))
+                    # The early escalation runs its actions through the same idempotent act as
+                    # the queue.
+                    return run_step(pipeline, name, event, act=lambda item: act_once(item=item))
             except ClientError as error:
                 if _transient(error):
                     raise TransientError(str(error)) from error
@@ -209,23 +240,7 @@ def make_handlers(pipeline: Pipeline, persistence: Any) -> dict[str, Handler]:
         handler.__name__ = f"{name}_handler"
         return cast(Handler, handler)
 
-    def escalate(state: dict[str, Any]) -> dict[str, Any]:
-        # The early escalation runs its actions through the same idempotent act as the queue.
-        return pipeline.escalate(state, act=lambda item: act_once(item=item))
-
-    steps: dict[str, Callable[..., dict[str, Any]]] = {
-        "precheck": pipeline.precheck,
-        "escalate": escalate,
-        "lease": pipeline.lease,
-        "resolve": pipeline.resolve,
-        "brain": pipeline.brain,
-        "dispose": pipeline.dispose,
-        "act": act_once,
-        "persist": pipeline.persist,
-        "fail_open": pipeline.fail_open,
-        "step_gate": pipeline.step_gate,
-    }
-    return {name: wrap(name, step) for name, step in steps.items()}
+    return {name: wrap(name) for name in STEPS}
 
 
 @cache

@@ -18,18 +18,17 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
+from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_dispatch import DynamoDispatchStore
 from maestro.adapters.dynamodb_ledger import DynamoLedger, DynamoSweepWatermark
-from maestro.adapters.dynamodb_memory import (
-    DynamoDecisionLog,
-    DynamoPendingStore,
-    DynamoTimeline,
-    DynamoWorkOrderStore,
-)
+from maestro.adapters.dynamodb_pending import DynamoPendingStore
+from maestro.adapters.dynamodb_timeline import DynamoTimeline
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.messaging import message_reader_for
 from maestro.clock import SystemClock
+from maestro.domain.events import DomainEvent
 from maestro.observability import logger, metrics, tracer
-from maestro.ports import Clock, DomainEvent
+from maestro.ports.platform import Clock
 from maestro.settings import SweeperSettings, WatcherSettings
 from maestro.verify.sweeper import Sweeper, SweeperDeps
 from maestro.verify.watcher import Watcher, WatcherDeps

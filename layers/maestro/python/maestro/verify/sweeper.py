@@ -41,7 +41,9 @@ from maestro.domain.events import EventType
 from maestro.domain.ledger import LedgerRow, missing_event_row_id
 from maestro.domain.records import PackageCompletion, SweepMark, fallback_decision_id
 from maestro.observability import count
-from maestro.ports import Clock, DecisionLog, Ledger, SweepWatermark
+from maestro.ports.evidence import Ledger, SweepWatermark
+from maestro.ports.platform import Clock
+from maestro.ports.stores import DecisionLog
 
 __all__ = ["SweepReport", "Sweeper", "SweeperDeps"]
 

@@ -61,17 +61,9 @@ from maestro.domain.privacy import mask_phone_numbers
 from maestro.domain.records import PendingClarification, PendingConfirmation
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, TimelineEntry, VisitEntry
 from maestro.observability import count
-from maestro.ports import (
-    Clock,
-    DecisionLog,
-    DispatchStore,
-    Ledger,
-    MessageRead,
-    MessageReader,
-    PendingStore,
-    Timeline,
-    WorkOrderStore,
-)
+from maestro.ports.evidence import Ledger, MessageRead, MessageReader
+from maestro.ports.platform import Clock
+from maestro.ports.stores import DecisionLog, DispatchStore, PendingStore, Timeline, WorkOrderStore
 
 __all__ = ["Watcher", "WatcherDeps"]
 
