@@ -195,6 +195,7 @@ class EvalExecutor(Construct):
         package_machine: sfn.StateMachine,
         work_order_machine: sfn.StateMachine,
         debounce: sqs.Queue,
+        probe: sqs.Queue,
         watcher: sqs.Queue,
         twilio_auth_token: Bound,
         app_signing_secret: Bound,
@@ -284,6 +285,7 @@ class EvalExecutor(Construct):
                 made["work_order_machine_arn"] = executions(work_order_machine, stop=True)
             if step in code.lets_time_pass:
                 made["debounce_queue_url"] = queue_depth(debounce, purge=step == "eval_setup")
+                made["probe_queue_url"] = queue_depth(probe, purge=step == "eval_setup")
             if step in code.waits_for_the_watcher:
                 made["watcher_queue_url"] = queue_depth(watcher)
             if step in LONG_STEPS:

@@ -478,6 +478,7 @@ class MaestroStack(cdk.Stack):
                 package_machine=machine,
                 work_order_machine=self.work_orders.state_machine,
                 debounce=self.queues.debounce,
+                probe=self.queues.probe,
                 watcher=self.queues.watcher,
                 twilio_auth_token=Bound(
                     self.secrets.twilio_auth_token.secret_arn,

@@ -107,6 +107,7 @@ def copy(aws: AwsEnv) -> Iterator[Copy]:
     sqs = aws.client("sqs")
     debounce = sqs.create_queue(QueueName="maestro-dev-eval-debounce")["QueueUrl"]
     watcher = sqs.create_queue(QueueName="maestro-dev-eval-watcher")["QueueUrl"]
+    probes = sqs.create_queue(QueueName="maestro-dev-eval-probe")["QueueUrl"]
     secrets = aws.client("secretsmanager")
     token = secrets.create_secret(Name="eval-twilio", SecretString="copy-twilio-token")["ARN"]
     app = secrets.create_secret(Name="eval-app", SecretString="copy-app-secret")["ARN"]
@@ -151,6 +152,7 @@ def copy(aws: AwsEnv) -> Iterator[Copy]:
             made["work_order_machine_arn"] = wo_machine
         if step in cloud.LETS_TIME_PASS:
             made["debounce_queue_url"] = debounce
+            made["probe_queue_url"] = probes
         if step in cloud.WAITS_FOR_THE_WATCHER:
             made["watcher_queue_url"] = watcher
         return made
@@ -237,12 +239,17 @@ def test_one_run_at_a_time_and_a_new_run_starts_from_an_empty_copy(
     ddb.put_item(TableName=work_orders, Item={"wo_id": {"S": "WO-STRAY"}})
     sqs, debounce = copy.aws.client("sqs"), copy.settings["eval_setup"].debounce_queue_url
     sqs.send_message(QueueUrl=debounce, MessageBody='{"stale": true}', DelaySeconds=300)
+    probes = copy.settings["eval_setup"].probe_queue_url
+    assert probes is not None
+    sqs.send_message(QueueUrl=probes, MessageBody='{"stale probe": true}')
     copy.step("eval_finish", {"run_id": first, "mode": "all"})
     copy.step("eval_setup", {"run_id": second, "mode": "all"})
     counts = sqs.get_queue_attributes(QueueUrl=debounce, AttributeNames=["All"])["Attributes"]
     # The stale signal purged: what waits is the second run's own (one per prior message).
     priors = len(Scenario.model_validate(SCENARIO).world.messages)
     assert int(counts["ApproximateNumberOfMessagesDelayed"]) == priors
+    stale = sqs.get_queue_attributes(QueueUrl=probes, AttributeNames=["All"])["Attributes"]
+    assert int(stale["ApproximateNumberOfMessages"]) == 0  # a stale probe would expedite
     left = {i["wo_id"]["S"] for i in ddb.scan(TableName=work_orders)["Items"]}
     assert 60 in copy.slept  # a minute for SQS to finish the purge, before the world's texts
     assert "WO-STRAY" not in left

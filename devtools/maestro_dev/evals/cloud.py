@@ -115,6 +115,8 @@ class EvalSettings(TwilioSettings):
     work_order_machine_arn: str | None = None
     """The copy's work order machine: set-up stops what a previous run left running."""
     debounce_queue_url: str | None = None
+    probe_queue_url: str | None = None
+    """The copy's probe queue: a probe not yet asked may still expedite a flush."""
     """The copy's debounce queue: its depth says whether a flush is still due."""
     watcher_queue_url: str | None = None
     """The copy's watcher queue: its depth says whether claims are still unread."""
@@ -269,8 +271,15 @@ class CloudEvalStack:
             self.sleep(seconds)
             self.clock.at += timedelta(seconds=seconds)
         self.until_quiet(
-            "the debounce queue's due signals",
-            lambda: self._queued(self.settings.debounce_queue_url),
+            "the debounce and probe queues' due signals",
+            lambda: (
+                self._queued(self.settings.debounce_queue_url)
+                + (
+                    self._queued(self.settings.probe_queue_url)
+                    if self.settings.probe_queue_url
+                    else 0
+                )
+            ),
         )
         self.wait_for_executions(timeout=self.remaining())
 
@@ -449,20 +458,11 @@ def reset_copy(stack: CloudEvalStack) -> None:
             stack.sfn.stop_execution(
                 executionArn=execution["executionArn"], cause="an eval run resets the eval copy"
             )
-    url = stack.need(settings.debounce_queue_url, "MAESTRO_DEBOUNCE_QUEUE_URL")
-    for attempt in (1, 2):
-        try:
-            stack.sqs.purge_queue(QueueUrl=url)
-            break
-        except ClientError as error:  # one purge a minute, and it may spare later messages
-            if error.response["Error"].get("Code") not in _PURGE_IN_PROGRESS:
-                raise
-            if attempt == 2:
-                raise EvalCopyBusyError(
-                    "the debounce queue was purged less than a minute ago and still is: "
-                    "try again in a minute"
-                ) from error
-            stack.sleep(PURGE_SECONDS)
+    urls = [stack.need(settings.debounce_queue_url, "MAESTRO_DEBOUNCE_QUEUE_URL")]
+    if settings.probe_queue_url:  # a stale probe would expedite this run's flush
+        urls.append(settings.probe_queue_url)
+    for url in urls:
+        _purge(stack, url)
     # SQS takes up to a minute to purge, and may delete what is sent meanwhile: the world's
     # prior messages must come after it.
     stack.sleep(PURGE_SECONDS)
@@ -470,6 +470,21 @@ def reset_copy(stack: CloudEvalStack) -> None:
         name = stack.tables.get(spec.logical_name)
         if name is not None:
             empty_table(stack.ddb, name, spec)
+
+
+def _purge(stack: CloudEvalStack, url: str) -> None:
+    for attempt in (1, 2):
+        try:
+            stack.sqs.purge_queue(QueueUrl=url)
+            return
+        except ClientError as error:  # one purge a minute, and it may spare later messages
+            if error.response["Error"].get("Code") not in _PURGE_IN_PROGRESS:
+                raise
+            if attempt == 2:
+                raise EvalCopyBusyError(
+                    f"{url} was purged less than a minute ago and still is: try again in a minute"
+                ) from error
+            stack.sleep(PURGE_SECONDS)
 
 
 def empty_table(ddb: Any, table: str, spec: TableSpec) -> None:
