@@ -33,9 +33,9 @@ from __future__ import annotations
 import itertools
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from maestro.domain.common import Frozen
 from maestro.domain.directory import (
@@ -108,6 +108,15 @@ def offset(text: str | int | float) -> timedelta:
     return timedelta(seconds=sign * float(match.group(2)) * _UNITS[match.group(3)])
 
 
+def _an_offset(value: str) -> str:
+    offset(value)
+    return value
+
+
+Offset = Annotated[str, AfterValidator(_an_offset)]
+"""A time offset as written in a scenario ('-3h', '+5m', '72h'), checked when loaded."""
+
+
 class _Spec(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
@@ -154,15 +163,9 @@ class WorkOrderSpec(_Spec):
         default="nothing",
         description="'availability': the vendor's access question is out to the tenant",
     )
-    asked_at: str = Field(default="-20m", description="When that question was asked")
-    opened_at: str = Field(default="-3h", description="An offset from the scenario's start")
-    updated_at: str = Field(default="-1h")
-
-    @field_validator("opened_at", "updated_at", "asked_at")
-    @classmethod
-    def _an_offset(cls, value: str) -> str:
-        offset(value)
-        return value
+    asked_at: Offset = Field(default="-20m", description="When that question was asked")
+    opened_at: Offset = Field(default="-3h", description="An offset from the scenario's start")
+    updated_at: Offset = Field(default="-1h")
 
 
 class MediaSpec(_Spec):
@@ -178,14 +181,8 @@ class OnCallSpec(_Spec):
 
     pm: str = Field(description="The PM's party id")
     property: str = Field(default="*", description="A property id, or '*' for every one")
-    start: str = Field(default="-1d")
-    end: str = Field(default="7d")
-
-    @field_validator("start", "end")
-    @classmethod
-    def _an_offset(cls, value: str) -> str:
-        offset(value)
-        return value
+    start: Offset = Field(default="-1d")
+    end: Offset = Field(default="7d")
 
 
 class PendingSpec(_Spec):
@@ -199,14 +196,8 @@ class PendingSpec(_Spec):
     text: str = Field(min_length=1, description="The question, or the proposal, as sent")
     candidates: tuple[str, ...] = Field(default=(), description="A question's WO ids")
     wo: str | None = Field(default=None, description="A hold's WO id (its cancel is held)")
-    asked_at: str = Field(default="-10m")
-    expires_in: str = Field(default="24h", description="How long after asked_at it expires")
-
-    @field_validator("asked_at", "expires_in")
-    @classmethod
-    def _an_offset(cls, value: str) -> str:
-        offset(value)
-        return value
+    asked_at: Offset = Field(default="-10m")
+    expires_in: Offset = Field(default="24h", description="How long after asked_at it expires")
 
     @model_validator(mode="after")
     def _complete(self) -> PendingSpec:
@@ -246,13 +237,7 @@ class PriorDecisionSpec(_Spec):
     )
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     reason: str = ""
-    at: str = Field(default="-1h")
-
-    @field_validator("at")
-    @classmethod
-    def _an_offset(cls, value: str) -> str:
-        offset(value)
-        return value
+    at: Offset = Field(default="-1h")
 
 
 class PriorMessage(_Spec):
@@ -453,7 +438,9 @@ class World(_Spec):
 class TurnStep(_Spec):
     """A text (or a call's transcript) sent through the real signed webhook."""
 
-    at: str = Field(default="+1m", description="'+5m' after the step before, or '72h' from start")
+    at: Offset = Field(
+        default="+1m", description="'+5m' after the step before, or '72h' from start"
+    )
     from_: str = Field(alias="from", description="A party id or a raw phone (an unknown number)")
     channel: Literal["sms", "call", "app"] = "sms"
     text: str = Field(default="", description="The words ('' only for a text carrying media)")
@@ -465,12 +452,6 @@ class TurnStep(_Spec):
     media: tuple[MediaSpec, ...] = Field(
         default=(), max_length=10, description="The files an MMS carries (sms only)"
     )
-
-    @field_validator("at")
-    @classmethod
-    def _an_offset(cls, value: str) -> str:
-        offset(value)
-        return value
 
     @model_validator(mode="after")
     def _words_or_files(self) -> TurnStep:
@@ -486,16 +467,12 @@ class OptOutStep(_Spec):
     ``carrier`` opts them out at the carrier, so Twilio fails every text to them with error
     21610 and its status callback says so."""
 
-    at: str = Field(default="+1m", description="'+5m' after the step before, or '72h' from start")
+    at: Offset = Field(
+        default="+1m", description="'+5m' after the step before, or '72h' from start"
+    )
     opt_out: str = Field(description="A party id or a phone")
     via: Literal["keyword", "carrier"] = "keyword"
     word: str = Field(default="STOP", description="The keyword texted (via: keyword)")
-
-    @field_validator("at")
-    @classmethod
-    def _an_offset(cls, value: str) -> str:
-        offset(value)
-        return value
 
 
 class FlushStep(_Spec):
@@ -514,7 +491,9 @@ class UpdateStep(_Spec):
     summary corrected, a note on its timeline, and the status, moved through the statuses the
     lifecycle allows between. At least one change."""
 
-    at: str = Field(default="+1m", description="'+5m' after the step before, or '72h' from start")
+    at: Offset = Field(
+        default="+1m", description="'+5m' after the step before, or '72h' from start"
+    )
     update: str = Field(description="The work order's id")
     status: Literal["assigned", "scheduled", "in_progress", "completed", "cancelled"] | None = None
     vendor: str | None = Field(default=None, description="Assign this vendor (a party id)")
@@ -525,12 +504,6 @@ class UpdateStep(_Spec):
     by: str = Field(
         default="the vendor", description="Who changed it: a party id, or words for the record"
     )
-
-    @field_validator("at")
-    @classmethod
-    def _an_offset(cls, value: str) -> str:
-        offset(value)
-        return value
 
     @model_validator(mode="after")
     def _changes_something(self) -> UpdateStep:
