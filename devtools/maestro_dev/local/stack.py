@@ -1127,10 +1127,20 @@ class LocalStack:
         """Until every execution has finished, or (``allow_paused``) is idle: paused at a gate
         or waiting behind one. A work order's execution waiting on a person (its task token,
         until its deadline) is idle either way: only time or an answer moves it. Sleeps until
-        something moves (:meth:`wait_for_progress`)."""
-        deadline = time.monotonic() + timeout
+        something moves (:meth:`wait_for_progress`).
+
+        ``timeout`` is how long nothing may move: each step an execution takes gives it
+        ``timeout`` more, up to ten times ``timeout`` in all. A busy machine slows every step
+        alike; only a stall (a hang, a lost signal) stays still that long."""
+        start = time.monotonic()
+        hard_deadline = start + 10 * timeout
+        deadline = start + timeout
+        last_seen = -1
         while True:
             seen = self.progress()
+            if seen != last_seen:
+                last_seen = seen
+                deadline = min(time.monotonic() + timeout, hard_deadline)
             mine = (self.machine_arn, self.wo_machine_arn)  # not an eval executor's, say
             with self._progress:
                 running = {a for a, e in self._running.items() if e.state_machine_arn in mine}

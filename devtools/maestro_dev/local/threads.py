@@ -270,22 +270,28 @@ def _partition_queries() -> Iterator[None]:
         yield
 
 
+# Parse trees by definition text, for the whole process: every embedded stack of a test run
+# creates the same few state machines, and an ASL parse (ANTLR, pure Python) costs a third of a
+# second each. A tree is never changed after the parse, and the key is the whole definition, so
+# no stack can see another's state through it: only the parse's result, which is the same.
+_TREES: dict[str, Any] = {}
+_TREES_LOCK = threading.Lock()
+
+
 @contextmanager
 def _parse_once() -> Iterator[None]:
     from moto.stepfunctions.parser.asl.parse import asl_parser
     from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
     original = asl_parser.AmazonStateLanguageParser.parse
-    trees: dict[str, Any] = {}
-    lock = threading.Lock()
 
     def parse(definition: str) -> tuple[Any, Any]:
-        with lock:
-            tree = trees.get(definition)
+        with _TREES_LOCK:
+            tree = _TREES.get(definition)
         if tree is None:
             _program, tree = original(definition)  # raises on a syntax error: nothing kept
-            with lock:
-                trees[definition] = tree
+            with _TREES_LOCK:
+                _TREES[definition] = tree
         return Preprocessor().visit(tree), tree
 
     with mock.patch.object(asl_parser.AmazonStateLanguageParser, "parse", staticmethod(parse)):

@@ -1406,6 +1406,10 @@ def _correct_typos(text: str) -> _Corrected | None:
     return _Corrected(text="".join(pieces), starts=tuple(starts), ends=tuple(ends))
 
 
+# Kept per text: one message is read at the webhook, again by the package's pre-check (alone and
+# joined), and by the escalation lane; 35 ms a 4,000-character text. Pure, so a kept hit is the
+# hit; a frozen model, so no caller can change it.
+@lru_cache(maxsize=128)
 def safety_floor(text: str) -> SafetyHit | None:
     """Return the most severe, then earliest, emergency phrase in ``text``, or ``None``.
 
