@@ -32,7 +32,7 @@ from typing import Any
 
 from _results import merge_results, render_markdown
 
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro.brain.reasoning import propose_tool, reasoning_request
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.memory import DEFAULT_LIMITS, SenderRole, build_window

@@ -41,7 +41,7 @@ from typing import Any
 
 from _results import merge_results
 
-from maestro.brain.model import ModelAnswer, ModelRequest, Tier
+from maestro.brain.model_port import ModelAnswer, ModelRequest, Tier
 from maestro.brain.reasoning import ModelBrain
 from maestro.brain.sampling import consult, draw
 from maestro.domain.consensus import (

@@ -17,7 +17,7 @@ from embedded import decisions, described, new_executions, outcomes, pages, sms,
 
 from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.safety import safety_floor
@@ -244,7 +244,7 @@ def test_keyword_free_emergencies_are_escalated_within_one_flush() -> None:
 
 
 def test_the_floor_still_decides_alone_when_the_model_is_down() -> None:
-    from maestro.brain.model import ModelError
+    from maestro.brain.model_port import ModelError
 
     def down(_request: ModelRequest) -> Scripted:
         return ModelError("overloaded", "529")

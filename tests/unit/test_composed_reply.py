@@ -10,8 +10,8 @@ from builders import MARIA, T0, act, package, wo_context
 from fakes import InMemoryDecisionLog
 
 from maestro.brain.compose import ReplyComposer
-from maestro.brain.model import ModelError
-from maestro.brain.models import models_for
+from maestro.brain.model_port import ModelError
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import Lane
 from maestro.domain.models import Party, PartyRole, VisitWindow, WorkOrder, WorkOrderStatus
 from maestro.domain.prompt_data import read_data_blocks

@@ -28,7 +28,7 @@ from fakes import (
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from maestro.brain.models import models_for
+from maestro.brain.stage_models import models_for
 from maestro.domain.execution_input import PackageRef
 from maestro.domain.models import (
     FlushTrigger,

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from maestro.brain.model import ModelError, ModelRequest, Turn
-from maestro.brain.models import models_for
+from maestro.brain.model_port import ModelError, ModelRequest, Turn
 from maestro.brain.offline import OfflineBrain
 from maestro.brain.reasoning import ModelBrain
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import Lane
 from maestro.domain.models import VisitWindow, WorkOrder
 from maestro.domain.records import Disposition, MaestroDecision

@@ -17,8 +17,8 @@ from fakes import (
     InMemoryStateStore,
 )
 
-from maestro.brain.models import models_for
 from maestro.brain.offline import OfflineBrain
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import (
     ContinueWithAssistant,
     Lane,

@@ -24,8 +24,8 @@ from fakes import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maestro.brain.models import models_for
 from maestro.brain.offline import OfflineBrain
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import (
     Clarify,
     ClarifyParams,

@@ -22,7 +22,7 @@ from fakes import (
     RecordingTaskTokens,
 )
 
-from maestro.brain.models import models_for
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import (
     AnswerWait,
     AnswerWaitParams,

@@ -40,7 +40,7 @@ from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
-from maestro.brain.model import ModelError, ModelRequest
+from maestro.brain.model_port import ModelError, ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import Party, WorkOrder, conversation_id_for
 from maestro.ports.workflows import DebounceSignal

@@ -63,7 +63,7 @@ from pydantic import HttpUrl
 
 from maestro.access import STATE_MACHINES
 from maestro.access import asl_substitutions as substitutions_of
-from maestro.brain.model import LanguageModel
+from maestro.brain.model_port import LanguageModel
 from maestro.brain.probe import Prober
 from maestro.domain.digest import next_hour
 from maestro.domain.ledger import LedgerRow

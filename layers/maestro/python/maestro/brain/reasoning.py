@@ -20,7 +20,7 @@ from collections import OrderedDict
 from functools import cache
 from typing import Literal
 
-from maestro.brain.model import (
+from maestro.brain.model_port import (
     CacheBreakpoint,
     LanguageModel,
     ModelError,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationError
 
-from maestro.brain.model import ModelError
+from maestro.brain.model_port import ModelError
 from maestro.domain.actions import Lane
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.models import ContextKind, Party, WorkOrderStatus
