@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from maestro.brain.samples import sample_from_text
+from maestro.brain.sample_parsing import sample_from_text
 from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate
 from maestro.domain.dispose import Disposal, dispose
 from maestro.domain.models import (

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from maestro.brain.samples import sample_from_text
+from maestro.brain.sample_parsing import sample_from_text
 from maestro_dev.cli import main
 from maestro_dev.demo import STORIES, run_all
 

@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from maestro.brain.model_port import LanguageModel, ModelRequest
 from maestro.brain.precheck import precheck
-from maestro.brain.sampling import consult
+from maestro.brain.sample_drawing import consult
 from maestro.brain.stage_models import Models, models_for
 from maestro.domain.actions import Action, CreateWo, Escalate, Lane, ManageExisting, is_new_ref
 from maestro.domain.consensus import ConsensusPolicy, ConsensusResult

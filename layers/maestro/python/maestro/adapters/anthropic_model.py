@@ -116,7 +116,7 @@ class AnthropicModel:
     """
 
     # Calls are independent HTTP requests on a thread-safe client: the brain may draw its first
-    # samples at once (maestro.brain.sampling).
+    # samples at once (maestro.brain.sample_drawing).
     concurrent_calls = True
 
     def __init__(
