@@ -17,8 +17,8 @@ from maestro.domain.models import Party, PartyRole, VisitWindow, WorkOrder, Work
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import ActionOutcomeRecord
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.composed_reply import composed_or_fixed
+from maestro.lanes.context import LaneContext, LaneOutcome
 from maestro.lanes.continue_with_assistant import fixed_reply
 from maestro.settings import ModelSettings
 from maestro_dev.fakes import (

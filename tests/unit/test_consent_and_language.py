@@ -37,7 +37,7 @@ from maestro.domain.models import (
 from maestro.domain.pending import PendingSnapshot, resolve_pending
 from maestro.domain.safety import safety_floor
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.lanes.escalate import PAGED_TEXTS, safety_instructions
 from maestro.pipeline.digest import DigestDeps, DigestSender
 from maestro.ports.messaging import NotTextableError, SendFailedError, SentMessage

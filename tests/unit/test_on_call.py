@@ -25,7 +25,7 @@ from maestro.domain.models import Party, PartyRole, WorkOrder
 from maestro.domain.on_call import choose_page_recipient, default_pm, page_property
 from maestro.lanes import execute
 from maestro.lanes import on_call as on_call_lanes
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC
 from maestro.pipeline.digest import DigestDeps, DigestSender
 from maestro_dev.fakes import (

@@ -55,7 +55,7 @@ from maestro.domain.records import (
     PendingClarification,
 )
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
     InMemoryDailyCaps,

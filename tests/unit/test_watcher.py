@@ -17,7 +17,7 @@ from maestro.domain.events import DomainEvent, body_digest
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.context import LaneContext, LaneOutcome
 from maestro.verify.sweeper import Sweeper, SweeperDeps
 from maestro.verify.watcher import Watcher, WatcherDeps
 from maestro_dev.fakes import (
