@@ -55,7 +55,7 @@ from maestro.domain.ledger import LedgerRow
 from maestro.stack_outputs import stack_for_env
 from maestro_dev import directory_erase, twilio_wire, work_orders
 from maestro_dev.cloud import CloudStack, console_url, open_stack
-from maestro_dev.demo import StoryRun, action_label, run_all
+from maestro_dev.core_demo import StoryRun, action_label, run_all
 from maestro_dev.directory import cli as directory_cli
 from maestro_dev.evals import labeled as eval_labeled
 from maestro_dev.evals.cli import add_eval_parsers
@@ -75,9 +75,9 @@ if TYPE_CHECKING:  # the embedded stack is imported only by the commands that ru
 BANNER = """\
 maestro demo --core: the pure domain core alone, over scripted stories.
   What runs: consensus over k brain samples, then dispose, in-process.
-  What is scripted: every brain sample below was written by hand in maestro_dev/demo.py; no model
-  was called. Nothing is sent, stored or executed. `maestro demo` (without --core) runs the
-  whole system on the embedded stack.
+  What is scripted: every brain sample below was written by hand (maestro_dev/core_demo.py);
+  no model was called. Nothing is sent, stored or executed. `maestro demo` (without --core)
+  runs the whole system on the embedded stack.
 """
 
 
@@ -166,7 +166,7 @@ def _demo_json(runs: Sequence[StoryRun], wall_seconds: float) -> dict[str, Any]:
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if not args.core:
-        from maestro_dev.local.demo import render, run_demo
+        from maestro_dev.local.stack_demo import render, run_demo
 
         report = run_demo()
         if args.json:
