@@ -45,7 +45,7 @@ from maestro.domain.models import (
     context_for_work_order,
 )
 from maestro.domain.records import Disposition, MaestroDecision
-from maestro_dev.evals.model import new_messages
+from maestro_dev.eval_harness.model import new_messages
 from maestro_dev.scripted import Scripted, ScriptedModel
 
 HISTORIES = (10, 100, 1000, 10000)

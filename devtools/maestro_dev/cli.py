@@ -11,7 +11,7 @@
 - ``maestro ledger [--package ID] [--wo WO-…] [--shame] [--json]``: the watcher's Evidence and
   Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
-  through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
+  through the real stages, their metrics and plots (``maestro_dev.eval_harness.labeled``).
 - ``maestro directory import DIR [--dry-run] [--prune] | export DIR | show PHONE|ID``: the
   directory from CSV files, on ``maestro serve`` or a deployed stack (docs/directory.md).
 - ``maestro directory erase PHONE|ID``: erase a person, on ``maestro serve`` or a deployed
@@ -57,8 +57,8 @@ from maestro_dev import directory_erase, twilio_wire, work_orders
 from maestro_dev.cloud import CloudStack, console_url, open_stack
 from maestro_dev.core_demo import StoryRun, action_label, run_all
 from maestro_dev.directory import cli as directory_cli
-from maestro_dev.evals import labeled as eval_labeled
-from maestro_dev.evals.cli import add_eval_parsers
+from maestro_dev.eval_harness import labeled as eval_labeled
+from maestro_dev.eval_harness.cli import add_eval_parsers
 from maestro_dev.local.operator_access import (
     TOKEN_ENV,
     TOKEN_HEADER,

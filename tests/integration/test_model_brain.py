@@ -21,7 +21,7 @@ from maestro.brain.model_port import ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.safety import safety_floor
-from maestro_dev.evals.model import new_messages
+from maestro_dev.eval_harness.model import new_messages
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, VIC, housed, seed, seed_directory
 from maestro_dev.scripted import Scripted, ScriptedModel

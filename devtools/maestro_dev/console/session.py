@@ -37,9 +37,9 @@ from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.ports.workflows import Gate
 from maestro_dev.console.graph import current_states
-from maestro_dev.evals.runner import StartedRun, eval_stack, release_eval_gate, start_run
-from maestro_dev.evals.runs import ControlRow, Mode
-from maestro_dev.evals.scenario import Scenario
+from maestro_dev.eval_harness.runner import StartedRun, eval_stack, release_eval_gate, start_run
+from maestro_dev.eval_harness.runs import ControlRow, Mode
+from maestro_dev.eval_harness.scenario import Scenario
 from maestro_dev.local.stack import LocalStack
 
 Source = Literal["twilio-read", "wo-read", "ddb-read", "sfn-read"]

@@ -71,7 +71,7 @@ from maestro.domain.models import (
     PartyRole,
     Route,
 )
-from maestro_dev.evals.metrics import (
+from maestro_dev.eval_harness.metrics import (
     Rate,
     aurc,
     binding_precision,
@@ -468,7 +468,7 @@ def run_set(
     models: Models | None,
 ) -> tuple[SetReport, list[Outcome]]:
     """Every item through its stages, then the metrics and the two plots."""
-    from maestro_dev.evals.plots import reliability_diagram, risk_coverage_plot
+    from maestro_dev.eval_harness.plots import reliability_diagram, risk_coverage_plot
 
     outcomes: list[Outcome] = []
     replayed = stand_in = 0

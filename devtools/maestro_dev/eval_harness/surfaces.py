@@ -37,10 +37,16 @@ from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.domain.timeline import NoteEntry, photos_on
 from maestro.ports.conversations import FlushClaim
-from maestro_dev.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
+from maestro_dev.eval_harness.lenses import (
+    PackageContents,
+    PackageReads,
+    PendingRead,
+    Reads,
+    SentRecord,
+)
 
 if TYPE_CHECKING:
-    from maestro_dev.evals.environment import EvalStack
+    from maestro_dev.eval_harness.environment import EvalStack
 
 
 class StackSurfaces:

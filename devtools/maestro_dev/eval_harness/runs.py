@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from maestro.tables import Key, TableSpec
-from maestro_dev.evals.lenses import Finding
+from maestro_dev.eval_harness.lenses import Finding
 
 EVAL_RUNS = TableSpec(
     logical_name="eval_runs",

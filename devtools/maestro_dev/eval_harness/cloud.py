@@ -41,9 +41,9 @@ from maestro.ports.evidence import MessageReader
 from maestro.ports.platform import Secrets
 from maestro.settings import TwilioSettings
 from maestro.tables import ALL_TABLES, TableSpec
-from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_run, start_of
-from maestro_dev.evals.runs import EvalRunStore, Mode
-from maestro_dev.evals.scenario import Scenario, offset
+from maestro_dev.eval_harness.executor import HANDLERS, EvalExecutor, new_run, start_of
+from maestro_dev.eval_harness.runs import EvalRunStore, Mode
+from maestro_dev.eval_harness.scenario import Scenario, offset
 
 EvalStep = Literal[
     "eval_setup", "eval_gate", "eval_inject", "eval_settle", "eval_grade", "eval_finish"
