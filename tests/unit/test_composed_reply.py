@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 from builders import MARIA, T0, act, package, wo_context
-from fakes import InMemoryDecisionLog
 
 from maestro.brain.compose import ReplyComposer
 from maestro.brain.model_port import ModelError
@@ -22,6 +21,7 @@ from maestro.lanes.context import LaneContext, LaneOutcome
 from maestro.lanes.continue_with_assistant import fixed_reply
 from maestro.settings import ModelSettings
 from maestro_dev.fakes import (
+    InMemoryDecisionLog,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryTimeline,

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from builders import MARIA, T0, act, consensus, package, wo_context
-from fakes import FixedClock, InMemoryBus
 
 from maestro.adapters.messaging import ConsentGuard
 from maestro.domain.actions import Clarify, ContinueWithAssistant
@@ -42,6 +41,8 @@ from maestro.lanes.escalate import PAGED_TEXTS, safety_instructions
 from maestro.pipeline.digest import DigestDeps, DigestSender
 from maestro.ports.messaging import NotTextableError, SendFailedError, SentMessage
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
     InMemoryDigest,
     InMemoryPartyDirectory,
     InMemoryPendingStore,

@@ -13,14 +13,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from builders import package
-from fakes import (
-    FixedClock,
-    InMemoryBus,
-    InMemoryDecisionLog,
-    InMemoryGates,
-    InMemoryLeases,
-    InMemoryStateStore,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,11 +50,17 @@ from maestro.lanes import execute
 from maestro.lanes.context import LaneContext
 from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
     InMemoryDailyCaps,
+    InMemoryDecisionLog,
     InMemoryDigest,
+    InMemoryGates,
+    InMemoryLeases,
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryStateStore,
     InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,
