@@ -49,11 +49,11 @@ def app_context(env: str | None = None) -> dict[str, object]:
 
 
 def eval_copy_code() -> EvalCopyCode:
-    """The eval executor's code and rules (``maestro_dev.evals``), for the eval copy's stack."""
+    """The eval executor's code and rules (``maestro_dev.eval_harness``), for the eval copy."""
     import maestro_dev
-    from maestro_dev.evals import cloud
-    from maestro_dev.evals.executor import HANDLERS
-    from maestro_dev.evals.runs import EVAL_RUNS
+    from maestro_dev.eval_harness import cloud
+    from maestro_dev.eval_harness.executor import HANDLERS
+    from maestro_dev.eval_harness.runs import EVAL_RUNS
     from maestro_dev.local.numbers import ON_CALL_PM
     from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 

@@ -146,7 +146,7 @@ def _kind(text: str) -> str:
 
 def _responder(request: Any) -> Any:
     """A good model's answers: triage right, one action per problem, a plain reply."""
-    from maestro_dev.evals.model import new_messages
+    from maestro_dev.eval_harness.model import new_messages
 
     text = new_messages(request)
     kind = _kind(text)

@@ -11,7 +11,7 @@ import time
 
 from _results import merge_results
 
-from maestro_dev.local.demo import run_demo
+from maestro_dev.local.stack_demo import run_demo
 
 WALL_BUDGET_SECONDS = 10.0
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from _results import merge_results, render_markdown
 
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro.brain.reasoning import propose_tool, reasoning_request
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.memory import DEFAULT_LIMITS, SenderRole, build_window
@@ -45,7 +45,7 @@ from maestro.domain.models import (
     context_for_work_order,
 )
 from maestro.domain.records import Disposition, MaestroDecision
-from maestro_dev.evals.model import new_messages
+from maestro_dev.eval_harness.model import new_messages
 from maestro_dev.scripted import Scripted, ScriptedModel
 
 HISTORIES = (10, 100, 1000, 10000)

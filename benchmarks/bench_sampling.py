@@ -4,7 +4,7 @@ what a clear one costs in reasoning calls.
 A seeded simulated model answers each reasoning call with one of two mutating readings: with
 probability p the first (relay to WO-A, or cancel WO-A), else the second (relay to WO-B, cancel
 WO-B). The sender has both work orders open, so the mutation has two candidates. Each package
-is drawn and aggregated by ``maestro.brain.sampling.consult`` on ``ModelBrain`` (the first two
+is drawn and aggregated by ``maestro.brain.sample_drawing.consult`` on ``ModelBrain`` (the first two
 samples at once; the words' own binding beside the samples), exactly as the pipeline's brain
 step does. The tenant's words ("the tap is dripping again") fit both taps, so the words bind
 neither: the headline figures. A second text names the kitchen tap (WO-A), so the words bind
@@ -41,9 +41,9 @@ from typing import Any
 
 from _results import merge_results
 
-from maestro.brain.model import ModelAnswer, ModelRequest, Tier
+from maestro.brain.model_port import ModelAnswer, ModelRequest, Tier
 from maestro.brain.reasoning import ModelBrain
-from maestro.brain.sampling import consult, draw
+from maestro.brain.sample_drawing import consult, draw
 from maestro.domain.consensus import (
     ConsensusPolicy,
     ConsensusStatus,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from itertools import pairwise
 
+from maestro.adapters.ddb import query_all
 from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.safety import safety_floor
@@ -174,7 +175,8 @@ def _check(
         ref = given["package_ref"]
         package_id = given["package_id"]
         by_conversation[given["conversation_id"]].append((given["flush_number"], package_id))
-        items = stack.ddb.query(
+        items = query_all(
+            stack.ddb,
             TableName=stack.tables["conversations"],
             KeyConditionExpression="conversation_id = :c AND #i BETWEEN :lo AND :hi",
             ExpressionAttributeNames={"#i": "item"},
@@ -184,7 +186,7 @@ def _check(
                 ":hi": {"S": f"msg#{ref['through_seq']:010d}"},
             },
             ConsistentRead=True,
-        )["Items"]
+        )
         bodies = []
         for item in items:
             message = item["message"]["M"]

@@ -1,6 +1,6 @@
 """The prompt's size and what the cache makes of it, before and after #21 (docs/model-cost.md).
 
-Offline: tokens are characters / 4 (``maestro.brain.model.approx_tokens``; the API's
+Offline: tokens are characters / 4 (``maestro.brain.model_port.approx_tokens``; the API's
 ``count_tokens`` gives exact figures with a key), the cache is ``maestro_dev.prompt_cache``'s
 model of Anthropic's, for Sonnet 4.5 (minimum 1,024 tokens) and Haiku 4.5 (4,096). "Before" is
 the request as it was: the pydantic schema as generated, one breakpoint after the system prompt.
@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from maestro.brain.compose import COMPOSE_SYSTEM, COMPOSE_TOOL
 from maestro.brain.judgments import DECIDE_SYSTEM, DECIDE_TOOL
 from maestro.brain.manage_agent import MANAGE_SYSTEM, TOOLS
-from maestro.brain.model import ModelRequest, ToolSpec, Turn, approx_tokens, prefix_chars
+from maestro.brain.model_port import ModelRequest, ToolSpec, Turn, approx_tokens, prefix_chars
 from maestro.brain.reasoning import REASONING_SYSTEM, propose_tool, reasoning_request
 from maestro.brain.triage import TRIAGE_SYSTEM, TRIAGE_TOOL
 from maestro.domain.actions import action_plan_json_schema

@@ -5,6 +5,6 @@ ships; this package sits outside the layer and is never imported by it (``lint-i
 the contract in ``pyproject.toml``):
 
 - ``maestro_dev.local``: the embedded stack (moto, a virtual clock, the loopback server);
-- ``maestro_dev.cli``: the ``maestro`` command; ``maestro_dev.demo``: the scripted stories;
-- ``maestro_dev.fakes``: in-memory stand-ins for the lane ports, for unit tests.
+- ``maestro_dev.cli``: the ``maestro`` command; ``maestro_dev.core_demo``: the scripted stories;
+- ``maestro_dev.fakes``: in-memory stand-ins for every port, for unit tests.
 """

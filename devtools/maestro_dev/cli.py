@@ -11,7 +11,7 @@
 - ``maestro ledger [--package ID] [--wo WO-…] [--shame] [--json]``: the watcher's Evidence and
   Shame rows, from ``maestro serve`` or a deployed stack's ledger table.
 - ``maestro eval labeled --brain offline|anthropic|scripted [--out DIR]``: the labeled sets
-  through the real stages, their metrics and plots (``maestro_dev.evals.labeled``).
+  through the real stages, their metrics and plots (``maestro_dev.eval_harness.labeled``).
 - ``maestro directory import DIR [--dry-run] [--prune] | export DIR | show PHONE|ID``: the
   directory from CSV files, on ``maestro serve`` or a deployed stack (docs/directory.md).
 - ``maestro directory erase PHONE|ID``: erase a person, on ``maestro serve`` or a deployed
@@ -43,8 +43,6 @@ import os
 import re
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,21 +50,20 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlencode
 
 from maestro.domain.ledger import LedgerRow
-from maestro.stack_outputs import stack_for_env
 from maestro_dev import directory_erase, twilio_wire, work_orders
-from maestro_dev.cloud import CloudStack, console_url, open_stack
-from maestro_dev.demo import StoryRun, action_label, run_all
+from maestro_dev.cloud import console_url
+from maestro_dev.core_demo import StoryRun, action_label, run_all
 from maestro_dev.directory import cli as directory_cli
-from maestro_dev.evals import labeled as eval_labeled
-from maestro_dev.evals.cli import add_eval_parsers
+from maestro_dev.eval_harness import labeled as eval_labeled
+from maestro_dev.eval_harness.cli import add_eval_parsers
 from maestro_dev.local.operator_access import (
     TOKEN_ENV,
     TOKEN_HEADER,
     remove_token,
-    token_for,
     token_path,
     write_token,
 )
+from maestro_dev.targets import DEFAULT_URL, add_target, cloud_target, http, local_call
 
 if TYPE_CHECKING:  # the embedded stack is imported only by the commands that run it
     from maestro_dev.local.server import LocalServer
@@ -75,9 +72,9 @@ if TYPE_CHECKING:  # the embedded stack is imported only by the commands that ru
 BANNER = """\
 maestro demo --core: the pure domain core alone, over scripted stories.
   What runs: consensus over k brain samples, then dispose, in-process.
-  What is scripted: every brain sample below was written by hand in maestro_dev/demo.py; no model
-  was called. Nothing is sent, stored or executed. `maestro demo` (without --core) runs the
-  whole system on the embedded stack.
+  What is scripted: every brain sample below was written by hand (maestro_dev/core_demo.py);
+  no model was called. Nothing is sent, stored or executed. `maestro demo` (without --core)
+  runs the whole system on the embedded stack.
 """
 
 
@@ -166,7 +163,7 @@ def _demo_json(runs: Sequence[StoryRun], wall_seconds: float) -> dict[str, Any]:
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if not args.core:
-        from maestro_dev.local.demo import render, run_demo
+        from maestro_dev.local.stack_demo import render, run_demo
 
         report = run_demo()
         if args.json:
@@ -239,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     send.set_defaults(handler=cmd_send)
 
     executions = sub.add_parser("executions", help="list executions and their paused gates")
-    _target(executions)
+    add_target(executions)
     executions.add_argument(
         "--limit", type=int, default=20, help="cloud: the latest N (and every running one)"
     )
@@ -247,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     step = sub.add_parser("step", help="release an execution's paused gate")
     step.add_argument("execution", help="execution name or ARN")
-    _target(step)
+    add_target(step)
     step.set_defaults(handler=cmd_step)
 
     ledger = sub.add_parser(
@@ -257,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     ledger.add_argument("--wo", help="one WO's rows (WO-…)")
     ledger.add_argument("--shame", action="store_true", help="only the shame rows")
     ledger.add_argument("--json", action="store_true", help="one JSON object per row")
-    _target(ledger)
+    add_target(ledger)
     ledger.set_defaults(handler=cmd_ledger)
 
     console = sub.add_parser(
@@ -285,34 +282,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parsers(eval_commands)
     eval_labeled.add_parser(eval_commands)
     twilio_wire.add_parser(sub)
-    work_orders.add_parser(sub, _target)
-    directory_erase.add_parser(directory_cli.add_parser(sub, _target), _target)
+    work_orders.add_parser(sub, add_target)
+    directory_erase.add_parser(directory_cli.add_parser(sub, add_target), add_target)
     return parser
 
 
-def _target(parser: argparse.ArgumentParser) -> None:
-    """A running `maestro serve` (--url, the default) or a deployed stack (--stack / --env)."""
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--url", default=None, help=f"a `maestro serve` (default {DEFAULT_URL})")
-    where.add_argument("--stack", help="a deployed stack by name, e.g. maestro-dev")
-    where.add_argument("--env", help="a deployed stack by environment: --env dev is maestro-dev")
-    parser.add_argument("--region", help="the stack's region (default: boto3's, e.g. AWS_REGION)")
-    parser.add_argument(
-        "--token",
-        help=f"`maestro serve`'s operator token (default: ${TOKEN_ENV}, else the one serve wrote "
-        "to ~/.maestro/serve-PORT.token for the URL's port)",
-    )
-
-
-def _cloud(args: argparse.Namespace) -> CloudStack | None:
-    """The deployed stack the arguments name, or None for the local server."""
-    name = args.stack or (stack_for_env(args.env) if args.env else None)
-    if name is None:
-        return None
-    return open_stack(name, args.region)
-
-
-DEFAULT_URL = "http://127.0.0.1:8787"
 SERVE_SPEED = 60.0
 """`maestro serve`'s default --speed, virtual seconds per real second: the 5-minute idle window
 after a text passes in 5 s, so a text sent is processed within seconds (and an offer's 4 hours
@@ -323,29 +297,6 @@ def _token() -> str:
     from maestro_dev.local.stack import DEFAULT_TWILIO_TOKEN
 
     return os.environ.get("TWILIO_AUTH_TOKEN", DEFAULT_TWILIO_TOKEN)
-
-
-def _local(
-    args: argparse.Namespace, method: str, path: str, body: bytes | None = None
-) -> tuple[int, str]:
-    """A call to a `maestro serve` operator route, with the run's token."""
-    url = (args.url or DEFAULT_URL).rstrip("/")
-    headers = {"Content-Type": "application/json"} if body is not None else {}
-    token = token_for(url, args.token)
-    if token:
-        headers[TOKEN_HEADER] = token
-    return _http(method, url + path, body, headers)
-
-
-def _http(
-    method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
-) -> tuple[int, str]:
-    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 def cmd_console(args: argparse.Namespace, out: TextIO) -> int:
@@ -463,19 +414,19 @@ def cmd_send(args: argparse.Namespace, out: TextIO) -> int:
         "X-Twilio-Signature": twilio_signature(_token(), url, params),
         "Content-Type": "application/x-www-form-urlencoded",
     }
-    status, body = _http("POST", url, urlencode(list(params.items())).encode(), headers)
+    status, body = http("POST", url, urlencode(list(params.items())).encode(), headers)
     print(f"{status} {sid} {body}", file=out)
     return 0 if status == 200 else 1
 
 
 def cmd_executions(args: argparse.Namespace, out: TextIO) -> int:
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
         for e in cloud.executions(args.limit):
             gate = f"  paused: {e.paused_at}  {console_url(e.arn)}" if e.paused_at else ""
             print(f"{e.name}  {e.status}  {e.started}{gate}", file=out)
         return 0
-    status, body = _local(args, "GET", "/local/executions")
+    status, body = local_call(args, "GET", "/local/executions")
     if status != 200:
         print(f"{status} {body}", file=out)
         return 1
@@ -486,12 +437,12 @@ def cmd_executions(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
         rows = [r.model_dump(mode="json") for r in cloud.ledger(args.package, args.wo)]
     else:
         query = urlencode({k: v for k, v in (("package", args.package), ("wo", args.wo)) if v})
-        status, body = _local(args, "GET", "/local/ledger" + (f"?{query}" if query else ""))
+        status, body = local_call(args, "GET", "/local/ledger" + (f"?{query}" if query else ""))
         if status != 200:
             print(f"{status} {body}", file=out)
             return 1
@@ -519,13 +470,13 @@ def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
         released, what = cloud.step(args.execution)
         print(what, file=out)
         return 0 if released else 1
     payload = json.dumps({"execution": args.execution}).encode()
-    status, body = _local(args, "POST", "/local/step", payload)
+    status, body = local_call(args, "POST", "/local/step", payload)
     print(body, file=out)
     return 0 if status == 200 else 1
 

@@ -10,7 +10,7 @@ table the watcher writes (by package, or by WO through its index).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -26,14 +26,9 @@ from maestro.stack_outputs import (
     OUTPUT_LEDGER_TABLE,
     OUTPUT_PARTIES_TABLE,
     OUTPUT_STATE_MACHINE,
-    OUTPUT_WORK_ORDER_MACHINE,
     table_output,
 )
 
-if TYPE_CHECKING:
-    from maestro_dev.work_orders import WoStores
-
-_WO_TABLES = ("work_orders", "timeline", "dispatch")
 # A token Step Functions no longer waits for: the gate timed out, or the execution ended.
 _STALE_TOKEN = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
 
@@ -67,6 +62,7 @@ class CloudStack:
         self.stack_name = stack_name
         self.state_machine_arn = self.outputs[OUTPUT_STATE_MACHINE]
         self._sfn = stepfunctions
+        self.stepfunctions = stepfunctions
         self._ddb = dynamodb
         self.dynamodb = dynamodb
         self.gates = DynamoGateStore(dynamodb, self.outputs[OUTPUT_GATES_TABLE])
@@ -94,22 +90,6 @@ class CloudStack:
         if wo_id:
             return ledger.for_wo(wo_id)
         return ledger.scan()
-
-    def wo_stores(self) -> WoStores:
-        """What `maestro wo show|list` reads: the work orders, timeline and dispatch tables,
-        and Step Functions (the execution a WO's dispatch run names)."""
-        from maestro_dev.work_orders import WoStores
-
-        names = {name: self.outputs.get(table_output(name)) for name in _WO_TABLES}
-        missing = sorted(table_output(name) for name, table in names.items() if table is None)
-        if missing:
-            raise LookupError(f"stack {self.stack_name} has no output {missing}")
-        return WoStores(
-            self._ddb,
-            {name: table for name, table in names.items() if table is not None},
-            self._sfn,
-            machine_arn=self.outputs.get(OUTPUT_WORK_ORDER_MACHINE),
-        )
 
     def directory_stores(self) -> tuple[DynamoDirectory, DynamoPartyDirectory]:
         """The directory table and the phone → party table the importer writes."""

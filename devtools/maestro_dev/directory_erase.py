@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from maestro.adapters.dynamodb_erase import DynamoEraser, EraseReport, NothingToEraseError
+from maestro_dev.targets import cloud_target, local_call
 
 ROUTE = "/local/directory/erase"
 
@@ -58,9 +59,7 @@ def describe(report: EraseReport) -> str:
 
 
 def cmd_erase(args: argparse.Namespace, out: TextIO) -> int:
-    from maestro_dev.cli import _cloud, _local  # the CLI's targets (it imports this module)
-
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
         try:
             tables = cloud.table_names()
@@ -70,7 +69,7 @@ def cmd_erase(args: argparse.Namespace, out: TextIO) -> int:
         status, answer = erase(cloud.dynamodb, tables, args.who)
     else:
         payload = json.dumps({"who": args.who}).encode()
-        status, body = _local(args, "POST", ROUTE, payload)
+        status, body = local_call(args, "POST", ROUTE, payload)
         try:
             answer = json.loads(body)
         except ValueError:

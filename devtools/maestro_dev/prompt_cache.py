@@ -2,8 +2,8 @@
 
 The API's rules (docs/model-cost.md), as far as a price needs them: the prompt is tools, then
 system, then the turns, in that order; a request writes a cache entry at each breakpoint it sends
-(``maestro.brain.model.cacheable_breakpoints``, so none under the model's minimum) and reads the
-longest prefix already written, ending at one of its breakpoints or at a turn boundary before
+(``maestro.brain.model_port.cacheable_breakpoints``, so none under the model's minimum) and reads
+the longest prefix already written, ending at one of its breakpoints or at a turn boundary before
 its last one; an entry lives five minutes from its last use and can be read only once the request
 that wrote it has been answered, so requests sent together (``send(..., together=True)``) do not
 read each other. Tokens are the offline estimate (characters / 4, ``approx_tokens``); prices are
@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from maestro.brain.model import ModelRequest, Turn, approx_tokens, cacheable_breakpoints
+from maestro.brain.model_port import ModelRequest, Turn, approx_tokens, cacheable_breakpoints
 
 __all__ = ["READ_PRICE", "WRITE_PRICE", "CacheUse", "PromptCache"]
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from maestro.brain.model import ModelAnswer, ModelError, ModelRequest, Purpose, Tier, ToolUse
+from maestro.brain.model_port import ModelAnswer, ModelError, ModelRequest, Purpose, Tier, ToolUse
 
 __all__ = ["Scripted", "ScriptedModel", "answer_with"]
 
@@ -43,7 +43,7 @@ def answer_with(request: ModelRequest, scripted: Scripted, model: str) -> ModelA
 
 
 class ScriptedModel:
-    """:class:`maestro.brain.model.LanguageModel` replaying a script (no model is called)."""
+    """:class:`maestro.brain.model_port.LanguageModel` replaying a script (no model is called)."""
 
     def __init__(
         self,

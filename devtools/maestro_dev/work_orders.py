@@ -27,6 +27,9 @@ from maestro.domain.common import truncate
 from maestro.domain.dispatch import DispatchRun, Wait
 from maestro.domain.models import TERMINAL_STATUSES, WorkOrder, WorkOrderStatus
 from maestro.domain.privacy import mask_phone_numbers
+from maestro.stack_outputs import OUTPUT_WORK_ORDER_MACHINE, table_output
+from maestro_dev.cloud import CloudStack
+from maestro_dev.targets import cloud_target, local_call
 
 __all__ = [
     "LIST_ROUTE",
@@ -256,15 +259,32 @@ def add_parser(sub: argparse._SubParsersAction, target: Target) -> None:  # type
     many.set_defaults(handler=cmd_list)
 
 
+_CLOUD_WO_TABLES = ("work_orders", "timeline", "dispatch")
+
+
+def cloud_wo_stores(cloud: CloudStack) -> WoStores:
+    """What `maestro wo show|list` reads on a deployed stack: the work orders, timeline and
+    dispatch tables its outputs name, and Step Functions (the execution a WO's dispatch run
+    names)."""
+    names = {name: cloud.outputs.get(table_output(name)) for name in _CLOUD_WO_TABLES}
+    missing = sorted(table_output(name) for name, table in names.items() if table is None)
+    if missing:
+        raise LookupError(f"stack {cloud.stack_name} has no output {missing}")
+    return WoStores(
+        cloud.dynamodb,
+        {name: table for name, table in names.items() if table is not None},
+        cloud.stepfunctions,
+        machine_arn=cloud.outputs.get(OUTPUT_WORK_ORDER_MACHINE),
+    )
+
+
 def _read(
     args: argparse.Namespace, path: str, query: dict[str, str]
 ) -> tuple[dict[str, Any] | None, str]:
     """(the answer's JSON, or None and why not) from the local server."""
     from urllib.parse import urlencode
 
-    from maestro_dev.cli import _local
-
-    status, body = _local(args, "GET", f"{path}?{urlencode(query)}")
+    status, body = local_call(args, "GET", f"{path}?{urlencode(query)}")
     if status != 200:
         return None, f"{status} {body}"
     answer: dict[str, Any] = json.loads(body)
@@ -272,11 +292,9 @@ def _read(
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    from maestro_dev.cli import _cloud
-
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
-        found = show(cloud.wo_stores(), args.wo_id)
+        found = show(cloud_wo_stores(cloud), args.wo_id)
         if found is None:
             print(f"no work order {args.wo_id} in {cloud.stack_name}", file=out)
             return 1
@@ -295,11 +313,9 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
-    from maestro_dev.cli import _cloud
-
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
-        view = listing(cloud.wo_stores(), args.status, args.property_id)
+        view = listing(cloud_wo_stores(cloud), args.status, args.property_id)
     else:
         query = {"status": args.status}
         if args.property_id:

@@ -12,7 +12,7 @@ from console_harness import RUN_TIMEOUT, Console
 
 from maestro_dev.console.controller import LocalController
 from maestro_dev.console.server import ConsoleServer
-from maestro_dev.evals.loader import SCENARIOS
+from maestro_dev.eval_harness.loader import SCENARIOS
 
 
 @pytest.fixture(scope="session")

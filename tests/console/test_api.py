@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 from console_harness import Console, held, open_gates, packages, summary
 
-from maestro_dev.evals.loader import SCENARIOS, load_scenario
+from maestro_dev.eval_harness.loader import SCENARIOS, load_scenario
 
 pytestmark = pytest.mark.integration
 

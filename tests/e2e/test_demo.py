@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from maestro_dev.local.demo import STATES_WIDTH, DemoReport, render, run_demo
+from maestro_dev.local.stack_demo import STATES_WIDTH, DemoReport, render, run_demo
 
 pytestmark = pytest.mark.integration
 

@@ -20,9 +20,9 @@ from infra.evals import EVAL_ASL, bundle
 from maestro.access import placeholder
 from maestro.stack_outputs import OUTPUT_EVAL_MACHINE, OUTPUT_EVAL_RUNS_TABLE
 from maestro.tables import ALL_TABLES
-from maestro_dev.evals.cloud import STEP_TABLES
-from maestro_dev.evals.executor import HANDLERS
-from maestro_dev.evals.runs import EVAL_RUNS
+from maestro_dev.eval_harness.cloud import STEP_TABLES
+from maestro_dev.eval_harness.executor import HANDLERS
+from maestro_dev.eval_harness.runs import EVAL_RUNS
 from maestro_dev.local.numbers import ON_CALL_PM
 from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
@@ -154,7 +154,8 @@ def test_the_eval_executor_is_the_asl_file_over_its_six_functions(synth: Synth, 
     for step, (_, props) in functions.items():
         assert props["Handler"] == "index.handler"
         assert (
-            props["Code"]["ZipFile"] == f"from maestro_dev.evals.cloud import {step} as handler\n"
+            props["Code"]["ZipFile"]
+            == f"from maestro_dev.eval_harness.cloud import {step} as handler\n"
         )
         assert len(props["Layers"]) == 3  # dependencies, runtime, and the eval layer
     assert copy["Outputs"][OUTPUT_EVAL_MACHINE]
@@ -271,7 +272,7 @@ def test_the_eval_layer_holds_the_eval_code_and_worlds_and_imports_without_moto(
     ``evals/worlds``, three levels above the loader. Its handlers import from it alone (the
     runtime layer beside it), with moto and the embedded stack unimportable."""
     bundle(tmp_path, eval_copy_code().package, requirements=[])
-    assert (tmp_path / "python" / "maestro_dev" / "evals" / "cloud.py").is_file()
+    assert (tmp_path / "python" / "maestro_dev" / "eval_harness" / "cloud.py").is_file()
     assert (tmp_path / "evals" / "worlds" / "maria.yaml").is_file()
     assert not list(tmp_path.rglob("__pycache__"))
     probe = (
@@ -282,7 +283,7 @@ def test_the_eval_layer_holds_the_eval_code_and_worlds_and_imports_without_moto(
         "            raise ImportError(name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "import maestro_dev\n"
-        "from maestro_dev.evals import cloud\n"
+        "from maestro_dev.eval_harness import cloud\n"
         "from maestro_dev.local import world\n"
         "print(maestro_dev.__file__, callable(cloud.eval_setup), world.MARIA.party_id)\n"
     )

@@ -14,7 +14,7 @@ from maestro.adapters.ddb import from_item
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.adapters.dynamodb_state import DynamoStateStore
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro.domain.models import FlushTrigger, Urgency, WoSnapshot
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import MaestroState, OutstandingItem

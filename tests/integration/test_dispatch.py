@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from maestro.adapters.stepfunctions import StepFunctionsTaskTokens
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro.domain.directory import (
     Directory,
     OnCall,

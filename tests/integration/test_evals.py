@@ -27,19 +27,19 @@ from maestro.domain.dispose import trail_of
 from maestro.domain.models import OpenContext, conversation_id_for
 from maestro.domain.revalidate import Check, Revalidation, Target
 from maestro_dev.cli import main
-from maestro_dev.evals import runner
-from maestro_dev.evals.executor import EvalExecutor, new_run, start_of
-from maestro_dev.evals.loader import SCENARIOS, load_scenario, load_scenarios
-from maestro_dev.evals.model import scripted_model
-from maestro_dev.evals.runner import (
+from maestro_dev.eval_harness import runner
+from maestro_dev.eval_harness.executor import EvalExecutor, new_run, start_of
+from maestro_dev.eval_harness.loader import SCENARIOS, load_scenario, load_scenarios
+from maestro_dev.eval_harness.model import scripted_model
+from maestro_dev.eval_harness.runner import (
     EVAL_ASL_PATH,
     PausedGate,
     ScenarioResult,
     eval_substitutions,
     run_scenario,
 )
-from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore
-from maestro_dev.evals.scenario import ModelScript, OptOutStep, UpdateStep, WaitStep
+from maestro_dev.eval_harness.runs import EVAL_RUNS, EvalRunStore
+from maestro_dev.eval_harness.scenario import ModelScript, OptOutStep, UpdateStep, WaitStep
 from maestro_dev.local.stack import PREFIX, LocalStack
 from maestro_dev.scripted import ScriptedModel
 
@@ -223,8 +223,8 @@ def test_a_text_claimed_but_never_sent_fails_on_shame(
     row = result.rows["checkpoints"][0]
     assert {r["kind"] for r in row["shame"]} == {"unverified_claim"}
     assert {r["subject_id"] for r in row["shame"]} == set(lies)
-    from maestro_dev.evals.report import load_inputs, render
-    from maestro_dev.evals.runner import save_runs
+    from maestro_dev.eval_harness.report import load_inputs, render
+    from maestro_dev.eval_harness.runner import save_runs
 
     page = render(load_inputs(save_runs([result], tmp_path), tmp_path / "no-plots"))
     assert lies[0] in page
@@ -385,8 +385,8 @@ def test_a_known_failure_mark_holds_only_while_its_checkpoint_fails(tmp_path: Pa
     assert "relayed-to-wo-204" in result.error
     assert result.checkpoints[0].passed  # the grade itself is unchanged
     assert result.as_json()["checkpoints"][0]["known_failure"] == "stale"
-    from maestro_dev.evals.report import load_inputs, render
-    from maestro_dev.evals.runner import save_runs
+    from maestro_dev.eval_harness.report import load_inputs, render
+    from maestro_dev.eval_harness.runner import save_runs
 
     page = render(load_inputs(save_runs([result], tmp_path), tmp_path / "no-plots"))
     assert "<b>Known failure</b> (passes: remove the mark): stale" in page

@@ -1,5 +1,5 @@
-"""The cloud's eval handlers (``maestro_dev.evals.cloud``) on moto: the eval copy's own tables,
-queues, secrets and package machine, and the copy's real inbound resolver behind a Lambda
+"""The cloud's eval handlers (``maestro_dev.eval_harness.cloud``) on moto: the eval copy's own
+tables, queues, secrets and package machine, and the copy's real inbound resolver behind a Lambda
 client. Time is slept through an injected ``sleep`` (recorded, not waited)."""
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ from maestro.clock import SystemClock
 from maestro.ingest.entry import build_inbound
 from maestro.settings import InboundSettings
 from maestro.stack_outputs import OUTPUT_EVAL_MACHINE, OUTPUT_EVAL_RUNS_TABLE
-from maestro_dev.evals import cloud, cloud_cli
-from maestro_dev.evals.cloud import (
+from maestro_dev.eval_harness import cloud, cloud_cli
+from maestro_dev.eval_harness.cloud import (
     EvalCopyBusyError,
     EvalSettings,
     RealTimeRefusedError,
     run_step,
     start_run,
 )
-from maestro_dev.evals.executor import HANDLERS
-from maestro_dev.evals.loader import load_world
-from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore
-from maestro_dev.evals.scenario import Scenario
+from maestro_dev.eval_harness.executor import HANDLERS
+from maestro_dev.eval_harness.loader import load_world
+from maestro_dev.eval_harness.runs import EVAL_RUNS, EvalRunStore
+from maestro_dev.eval_harness.scenario import Scenario
 from maestro_dev.local.twilio_loopback import LOCAL_ACCOUNT_SID
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from embedded import new_executions, pages, sms, to_phone
 
-from maestro.brain.model import ModelError, ModelRequest
+from maestro.brain.model_port import ModelError, ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import housed, seed, seed_directory

@@ -22,7 +22,7 @@ import pytest
 from embedded import flush, open_wo, release_all_gates, sms
 
 from maestro.access import FUNCTION_TABLES, PIPELINE_STEPS, Access
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro_dev.local.fault_matrix import Cell, Matrix
 from maestro_dev.local.faults import DYNAMODB_WRITES, Crash, Stages, Wire
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack

@@ -17,11 +17,11 @@ from embedded import decisions, described, new_executions, outcomes, pages, sms,
 
 from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.safety import safety_floor
-from maestro_dev.evals.model import new_messages
+from maestro_dev.eval_harness.model import new_messages
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, VIC, housed, seed, seed_directory
 from maestro_dev.scripted import Scripted, ScriptedModel
@@ -244,7 +244,7 @@ def test_keyword_free_emergencies_are_escalated_within_one_flush() -> None:
 
 
 def test_the_floor_still_decides_alone_when_the_model_is_down() -> None:
-    from maestro.brain.model import ModelError
+    from maestro.brain.model_port import ModelError
 
     def down(_request: ModelRequest) -> Scripted:
         return ModelError("overloaded", "529")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from embedded import app_message, captured_logs, decisions, flush, new_executions, pages, sms
 
-from maestro.brain.model import ModelRequest
+from maestro.brain.model_port import ModelRequest
 from maestro_dev.local.stack import ON_CALL_PM, LocalStack
 from maestro_dev.local.world import MARIA, VIC, seed
 from maestro_dev.scripted import ScriptedModel

@@ -18,10 +18,10 @@ from embedded import flush, open_wo, sms
 from maestro.domain.events import DomainEvent
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.ports.messaging import SentMessage
-from maestro_dev.local.demo import STORY
 from maestro_dev.local.stack import SWEEP_WINDOW_SECONDS, LocalStack
+from maestro_dev.local.stack_demo import STORY
 from maestro_dev.local.twilio_loopback import Fault
 from maestro_dev.local.world import MARIA, VIC, seed
 

@@ -17,10 +17,10 @@ from embedded import decisions, flush, new_executions, open_wo, outcomes, pages,
 
 from maestro.adapters.dynamodb_pending import DynamoPendingStore
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
-from maestro.brain.model import ModelAnswer, ModelRequest, ToolUse
+from maestro.brain.model_port import ModelAnswer, ModelRequest, ToolUse
 from maestro.domain.models import Channel, WorkOrder, WorkOrderStatus
 from maestro.domain.records import Disposition, MaestroDecision, PendingConfirmation
-from maestro_dev.evals.model import new_messages
+from maestro_dev.eval_harness.model import new_messages
 from maestro_dev.local.events import signed_sms_event, signed_transcript_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, VIC, seed

@@ -31,7 +31,7 @@ from maestro.stack_outputs import (
     OUTPUT_WORK_ORDER_MACHINE,
     table_output,
 )
-from maestro_dev.evals.scenario import WORLD_PROPERTY
+from maestro_dev.eval_harness.scenario import WORLD_PROPERTY
 from maestro_dev.local.operator_access import TOKEN_HEADER
 from maestro_dev.local.server import LocalServer
 from maestro_dev.local.world import MARIA, VIC

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from maestro.adapters.anthropic_model import AnthropicModel, failure_kind, retry_after_seconds
-from maestro.brain.model import (
+from maestro.brain.model_port import (
     LanguageModel,
     ModelError,
     ModelRequest,

@@ -40,7 +40,7 @@ NOT_INBOUND = (
     "maestro.adapters.dynamodb_work_orders",
 )
 # The flusher flushes and starts executions: without a model key it runs no brain stage.
-NOT_FLUSHER = ("maestro.brain.models", "maestro.brain.offline", "maestro.pipeline.shared")
+NOT_FLUSHER = ("maestro.brain.stage_models", "maestro.brain.offline", "maestro.pipeline.shared")
 
 _PROBE = textwrap.dedent(
     """

@@ -7,21 +7,21 @@ from datetime import timedelta
 from typing import Any
 
 from builders import MARIA, T0, act, package, wo_context
-from fakes import InMemoryDecisionLog
 
 from maestro.brain.compose import ReplyComposer
-from maestro.brain.model import ModelError
-from maestro.brain.models import models_for
+from maestro.brain.model_port import ModelError
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import Lane
 from maestro.domain.models import Party, PartyRole, VisitWindow, WorkOrder, WorkOrderStatus
 from maestro.domain.prompt_data import read_data_blocks
 from maestro.domain.records import ActionOutcomeRecord
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.composed_reply import composed_or_fixed
+from maestro.lanes.context import LaneContext, LaneOutcome
 from maestro.lanes.continue_with_assistant import fixed_reply
 from maestro.settings import ModelSettings
 from maestro_dev.fakes import (
+    InMemoryDecisionLog,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryTimeline,

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from builders import MARIA, T0, act, consensus, package, wo_context
-from fakes import FixedClock, InMemoryBus
 
 from maestro.adapters.messaging import ConsentGuard
 from maestro.domain.actions import Clarify, ContinueWithAssistant
@@ -37,11 +36,13 @@ from maestro.domain.models import (
 from maestro.domain.pending import PendingSnapshot, resolve_pending
 from maestro.domain.safety import safety_floor
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.lanes.escalate import PAGED_TEXTS, safety_instructions
 from maestro.pipeline.digest import DigestDeps, DigestSender
 from maestro.ports.messaging import NotTextableError, SendFailedError, SentMessage
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
     InMemoryDigest,
     InMemoryPartyDirectory,
     InMemoryPendingStore,

@@ -10,7 +10,7 @@ import pytest
 
 from maestro_dev.console import graph
 from maestro_dev.console.access import ConsoleAccess
-from maestro_dev.evals.runs import ControlRow, should_hold
+from maestro_dev.eval_harness.runs import ControlRow, should_hold
 
 NOW = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
 BEFORE, AFTER = "before the step", "after the checkpoint"

@@ -17,18 +17,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fakes import (
-    FixedClock,
-    InMemoryBus,
-    InMemoryDecisionLog,
-    InMemoryGates,
-    InMemoryLeases,
-    InMemoryStateStore,
-)
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from maestro.brain.models import models_for
+from maestro.brain.stage_models import models_for
 from maestro.domain.execution_input import PackageRef
 from maestro.domain.models import (
     FlushTrigger,
@@ -44,9 +36,15 @@ from maestro.domain.records import CLOSED_CLARIFICATION, CLOSED_HOLD
 from maestro.pipeline.entry import run_step
 from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
+    InMemoryDecisionLog,
+    InMemoryGates,
+    InMemoryLeases,
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryStateStore,
     InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,

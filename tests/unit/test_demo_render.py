@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from maestro_dev.local.demo import DemoReport, PackageReport, render
+from maestro_dev.local.stack_demo import DemoReport, PackageReport, render
 
 
 def _package(*targets: str | None) -> PackageReport:

@@ -16,7 +16,7 @@ from maestro.domain.directory_import import (
 )
 from maestro_dev.directory.files import read_folder, write_folder
 from maestro_dev.directory.synthetic import synthetic_directory
-from maestro_dev.evals.scenario import WORLD_PROPERTY, PartySpec, World
+from maestro_dev.eval_harness.scenario import WORLD_PROPERTY, PartySpec, World
 
 GOOD = {
     "properties.csv": """property_id,name,address,timezone

@@ -19,17 +19,15 @@ from maestro.ports.messaging import SendFailedError
 from maestro.ports.stores import StaleVersionError
 from maestro.settings import DispatchPolicySettings
 from maestro_dev.fakes import (
-    InMemoryPartyDirectory,
-    InMemoryTimeline,
-    InMemoryWorkOrderStore,
-    RecordingMessenger,
-)
-from tests.fakes import (
     FixedClock,
     InMemoryBus,
     InMemoryDirectory,
     InMemoryDispatchStore,
+    InMemoryPartyDirectory,
     InMemoryStateStore,
+    InMemoryTimeline,
+    InMemoryWorkOrderStore,
+    RecordingMessenger,
 )
 
 NOW = datetime(2027, 4, 6, 15, 0, tzinfo=UTC)  # a Tuesday, 15:00 UTC: business hours there

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from maestro.brain.model import ModelError, ModelRequest, Turn
-from maestro.brain.models import models_for
+from maestro.brain.model_port import ModelError, ModelRequest, Turn
 from maestro.brain.offline import OfflineBrain
 from maestro.brain.reasoning import ModelBrain
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import Lane
 from maestro.domain.models import VisitWindow, WorkOrder
 from maestro.domain.records import Disposition, MaestroDecision
-from maestro_dev.evals.executor import paged_pm
-from maestro_dev.evals.lenses import (
+from maestro_dev.eval_harness.executor import paged_pm
+from maestro_dev.eval_harness.lenses import (
     PackageContents,
     PackageReads,
     PendingRead,
@@ -29,9 +29,9 @@ from maestro_dev.evals.lenses import (
     grade,
     has_words,
 )
-from maestro_dev.evals.loader import parse_scenario
-from maestro_dev.evals.model import draw, mixed_models, scripted_model
-from maestro_dev.evals.scenario import Expect, ModelDistribution, ModelScript
+from maestro_dev.eval_harness.loader import parse_scenario
+from maestro_dev.eval_harness.model import draw, mixed_models, scripted_model
+from maestro_dev.eval_harness.scenario import Expect, ModelDistribution, ModelScript
 from maestro_dev.local.stack import ON_CALL_PM
 from maestro_dev.local.world import MARIA, PAULA, VIC
 from maestro_dev.scripted import ScriptedModel

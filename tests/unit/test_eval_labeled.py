@@ -16,7 +16,7 @@ from maestro.domain.dispose import dispose
 from maestro.domain.memory import BrainRequest, build_window
 from maestro.domain.safety import safety_floor
 from maestro_dev.cli import main
-from maestro_dev.evals.labeled import (
+from maestro_dev.eval_harness.labeled import (
     ESCALATION_SETS,
     PHONES,
     SETS,

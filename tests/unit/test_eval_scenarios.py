@@ -22,16 +22,16 @@ from maestro.domain.records import (
     MaestroDecision,
     PackageCompletion,
 )
-from maestro_dev.evals.cli import schema_text
-from maestro_dev.evals.lenses import PackageReads, Reads, SentRecord, grade
-from maestro_dev.evals.loader import (
+from maestro_dev.eval_harness.cli import schema_text
+from maestro_dev.eval_harness.lenses import PackageReads, Reads, SentRecord, grade
+from maestro_dev.eval_harness.loader import (
     SCENARIOS,
     SCHEMA,
     ScenarioError,
     load_world,
     parse_scenario,
 )
-from maestro_dev.evals.scenario import Expect, Scenario, offset
+from maestro_dev.eval_harness.scenario import Expect, Scenario, offset
 from maestro_dev.local.world import MARIA, PAULA, VIC
 
 T0 = datetime(2026, 6, 17, 14, 0, tzinfo=UTC)
@@ -502,9 +502,9 @@ def test_scenario_files_live_where_the_readme_says() -> None:
 
 
 def test_the_report_shows_the_grid_the_evidence_and_the_plots(tmp_path: Path) -> None:
-    from maestro_dev.evals.lenses import Finding
-    from maestro_dev.evals.report import load_inputs, render
-    from maestro_dev.evals.runner import CheckpointResult, ScenarioResult
+    from maestro_dev.eval_harness.lenses import Finding
+    from maestro_dev.eval_harness.report import load_inputs, render
+    from maestro_dev.eval_harness.runner import CheckpointResult, ScenarioResult
 
     failed = CheckpointResult(
         id="kitchen-binds",

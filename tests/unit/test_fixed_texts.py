@@ -52,7 +52,7 @@ from maestro.domain.models import (
     WorkOrderStatus,
 )
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.pipeline.contract import StepError
 from maestro.pipeline.fail_open import short_failure_reason
 from maestro_dev.fakes import (

@@ -37,9 +37,9 @@ from maestro.domain.records import PendingConfirmation
 from maestro.domain.timeline import NoteEntry, RatingEntry, StatusEntry, VisitEntry
 from maestro.errors import TransientError
 from maestro.lanes import LANES, execute
-from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
-from maestro.lanes.common import touch, update_work_order
+from maestro.lanes.context import LaneContext, LaneOutcome, wo_id_for
 from maestro.lanes.escalate import HELD_BACK, PAGE_EXCERPT_CHARS, safety_instructions
+from maestro.lanes.helpers import touch, update_work_order
 from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 from maestro_dev.fakes import (
     InMemoryDailyCaps,

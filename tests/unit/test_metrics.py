@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss
 
-from maestro_dev.evals.metrics import (
+from maestro_dev.eval_harness.metrics import (
     Rate,
     aurc,
     binding_precision,

@@ -12,9 +12,9 @@ from builders import MARIA, T0, package, wo_context
 from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.judgments import Judgments, decide_model_for
 from maestro.brain.manage_agent import ManageAgent
-from maestro.brain.model import ModelAnswer, ModelError, ModelRequest, ToolUse
+from maestro.brain.model_port import ModelAnswer, ModelError, ModelRequest, ToolUse
 from maestro.brain.reasoning import ModelBrain
-from maestro.brain.sampling import draw
+from maestro.brain.sample_drawing import draw
 from maestro.brain.triage import parse_triage
 from maestro.domain.consensus import ConsensusPolicy, ConsensusStatus, aggregate
 from maestro.domain.memory import BrainRequest, build_window

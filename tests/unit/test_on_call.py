@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from builders import T0, TENANT_PHONE, act, package
-from fakes import FixedClock, InMemoryBus
 
 from maestro.domain.digest import DigestEntry
 from maestro.domain.directory import (
@@ -14,22 +13,19 @@ from maestro.domain.directory import (
     OnCall,
     Person,
     PersonRole,
-    Property,
-    Trade,
-    Unit,
-    Vendor,
-    on_call_at,
-    vendors_for,
 )
 from maestro.domain.models import Party, PartyRole, WorkOrder
 from maestro.domain.on_call import choose_page_recipient, default_pm, page_property
 from maestro.lanes import execute
 from maestro.lanes import on_call as on_call_lanes
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.observability import UNDELIVERABLE_PAGE_METRIC
 from maestro.pipeline.digest import DigestDeps, DigestSender
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
     InMemoryDigest,
+    InMemoryDirectory,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
     InMemoryTimeline,
@@ -148,36 +144,6 @@ def test_the_longest_ids_still_make_a_why() -> None:
     assert long_person in nobody.why
 
 
-class _Directory:
-    """A directory held in memory: the reads a page makes, answered by the pure queries."""
-
-    def __init__(self, directory: Directory) -> None:
-        self.held = directory
-
-    def on_call_at(self, property_id: str | None, at: datetime) -> OnCall | None:
-        return on_call_at(self.held.on_call, property_id, at)
-
-    def person(self, person_id: str) -> Person | None:
-        return next((p for p in self.held.people if p.person_id == person_id), None)
-
-    def property(self, property_id: str) -> Property | None:
-        return next((p for p in self.held.properties if p.property_id == property_id), None)
-
-    def unit(self, unit_id: str) -> Unit | None:
-        return next((u for u in self.held.units if u.unit_id == unit_id), None)
-
-    def vendor(self, vendor_id: str) -> Vendor | None:
-        return next((v for v in self.held.vendors if v.vendor_id == vendor_id), None)
-
-    def vendors_for(
-        self, property_id: str | None, trade: Trade, *, after_hours: bool = False
-    ) -> list[Vendor]:
-        return vendors_for(self.held.vendors, property_id, trade, after_hours=after_hours)
-
-    def managers_of(self, property_id: str | None) -> list[Person]:
-        return [p for p in self.held.people if p.role is PersonRole.PM]
-
-
 def test_the_escalate_lane_pages_by_the_target_wos_property_before_the_senders() -> None:
     # The sender is a tenant of birch; the WO the page is about is at cedar (a tenant who
     # moved, a WO filed for a unit next door): the page goes to cedar's PM.
@@ -193,7 +159,7 @@ def test_the_escalate_lane_pages_by_the_target_wos_property_before_the_senders()
         updated_at=T0,
     )
     messenger = RecordingMessenger()
-    directory = _Directory(Directory(people=(WREN, pm("pm-cy", "+13125550104", "cedar"))))
+    directory = InMemoryDirectory(Directory(people=(WREN, pm("pm-cy", "+13125550104", "cedar"))))
 
     def ctx(target: str | None, key: str) -> LaneContext:
         pkg = package("water is pouring from the boiler onto the outlets")
@@ -252,7 +218,7 @@ def test_a_digest_with_no_one_to_page_is_left_due_and_goes_once_someone_is_on_ca
     # Later, someone is on call for every property: the same hour's page goes to them.
     clock.at = hour + timedelta(hours=3)
     night = OnCall(property_id="*", person_id="pm-any", starts_at=hour, ends_at=hour + DAY)
-    deps.directory = _Directory(Directory(people=(ANY,), on_call=(night,)))
+    deps.directory = InMemoryDirectory(Directory(people=(ANY,), on_call=(night,)))
     report = DigestSender(deps).run()
     assert report.hours == (hour,)
     (page,) = messenger.to(ANY.phones[0])

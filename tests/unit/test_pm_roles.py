@@ -8,17 +8,9 @@ from datetime import timedelta
 
 import pytest
 from builders import T0, consensus, package, wo_context
-from fakes import (
-    FixedClock,
-    InMemoryBus,
-    InMemoryDecisionLog,
-    InMemoryGates,
-    InMemoryLeases,
-    InMemoryStateStore,
-)
 
-from maestro.brain.models import models_for
 from maestro.brain.offline import OfflineBrain
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import (
     ContinueWithAssistant,
     Lane,
@@ -32,11 +24,17 @@ from maestro.domain.roles import PM_CONTEXTS, allowed, manages, part_in, part_of
 from maestro.domain.wo_refs import wo_refs
 from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
     InMemoryDailyCaps,
+    InMemoryDecisionLog,
     InMemoryDigest,
+    InMemoryGates,
+    InMemoryLeases,
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryStateStore,
     InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,

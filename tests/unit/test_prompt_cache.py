@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from maestro.adapters.anthropic_model import AnthropicModel, cache_minimum_tokens
-from maestro.brain.model import (
+from maestro.brain.model_port import (
     ModelAnswer,
     ModelError,
     ModelRequest,

@@ -26,11 +26,11 @@ from maestro.adapters.anthropic_model import AnthropicModel
 from maestro.brain.compose import COMPOSE_SYSTEM
 from maestro.brain.judgments import DECIDE_SYSTEM
 from maestro.brain.manage_agent import MANAGE_SYSTEM
-from maestro.brain.model import Purpose
-from maestro.brain.models import Models, models_for
+from maestro.brain.model_port import Purpose
 from maestro.brain.precheck import precheck
 from maestro.brain.probe import Prober
 from maestro.brain.reasoning import REASONING_SYSTEM
+from maestro.brain.stage_models import Models, models_for
 from maestro.brain.triage import TRIAGE_SYSTEM
 from maestro.domain.actions import Lane
 from maestro.domain.common import truncate

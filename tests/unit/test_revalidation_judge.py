@@ -15,8 +15,8 @@ from builders import MARIA, T0
 
 from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.judgments import Judgments, decide_model_for
-from maestro.brain.model import ModelRequest
-from maestro.brain.models import models_for
+from maestro.brain.model_port import ModelRequest
+from maestro.brain.stage_models import models_for
 from maestro.domain.common import ELLIPSIS
 from maestro.domain.models import (
     SNAPSHOT_VALUE_CHARS,

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from maestro.brain.samples import sample_from_text
+from maestro.brain.sample_parsing import sample_from_text
 from maestro_dev.cli import main
-from maestro_dev.demo import STORIES, run_all
+from maestro_dev.core_demo import STORIES, run_all
 
 
 def test_a_valid_answer_becomes_a_sample_with_actions() -> None:

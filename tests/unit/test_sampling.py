@@ -18,9 +18,9 @@ import pytest
 from builders import T0, act, failed, package, sample, wo_context
 
 from maestro.brain.budgeted import BudgetedModel
-from maestro.brain.model import ModelAnswer, ModelRequest, Tier
+from maestro.brain.model_port import ModelAnswer, ModelRequest, Tier
 from maestro.brain.reasoning import ModelBrain
-from maestro.brain.sampling import consult, draw
+from maestro.brain.sample_drawing import consult, draw
 from maestro.domain.actions import Action
 from maestro.domain.consensus import (
     ConsensusPolicy,

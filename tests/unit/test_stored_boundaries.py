@@ -13,19 +13,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from builders import package
-from fakes import (
-    FixedClock,
-    InMemoryBus,
-    InMemoryDecisionLog,
-    InMemoryGates,
-    InMemoryLeases,
-    InMemoryStateStore,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maestro.brain.models import models_for
 from maestro.brain.offline import OfflineBrain
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import (
     Clarify,
     ClarifyParams,
@@ -55,14 +47,20 @@ from maestro.domain.records import (
     PendingClarification,
 )
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
     InMemoryDailyCaps,
+    InMemoryDecisionLog,
     InMemoryDigest,
+    InMemoryGates,
+    InMemoryLeases,
     InMemoryPageThrottle,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryStateStore,
     InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,

@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 from builders import T0
-from fakes import InMemoryDecisionLog
 
 from maestro.domain.actions import Lane
 from maestro.domain.events import Effect, EventType
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.records import ActionOutcomeRecord, PackageCompletion, SweepMark
 from maestro.verify.sweeper import Sweeper, SweeperDeps
-from maestro_dev.fakes import InMemoryLedger, InMemorySweepWatermark
+from maestro_dev.fakes import InMemoryDecisionLog, InMemoryLedger, InMemorySweepWatermark
 from maestro_dev.local.clock import VirtualClock
 
 

@@ -11,18 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from fakes import (
-    FixedClock,
-    InMemoryBus,
-    InMemoryDecisionLog,
-    InMemoryDispatchStore,
-    InMemoryGates,
-    InMemoryLeases,
-    InMemoryStateStore,
-    RecordingTaskTokens,
-)
 
-from maestro.brain.models import models_for
+from maestro.brain.stage_models import models_for
 from maestro.domain.actions import (
     AnswerWait,
     AnswerWaitParams,
@@ -52,11 +42,19 @@ from maestro.pipeline.entry import run_step
 from maestro.pipeline.shared import Pipeline, PipelineDeps
 from maestro.ports.messaging import SendFailedError, SentMessage
 from maestro_dev.fakes import (
+    FixedClock,
+    InMemoryBus,
+    InMemoryDecisionLog,
+    InMemoryDispatchStore,
+    InMemoryGates,
+    InMemoryLeases,
     InMemoryPartyDirectory,
     InMemoryPendingStore,
+    InMemoryStateStore,
     InMemoryTimeline,
     InMemoryWorkOrderStore,
     RecordingMessenger,
+    RecordingTaskTokens,
 )
 
 T0 = datetime(2026, 9, 8, 15, 0, tzinfo=UTC)

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from builders import MARIA, T0, act, package
-from fakes import InMemoryDecisionLog, InMemoryDispatchStore
 
 from maestro.domain.actions import Action, Lane
 from maestro.domain.dispose import QueuedAction
@@ -17,10 +16,12 @@ from maestro.domain.events import DomainEvent, body_digest
 from maestro.domain.models import Party, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.context import LaneContext, LaneOutcome
 from maestro.verify.sweeper import Sweeper, SweeperDeps
 from maestro.verify.watcher import Watcher, WatcherDeps
 from maestro_dev.fakes import (
+    InMemoryDecisionLog,
+    InMemoryDispatchStore,
     InMemoryLedger,
     InMemoryPartyDirectory,
     InMemoryPendingStore,

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from builders import T0
-from fakes import InMemoryDecisionLog, InMemoryDispatchStore
 
 from maestro.domain.directory import Trade
 from maestro.domain.dispatch import (
@@ -28,6 +27,8 @@ from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
 from maestro.ports.messaging import SentMessage
 from maestro.verify.watcher import Watcher, WatcherDeps
 from maestro_dev.fakes import (
+    InMemoryDecisionLog,
+    InMemoryDispatchStore,
     InMemoryLedger,
     InMemoryPendingStore,
     InMemoryTimeline,

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from maestro_dev.console.session import ConsoleEvent, RunFinishedError, RunSession
-from maestro_dev.evals.loader import load_scenarios
-from maestro_dev.evals.runs import Mode
-from maestro_dev.evals.scenario import FlushStep, Scenario, TurnStep
+from maestro_dev.eval_harness.loader import load_scenarios
+from maestro_dev.eval_harness.runs import Mode
+from maestro_dev.eval_harness.scenario import FlushStep, Scenario, TurnStep
 from maestro_dev.local.stack import LocalStack
 
 

@@ -33,13 +33,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from maestro.adapters.ddb import scan_all
 from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.ports.workflows import Gate
 from maestro_dev.console.graph import current_states
-from maestro_dev.evals.runner import StartedRun, eval_stack, release_eval_gate, start_run
-from maestro_dev.evals.runs import ControlRow, Mode
-from maestro_dev.evals.scenario import Scenario
+from maestro_dev.eval_harness.runner import StartedRun, eval_stack, release_eval_gate, start_run
+from maestro_dev.eval_harness.runs import ControlRow, Mode
+from maestro_dev.eval_harness.scenario import Scenario
 from maestro_dev.local.stack import LocalStack
 
 Source = Literal["twilio-read", "wo-read", "ddb-read", "sfn-read"]
@@ -442,12 +443,8 @@ def _history(stack: LocalStack, arn: str) -> tuple[str, list[dict[str, Any]]]:
 def _wo_items(stack: LocalStack) -> dict[str, str]:
     """Every work order's id and its stored item (as text, to see which changed)."""
     table = stack.tables["work_orders"]
-    found: dict[str, str] = {}
-    kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
-    while True:
-        page = stack.ddb.scan(**kwargs)
-        for item in page["Items"]:
-            found[item["wo_id"]["S"]] = json.dumps(item, sort_keys=True)
-        if "LastEvaluatedKey" not in page:
-            return dict(sorted(found.items()))
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    found = {
+        item["wo_id"]["S"]: json.dumps(item, sort_keys=True)
+        for item in scan_all(stack.ddb, TableName=table, ConsistentRead=True)
+    }
+    return dict(sorted(found.items()))

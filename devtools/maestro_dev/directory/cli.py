@@ -16,6 +16,7 @@ from typing import TextIO
 from maestro.domain.directory import Directory
 from maestro.domain.directory_import import ImportPlan, Problem, find
 from maestro_dev.directory.files import read_folder, write_folder
+from maestro_dev.targets import cloud_target, local_call
 
 __all__ = ["add_parser"]
 
@@ -66,9 +67,7 @@ def _apply(
     args: argparse.Namespace, directory: Directory, *, prune: bool, dry_run: bool
 ) -> tuple[ImportPlan | None, list[Problem], str]:
     """(the plan, or None and the refusal's problems and message)."""
-    from maestro_dev.cli import _cloud, _local
-
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
         from maestro.domain.directory_import import check_directory
         from maestro_dev.directory.apply import apply_directory
@@ -83,7 +82,7 @@ def _apply(
         "prune": prune,
         "dry_run": dry_run,
     }
-    status, body = _local(args, "POST", "/local/directory/import", json.dumps(payload).encode())
+    status, body = local_call(args, "POST", "/local/directory/import", json.dumps(payload).encode())
     if status == 200:
         return ImportPlan.model_validate_json(body), [], ""
     try:
@@ -132,13 +131,11 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _stored(args: argparse.Namespace) -> Directory | None:
-    from maestro_dev.cli import _cloud, _local
-
-    cloud = _cloud(args)
+    cloud = cloud_target(args)
     if cloud is not None:
         store, _parties = cloud.directory_stores()
         return store.snapshot()
-    status, body = _local(args, "GET", "/local/directory")
+    status, body = local_call(args, "GET", "/local/directory")
     if status != 200:
         return None
     return Directory.model_validate_json(body)

@@ -36,11 +36,12 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from maestro.access import STATE_MACHINES
+from maestro.adapters.ddb import query_all, scan_all
 from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
-from maestro.brain.model import ModelError, ModelRequest
+from maestro.brain.model_port import ModelError, ModelRequest
 from maestro.domain.directory import Person, PersonRole
 from maestro.domain.models import Party, WorkOrder, conversation_id_for
 from maestro.ports.workflows import DebounceSignal
@@ -518,7 +519,7 @@ class Matrix:
         once("ledger rows", [row for row in rows if row[1] == "evidence"])
         once("shame rows", [row for row in rows if row[1] == "shame"])
 
-        items = stack.ddb.scan(TableName=stack.tables["work_orders"], ConsistentRead=True)["Items"]
+        items = scan_all(stack.ddb, TableName=stack.tables["work_orders"], ConsistentRead=True)
         mine = [
             wo
             for item in items
@@ -584,7 +585,8 @@ class Matrix:
         if given.get("package") is not None:
             return tuple(m["message_id"] for m in given["package"]["messages"])
         ref = given["package_ref"]
-        items = self.stack.ddb.query(
+        items = query_all(
+            self.stack.ddb,
             TableName=self.stack.tables["conversations"],
             KeyConditionExpression="conversation_id = :c AND item BETWEEN :lo AND :hi",
             ExpressionAttributeValues={
@@ -593,7 +595,7 @@ class Matrix:
                 ":hi": {"S": f"msg#{ref['through_seq']:010d}"},
             },
             ConsistentRead=True,
-        )["Items"]
+        )
         return tuple(i["message"]["M"]["message_id"]["S"] for i in items)
 
 

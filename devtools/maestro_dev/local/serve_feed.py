@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from maestro.domain.privacy import mask_phone_numbers
-from maestro_dev.demo import action_label
+from maestro_dev.core_demo import action_label
 from maestro_dev.local.stack import LocalStack
 
 POLL_SECONDS = 0.25

@@ -63,7 +63,7 @@ from pydantic import HttpUrl
 
 from maestro.access import STATE_MACHINES
 from maestro.access import asl_substitutions as substitutions_of
-from maestro.brain.model import LanguageModel
+from maestro.brain.model_port import LanguageModel
 from maestro.brain.probe import Prober
 from maestro.domain.digest import next_hour
 from maestro.domain.ledger import LedgerRow
@@ -192,7 +192,7 @@ class LocalStack:
         offline_purposes: Collection[str] = (),
     ) -> None:
         # offline_purposes: with a model, the purposes that take the no-model path anyway
-        # (maestro_dev.evals.model.mixed_models): a scenario scripting some, not all.
+        # (maestro_dev.eval_harness.model.mixed_models): a scenario scripting some, not all.
         self.offline_purposes = frozenset(offline_purposes)
         # None: the offline brain (tests never reach a network); "env": Anthropic when
         # ANTHROPIC_API_KEY is set (the demo, `maestro serve`); or a model (the scripted one).
@@ -570,7 +570,7 @@ class LocalStack:
             key_from_env=self.model == "env",
         )
         if self.offline_purposes:
-            from maestro_dev.evals.model import mixed_models
+            from maestro_dev.eval_harness.model import mixed_models
 
             self.pipeline.deps.models = mixed_models(
                 self.pipeline.deps.models, self.offline_purposes

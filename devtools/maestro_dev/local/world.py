@@ -13,8 +13,8 @@ from typing import Any
 from maestro.domain.directory import Directory, Person, Property, Unit
 from maestro.domain.directory_import import ImportPlan, check_directory
 from maestro.domain.models import Party
-from maestro_dev.evals.loader import load_world
-from maestro_dev.evals.scenario import WORLD_PROPERTY, World
+from maestro_dev.eval_harness.loader import load_world
+from maestro_dev.eval_harness.scenario import WORLD_PROPERTY, World
 
 WORLD: World = load_world("maria")
 

@@ -47,7 +47,7 @@ from anthropic.types import (
     UserMessageParam,
 )
 
-from maestro.brain.model import (
+from maestro.brain.model_port import (
     ModelAnswer,
     ModelError,
     ModelFailure,
@@ -107,7 +107,7 @@ def failure_kind(status: int) -> ModelFailure:
 
 
 class AnthropicModel:
-    """:class:`maestro.brain.model.LanguageModel` on the Messages API.
+    """:class:`maestro.brain.model_port.LanguageModel` on the Messages API.
 
     ``api_key`` is given by the caller (Secrets Manager or ``ANTHROPIC_API_KEY``), never read here.
     ``timeout`` bounds each HTTP attempt, in seconds; with ``max_retries`` retries and their waits,
@@ -116,7 +116,7 @@ class AnthropicModel:
     """
 
     # Calls are independent HTTP requests on a thread-safe client: the brain may draw its first
-    # samples at once (maestro.brain.sampling).
+    # samples at once (maestro.brain.sample_drawing).
     concurrent_calls = True
 
     def __init__(

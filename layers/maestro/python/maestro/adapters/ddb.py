@@ -28,6 +28,7 @@ __all__ = [
     "model_item",
     "query_all",
     "refuse_unconfigured_tables",
+    "scan_all",
     "to_item",
     "to_value",
     "unconfigured_table",
@@ -111,8 +112,17 @@ def load_model(cls: type[M], item: dict[str, Any], **defaults: Any) -> M:
 
 def query_all(client: DynamoDBClient, **kwargs: Any) -> Iterator[dict[str, Any]]:
     """Every item a Query yields, across pages."""
+    return _all_pages(client.query, kwargs)
+
+
+def scan_all(client: DynamoDBClient, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item a Scan yields, across pages."""
+    return _all_pages(client.scan, kwargs)
+
+
+def _all_pages(operation: Any, kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
     while True:
-        page = client.query(**kwargs)
+        page = operation(**kwargs)
         yield from page.get("Items", [])
         last = page.get("LastEvaluatedKey")
         if not last:

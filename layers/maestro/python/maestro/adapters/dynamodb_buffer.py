@@ -26,6 +26,7 @@ from maestro.adapters.ddb import (
     from_item,
     is_conditional_failure,
     item_that_failed_the_condition,
+    query_all,
     to_item,
     to_value,
 )
@@ -357,25 +358,20 @@ class DynamoConversationBuffer:
         found: list[str] = []
         for back in range(days, -1, -1):  # oldest day first
             day = _unflushed_day(waiting_since - timedelta(days=back))
-            kwargs: dict[str, Any] = {
-                "TableName": self._conversations,
-                "IndexName": _UNFLUSHED.name,
-                "KeyConditionExpression": "#day = :day AND #key < :before",
-                "ExpressionAttributeNames": {"#day": _UNFLUSHED_DAY, "#key": _UNFLUSHED_KEY},
-                "ExpressionAttributeValues": {
-                    ":day": to_value(day),
-                    ":before": to_value(_unflushed_key(waiting_since)),
-                },
-            }
-            while True:
-                page = self._ddb.query(**kwargs)
-                found += [
-                    str(from_item(item)[CONVERSATIONS.partition.name])
-                    for item in page.get("Items", [])
-                ]
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            found += [
+                str(from_item(item)[CONVERSATIONS.partition.name])
+                for item in query_all(
+                    self._ddb,
+                    TableName=self._conversations,
+                    IndexName=_UNFLUSHED.name,
+                    KeyConditionExpression="#day = :day AND #key < :before",
+                    ExpressionAttributeNames={"#day": _UNFLUSHED_DAY, "#key": _UNFLUSHED_KEY},
+                    ExpressionAttributeValues={
+                        ":day": to_value(day),
+                        ":before": to_value(_unflushed_key(waiting_since)),
+                    },
+                )
+            ]
         return found
 
     def messages_for(self, claim: FlushClaim) -> list[Message]:
@@ -454,7 +450,6 @@ class DynamoConversationBuffer:
     ) -> list[dict[str, Any]]:
         """Items with sort keys in [low, high]; all of them, or only the ``newest`` few."""
         pk, sk = CONVERSATIONS.partition.name, CONVERSATIONS.sort_name
-        items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {
             "TableName": self._conversations,
             "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :low AND :high",
@@ -466,14 +461,10 @@ class DynamoConversationBuffer:
             },
             "ConsistentRead": True,
         }
-        if newest is not None:
-            kwargs.update(ScanIndexForward=False, Limit=newest)
-        while True:
-            response = self._ddb.query(**kwargs)
-            items.extend(from_item(i) for i in response.get("Items", []))
-            if "LastEvaluatedKey" not in response or newest is not None:
-                return items
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        if newest is not None:  # one page: the newest few, no more
+            page = self._ddb.query(**kwargs, ScanIndexForward=False, Limit=newest)
+            return [from_item(i) for i in page.get("Items", [])]
+        return [from_item(i) for i in query_all(self._ddb, **kwargs)]
 
     # -- lease ------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from maestro.adapters.ddb import (
     load_model,
     model_item,
     query_all,
+    scan_all,
     to_value,
 )
 from maestro.domain.directory import (
@@ -213,20 +214,13 @@ class DynamoDirectory(DirectoryReader):
         """The whole directory as stored (a scan: the importer's and export's read, not the
         pipeline's)."""
         found: dict[str, list[Any]] = {kind: [] for kind in _KINDS}
-        kwargs: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True}
-        while True:
-            page = self._client.scan(**kwargs)
-            for item in page.get("Items", []):
-                kind = item.get("kind", {}).get("S")
-                pk = item[_PK]["S"]
-                # Coverage and PM rows repeat a vendor's or a PM's fields: the entity's own
-                # item is the one to read.
-                if kind in _KINDS and not pk.startswith(("cover#", "pm#")):
-                    found[kind].append(load_model(_KINDS[kind], item))
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                break
-            kwargs["ExclusiveStartKey"] = last
+        for item in scan_all(self._client, TableName=self._table, ConsistentRead=True):
+            kind = item.get("kind", {}).get("S")
+            pk = item[_PK]["S"]
+            # Coverage and PM rows repeat a vendor's or a PM's fields: the entity's own item is
+            # the one to read.
+            if kind in _KINDS and not pk.startswith(("cover#", "pm#")):
+                found[kind].append(load_model(_KINDS[kind], item))
         return Directory(
             properties=tuple(sorted(found["property"], key=lambda p: p.property_id)),
             units=tuple(sorted(found["unit"], key=lambda u: u.unit_id)),

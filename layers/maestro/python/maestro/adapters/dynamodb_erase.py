@@ -27,7 +27,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from pydantic import BaseModel, ConfigDict, Field
 
-from maestro.adapters.ddb import DynamoDBClient, from_item, query_all, to_value
+from maestro.adapters.ddb import DynamoDBClient, from_item, query_all, scan_all, to_value
 from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.domain.directory import Person, Vendor
@@ -234,16 +234,8 @@ class DynamoEraser:
         return removed
 
     def _scan(self, spec: TableSpec) -> Iterator[dict[str, Any]]:
-        kwargs: dict[str, Any] = {
-            "TableName": self._tables[spec.logical_name],
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._client.scan(**kwargs)
-            yield from page.get("Items", [])
-            if not page.get("LastEvaluatedKey"):
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        table = self._tables[spec.logical_name]
+        return scan_all(self._client, TableName=table, ConsistentRead=True)
 
     def _erase_item(self, spec: TableSpec, item: dict[str, Any], scope: ErasureScope) -> str:
         """What became of one item: "deleted", "redacted" or "kept"."""

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-from maestro.adapters.ddb import DynamoDBClient, from_item, to_item, to_value
+from maestro.adapters.ddb import DynamoDBClient, from_item, scan_all, to_item, to_value
 from maestro.ports.workflows import Gate
 from maestro.tables import GATES
 
@@ -37,14 +36,10 @@ class DynamoGateStore:
         )
 
     def open_gates(self) -> list[Gate]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True}
-        while True:  # few gates are ever open at once: a scan is the honest tool here
-            page = self._ddb.scan(**kwargs)
-            items.extend(from_item(i) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        # few gates are ever open at once: a scan is the honest tool here
+        items = [
+            from_item(i) for i in scan_all(self._ddb, TableName=self._table, ConsistentRead=True)
+        ]
         gates = [Gate.model_validate({k: i.get(k) for k in Gate.model_fields}) for i in items]
         return sorted(gates, key=lambda g: (g.paused_at, g.execution_id))
 

@@ -5,6 +5,7 @@ deleted."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC
 from typing import Any
 
@@ -14,6 +15,8 @@ from maestro.adapters.ddb import (
     DynamoDBClient,
     from_item,
     is_conditional_failure,
+    query_all,
+    scan_all,
     to_item,
     to_value,
 )
@@ -119,23 +122,17 @@ class DynamoLedger:
 
     def scan(self) -> list[LedgerRow]:
         """Every row (all pages): for operators and the embedded stack, not for a hot path."""
-        return self._collect(self._ddb.scan, ConsistentRead=True)
+        return self._collect(scan_all(self._ddb, TableName=self._table, ConsistentRead=True))
 
     def _query(self, **kwargs: Any) -> list[LedgerRow]:
-        return self._collect(self._ddb.query, **kwargs)
+        return self._collect(query_all(self._ddb, TableName=self._table, **kwargs))
 
-    def _collect(self, operation: Any, **kwargs: Any) -> list[LedgerRow]:
-        rows: list[LedgerRow] = []
-        while True:
-            page = operation(TableName=self._table, **kwargs)
-            rows += [
-                self._decode(item)
-                for item in page.get("Items", [])
-                if item[self._pk] != {"S": WATERMARK_PARTITION}  # not a row: the sweeper's mark
-            ]
-            if not page.get("LastEvaluatedKey"):
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    def _collect(self, items: Iterable[dict[str, Any]]) -> list[LedgerRow]:
+        rows = [
+            self._decode(item)
+            for item in items
+            if item[self._pk] != {"S": WATERMARK_PARTITION}  # not a row: the sweeper's mark
+        ]
         return sorted(rows, key=lambda r: (r.checked_at, r.row_id))
 
     @staticmethod

@@ -7,7 +7,6 @@ loads the party model alone, not the decision records and actions those adapters
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from maestro.adapters.ddb import (
     DynamoDBClient,
@@ -17,6 +16,7 @@ from maestro.adapters.ddb import (
     load_model,
     model_item,
     query_all,
+    scan_all,
     to_value,
 )
 from maestro.domain.models import Party
@@ -68,13 +68,7 @@ class DynamoPartyDirectory(PartyDirectory):
     def all_by_phone(self) -> dict[str, Party]:
         """Every row, by phone (a paged scan: the importer's read, not the webhook's)."""
         found: dict[str, Party] = {}
-        kwargs: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True}
-        while True:
-            page = self._client.scan(**kwargs)
-            for item in page.get("Items", []):
-                party = load_model(Party, item)
-                found[party.phone] = party
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                return found
-            kwargs["ExclusiveStartKey"] = last
+        for item in scan_all(self._client, TableName=self._table, ConsistentRead=True):
+            party = load_model(Party, item)
+            found[party.phone] = party
+        return found

@@ -12,6 +12,7 @@ from maestro.adapters.ddb import consistent_get as _get
 from maestro.adapters.ddb import load_model as _load
 from maestro.adapters.ddb import model_item as _model_item
 from maestro.adapters.ddb import query_all as _query
+from maestro.adapters.ddb import scan_all as _scan_all
 from maestro.adapters.dynamodb_writes import (
     check_next_version,
     conditional_put,
@@ -166,12 +167,7 @@ class DynamoWorkOrderStore(WorkOrderStore):
                 "ExpressionAttributeNames": names,
                 "ExpressionAttributeValues": values,
             }
-        while True:
-            page = self._client.scan(**kwargs)
-            yield from page.get("Items", [])
-            if not page.get("LastEvaluatedKey"):
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return _scan_all(self._client, **kwargs)
 
     def _item(self, wo: WorkOrder) -> dict[str, Any]:
         extra: dict[str, Any] = {}

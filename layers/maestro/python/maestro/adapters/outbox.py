@@ -16,6 +16,7 @@ from maestro.adapters.ddb import (
     DynamoDBClient,
     from_item,
     is_conditional_failure,
+    scan_all,
     to_item,
     to_value,
 )
@@ -83,7 +84,7 @@ class DynamoRecordingMessenger:
 
     def outbox(self) -> list[SentMessage]:
         """Every recorded message (for the local demo and tests)."""
-        items = self._ddb.scan(TableName=self._table, ConsistentRead=True).get("Items", [])
+        items = scan_all(self._ddb, TableName=self._table, ConsistentRead=True)
         out = []
         for item in items:
             data = from_item(item)

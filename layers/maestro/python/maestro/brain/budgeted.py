@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from maestro.brain.model import LanguageModel, ModelAnswer, ModelError, ModelRequest, Tier
+from maestro.brain.model_port import LanguageModel, ModelAnswer, ModelError, ModelRequest, Tier
 from maestro.ports.limits import BudgetScope, ModelBudget
 from maestro.ports.platform import Clock
 
@@ -24,7 +24,7 @@ _SCOPE: ContextVar[BudgetScope | None] = ContextVar("maestro_model_budget_scope"
 
 
 class BudgetedModel:
-    """:class:`maestro.brain.model.LanguageModel` that charges each call to the current scope."""
+    """:class:`maestro.brain.model_port.LanguageModel` charging each call to the current scope."""
 
     def __init__(self, model: LanguageModel, budget: ModelBudget, clock: Clock) -> None:
         self._model = model

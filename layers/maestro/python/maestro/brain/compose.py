@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from maestro.brain.model import LanguageModel, ToolSpec, ask_forced_tool
+from maestro.brain.model_port import LanguageModel, ToolSpec, ask_forced_tool
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.prompt_data import data_block
 from maestro.domain.reply_check import MAX_REPLY_CHARS

@@ -34,7 +34,7 @@ from maestro.brain.decide import (
     canonical_json,
     decide,
 )
-from maestro.brain.model import LanguageModel, ModelRequest, ToolSpec, Turn
+from maestro.brain.model_port import LanguageModel, ModelRequest, ToolSpec, Turn
 from maestro.domain.common import ELLIPSIS, truncate
 from maestro.domain.models import SNAPSHOT_VALUE_CHARS, WoSnapshot
 from maestro.domain.prompt_data import data_block

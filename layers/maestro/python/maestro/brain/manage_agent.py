@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from maestro.brain.model import (
+from maestro.brain.model_port import (
     LanguageModel,
     ModelError,
     ModelRequest,

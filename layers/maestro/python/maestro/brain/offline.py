@@ -1092,7 +1092,7 @@ class OfflineBrain:
         return [self._sample(package, sender_role, open_contexts, i, k) for i in range(k)]
 
     def sample(self, request: BrainRequest, index: int, k: int = 5) -> BrainSample:
-        """Sample ``index`` of an adaptive draw (``maestro.brain.sampling``)."""
+        """Sample ``index`` of an adaptive draw (``maestro.brain.sample_drawing``)."""
         return self._sample(request.package, request.sender_role, request.contexts, index, k)
 
     def _sample(

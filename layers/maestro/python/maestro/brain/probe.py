@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from maestro.brain.model import ModelError
-from maestro.brain.models import Models
+from maestro.brain.model_port import ModelError
+from maestro.brain.stage_models import Models
 from maestro.domain.models import PreCheckResult, context_for_work_order
 from maestro.domain.safety import safety_floor
 from maestro.observability import count, logger

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from functools import cache
 from typing import Literal
 
-from maestro.brain.model import (
+from maestro.brain.model_port import (
     CacheBreakpoint,
     LanguageModel,
     ModelError,
@@ -28,7 +28,7 @@ from maestro.brain.model import (
     ToolSpec,
     Turn,
 )
-from maestro.brain.samples import sample_from_text
+from maestro.brain.sample_parsing import sample_from_text
 from maestro.domain.actions import CreateWo, action_plan_tool_schema, is_new_ref
 from maestro.domain.memory import BrainInput, BrainRequest
 from maestro.domain.records import BrainSample, SampleFailure
@@ -191,7 +191,7 @@ class ModelBrain:
 
     @property
     def concurrent_samples(self) -> bool:
-        """Whether samples may be drawn at once (``maestro.brain.sampling``): only on a model
+        """Whether samples may be drawn at once (``maestro.brain.sample_drawing``): only on a model
         that says its calls are independent of each other and of their order."""
         return bool(getattr(self._model, "concurrent_calls", False))
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from maestro.brain.model import LanguageModel, ToolSpec, ask_forced_tool
+from maestro.brain.model_port import LanguageModel, ToolSpec, ask_forced_tool
 from maestro.domain.common import truncate
 from maestro.domain.models import Message, Package
 from maestro.domain.prompt_data import data_block

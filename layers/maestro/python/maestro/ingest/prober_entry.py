@@ -22,10 +22,10 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from maestro.adapters.aws import client
+from maestro.adapters.configured_model import language_model
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
-from maestro.adapters.language_model import language_model
 from maestro.adapters.sqs import SqsDebounceQueue
 from maestro.clock import SystemClock
 from maestro.ingest.prober import ProbeSignals
@@ -46,8 +46,8 @@ def _probe_signals() -> ProbeSignals:
     model = language_model(settings, SystemClock(), ddb, settings.conversations_table)
     if model is None:
         return ProbeSignals(None, debounce)  # no model: the floor alone reads (the webhook's)
-    from maestro.brain.models import models_for
     from maestro.brain.probe import Prober
+    from maestro.brain.stage_models import models_for
 
     return ProbeSignals(
         Prober(

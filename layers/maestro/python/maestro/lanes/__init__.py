@@ -22,7 +22,7 @@ from maestro.lanes import (
     relay_to_vendor,
     schedule_visit,
 )
-from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
+from maestro.lanes.context import LaneContext, LaneOutcome, wo_id_for
 
 __all__ = ["LANES", "LaneContext", "LaneOutcome", "LaneRunner", "execute", "wo_id_for"]
 

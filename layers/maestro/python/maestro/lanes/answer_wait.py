@@ -26,8 +26,8 @@ from maestro.domain.fixed_texts import (
 )
 from maestro.domain.fixed_texts import say as worded
 from maestro.domain.models import Channel
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import finish
 from maestro.ports.workflows import TaskTokenGoneError
 
 __all__ = ["run"]

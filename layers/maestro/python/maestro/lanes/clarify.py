@@ -27,8 +27,8 @@ from maestro.domain.fixed_texts import (
 )
 from maestro.domain.models import PartyRole, WoSnapshot
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingClarification
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, short, supersede_open
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import finish, short, supersede_open
 
 __all__ = ["ask_about_call", "run"]
 

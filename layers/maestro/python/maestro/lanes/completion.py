@@ -42,9 +42,9 @@ from maestro.domain.models import (
     WorkOrderStatus,
 )
 from maestro.domain.roles import part_of
-from maestro.lanes.base import LaneContext, LaneOutcome
 from maestro.lanes.clarify import ask_about_call
-from maestro.lanes.common import Change, finish, phone_of, short, update_work_order, who_said
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import Change, finish, phone_of, short, update_work_order, who_said
 
 __all__ = [
     "complete_change",

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationError
 
-from maestro.brain.model import ModelError
+from maestro.brain.model_port import ModelError
 from maestro.domain.actions import Lane
 from maestro.domain.common import Frozen, truncate
 from maestro.domain.models import ContextKind, Party, WorkOrderStatus
 from maestro.domain.records import ActionOutcomeRecord
 from maestro.domain.reply_check import Did, Done, OtherParty, ReplyFacts, check_reply
-from maestro.lanes.base import LaneContext
+from maestro.lanes.context import LaneContext
 from maestro.observability import count, logger
 
 __all__ = ["ReplyChoice", "composed_or_fixed", "done_so_far", "reply_facts"]

@@ -36,9 +36,9 @@ from maestro.domain.fixed_texts import (
 from maestro.domain.models import Package, PartyRole, WorkOrder, WorkOrderStatus
 from maestro.domain.roles import part_of
 from maestro.domain.sign_off import is_sign_off
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, short
 from maestro.lanes.composed_reply import composed_or_fixed
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import finish, short
 from maestro.lanes.schedule_visit import when
 
 __all__ = [

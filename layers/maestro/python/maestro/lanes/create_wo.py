@@ -11,8 +11,8 @@ from maestro.domain.events import body_digest
 from maestro.domain.fixed_texts import OPENED, say
 from maestro.domain.models import PartyRole, Urgency, WorkOrder
 from maestro.domain.roles import allowed
-from maestro.lanes.base import LaneContext, LaneOutcome, wo_id_for
-from maestro.lanes.common import attached, finish, short, who_said
+from maestro.lanes.context import LaneContext, LaneOutcome, wo_id_for
+from maestro.lanes.helpers import attached, finish, short, who_said
 from maestro.ports.stores import AlreadyExistsError
 
 __all__ = ["run"]

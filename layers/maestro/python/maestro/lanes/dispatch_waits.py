@@ -27,8 +27,8 @@ from maestro.domain.dispatch import GATHER_ITEMS, DispatchRun, GatherItem, WaitA
 from maestro.domain.events import body_digest
 from maestro.domain.gather import items_in
 from maestro.domain.models import Package, WorkOrderStatus
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import attached, short, touch, update_work_order, who_said
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import attached, short, touch, update_work_order, who_said
 from maestro.ports.workflows import TaskTokenGoneError
 
 __all__ = ["GATHER_LANES", "active_run", "gather_items", "settle"]

@@ -61,8 +61,8 @@ from maestro.domain.models import Party
 from maestro.domain.on_call import PageRecipient, page_property
 from maestro.domain.safety import safety_floor
 from maestro.errors import TransientError
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, short
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import finish, short
 from maestro.lanes.on_call import page_recipient, undeliverable
 
 __all__ = [

@@ -89,8 +89,9 @@ from maestro.domain.pending import action_targets, hold_targets
 from maestro.domain.records import DEFAULT_PENDING_TTL, PendingConfirmation
 from maestro.domain.revalidate import Target, revalidate
 from maestro.domain.roles import allowed, may_manage, part_of
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import (
+from maestro.lanes.completion import complete_change, report_or_confirm, tell_closed
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import (
     Change,
     finish,
     may_act_on,
@@ -101,7 +102,6 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
-from maestro.lanes.completion import complete_change, report_or_confirm, tell_closed
 from maestro.ports.stores import AlreadyExistsError, StaleVersionError
 
 __all__ = ["hold_actions", "released_as_held", "run"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from maestro.domain.actions import Lane, RecordRating
 from maestro.domain.fixed_texts import RATED, say
 from maestro.domain.models import InvalidTransitionError, WorkOrder
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import (
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import (
     finish,
     phone_of,
     short,

@@ -19,8 +19,10 @@ from maestro.domain.fixed_texts import (
     say,
 )
 from maestro.domain.models import PartyRole, WorkOrder, WorkOrderStatus
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import (
+from maestro.lanes.completion import job_label, reopen, reopened_entry
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.dispatch_waits import active_run
+from maestro.lanes.helpers import (
     attached,
     finish,
     phone_of,
@@ -30,8 +32,6 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
-from maestro.lanes.completion import job_label, reopen, reopened_entry
-from maestro.lanes.dispatch_waits import active_run
 
 __all__ = ["run"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from maestro.domain.actions import Lane, RelayToVendor
 from maestro.domain.fixed_texts import MESSAGE_FOR_VENDOR, UNIT_SUFFIX, say
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import finish, phone_of, short, target_work_order
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.helpers import finish, phone_of, short, target_work_order
 
 __all__ = ["run"]
 

@@ -35,8 +35,9 @@ from maestro.domain.models import (
     WorkOrder,
     WorkOrderStatus,
 )
-from maestro.lanes.base import LaneContext, LaneOutcome
-from maestro.lanes.common import (
+from maestro.lanes.context import LaneContext, LaneOutcome
+from maestro.lanes.dispatch_waits import active_run
+from maestro.lanes.helpers import (
     Change,
     finish,
     phone_of,
@@ -46,7 +47,6 @@ from maestro.lanes.common import (
     update_work_order,
     who_said,
 )
-from maestro.lanes.dispatch_waits import active_run
 
 __all__ = ["run", "when"]
 

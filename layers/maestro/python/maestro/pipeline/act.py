@@ -13,7 +13,7 @@ from maestro.domain.dispose import QueuedAction
 from maestro.domain.models import Package
 from maestro.domain.records import ActionOutcomeRecord, OutcomeStatus, outcome_record_id
 from maestro.lanes import execute
-from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.context import LaneContext, LaneOutcome
 from maestro.lanes.dispatch_waits import settle
 from maestro.observability import count
 from maestro.pipeline.contract import ActItem, dump

@@ -5,7 +5,7 @@ See :mod:`maestro.pipeline.shared` for the order of the steps, and why.
 
 from __future__ import annotations
 
-from maestro.brain.sampling import consult
+from maestro.brain.sample_drawing import consult
 from maestro.domain.memory import BrainInput, BrainRequest, SenderRole, build_window
 from maestro.domain.models import OpenContext, Package
 from maestro.observability import count

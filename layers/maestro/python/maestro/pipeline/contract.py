@@ -25,7 +25,7 @@ from maestro.domain.models import OpenContext, Package, Party
 from maestro.domain.pending import PendingSnapshot, Resolution
 from maestro.domain.records import BrainSample, PreCheckResult
 from maestro.domain.wait_answers import OpenWait
-from maestro.lanes.base import LaneOutcome
+from maestro.lanes.context import LaneOutcome
 
 
 class LeaseSnapshot(Frozen):

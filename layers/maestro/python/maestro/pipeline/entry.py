@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 
 from maestro.access import PIPELINE_STEPS
 from maestro.adapters.aws import client
+from maestro.adapters.configured_model import language_model
 from maestro.adapters.ddb import refuse_unconfigured_tables, unconfigured_table
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer, DynamoPageThrottle
 from maestro.adapters.dynamodb_caps import DailyCapLimits, DynamoDailyCaps
@@ -39,11 +40,10 @@ from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.adapters.eventbridge import EventBridgeBus, FailedPublishError, NoBus
 from maestro.adapters.idempotency import OwnedDynamoDBPersistenceLayer
-from maestro.adapters.language_model import language_model
 from maestro.adapters.messaging import messenger_for
 from maestro.adapters.stepfunctions import StepFunctionsTaskTokens
-from maestro.brain.model import LanguageModel
-from maestro.brain.models import models_for
+from maestro.brain.model_port import LanguageModel
+from maestro.brain.stage_models import models_for
 from maestro.clock import SystemClock
 from maestro.domain.consensus import ConsensusPolicy
 from maestro.errors import TransientError

@@ -6,7 +6,7 @@ See :mod:`maestro.pipeline.shared` for the order of the steps, and why.
 from __future__ import annotations
 
 from maestro.domain.dispose import dispose
-from maestro.lanes.base import LaneOutcome
+from maestro.lanes.context import LaneOutcome
 from maestro.observability import count
 from maestro.pipeline.contract import ActItem, EarlyEscalation, ExecutionState, LeaseSnapshot, dump
 from maestro.pipeline.shared import JSON, ActOnce, Pipeline, Step

@@ -21,7 +21,7 @@ from maestro.domain.records import (
     completion_record_id,
 )
 from maestro.errors import TransientError
-from maestro.lanes.base import LaneOutcome
+from maestro.lanes.context import LaneOutcome
 from maestro.observability import logger
 from maestro.pipeline.contract import ExecutionState, PersistResult, dump
 from maestro.pipeline.shared import JSON, Pipeline, Step, tally

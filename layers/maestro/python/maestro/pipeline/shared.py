@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from maestro.brain.models import Models
+from maestro.brain.stage_models import Models
 from maestro.domain.common import truncate
 from maestro.domain.consensus import ConsensusPolicy
 from maestro.domain.dispose import Disposal, trail_of

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 class Brain(Protocol):
     """The reasoning brain: samples of an ordered action plan for a package, drawn one at a
-    time (``maestro.brain.sampling.draw`` decides how many)."""
+    time (``maestro.brain.sample_drawing.draw`` decides how many)."""
 
     def describe(self) -> str:
         """What answered, named in every output (e.g. "offline brain (…no model)")."""

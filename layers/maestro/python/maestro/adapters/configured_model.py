@@ -12,7 +12,7 @@ from typing import Any
 from maestro.adapters.dynamodb_budget import BudgetCaps, DynamoModelBudget
 from maestro.adapters.secrets import SecretsManagerSecrets
 from maestro.brain.budgeted import BudgetedModel
-from maestro.brain.model import LanguageModel
+from maestro.brain.model_port import LanguageModel
 from maestro.observability import logger
 from maestro.ports.platform import Clock
 from maestro.settings import ModelSettings

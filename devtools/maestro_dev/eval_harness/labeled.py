@@ -52,10 +52,10 @@ from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from maestro.brain.model import LanguageModel, ModelRequest
-from maestro.brain.models import Models, models_for
+from maestro.brain.model_port import LanguageModel, ModelRequest
 from maestro.brain.precheck import precheck
-from maestro.brain.sampling import consult
+from maestro.brain.sample_drawing import consult
+from maestro.brain.stage_models import Models, models_for
 from maestro.domain.actions import Action, CreateWo, Escalate, Lane, ManageExisting, is_new_ref
 from maestro.domain.consensus import ConsensusPolicy, ConsensusResult
 from maestro.domain.dispose import Disposal, dispose
@@ -71,7 +71,7 @@ from maestro.domain.models import (
     PartyRole,
     Route,
 )
-from maestro_dev.evals.metrics import (
+from maestro_dev.eval_harness.metrics import (
     Rate,
     aurc,
     binding_precision,
@@ -468,7 +468,7 @@ def run_set(
     models: Models | None,
 ) -> tuple[SetReport, list[Outcome]]:
     """Every item through its stages, then the metrics and the two plots."""
-    from maestro_dev.evals.plots import reliability_diagram, risk_coverage_plot
+    from maestro_dev.eval_harness.plots import reliability_diagram, risk_coverage_plot
 
     outcomes: list[Outcome] = []
     replayed = stand_in = 0

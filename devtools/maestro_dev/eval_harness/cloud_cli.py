@@ -1,6 +1,6 @@
 """Run a scenario on an environment's eval copy, with the operator's AWS credentials.
 
-``python -m maestro_dev.evals.cloud_cli evals/scenarios/leak-204.yaml --env dev [--mode all]
+``python -m maestro_dev.eval_harness.cloud_cli evals/scenarios/leak-204.yaml --env dev [--mode all]
 [--wait]``: finds ``maestro-<env>-eval`` by its outputs, records the run in its eval-runs table,
 starts its eval executor and prints the run id and the execution's console URL; ``--wait``
 follows the run to its end, prints each gate it pauses at (checkpoint mode) with the command
@@ -26,9 +26,9 @@ from maestro.stack_outputs import (
     stack_for_env,
 )
 from maestro_dev.cloud import console_url
-from maestro_dev.evals.cloud import start_run
-from maestro_dev.evals.loader import load_scenario
-from maestro_dev.evals.runs import EvalRunStore
+from maestro_dev.eval_harness.cloud import start_run
+from maestro_dev.eval_harness.loader import load_scenario
+from maestro_dev.eval_harness.runs import EvalRunStore
 
 POLL_SECONDS = 10.0
 
@@ -55,7 +55,7 @@ def run(
     clients: Callable[[str], Any],
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
-    parser = argparse.ArgumentParser(prog="python -m maestro_dev.evals.cloud_cli")
+    parser = argparse.ArgumentParser(prog="python -m maestro_dev.eval_harness.cloud_cli")
     parser.add_argument("scenario", type=Path, help="a scenario file (evals/scenarios/*.yaml)")
     parser.add_argument("--env", required=True, help="the environment whose eval copy runs it")
     parser.add_argument("--mode", choices=["all", "checkpoint"], default="all")

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from maestro.adapters.ddb import query_all
 from maestro.tables import Key, TableSpec
-from maestro_dev.evals.lenses import Finding
+from maestro_dev.eval_harness.lenses import Finding
 
 EVAL_RUNS = TableSpec(
     logical_name="eval_runs",
@@ -166,12 +167,10 @@ class EvalRunStore:
         }
         if names:
             kwargs["ExpressionAttributeNames"] = names
-        while True:
-            page = self._ddb.query(**kwargs)
-            found.update((i["item"]["S"], json.loads(i["doc"]["S"])) for i in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        found.update(
+            (i["item"]["S"], json.loads(i["doc"]["S"])) for i in query_all(self._ddb, **kwargs)
+        )
+        return found
 
     def rows(self, run_id: str) -> RunRows:
         """Every row of the run in one consistent query (what a watcher reads at each look)."""

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from maestro_dev.evals.loader import SCHEMA, ScenarioError, load_scenarios, scenario_schema
-from maestro_dev.evals.runner import (
+from maestro_dev.eval_harness.loader import SCHEMA, ScenarioError, load_scenarios, scenario_schema
+from maestro_dev.eval_harness.runner import (
     GateHandler,
     PausedGate,
     ScenarioResult,
@@ -153,7 +153,7 @@ def schema_text() -> str:
 
 
 def cmd_eval_report(args: argparse.Namespace, out: TextIO) -> int:
-    from maestro_dev.evals.report import latest_runs_file, load_inputs, render
+    from maestro_dev.eval_harness.report import latest_runs_file, load_inputs, render
 
     runs = Path(args.runs) if args.runs else latest_runs_file(DEFAULT_RUNS_DIR)
     if runs is not None and not runs.is_file():

@@ -24,7 +24,7 @@ from maestro.domain.dispatch import run_package_id
 from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import Party
 from maestro.ports.evidence import MessageRead
-from maestro_dev.demo import action_label
+from maestro_dev.core_demo import action_label
 from maestro_dev.local.events import signed_sms_event, twilio_sid
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import MARIA, PAULA, VIC, seed

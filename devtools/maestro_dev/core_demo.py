@@ -2,7 +2,7 @@
 
 No stack at all: consensus and dispose run in-process over packages whose brain samples are
 *scripted* (written here, not produced by a model). ``maestro demo`` without ``--core`` runs
-the embedded stack instead (``maestro_dev.local.demo``). The
+the embedded stack instead (``maestro_dev.local.stack_demo``). The
 samples go through the same parser a model's answer would, so a malformed one fails the same
 way. Nothing is sent, stored or executed.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from maestro.brain.samples import sample_from_text
+from maestro.brain.sample_parsing import sample_from_text
 from maestro.domain.consensus import ConsensusPolicy, ConsensusResult, aggregate
 from maestro.domain.dispose import Disposal, dispose
 from maestro.domain.models import (

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from maestro.adapters.ddb import scan_all
 from maestro.adapters.dynamodb_buffer import DynamoConversationBuffer
 from maestro.adapters.dynamodb_consent import DynamoConsentStore
 from maestro.adapters.dynamodb_decisions import DynamoDecisionLog
@@ -37,10 +38,16 @@ from maestro.domain.ledger import LedgerRow
 from maestro.domain.models import WorkOrder
 from maestro.domain.timeline import NoteEntry, photos_on
 from maestro.ports.conversations import FlushClaim
-from maestro_dev.evals.lenses import PackageContents, PackageReads, PendingRead, Reads, SentRecord
+from maestro_dev.eval_harness.lenses import (
+    PackageContents,
+    PackageReads,
+    PendingRead,
+    Reads,
+    SentRecord,
+)
 
 if TYPE_CHECKING:
-    from maestro_dev.evals.environment import EvalStack
+    from maestro_dev.eval_harness.environment import EvalStack
 
 
 class StackSurfaces:
@@ -163,16 +170,11 @@ class StackSurfaces:
     def work_orders(self) -> dict[str, WorkOrder]:
         table = self._stack.tables["work_orders"]
         found: dict[str, WorkOrder] = {}
-        kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
-        while True:
-            page = self._stack.ddb.scan(**kwargs)
-            for item in page["Items"]:
-                wo = self._work_orders.get(item["wo_id"]["S"])
-                if wo is not None:
-                    found[wo.wo_id] = wo
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in scan_all(self._stack.ddb, TableName=table, ConsistentRead=True):
+            wo = self._work_orders.get(item["wo_id"]["S"])
+            if wo is not None:
+                found[wo.wo_id] = wo
+        return found
 
     def fetch_message(self, sid: str) -> SentRecord | None:
         read = self._stack.watcher.deps.messages.read(sid)

@@ -1,4 +1,4 @@
-"""Scenario files: YAML in, validated :class:`maestro_dev.evals.scenario.Scenario` out.
+"""Scenario files: YAML in, validated :class:`maestro_dev.eval_harness.scenario.Scenario` out.
 
 A world may name a base (``world: {base: maria}``): the named file of ``evals/worlds/`` gives
 the parties and work orders, and the scenario's own add to them or replace them by id. A
@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from maestro_dev.evals.scenario import Scenario, World
+from maestro_dev.eval_harness.scenario import Scenario, World
 
 ROOT = Path(__file__).resolve().parents[3]
 EVALS = ROOT / "evals"

@@ -17,7 +17,7 @@ from maestro.brain.budgeted import BudgetedModel
 from maestro.brain.compose import ReplyComposer
 from maestro.brain.judgments import Judgments, decide_model_for
 from maestro.brain.manage_agent import ManageAgent
-from maestro.brain.model import LanguageModel
+from maestro.brain.model_port import LanguageModel
 from maestro.brain.offline import OfflineBrain
 from maestro.brain.reasoning import ModelBrain
 from maestro.brain.triage import ModelTriage

@@ -1,7 +1,7 @@
 """The eval executor's task handlers (``eval_executor.asl.json``), on any :class:`EvalStack`.
 
 Each is a Lambda-shaped function: the local dispatcher calls them on the embedded stack, like
-the pipeline's; in the cloud each is a Lambda of the eval copy (``maestro_dev.evals.cloud``).
+the pipeline's; in the cloud each is a Lambda of the eval copy (``maestro_dev.eval_harness.cloud``).
 They inject through the stack's real inbound route (signed webhooks), let its time pass, and
 grade from :class:`StackSurfaces` reads. The run's state lives in eval-run rows, not in the
 execution's payload, so a step's handler reads what the steps before it recorded.
@@ -39,8 +39,8 @@ from maestro.domain.records import (
     PendingConfirmation,
 )
 from maestro.domain.timeline import NoteEntry
-from maestro_dev.evals.lenses import grade
-from maestro_dev.evals.runs import (
+from maestro_dev.eval_harness.lenses import grade
+from maestro_dev.eval_harness.runs import (
     CheckpointRow,
     ControlRow,
     EvalRunStore,
@@ -50,7 +50,7 @@ from maestro_dev.evals.runs import (
     StepRow,
     should_hold,
 )
-from maestro_dev.evals.scenario import (
+from maestro_dev.eval_harness.scenario import (
     WORLD_PROPERTY,
     FlushStep,
     OptOutStep,
@@ -64,7 +64,7 @@ from maestro_dev.evals.scenario import (
     is_relative,
     offset,
 )
-from maestro_dev.evals.surfaces import StackSurfaces
+from maestro_dev.eval_harness.surfaces import StackSurfaces
 from maestro_dev.local.events import (
     signed_app_event,
     signed_sms_event,
@@ -77,7 +77,7 @@ from maestro_dev.local.numbers import ON_CALL_PM
 from maestro_dev.local.world import seed_world
 
 if TYPE_CHECKING:
-    from maestro_dev.evals.environment import EvalStack
+    from maestro_dev.eval_harness.environment import EvalStack
 
 HANDLERS = ("eval_setup", "eval_gate", "eval_inject", "eval_settle", "eval_grade", "eval_finish")
 SETTLE_SECONDS = 1  # after a text: long enough for an urgent one's immediate flush

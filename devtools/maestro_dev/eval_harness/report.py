@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from maestro_dev.evals.runner import ScenarioResult
+from maestro_dev.eval_harness.runner import ScenarioResult
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1d1d1f; max-width: 72rem; }

@@ -1,14 +1,14 @@
 """The seam between the eval executor and where it runs.
 
-:class:`maestro_dev.evals.executor.EvalExecutor` (setup, inject, settle, grade, finish) and
-:class:`maestro_dev.evals.surfaces.StackSurfaces` (the independent reads) are written once,
+:class:`maestro_dev.eval_harness.executor.EvalExecutor` (setup, inject, settle, grade, finish) and
+:class:`maestro_dev.eval_harness.surfaces.StackSurfaces` (the independent reads) are written once,
 against :class:`EvalStack`: what a scenario needs of a stack. Two stacks provide it:
 
 - the embedded stack (:class:`maestro_dev.local.stack.LocalStack`): signed webhooks into the
   in-process resolver, a virtual clock, moto's Step Functions;
-- the eval copy in the cloud (:class:`maestro_dev.evals.cloud.CloudEvalStack`): the same signed
-  webhooks invoked on the copy's inbound function, real time (a wait is slept, bounded), the
-  copy's own tables, queues and state machine (docs/evals-in-the-cloud.md).
+- the eval copy in the cloud (:class:`maestro_dev.eval_harness.cloud.CloudEvalStack`): the same
+  signed webhooks invoked on the copy's inbound function, real time (a wait is slept, bounded),
+  the copy's own tables, queues and state machine (docs/evals-in-the-cloud.md).
 
 What differs is only how a request goes in, how time passes and where the surfaces are; the
 scenario, the grading lenses and the eval-run rows are the same code. Nothing here imports

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from maestro_dev.evals.metrics import ReliabilityBin, RiskCoveragePoint
+from maestro_dev.eval_harness.metrics import ReliabilityBin, RiskCoveragePoint
 
 __all__ = ["reliability_diagram", "risk_coverage_plot"]
 

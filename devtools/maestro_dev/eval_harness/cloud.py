@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeVar
 from botocore.exceptions import ClientError
 from pydantic import Field, field_validator
 
+from maestro.adapters.ddb import scan_all
 from maestro.adapters.dynamodb_directory import DynamoDirectory
 from maestro.adapters.dynamodb_ledger import DynamoLedger
 from maestro.adapters.dynamodb_parties import DynamoPartyDirectory
@@ -41,9 +42,9 @@ from maestro.ports.evidence import MessageReader
 from maestro.ports.platform import Secrets
 from maestro.settings import TwilioSettings
 from maestro.tables import ALL_TABLES, TableSpec
-from maestro_dev.evals.executor import HANDLERS, EvalExecutor, new_run, start_of
-from maestro_dev.evals.runs import EvalRunStore, Mode
-from maestro_dev.evals.scenario import Scenario, offset
+from maestro_dev.eval_harness.executor import HANDLERS, EvalExecutor, new_run, start_of
+from maestro_dev.eval_harness.runs import EvalRunStore, Mode
+from maestro_dev.eval_harness.scenario import Scenario, offset
 
 EvalStep = Literal[
     "eval_setup", "eval_gate", "eval_inject", "eval_settle", "eval_grade", "eval_finish"
@@ -341,16 +342,14 @@ class CloudEvalStack:
 
 def list_executions(sfn: Any, machine_arn: str, status: str | None = None) -> list[dict[str, Any]]:
     """Every execution of the machine, oldest first (every page)."""
-    found: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"stateMachineArn": machine_arn, "maxResults": 1000}
+    kwargs: dict[str, Any] = {"stateMachineArn": machine_arn}
     if status is not None:
         kwargs["statusFilter"] = status
-    while True:
-        page = sfn.list_executions(**kwargs)
-        found.extend(page["executions"])
-        if not page.get("nextToken"):
-            return sorted(found, key=lambda e: e["startDate"])
-        kwargs["nextToken"] = page["nextToken"]
+    pages = sfn.get_paginator("list_executions").paginate(
+        **kwargs, PaginationConfig={"PageSize": 1000}
+    )
+    found = [execution for page in pages for execution in page["executions"]]
+    return sorted(found, key=lambda e: e["startDate"])
 
 
 # -- the run's rows beyond runs.py: the copy's lock, the run's clock ---------------------------
@@ -490,18 +489,13 @@ def _purge(stack: CloudEvalStack, url: str) -> None:
 def empty_table(ddb: Any, table: str, spec: TableSpec) -> None:
     """Delete every item of the table (a scan of its keys, then one delete each)."""
     keys = [spec.partition.name, *([spec.sort.name] if spec.sort is not None else [])]
-    kwargs: dict[str, Any] = {
-        "TableName": table,
-        "ProjectionExpression": ", ".join(f"#k{i}" for i in range(len(keys))),
-        "ExpressionAttributeNames": {f"#k{i}": key for i, key in enumerate(keys)},
-    }
-    while True:
-        page = ddb.scan(**kwargs)
-        for item in page["Items"]:
-            ddb.delete_item(TableName=table, Key={k: item[k] for k in keys})
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    for item in scan_all(
+        ddb,
+        TableName=table,
+        ProjectionExpression=", ".join(f"#k{i}" for i in range(len(keys))),
+        ExpressionAttributeNames={f"#k{i}": key for i, key in enumerate(keys)},
+    ):
+        ddb.delete_item(TableName=table, Key={k: item[k] for k in keys})
 
 
 # -- the handlers ------------------------------------------------------------------------------

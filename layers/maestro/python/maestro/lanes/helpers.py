@@ -10,7 +10,7 @@ from typing import Literal
 from maestro.domain.actions import Lane
 from maestro.domain.models import MediaRef, WorkOrder
 from maestro.domain.roles import allowed, part_of
-from maestro.lanes.base import LaneContext, LaneOutcome
+from maestro.lanes.context import LaneContext, LaneOutcome
 from maestro.ports.stores import StaleVersionError, WorkOrderStore
 
 __all__ = [

@@ -10,11 +10,11 @@ from collections import defaultdict
 from collections.abc import Collection
 
 from maestro.brain.judgments import Judgments
-from maestro.brain.model import ModelError, ModelRequest
-from maestro.brain.models import Models
+from maestro.brain.model_port import ModelError, ModelRequest
 from maestro.brain.offline import OfflineBrain
+from maestro.brain.stage_models import Models
 from maestro.domain.prompt_data import data_strings, read_data_blocks
-from maestro_dev.evals.scenario import ModelDistribution, ModelScript
+from maestro_dev.eval_harness.scenario import ModelDistribution, ModelScript
 from maestro_dev.scripted import Scripted, ScriptedModel
 
 

@@ -20,7 +20,7 @@ from maestro.domain.common import Frozen
 from maestro.domain.dispatch import DispatchRun
 from maestro.domain.models import WorkOrder
 from maestro.domain.records import ActionOutcomeRecord, MaestroDecision, PackageCompletion
-from maestro_dev.evals.scenario import DecisionExpect, Expect, MessageExpect, offset
+from maestro_dev.eval_harness.scenario import DecisionExpect, Expect, MessageExpect, offset
 
 __all__ = [
     "CheckpointGrade",

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from maestro_dev.evals.executor import (
+from maestro_dev.eval_harness.executor import (
     HANDLERS,
     EvalExecutor,
     fallback_phone,
@@ -26,10 +26,10 @@ from maestro_dev.evals.executor import (
     new_run,
     start_of,
 )
-from maestro_dev.evals.lenses import Finding
-from maestro_dev.evals.model import scripted_model
-from maestro_dev.evals.runs import EVAL_RUNS, EvalRunStore, GateRow, Mode
-from maestro_dev.evals.scenario import Scenario
+from maestro_dev.eval_harness.lenses import Finding
+from maestro_dev.eval_harness.model import scripted_model
+from maestro_dev.eval_harness.runs import EVAL_RUNS, EvalRunStore, GateRow, Mode
+from maestro_dev.eval_harness.scenario import Scenario
 from maestro_dev.local.stack import ACCOUNT, PREFIX, ROOT, LocalStack, function_arn, substitute
 
 EVAL_ASL_PATH = ROOT / "statemachines" / "eval_executor.asl.json"
