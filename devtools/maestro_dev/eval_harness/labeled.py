@@ -1,16 +1,16 @@
 """``maestro eval labeled``: the labeled sets of ``evals/labeled/`` through the real stages.
 
 Each set is read, each item run through the stages that decide it in production, and the
-metrics of ``maestro_dev.evals.metrics`` printed per set, with a reliability diagram and a
+metrics of ``maestro_dev.eval_harness.metrics`` printed per set, with a reliability diagram and a
 risk-coverage curve written as PNG (``--out``; by default ``evals/reports/labeled/<brain>/``,
 with ``metrics.json`` and one ``<set>_items.jsonl`` of per-item predictions to read the misses).
 
 - **binding**, **pivots**, **numbers**: the message becomes a one-message package from a party
   of the item's role (tenant by default) whose open contexts are the item's; the brain's
-  samples are drawn adaptively (``maestro.brain.sampling.consult``, ``ConsensusPolicy().plan()``,
-  contested when the item lists several work orders) on the bounded window (``build_window``),
-  aggregated (``consensus.aggregate``) and disposed (``dispose.dispose``). The pre-check is
-  not run: these sets grade the binding, not triage.
+  samples are drawn adaptively (``maestro.brain.sample_drawing.consult``,
+  ``ConsensusPolicy().plan()``, contested when the item lists several work orders) on the
+  bounded window (``build_window``), aggregated (``consensus.aggregate``) and disposed
+  (``dispose.dispose``). The pre-check is not run: these sets grade the binding, not triage.
   The **prediction** is read off the disposal's queue: a queued escalation is ``"escalate"``
   (``"fallback"`` when the samples gave no quorum and a person is asked instead); else the
   first queued action that commits to a target gives the binding (``"new"`` for a create, else

@@ -1011,16 +1011,18 @@ class LocalStack:
 
     def executions(self, status: str | None = None) -> list[dict[str, Any]]:
         """Every execution of the pipeline, oldest first (ListExecutions, every page)."""
-        found: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"stateMachineArn": self.machine_arn, "maxResults": 1000}
+        return self._listed(self.machine_arn, status)
+
+    def _listed(self, machine_arn: str, status: str | None = None) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "stateMachineArn": machine_arn,
+            "PaginationConfig": {"PageSize": 1000},
+        }
         if status is not None:
             kwargs["statusFilter"] = status
-        while True:
-            page = self.sfn.list_executions(**kwargs)
-            found.extend(page["executions"])
-            if not page.get("nextToken"):
-                return sorted(found, key=lambda e: e["startDate"])
-            kwargs["nextToken"] = page["nextToken"]
+        pages = self.sfn.get_paginator("list_executions").paginate(**kwargs)
+        found = [e for page in pages for e in page["executions"]]
+        return sorted(found, key=lambda e: e["startDate"])
 
     def running_executions(self) -> list[dict[str, Any]]:
         """The pipeline's running executions, oldest first, shaped as ListExecutions items.
@@ -1043,14 +1045,7 @@ class LocalStack:
 
     def wo_executions(self) -> list[dict[str, Any]]:
         """Every execution of the work order machine, oldest first (ListExecutions)."""
-        found: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"stateMachineArn": self.wo_machine_arn, "maxResults": 1000}
-        while True:
-            page = self.sfn.list_executions(**kwargs)
-            found.extend(page["executions"])
-            if not page.get("nextToken"):
-                return sorted(found, key=lambda e: e["startDate"])
-            kwargs["nextToken"] = page["nextToken"]
+        return self._listed(self.wo_machine_arn)
 
     def wo_execution(self, wo_id: str) -> dict[str, Any]:
         """The WO's execution (named by its id), described as it is now."""
@@ -1227,14 +1222,10 @@ class LocalStack:
             self.wait_for_progress(seen, left)  # the next history event, of any execution
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
-        while True:
-            page = self.sfn.get_execution_history(**kwargs)
-            events.extend(page["events"])
-            if not page.get("nextToken"):
-                return events
-            kwargs["nextToken"] = page["nextToken"]
+        pages = self.sfn.get_paginator("get_execution_history").paginate(
+            executionArn=execution_arn, PaginationConfig={"PageSize": 1000}
+        )
+        return [e for page in pages for e in page["events"]]
 
     def states_entered(self, execution_arn: str) -> list[str]:
         return [
