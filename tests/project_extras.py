@@ -1,6 +1,6 @@
 """pyproject.toml's extras, and what installing one of them brings (from the installed metadata).
 
-Shared by tests/unit/test_extras.py and tests/e2e/test_demo_extra.py.
+Shared by tests/unit/test_extras.py and tests/e2e/test_demo.py.
 """
 
 from __future__ import annotations

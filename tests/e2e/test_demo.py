@@ -1,30 +1,123 @@
-"""`maestro demo` end to end: the leak-204 story on the embedded stack."""
+"""`maestro demo` end to end: the leak-204 story on the embedded stack.
+
+It runs once for the module, as `make demo` leaves it on a fresh clone: in a fresh interpreter
+where every module of a distribution outside the runtime and the `demo` extra fails to import
+(as pyproject.toml and the installed metadata say; issue #23), through the `maestro` script's
+`demo --json`. An import of CDK, matplotlib, the console's server or a test tool on the demo's
+path fails every test here. The child also keeps the report it printed, so the tests read the
+rendered text from the same run.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
+from project_extras import (
+    ROOT,
+    base_requirements,
+    extra_requirements,
+    installed_closure,
+    modules_outside,
+)
 
-from maestro_dev.local.stack_demo import STATES_WIDTH, DemoReport, render, run_demo
+from maestro_dev.local.stack_demo import STATES_WIDTH, DemoReport, render
 
 pytestmark = pytest.mark.integration
 
+# Runs in the child: every blocked top-level module fails to import, then the `maestro` script,
+# with the demo's report kept (pickled) beside the JSON it prints.
+CHILD = """
+import importlib.abc, json, pickle, sys
+
+BLOCKED = frozenset(json.loads(sys.argv[1]))
+
+
+class NotInstalledByMakeDemo(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"{name!r} is not in the demo extra", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalledByMakeDemo())
+import maestro_dev.local.server  # `maestro serve`'s, the quickstart's next step
+import maestro_dev.local.stack_demo as stack_demo
+from maestro_dev.script import main
+
+run_demo = stack_demo.run_demo
+
+
+def kept():
+    report = run_demo()
+    with open(sys.argv[2], "wb") as kept_report:
+        pickle.dump(report, kept_report)
+    return report
+
+
+stack_demo.run_demo = kept
+sys.exit(main(["demo", "--json"]))
+"""
+
 
 @pytest.fixture(scope="module")
-def report() -> DemoReport:
-    return run_demo()  # once for the module: `maestro demo` prints render(it) or its JSON
+def blocked() -> frozenset[str]:
+    return frozenset(
+        modules_outside(installed_closure([*base_requirements(), *extra_requirements("demo")]))
+    )
 
 
 @pytest.fixture(scope="module")
-def demo(report: DemoReport) -> dict[str, object]:
-    return json.loads(json.dumps(report.as_json()))  # type: ignore[no-any-return]
+def run(
+    blocked: frozenset[str], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Any, DemoReport]:
+    kept = tmp_path_factory.mktemp("demo") / "report.pickle"
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}  # the offline brain
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(sorted(blocked)), str(kept)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    report: DemoReport = pickle.loads(Path(kept).read_bytes())
+    return json.loads(result.stdout), report
+
+
+@pytest.fixture(scope="module")
+def report(run: tuple[Any, DemoReport]) -> DemoReport:
+    return run[1]
+
+
+@pytest.fixture(scope="module")
+def demo(run: tuple[Any, DemoReport]) -> dict[str, object]:
+    printed: dict[str, object] = run[0]  # what `maestro demo --json` printed
+    return printed
 
 
 @pytest.fixture(scope="module")
 def text(report: DemoReport) -> str:
     return render(report)
+
+
+def test_the_demo_ran_with_only_what_make_demo_installs(
+    blocked: frozenset[str], demo: dict[str, object], report: DemoReport
+) -> None:
+    # The check has teeth: what the first run leaves out is installed here, and was blocked.
+    assert {"aws_cdk", "cfnlint", "matplotlib", "sklearn", "starlette", "pytest"} <= blocked
+    assert demo["packages"] == 6
+    assert demo["shame"] == 0
+    assert json.loads(json.dumps(report.as_json())) == demo  # the kept report is the printed one
 
 
 def test_demo_names_its_brain_and_reports_the_contract_fields(demo: dict[str, object]) -> None:

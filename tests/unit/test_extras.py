@@ -6,7 +6,7 @@
 - every optional package the ``maestro`` script names comes with the extra it names, and a
   command run without its extra names that extra instead of a traceback.
 
-The demo run with nothing but the `demo` extra importable: tests/e2e/test_demo_extra.py.
+The demo run with nothing but the `demo` extra importable: tests/e2e/test_demo.py.
 """
 
 from __future__ import annotations
