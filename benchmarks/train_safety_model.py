@@ -51,6 +51,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # Written for #20's second model round, each measured on the floor before any change.
     "tuning5": ("tuning5_emergencies.jsonl", "tuning5_non_emergencies.jsonl"),
     "tuning6": ("tuning6_emergencies.jsonl", "tuning6_non_emergencies.jsonl"),
+    # The third holdout, spent: measured once (94/120 = 78.3 %, 6/50 look-alikes) with this
+    # model's second version, its misses read on 2026-12-02; a development set since.
+    "holdout3": ("holdout3_emergencies.jsonl", "holdout3_non_emergencies.jsonl"),
+    # Written for the seventh round after reading holdout3's misses, aimed at the kinds of
+    # wording it missed (responders on the scene, being told to leave, sounds, damage still
+    # active), in other words; measured on the floor before any change.
+    "tuning7": ("tuning7_emergencies.jsonl", "tuning7_non_emergencies.jsonl"),
     # Everyday maintenance in tenants' words (a leak into a bowl, a dead outlet, a chilly room):
     # CLINC150 is no maintenance text, and without these the model took a tenant's style for
     # an emergency.
@@ -109,6 +116,12 @@ _refuse_holdouts(TRAINING_FILES)
 CLINC_BUDGET = 0.0005
 LOOK_ALIKE_BUDGET = 0.018
 PER_FILE_BUDGET = 0.05
+# A floor under the cross-validated threshold, a judgment recorded as one (as the first model's
+# hand-set 0.975 was): with the length band (features version 4) the budget alone chose 0.958,
+# where short everyday texts that the unit tests and scenarios hold must stay quiet scored
+# 0.96-0.97 ("my car alarm went off and woke me up", "the hot water smells like sulfur",
+# "sparkling water in the fridge"). Leave-one-set-out at this floor lost about one row a set.
+THRESHOLD_FLOOR = 0.975
 SEED = 20
 FOLDS = 5
 C = 8.0  # inverse regularisation of both heads
@@ -299,8 +312,9 @@ def thresholds_by_budget(rows: Sequence[Row], rules: Any, scores: Any) -> dict[s
 
 def choose_threshold(rows: Sequence[Row], rules: Any, scores: Any) -> float:
     """The lowest threshold that keeps every part of the budget, rounded up (never onto a
-    negative's score)."""
-    return round(max(thresholds_by_budget(rows, rules, scores).values()) + 5e-7, 6)
+    negative's score), and never below ``THRESHOLD_FLOOR``."""
+    by_budget = round(max(thresholds_by_budget(rows, rules, scores).values()) + 5e-7, 6)
+    return max(by_budget, THRESHOLD_FLOOR)
 
 
 def out_of_fold(rows: Sequence[Row], matrix: Any) -> Any:
