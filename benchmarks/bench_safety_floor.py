@@ -39,6 +39,8 @@ TUNING5 = LABELED / "tuning5_emergencies.jsonl"
 TUNING5_NEGATIVES = LABELED / "tuning5_non_emergencies.jsonl"
 TUNING6 = LABELED / "tuning6_emergencies.jsonl"
 TUNING6_NEGATIVES = LABELED / "tuning6_non_emergencies.jsonl"
+TUNING7 = LABELED / "tuning7_emergencies.jsonl"
+TUNING7_NEGATIVES = LABELED / "tuning7_non_emergencies.jsonl"
 SPANISH_HOLDOUT = LABELED / "spanish_holdout.jsonl"
 HOLDOUT = LABELED / "holdout_emergencies.jsonl"
 HOLDOUT_NEGATIVES = LABELED / "holdout_non_emergencies.jsonl"
@@ -166,6 +168,7 @@ def main() -> None:
     figures["recall_tuning4"] = _report_recall(TUNING4, tuning4, args.show)
     figures["recall_tuning5"] = _report_recall(TUNING5, _load_jsonl(TUNING5), args.show)
     figures["recall_tuning6"] = _report_recall(TUNING6, _load_jsonl(TUNING6), args.show)
+    figures["recall_tuning7"] = _report_recall(TUNING7, _load_jsonl(TUNING7), args.show)
     figures["recall_holdout2"] = _report_recall(HOLDOUT2, _load_jsonl(HOLDOUT2), args.show)
     figures["recall_holdout3"] = _report_recall(HOLDOUT3, _load_jsonl(HOLDOUT3), args.show)
     negatives = _load_jsonl(NON_EMERGENCIES)
@@ -184,6 +187,7 @@ def main() -> None:
     for name, path in (
         ("tuning5", TUNING5_NEGATIVES),
         ("tuning6", TUNING6_NEGATIVES),
+        ("tuning7", TUNING7_NEGATIVES),
         ("holdout2", HOLDOUT2_NEGATIVES),
         ("holdout3", HOLDOUT3_NEGATIVES),
     ):
