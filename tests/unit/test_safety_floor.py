@@ -1066,3 +1066,25 @@ def test_the_fast_path_reads_the_same_n_grams_as_token_features() -> None:
         for gram, index in safety_model.token_features(words):
             expected.setdefault(safety_model.bucket(gram), index)
         assert safety_model._gram_buckets(words) == expected, text
+
+
+# Written for this test after the third model was trained (seventh round, #20), in kinds of
+# wording the third holdout showed weak (someone else's action on the scene, a sound, a child
+# at a height); no rule fires on them. Of four such wordings written then, the model raised all
+# three emergencies and left the one look-alike quiet (0.968, close to the 0.975 threshold: not
+# asserted here).
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the fire marshal just walked the building with some gadget and now everyone on floors 1"
+        " to 3 has to wait across the street",
+        "theres a whistling roar coming from the meter closet and the hall smells off, we took"
+        " the kids down to the lobby",
+        "my son climbed out onto the ledge of the 5th floor window and wont come back in",
+    ],
+)
+def test_the_model_reads_wordings_written_after_its_third_training(text: str) -> None:
+    assert safety.rules_floor(text) is None
+    hit = safety_floor(text)
+    assert hit is not None
+    assert hit.source == "model"
