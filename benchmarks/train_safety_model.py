@@ -4,16 +4,18 @@ Run from the repo root: ``.venv/bin/python benchmarks/train_safety_model.py [--c
 
 Trains on the development sets only, named one by one below (never a glob: the holdouts sit in
 the same folder and must stay unread, see evals/labeled/README.md): the emergencies of
-``emergencies.jsonl``, the tuning sets and the spent second holdout are the positives; their
+``emergencies.jsonl``, the tuning sets and the spent holdouts (2, 3) are the positives; their
 look-alikes, the routine and routing sets and CLINC150's 18,200 everyday requests the negatives.
 Two logistic regressions (scikit-learn, liblinear, fixed seeds, so a rerun writes the same file
-byte for byte) over the runtime's own features (``safety_model.features``: n-grams and the ideas
-of ``safety_concepts``): one says emergency or not, one which category. Each keeps its strongest
-weights only (the file stays small) and is scored afterwards exactly as the runtime scores it.
+byte for byte) over the runtime's own features (``safety_model.features``: n-grams, negated
+words, a length band and the ideas of ``safety_concepts``): one says emergency or not, one
+which category. Each keeps its strongest weights only (the file stays small) and is scored
+afterwards exactly as the runtime scores it.
 
 The threshold is chosen by 5-fold cross-validation at a fixed false-raise budget (below: the
 texts the model raises that no rule does, out of fold, at most 0.05 % of CLINC150, 1.8 % of all
-look-alikes pooled and 5 % of each look-alike file): the lowest threshold that keeps it. The
+look-alikes pooled and 5 % of each look-alike file): the lowest threshold that keeps it, never
+below ``THRESHOLD_FLOOR``. Files whose names begin "holdout" are refused unless spent. The
 honest estimate is leave-one-set-out: each development set (with its look-alikes) is held out in
 turn, the whole procedure (threshold included) is run on the others, and the held-out set is
 scored; the sets were written in separate rounds, as the holdouts were by other hands.
