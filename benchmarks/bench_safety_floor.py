@@ -59,6 +59,16 @@ HOLDOUT4 = LABELED / "holdout4_emergencies.jsonl"
 HOLDOUT4_NEGATIVES = LABELED / "holdout4_non_emergencies.jsonl"
 
 
+# The third holdout's writer named four categories their own way; a hit "matches the label"
+# when it names the floor's category for it.
+_FLOOR_CATEGORY = {
+    "co": "carbon_monoxide",
+    "fire": "smoke_fire",
+    "security": "break_in",
+    "no_heat": "no_heat_freezing",
+}
+
+
 def _load_clinc() -> list[str]:
     if not CLINC.exists():
         sys.exit(f"CLINC150 not found at {CLINC.resolve()} (expected shared/ beside the repo)")
@@ -100,7 +110,7 @@ def _report_recall(
             continue
         found[category] += 1
         kind_found[kind] += 1
-        same_category += hit.category == category
+        same_category += hit.category == _FLOOR_CATEGORY.get(category, category)
     n_found = sum(found.values())
     print(f"Recall on {path.name}: {_share(n_found, len(rows))}")
     for kind in sorted(kind_total) if set(kind_total) != {"(none)"} else ():
