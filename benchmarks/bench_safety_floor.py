@@ -2,10 +2,12 @@
 
 Run from the repo root: ``.venv/bin/python benchmarks/bench_safety_floor.py [--show]``.
 ``--show`` prints every CLINC150 text that fires and every development-set emergency that is
-missed. The holdouts (``evals/labeled/holdout_*.jsonl`` and ``spanish_holdout.jsonl``, when
-present) are reported as figures only: their misses are printed with ``--show-holdout`` alone,
-because a holdout whose misses are read while the rules change is a tuning set from then on (see
-evals/labeled/README.md).
+missed. The holdouts (the first, ``holdout_*.jsonl``; the fourth, ``holdout4_*.jsonl``; and
+``spanish_holdout.jsonl``, when present) are reported as figures only: their misses are printed
+with ``--show-holdout`` alone, because a holdout whose misses are read while the rules change is
+a tuning set from then on (see evals/labeled/README.md). ``--skip-holdout holdout4`` leaves the
+fourth unopened (for runs made before its one measurement). The spent holdouts (``holdout2``,
+``holdout3``) are development sets.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ TUNING5 = LABELED / "tuning5_emergencies.jsonl"
 TUNING5_NEGATIVES = LABELED / "tuning5_non_emergencies.jsonl"
 TUNING6 = LABELED / "tuning6_emergencies.jsonl"
 TUNING6_NEGATIVES = LABELED / "tuning6_non_emergencies.jsonl"
+TUNING7 = LABELED / "tuning7_emergencies.jsonl"
+TUNING7_NEGATIVES = LABELED / "tuning7_non_emergencies.jsonl"
 SPANISH_HOLDOUT = LABELED / "spanish_holdout.jsonl"
 HOLDOUT = LABELED / "holdout_emergencies.jsonl"
 HOLDOUT_NEGATIVES = LABELED / "holdout_non_emergencies.jsonl"
@@ -45,10 +49,24 @@ HOLDOUT_NEGATIVES = LABELED / "holdout_non_emergencies.jsonl"
 # read, trained on since): a development set.
 HOLDOUT2 = LABELED / "holdout2_emergencies.jsonl"
 HOLDOUT2_NEGATIVES = LABELED / "holdout2_non_emergencies.jsonl"
-# A third holdout, written blind by another writer on 2026-12-02 while the second round of the
-# learned half was trained (which excluded it by name): the honest figure.
+# A third holdout, written blind by another writer while the second round of the learned half
+# was trained; measured once (94/120, 6/50), spent on 2026-12-02: a development set since.
 HOLDOUT3 = LABELED / "holdout3_emergencies.jsonl"
 HOLDOUT3_NEGATIVES = LABELED / "holdout3_non_emergencies.jsonl"
+# A fourth holdout, written blind while the seventh round was trained (which refused it by
+# name): the honest figure, measured once by the lead.
+HOLDOUT4 = LABELED / "holdout4_emergencies.jsonl"
+HOLDOUT4_NEGATIVES = LABELED / "holdout4_non_emergencies.jsonl"
+
+
+# The third holdout's writer named four categories their own way; a hit "matches the label"
+# when it names the floor's category for it.
+_FLOOR_CATEGORY = {
+    "co": "carbon_monoxide",
+    "fire": "smoke_fire",
+    "security": "break_in",
+    "no_heat": "no_heat_freezing",
+}
 
 
 def _load_clinc() -> list[str]:
@@ -92,7 +110,7 @@ def _report_recall(
             continue
         found[category] += 1
         kind_found[kind] += 1
-        same_category += hit.category == category
+        same_category += hit.category == _FLOOR_CATEGORY.get(category, category)
     n_found = sum(found.values())
     print(f"Recall on {path.name}: {_share(n_found, len(rows))}")
     for kind in sorted(kind_total) if set(kind_total) != {"(none)"} else ():
@@ -126,6 +144,14 @@ def main() -> None:
         action="store_true",
         help="also print the holdout's misses and false raises (after its one measurement only)",
     )
+    parser.add_argument(
+        "--skip-holdout",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="neither open nor measure this holdout (holdout, holdout4): a run made while a "
+        "holdout is still being written, or before its one measurement",
+    )
     args = parser.parse_args()
 
     clinc = _load_clinc()
@@ -152,7 +178,9 @@ def main() -> None:
     figures["recall_tuning4"] = _report_recall(TUNING4, tuning4, args.show)
     figures["recall_tuning5"] = _report_recall(TUNING5, _load_jsonl(TUNING5), args.show)
     figures["recall_tuning6"] = _report_recall(TUNING6, _load_jsonl(TUNING6), args.show)
+    figures["recall_tuning7"] = _report_recall(TUNING7, _load_jsonl(TUNING7), args.show)
     figures["recall_holdout2"] = _report_recall(HOLDOUT2, _load_jsonl(HOLDOUT2), args.show)
+    figures["recall_holdout3"] = _report_recall(HOLDOUT3, _load_jsonl(HOLDOUT3), args.show)
     negatives = _load_jsonl(NON_EMERGENCIES)
     figures["false_raises_development"] = _report_false_raises(
         NON_EMERGENCIES, negatives, show=True, target=" (target <= 10%)"
@@ -169,7 +197,9 @@ def main() -> None:
     for name, path in (
         ("tuning5", TUNING5_NEGATIVES),
         ("tuning6", TUNING6_NEGATIVES),
+        ("tuning7", TUNING7_NEGATIVES),
         ("holdout2", HOLDOUT2_NEGATIVES),
+        ("holdout3", HOLDOUT3_NEGATIVES),
     ):
         figures[f"false_raises_{name}"] = _report_false_raises(
             path, _load_jsonl(path), show=True, target=""
@@ -178,8 +208,11 @@ def main() -> None:
     # The holdout: written by someone else, never trained on.
     for suffix, emergencies, look_alikes in (
         ("holdout", HOLDOUT, HOLDOUT_NEGATIVES),
-        ("holdout3", HOLDOUT3, HOLDOUT3_NEGATIVES),
+        ("holdout4", HOLDOUT4, HOLDOUT4_NEGATIVES),
     ):
+        if suffix in args.skip_holdout:
+            print(f"{suffix}: skipped (--skip-holdout)")
+            continue
         for path in (emergencies, look_alikes):
             if not path.exists():
                 print(f"{path.name}: holdout not present")

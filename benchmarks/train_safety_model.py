@@ -4,16 +4,18 @@ Run from the repo root: ``.venv/bin/python benchmarks/train_safety_model.py [--c
 
 Trains on the development sets only, named one by one below (never a glob: the holdouts sit in
 the same folder and must stay unread, see evals/labeled/README.md): the emergencies of
-``emergencies.jsonl``, the tuning sets and the spent second holdout are the positives; their
+``emergencies.jsonl``, the tuning sets and the spent holdouts (2, 3) are the positives; their
 look-alikes, the routine and routing sets and CLINC150's 18,200 everyday requests the negatives.
 Two logistic regressions (scikit-learn, liblinear, fixed seeds, so a rerun writes the same file
-byte for byte) over the runtime's own features (``safety_model.features``: n-grams and the ideas
-of ``safety_concepts``): one says emergency or not, one which category. Each keeps its strongest
-weights only (the file stays small) and is scored afterwards exactly as the runtime scores it.
+byte for byte) over the runtime's own features (``safety_model.features``: n-grams, negated
+words, a length band and the ideas of ``safety_concepts``): one says emergency or not, one
+which category. Each keeps its strongest weights only (the file stays small) and is scored
+afterwards exactly as the runtime scores it.
 
 The threshold is chosen by 5-fold cross-validation at a fixed false-raise budget (below: the
 texts the model raises that no rule does, out of fold, at most 0.05 % of CLINC150, 1.8 % of all
-look-alikes pooled and 5 % of each look-alike file): the lowest threshold that keeps it. The
+look-alikes pooled and 5 % of each look-alike file): the lowest threshold that keeps it, never
+below ``THRESHOLD_FLOOR``. Files whose names begin "holdout" are refused unless spent. The
 honest estimate is leave-one-set-out: each development set (with its look-alikes) is held out in
 turn, the whole procedure (threshold included) is run on the others, and the held-out set is
 scored; the sets were written in separate rounds, as the holdouts were by other hands.
@@ -26,6 +28,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +53,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # Written for #20's second model round, each measured on the floor before any change.
     "tuning5": ("tuning5_emergencies.jsonl", "tuning5_non_emergencies.jsonl"),
     "tuning6": ("tuning6_emergencies.jsonl", "tuning6_non_emergencies.jsonl"),
+    # The third holdout, spent: measured once (94/120 = 78.3 %, 6/50 look-alikes) with this
+    # model's second version, its misses read on 2026-12-02; a development set since.
+    "holdout3": ("holdout3_emergencies.jsonl", "holdout3_non_emergencies.jsonl"),
+    # Written for the seventh round after reading holdout3's misses, aimed at the kinds of
+    # wording it missed (responders on the scene, being told to leave, sounds, damage still
+    # active), in other words; measured on the floor before any change.
+    "tuning7": ("tuning7_emergencies.jsonl", "tuning7_non_emergencies.jsonl"),
     # Everyday maintenance in tenants' words (a leak into a bowl, a dead outlet, a chilly room):
     # CLINC150 is no maintenance text, and without these the model took a tenant's style for
     # an emergency.
@@ -61,8 +71,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
 TRAINING_FILES: tuple[str, ...] = tuple(name for group in GROUPS.values() for name in group)
 # Never read, by this script or its figures: measured by the lead, never tuned on. The first
 # holdout is worn (measured after four rounds of rules) but stays out so that it still says
-# something about the model; the third is written blind while this is trained, under names that
-# begin with "holdout3" (none of its files is known here, or may be opened).
+# something about the model. Numbered holdouts ("holdout4_…", "holdout5…", any number) are
+# written blind while this is trained: every one is refused by its name alone (none of their
+# files is known here, or may be opened) unless it is listed in SPENT_HOLDOUTS, which a round
+# does only after the lead has recorded its one measurement (evals/labeled/README.md).
 HOLDOUTS = frozenset(
     {
         "holdout_emergencies.jsonl",
@@ -70,14 +82,30 @@ HOLDOUTS = frozenset(
         "spanish_holdout.jsonl",
     }
 )
-HOLDOUT_PREFIXES = ("holdout_", "holdout3", "spanish_holdout")
+HOLDOUT_PREFIXES = ("holdout_", "spanish_holdout")
+SPENT_HOLDOUTS = frozenset({2, 3})
+_NUMBERED_HOLDOUT = re.compile(r"holdout(\d+)(?!\d)")
 
 
 def is_holdout(name: str) -> bool:
-    return name in HOLDOUTS or name.startswith(HOLDOUT_PREFIXES)
+    """Whether ``name`` is a holdout's file, which training must never read: the first holdout,
+    the Spanish one, and any other whose name begins "holdout" unless it is a spent numbered
+    one (fail closed: "holdout-4", "holdout10" and "holdoutX" are refused too)."""
+    if name in HOLDOUTS or name.startswith(HOLDOUT_PREFIXES):
+        return True
+    if not name.startswith("holdout"):
+        return False
+    numbered = _NUMBERED_HOLDOUT.match(name)
+    return numbered is None or int(numbered.group(1)) not in SPENT_HOLDOUTS
 
 
-assert not any(is_holdout(name) for name in TRAINING_FILES)
+def _refuse_holdouts(names: Sequence[str]) -> None:
+    holdouts = [name for name in names if is_holdout(name)]
+    if holdouts:
+        raise SystemExit(f"refusing to train on a holdout: {holdouts}")
+
+
+_refuse_holdouts(TRAINING_FILES)
 
 # The false-raise budget the threshold is chosen at: on out-of-fold scores, the texts the model
 # raises that no rule does (the rules' own false raises are fixed, the model's are what the
@@ -90,6 +118,12 @@ assert not any(is_holdout(name) for name in TRAINING_FILES)
 CLINC_BUDGET = 0.0005
 LOOK_ALIKE_BUDGET = 0.018
 PER_FILE_BUDGET = 0.05
+# A floor under the cross-validated threshold, a judgment recorded as one (as the first model's
+# hand-set 0.975 was): with the length band (features version 4) the budget alone chose 0.958,
+# where short everyday texts that the unit tests and scenarios hold must stay quiet scored
+# 0.96-0.97 ("my car alarm went off and woke me up", "the hot water smells like sulfur",
+# "sparkling water in the fridge"). Leave-one-set-out at this floor lost about one row a set.
+THRESHOLD_FLOOR = 0.975
 SEED = 20
 FOLDS = 5
 C = 8.0  # inverse regularisation of both heads
@@ -99,7 +133,15 @@ KEEP = 12_000  # emergency-head weights kept (largest magnitude)
 KEEP_PER_CATEGORY = 1_200
 LEVELS = 2_000  # weights are stored as integers in [-LEVELS, LEVELS] times a scale
 # Medical and violent emergencies are read as "other" by the floor (its advice: call 911).
-CATEGORY_OF = {"medical": "other", "violence": "other"}
+# The third holdout's writer named four categories their own way.
+CATEGORY_OF = {
+    "medical": "other",
+    "violence": "other",
+    "co": "carbon_monoxide",
+    "fire": "smoke_fire",
+    "security": "break_in",
+    "no_heat": "no_heat_freezing",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +158,7 @@ class Row:
 def training_digest() -> str:
     """SHA-256 over the training files' names and bytes, CLINC150 last: the weights are stale
     when it differs from the one they record."""
+    _refuse_holdouts(TRAINING_FILES)
     digest = hashlib.sha256()
     for name in TRAINING_FILES:
         digest.update(name.encode() + b"\0" + (LABELED / name).read_bytes() + b"\0")
@@ -124,6 +167,7 @@ def training_digest() -> str:
 
 
 def load_rows() -> list[Row]:
+    _refuse_holdouts(TRAINING_FILES)
     rows: list[Row] = []
     for name in TRAINING_FILES:
         for line in (LABELED / name).read_text(encoding="utf-8").splitlines():
@@ -270,8 +314,9 @@ def thresholds_by_budget(rows: Sequence[Row], rules: Any, scores: Any) -> dict[s
 
 def choose_threshold(rows: Sequence[Row], rules: Any, scores: Any) -> float:
     """The lowest threshold that keeps every part of the budget, rounded up (never onto a
-    negative's score)."""
-    return round(max(thresholds_by_budget(rows, rules, scores).values()) + 5e-7, 6)
+    negative's score), and never below ``THRESHOLD_FLOOR``."""
+    by_budget = round(max(thresholds_by_budget(rows, rules, scores).values()) + 5e-7, 6)
+    return max(by_budget, THRESHOLD_FLOOR)
 
 
 def out_of_fold(rows: Sequence[Row], matrix: Any) -> Any:

@@ -187,8 +187,8 @@ def wo_unchanged(stack: LocalStack, wo_id: str) -> bool:
 # The rows the floor leaves to the model: since #20 the floor reads the plainest medical and
 # violent emergencies ("not breathing", "a man with a gun") too, and those escalate without it.
 # The test is about the model's path, so it runs on however many rows the floor still misses
-# (18 of 42 after the fourth tuning set, 12 with the floor's first model, 7 with its second)
-# but needs enough of them to mean something.
+# (18 of 42 after the fourth tuning set, 12 with the floor's first model, 7 with its second, 8
+# with its third) but needs enough of them to mean something.
 EMERGENCIES = [r for r in rows("keyword_free_emergencies.jsonl") if safety_floor(r["text"]) is None]
 
 

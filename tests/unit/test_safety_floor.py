@@ -30,6 +30,13 @@ def _clinc_texts() -> tuple[str, ...]:
     return tuple(row[0] for split in splits for row in data[split])
 
 
+@cache
+def _clinc_hits() -> tuple[tuple[str, SafetyHit | None], ...]:
+    """The floor's reading of every CLINC150 text, computed once for the tests that gate on it
+    (the floor is pure: the same text always gives the same hit)."""
+    return tuple((text, safety_floor(text)) for text in _clinc_texts())
+
+
 def _jsonl(name: str) -> list[dict[str, str]]:
     lines = (LABELED / name).read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
@@ -40,10 +47,10 @@ def _jsonl(name: str) -> list[dict[str, str]]:
 
 @pytest.mark.slow
 def test_clinc150_false_raise_rate_is_at_most_a_tenth_of_a_percent() -> None:
-    texts = _clinc_texts()
-    assert len(texts) == 18_200
-    raised = [(text, hit.phrase) for text in texts if (hit := safety_floor(text)) is not None]
-    assert len(raised) / len(texts) <= 0.001, raised[:50]  # issue #20's bar (was 0.5 %)
+    hits = _clinc_hits()
+    assert len(hits) == 18_200
+    raised = [(text, hit.phrase) for text, hit in hits if hit is not None]
+    assert len(raised) / len(hits) <= 0.001, raised[:50]  # issue #20's bar (was 0.5 %)
 
 
 def test_the_spanish_rules_raise_nothing_on_english_texts() -> None:
@@ -812,14 +819,24 @@ def test_the_models_weights_were_trained_on_the_current_development_sets() -> No
         "a training set changed: run .venv/bin/python benchmarks/train_safety_model.py"
     )
     assert HOLDOUTS.isdisjoint(TRAINING_FILES)
-    # The second holdout is spent (a development set since 2026-12-02); the first, the Spanish
-    # one and the third (written blind, under names beginning "holdout3") are never trained on.
+    # The second and third holdouts are spent (development sets since 2026-12-02); the first,
+    # the Spanish one and every later numbered one (written blind: "holdout4…", "holdout5…")
+    # are never trained on, whatever follows the number.
     assert not any(is_holdout(name) for name in TRAINING_FILES)
-    unread = ("holdout_", "holdout3", "spanish_holdout")
+    unread = ("holdout_", "holdout4", "spanish_holdout")
     assert not any(name.startswith(unread) for name in TRAINING_FILES)
-    for name in ("holdout_emergencies.jsonl", "holdout3_emergencies.jsonl", "holdout3.jsonl"):
-        assert is_holdout(name)
-    assert not is_holdout("holdout2_emergencies.jsonl")
+    for name in (
+        "holdout_emergencies.jsonl",
+        "holdout4_emergencies.jsonl",
+        "holdout4.jsonl",
+        "holdout5_non_emergencies.jsonl",
+        "holdout12_emergencies.jsonl",
+        "holdout-4.jsonl",
+        "spanish_holdout.jsonl",
+    ):
+        assert is_holdout(name), name
+    for name in ("holdout2_emergencies.jsonl", "holdout3_non_emergencies.jsonl"):
+        assert not is_holdout(name), name
 
 
 def test_the_weights_file_is_small() -> None:
@@ -863,8 +880,8 @@ def test_the_combined_floor_keeps_the_false_raise_bounds(name: str, bound: float
 @pytest.mark.slow
 def test_the_model_raises_at_most_a_few_clinc150_texts_itself() -> None:
     """The combined gate is above; the model's own share of it is kept small too."""
-    texts = _clinc_texts()
-    raised = [t for t in texts if safety.rules_floor(t) is None and safety_floor(t) is not None]
+    # A model hit is one no rule made: safety_floor asks the model only when the rules are silent.
+    raised = [text for text, hit in _clinc_hits() if hit is not None and hit.source == "model"]
     assert len(raised) <= 9, raised  # half the 0.1 % gate
 
 
@@ -995,3 +1012,79 @@ def test_features_read_a_typo_as_mostly_the_same_word() -> None:
     assert len(right & typo) / len(right | typo) > 0.5
     assert safety_model.features("") == {}
     assert safety_model.tokens("Don’t  go\u00a0in!")[0].word == "dont"
+
+
+def test_words_after_a_negator_are_read_as_denied() -> None:
+    """ "no smoke" is not "smoke": the words just after a negator get an ``n:`` feature of their
+    own (within three words), so a look-alike that names a hazard to deny it reads apart."""
+    denied = safety_model.features("theres no smoke anywhere in the hall")
+    assert safety_model.bucket("n:smoke") in denied
+    assert safety_model.bucket("w:smoke") in denied  # the word itself is still read
+    assert safety_model.bucket("n:smoke") not in safety_model.features("smoke in the hall, no")
+    far = safety_model.features("no idea why but the hall is full of smoke")
+    assert safety_model.bucket("n:smoke") not in far  # too far from the negator
+    assert safety_model.bucket("n:spreading") in safety_model.features("it isnt spreading")
+
+
+def test_a_text_has_one_length_band() -> None:
+    """A long, calm report dilutes each n-gram's value (unit length): its length band is a
+    feature of its own, one per text, owned by no word (so it is never named as evidence)."""
+    bands = ("1-4", "5-9", "10-19", "20-39", "40+")
+
+    def present(text: str) -> list[str]:
+        vector = safety_model.features(text)
+        return [band for band in bands if safety_model.bucket(f"l:{band}") in vector]
+
+    assert present("water everywhere") == ["1-4"]
+    assert present("the water is coming in under the door") == ["5-9"]
+    assert present(" ".join(["word"] * 45)) == ["40+"]
+    assert present("") == []
+
+
+def test_responders_sounds_and_alarms_are_ideas() -> None:
+    from maestro.domain import safety_concepts
+
+    assert "responder" in safety_concepts.ideas(["the", "firemen", "are", "here"])
+    assert "responder" in safety_concepts.ideas(["they", "red", "tagged", "the", "stove"])
+    assert "evacuated" in safety_concepts.ideas(["they", "told", "us", "to", "leave"])
+    assert "noise" in safety_concepts.ideas_of_word("whooshing")
+    assert "alarm" in safety_concepts.ideas_of_word("beeping")
+    assert "hot" in safety_concepts.ideas_of_word("charred")
+
+
+def test_the_fast_path_reads_the_same_n_grams_as_token_features() -> None:
+    """The runtime looks each word's own n-grams up once (cached); it must give exactly the
+    buckets, and first words, that ``token_features`` defines."""
+    for text in (
+        "theres no smoke but the outlet isnt cool, it crackles",
+        "Utility guy red-tagged the stove!! we r outside",
+        "no no never without fire",
+        "",
+    ):
+        words = safety_model.tokens(text)
+        expected: dict[int, int] = {}
+        for gram, index in safety_model.token_features(words):
+            expected.setdefault(safety_model.bucket(gram), index)
+        assert safety_model._gram_buckets(words) == expected, text
+
+
+# Written for this test after the third model was trained (seventh round, #20), in kinds of
+# wording the third holdout showed weak (someone else's action on the scene, a sound, a child
+# at a height); no rule fires on them. Of four such wordings written then, the model raised all
+# three emergencies and left the one look-alike quiet (0.968, close to the 0.975 threshold: not
+# asserted here).
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the fire marshal just walked the building with some gadget and now everyone on floors 1"
+        " to 3 has to wait across the street",
+        "theres a whistling roar coming from the meter closet and the hall smells off, we took"
+        " the kids down to the lobby",
+        "my son climbed out onto the ledge of the 5th floor window and wont come back in",
+    ],
+)
+def test_the_model_reads_wordings_written_after_its_third_training(text: str) -> None:
+    assert safety.rules_floor(text) is None
+    hit = safety_floor(text)
+    assert hit is not None
+    assert hit.source == "model"

