@@ -1,4 +1,4 @@
-"""Four of moto's habits that make a long-running embedded stack slower and bigger with every
+"""Five of moto's habits that make a long-running embedded stack slower and bigger with every
 package, and what the stack does instead. Each is a context manager the stack enters for its
 lifetime; leaving it restores moto. (``threads`` works around two more: a transaction's copy of
 every table it names, and a key query's walk over the whole table.)
@@ -33,10 +33,17 @@ of them fixed; they live here, in the devtools, and never in the runtime layer.
 
 4. **Answering a task token trips on a starting execution**:
    :func:`tokens_skip_starting_executions`.
+
+5. **Every request works out its method names again.** Each call's dispatch lists the response
+   class's methods (``inspect.getmembers``, about a millisecond) and turns the action's name,
+   and every key of some requests, from camel case to snake case character by character: a
+   few percent of the test suite's time. Both answers depend on nothing but their argument, so
+   :func:`remembered_names` keeps them.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 from collections.abc import Iterator
@@ -249,3 +256,24 @@ def indexed_queries() -> Iterator[None]:
 
 
 __all__ = ["indexed_queries", "uncounted_sends", "untracked_models"]
+
+
+@contextmanager
+def remembered_names() -> Iterator[None]:
+    """moto's method listing by class and camel-to-snake conversion by string, each kept (5.)."""
+    import moto.core.responses
+    import moto.core.utils
+    import moto.sqs.models
+    import moto.utilities.utils
+
+    original_convert = moto.core.utils.camelcase_to_underscores
+    original_names = moto.core.utils.method_names_from_class
+    convert = functools.lru_cache(maxsize=4096)(original_convert)
+    names = functools.lru_cache(maxsize=512)(original_names)
+    with ExitStack() as stack:
+        for module in (moto.core.utils, moto.core.responses, moto.sqs.models, moto.utilities.utils):
+            if getattr(module, "camelcase_to_underscores", None) is original_convert:
+                stack.enter_context(mock.patch.object(module, "camelcase_to_underscores", convert))
+            if getattr(module, "method_names_from_class", None) is original_names:
+                stack.enter_context(mock.patch.object(module, "method_names_from_class", names))
+        yield

@@ -78,6 +78,7 @@ from maestro_dev.local.edge import FALLBACK_PREFIX, Edge
 from maestro_dev.local.events import LOCAL_BASE_URL, rest_event
 from maestro_dev.local.moto_patches import (
     indexed_queries,
+    remembered_names,
     tokens_skip_starting_executions,
     uncounted_sends,
     untracked_models,
@@ -307,6 +308,7 @@ class LocalStack:
         self._exit.enter_context(uncounted_sends())
         self._exit.enter_context(tokens_skip_starting_executions())
         self._exit.enter_context(indexed_queries())  # after thread_safe_moto: wraps its query
+        self._exit.enter_context(remembered_names())
         # Retries back off fifty times faster than in the cloud: a waiting package still yields
         # to the one holding the lease, but a demo does not sit through real backoff.
         fast = types.SimpleNamespace(
