@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from typing import Any
 
 import pytest
 from console_harness import Console, held, open_gates, packages, summary
@@ -222,12 +223,17 @@ def test_with_package_gates_a_package_holds_at_each_of_its_gates(console: Consol
         if not gates:
             break
         ((key, gate),) = gates.items()
-        execution = next(
-            e["value"]
-            for e in snapshot["latest"]["execution"].values()
-            if e["value"]["name"] == gate["package_id"]
-        )
-        assert any(state.startswith("Step gate") for state in execution["current"]), execution
+
+        def at_its_gate(s: dict[str, Any], package_id: object = gate["package_id"]) -> bool:
+            # The gate row and the execution are read apart (each read is its own event): the
+            # execution's read may come a poll after the row's, never without the gate state.
+            return any(
+                e["value"]["name"] == package_id
+                and any(state.startswith("Step gate") for state in e["value"]["current"])
+                for e in s["latest"].get("execution", {}).values()
+            )
+
+        console.wait(run_id, at_its_gate, "the execution read at its step gate")
         time.sleep(0.3)  # held: the package does not move while its gate waits
         assert open_package_gates(console.snapshot(run_id)) == gates
         if turn % 2:
