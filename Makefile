@@ -12,7 +12,7 @@ BIN    := $(VENV)/bin
 # Installing `dev` (the union) also satisfies these: their stamps are touched with it.
 DEV_SUBSETS := demo console evals
 
-.PHONY: demo test lint unit fuzz bench load evals install clean synth faults console browser
+.PHONY: demo test lint unit fuzz bench load evals install clean synth faults console browser test-py313
 
 # uv installs what pip would (the same pyproject.toml, the same index), downloading and
 # unpacking in parallel: the whole `dev` extra in about 20 s on a fresh machine, where pip took
@@ -79,6 +79,16 @@ fuzz: $(STAMP)
 TEST_WORKERS ?= 4
 test: lint browser
 	$(BIN)/pytest -q -n $(TEST_WORKERS)
+
+# The tests on Python 3.13, the runtime the Lambda functions run (infra/layers.py), where this
+# machine has only its distribution's Python: devtools/py313.sh builds CPython 3.13 once from
+# Debian's copy of the upstream source (sha256 pinned) into .cache/python3.13, installs the
+# project into .venv313, then the unit tests run, then the rest on two workers. Not part of
+# `make test` (CI's budget); every step under `nice -n 19`. Times: docs/commands.md.
+PY313_WORKERS ?= 2
+test-py313: browser
+	devtools/py313.sh test -q tests/unit
+	devtools/py313.sh test -q -n $(PY313_WORKERS) tests/integration tests/e2e tests/infra tests/console
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis cdk.out
