@@ -91,7 +91,7 @@ test-py313: browser
 	devtools/py313.sh test -q -n $(PY313_WORKERS) tests/integration tests/e2e tests/infra tests/console
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis cdk.out
+	rm -rf $(VENV) .venv313 .cache .mypy_cache .pytest_cache .ruff_cache .hypothesis cdk.out
 
 # One environment's CloudFormation template (ENV=dev by default; ENV=prod, or ENV=staging,prod)
 # into cdk.out (or $$CDK_OUTDIR), with the dependency layer built locally (pip, arm64 wheels; no
