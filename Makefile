@@ -16,12 +16,13 @@ DEV_SUBSETS := demo console evals
 
 # uv installs what pip would (the same pyproject.toml, the same index), downloading and
 # unpacking in parallel: the whole `dev` extra in about 20 s on a fresh machine, where pip took
-# about 2 minutes (docs/commands.md). pip stays in the venv, upgraded: `make synth` builds the
-# dependency layer with it.
+# about 2 minutes (docs/commands.md). It compiles the bytecode as pip did, once and in parallel:
+# otherwise every test worker compiles what it imports, racing the others. pip stays in the venv,
+# upgraded: `make synth` builds the dependency layer with it.
 $(VENV)/.installed-%: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip 'uv>=0.9,<1'
-	$(BIN)/python -m uv pip install --quiet --python $(BIN)/python -e '.[$*]'
+	$(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[$*]'
 	@touch $@ $(if $(filter dev,$*),$(DEV_SUBSETS:%=$(VENV)/.installed-%))
 
 .PRECIOUS: $(VENV)/.installed-%
