@@ -1129,9 +1129,8 @@ class LocalStack:
         ``timeout`` is how long nothing may move: each step an execution takes gives it
         ``timeout`` more, up to ten times ``timeout`` in all. A busy machine slows every step
         alike; only a stall (a hang, a lost signal) stays still that long."""
-        start = time.monotonic()
-        hard_deadline = start + 10 * timeout
-        deadline = start + timeout
+        hard_deadline = time.monotonic() + 10 * timeout
+        deadline = hard_deadline  # set by the first look, which always counts as a move
         last_seen = -1
         while True:
             seen = self.progress()
