@@ -168,20 +168,24 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(values), 1), "p95": round(_p95(values), 1)}
 
 
-def _child(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), *args],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _child(log: Path, *args: str) -> subprocess.Popen[str]:
+    # stderr goes to a file, not a pipe: a pipe is read only when its child is waited for, so
+    # a repeating child that logs 64 KB before the long run ends would block in its write,
+    # and its executions with it (a package stalled writing a log line).
+    with log.open("w") as stderr:
+        return subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), *args],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
 
 
-def _result(child: subprocess.Popen[str], what: str) -> dict[str, Any]:
-    out, err = child.communicate()
+def _result(child: subprocess.Popen[str], log: Path, what: str) -> dict[str, Any]:
+    out, _ = child.communicate()
     if child.returncode != 0:
-        raise RuntimeError(f"the {what} failed:\n{err}")
+        raise RuntimeError(f"the {what} failed:\n{log.read_text()[-20_000:]}")
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
 
@@ -192,13 +196,19 @@ def measure(sizes: list[int]) -> dict[int, dict[str, Any]]:
     largest, smaller = sizes[-1], sizes[:-1]
     with tempfile.TemporaryDirectory() as tmp:
         stop = Path(tmp) / "stop"
-        long_run = _child("--child", str(largest))
-        repeating = {n: _child("--repeat", str(n), "--stop-file", str(stop)) for n in smaller}
+        logs = {n: Path(tmp) / f"stderr-{n}.log" for n in sizes}
+        long_run = _child(logs[largest], "--child", str(largest))
+        repeating = {
+            n: _child(logs[n], "--repeat", str(n), "--stop-file", str(stop)) for n in smaller
+        }
         try:
-            big = _result(long_run, f"run of {largest} packages")
+            big = _result(long_run, logs[largest], f"run of {largest} packages")
         finally:
             stop.touch()
-            done = {n: _result(child, f"runs of {n} packages") for n, child in repeating.items()}
+            done = {
+                n: _result(child, logs[n], f"runs of {n} packages")
+                for n, child in repeating.items()
+            }
     measured = {largest: {**big, "runs": 1}}
     for n, result in done.items():
         measured[n] = pool(result["runs"], until=big["ended_at"])
