@@ -60,6 +60,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # wording it missed (responders on the scene, being told to leave, sounds, damage still
     # active), in other words; measured on the floor before any change.
     "tuning7": ("tuning7_emergencies.jsonl", "tuning7_non_emergencies.jsonl"),
+    # The fourth holdout, spent: measured once (108/120 = 90.0 %, 9/50 look-alikes) with this
+    # model's third version; a development set since the eighth round.
+    "holdout4": ("holdout4_emergencies.jsonl", "holdout4_non_emergencies.jsonl"),
+    # Written for the eighth round before any change: emergencies told beside a past or fixed
+    # one, and look-alikes that use hazard words for the past, the hypothetical, the routine.
+    "tuning8": ("tuning8_emergencies.jsonl", "tuning8_non_emergencies.jsonl"),
     # Everyday maintenance in tenants' words (a leak into a bowl, a dead outlet, a chilly room):
     # CLINC150 is no maintenance text, and without these the model took a tenant's style for
     # an emergency.
