@@ -148,3 +148,18 @@ def test_an_all_clear_is_no_live_sign(text: str) -> None:
 
 def _rules() -> tuple[Rule, ...]:
     return safety._RULES
+
+
+def test_the_learned_half_reads_the_texts_frames() -> None:
+    """Features version 5: each frame the text holds is a whole-text feature of the model."""
+    from maestro.domain.safety_model import bucket, features
+
+    past = features("the basement flooded two winters ago, can the drain be checked")
+    live_now = features("the basement is flooding right now")
+    assert bucket("f:past") in past
+    assert bucket("f:past") not in live_now
+    assert bucket("f:live") in live_now
+    assert bucket("f:live") not in past
+    assert safety_framing.text_frames("if the heat ever goes out, who do i call") == (
+        "hypothetical",
+    )

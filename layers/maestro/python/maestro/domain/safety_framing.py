@@ -251,4 +251,19 @@ def frame(text: str, start: int, end: int) -> Frame | None:
     return None
 
 
-__all__ = ["Frame", "frame", "live"]
+def text_frames(text: str) -> tuple[str, ...]:
+    """The kinds of frame the text holds anywhere, and whether it says a hazard is live: the
+    learned half's whole-text features (``safety_model``), which weigh them as it learns."""
+    kinds = [
+        ("live", live(text)),
+        ("past", _re(_PAST_DISTANT).search(text) is not None),
+        ("recent", _re(_PAST_RECENT).search(text) is not None),
+        ("resolved", _re(_RESOLUTION).search(text) is not None),
+        ("hypothetical", _re(_HYPOTHETICAL).search(text) is not None),
+        ("upkeep", _re(_UPKEEP).search(text) is not None),
+        ("steady", _re(_STEADY).search(text) is not None),
+    ]
+    return tuple(kind for kind, present in kinds if present)
+
+
+__all__ = ["Frame", "frame", "live", "text_frames"]
