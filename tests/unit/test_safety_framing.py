@@ -91,6 +91,9 @@ LIVE = [
     "the trash chute is on fire, smoke on every floor",
     "the gas smell from last week was faint but now its really strong in the kitchen",
     "the roof was patched last fall. water is pouring in through the bedroom ceiling",
+    # a condition that tells what is going on is no hypothetical
+    "what do i do if the carbon monoxide alarm in the hall is blaring",
+    "what should we do if theres smoke seeping out from under the door of 6C",
 ]
 
 

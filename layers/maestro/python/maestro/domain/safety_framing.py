@@ -217,13 +217,29 @@ def _clause(text: str, start: int, end: int) -> str:
     return sentence[left:right]
 
 
-def _governed_by_condition(text: str, start: int) -> bool:
-    """Whether a conditional marker precedes the hit in its clause, with no break between."""
+# A verb in -ing inside the condition tells what is going on ("what do i do if the alarm is
+# going off"), not what might: no hypothetical then. Nouns that end so are not verbs.
+_ONGOING = (
+    r"\b(?!(?:during|morning|evening|ceiling|building|nothing|something|anything|everything|"
+    r"heating|plumbing|parking|wiring|thing|things|spring|string|bring|ring|king|sibling|"
+    r"railing|landing|siding|flooring|awning|lightning|ceilings|buildings|nursing|housing|"
+    r"being|having)\b)[a-z]{2,}ing\b"
+)
+
+
+def _governed_by_condition(text: str, start: int, end: int) -> bool:
+    """Whether a conditional marker precedes the hit in its clause, with no break between,
+    and the condition does not tell something going on."""
     before = text[max(0, start - 80) : start]
     markers = list(_re(_HYPOTHETICAL).finditer(before))
     if not markers:
         return False
-    return _re(_CLAUSE_BREAK).search(before[markers[-1].end() :]) is None
+    governed = before[markers[-1].end() :]
+    if _re(_CLAUSE_BREAK).search(governed) is not None:
+        return False
+    after = _re(_CLAUSE_BREAK).search(text, end)
+    condition = governed + text[start : after.start() if after else len(text)]
+    return _re(_ONGOING).search(condition) is None
 
 
 def frame(text: str, start: int, end: int) -> Frame | None:
@@ -238,7 +254,7 @@ def frame(text: str, start: int, end: int) -> Frame | None:
         _re(_PAST_RECENT).search(clause) and _re(_RESOLUTION).search(text)
     ):
         return "resolved"
-    if _governed_by_condition(text, start):
+    if _governed_by_condition(text, start, end):
         return "hypothetical"
     if _re(_DEVICE).search(_sentence(text, start, end)) and _re(_UPKEEP).search(text):
         return "upkeep"
