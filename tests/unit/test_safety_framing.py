@@ -91,6 +91,10 @@ LIVE = [
     "the trash chute is on fire, smoke on every floor",
     "the gas smell from last week was faint but now its really strong in the kitchen",
     "the roof was patched last fall. water is pouring in through the bedroom ceiling",
+    # a past story beside a present one: it happened again, it is going on, it is wider
+    "my neighbor had a fire last year and now their unit is on fire again",
+    "the pipe that burst last winter burst again, water pouring into the electrical panel",
+    "the ceiling crack from last spring is way wider and chunks are falling on the bed",
     # a condition that tells what is going on is no hypothetical
     "what do i do if the carbon monoxide alarm in the hall is blaring",
     "what should we do if theres smoke seeping out from under the door of 6C",
@@ -147,6 +151,14 @@ def test_live_signs(text: str) -> None:
 )
 def test_an_all_clear_is_no_live_sign(text: str) -> None:
     assert not safety_framing.live(text)
+
+
+def test_the_hits_own_words_are_no_live_sign() -> None:
+    text = "last month's flooding in the laundry room left a stain, can it be painted"
+    start = text.index("flooding")
+    assert safety_framing.live(text)
+    assert not safety_framing.live(text, (start, start + len("flooding")))
+    assert rules_floor(text) is None
 
 
 def _rules() -> tuple[Rule, ...]:

@@ -73,6 +73,14 @@ _LIVE = (
     r"smok\w*|burn\w*|spark\w*|beep\w*|scream\w*|sound\w*|hiss\w*|flow\w*|running\W+(?:out|"
     r"over|down)|strong|bad|cold|freezing|stuck|trapped|inside|in\W+there|on\W+fire|hot|"
     r"warm|wet|no\W+heat|no\W+power|rising|spread\w*)\b|"
+    # going on: a hazard's verb in -ing ("chunks are falling", "water pouring into the panel")
+    r"\b(?:pouring|gushing|spraying|streaming|leaking|dripping|flooding|seeping|overflowing|"
+    r"bubbling|falling|collapsing|crumbling|sagging|caving|burning|smoking|smouldering|"
+    r"smoldering|sparking|arcing|hissing|filling\W+(?:up|with)|spreading)\b|"
+    r"\b(?:wider|larger)\b|"
+    # it happened again: "burst again", "flooded again"
+    r"\b(?:burst|broke|blew|fell|caught|happened|flooded|sparked|leaked|overflowed|collapsed|"
+    r"exploded|popped|cracked)\W+(?:\w+\W+)?again\b|"
     # back again: "it's back", "it's sparking again" (not "working again")
     r"\b(?:it{_A}s|its|it\W+is|smell\W+is|came|come|coming|has\W+come)\W+back\b|"
     r"\b(?!(?:work|runn|mov|function|start)ing\b)\w+ing\W+(?:\w+\W+)?again\b|"
@@ -96,9 +104,12 @@ def _negated_before(text: str, start: int) -> bool:
     return _re(rf"\b{_NEGATOR}\W+(?:\w+\W+)?$").search(before) is not None
 
 
-def live(text: str) -> bool:
-    """Whether ``text`` says the hazard is happening now (the frames then quiet nothing)."""
+def live(text: str, hit: tuple[int, int] = (0, 0)) -> bool:
+    """Whether ``text`` says the hazard is happening now (the frames then quiet nothing). The
+    words of ``hit`` itself do not count: "last month's flooding" tells no flood now."""
     for match in _re(_LIVE).finditer(text):
+        if match.start() < hit[1] and hit[0] < match.end():
+            continue
         if not _negated_before(text, match.start()):
             return True
     for match in _re(_NOW).finditer(text):
@@ -245,7 +256,7 @@ def _governed_by_condition(text: str, start: int, end: int) -> bool:
 def frame(text: str, start: int, end: int) -> Frame | None:
     """The frame that says the hazard found at ``text[start:end]`` is not happening now, or
     ``None`` (it may be). Never a frame when the text also says the hazard is live."""
-    if live(text):
+    if live(text, (start, end)):
         return None
     clause = _clause(text, start, end)
     if _re(_PAST_DISTANT).search(clause):
