@@ -2,12 +2,11 @@
 
 Run from the repo root: ``.venv/bin/python benchmarks/bench_safety_floor.py [--show]``.
 ``--show`` prints every CLINC150 text that fires and every development-set emergency that is
-missed. The holdouts (the first, ``holdout_*.jsonl``; the fourth, ``holdout4_*.jsonl``; and
-``spanish_holdout.jsonl``, when present) are reported as figures only: their misses are printed
-with ``--show-holdout`` alone, because a holdout whose misses are read while the rules change is
-a tuning set from then on (see evals/labeled/README.md). ``--skip-holdout holdout4`` leaves the
-fourth unopened (for runs made before its one measurement). The spent holdouts (``holdout2``,
-``holdout3``) are development sets.
+missed. The holdouts (the first, ``holdout_*.jsonl``, and ``spanish_holdout.jsonl``, when
+present) are reported as figures only: their misses are printed with ``--show-holdout`` alone,
+because a holdout whose misses are read while the rules change is a tuning set from then on (see
+evals/labeled/README.md). ``--skip-holdout holdout`` leaves the first unopened. The spent
+holdouts (``holdout2``, ``holdout3``, ``holdout4``) are development sets.
 """
 
 from __future__ import annotations
@@ -41,6 +40,8 @@ TUNING6 = LABELED / "tuning6_emergencies.jsonl"
 TUNING6_NEGATIVES = LABELED / "tuning6_non_emergencies.jsonl"
 TUNING7 = LABELED / "tuning7_emergencies.jsonl"
 TUNING7_NEGATIVES = LABELED / "tuning7_non_emergencies.jsonl"
+TUNING8 = LABELED / "tuning8_emergencies.jsonl"
+TUNING8_NEGATIVES = LABELED / "tuning8_non_emergencies.jsonl"
 SPANISH_HOLDOUT = LABELED / "spanish_holdout.jsonl"
 HOLDOUT = LABELED / "holdout_emergencies.jsonl"
 HOLDOUT_NEGATIVES = LABELED / "holdout_non_emergencies.jsonl"
@@ -53,8 +54,8 @@ HOLDOUT2_NEGATIVES = LABELED / "holdout2_non_emergencies.jsonl"
 # was trained; measured once (94/120, 6/50), spent on 2026-12-02: a development set since.
 HOLDOUT3 = LABELED / "holdout3_emergencies.jsonl"
 HOLDOUT3_NEGATIVES = LABELED / "holdout3_non_emergencies.jsonl"
-# A fourth holdout, written blind while the seventh round was trained (which refused it by
-# name): the honest figure, measured once by the lead.
+# A fourth holdout, written blind while the seventh round was trained; measured once (108/120,
+# 9/50), spent in the eighth round: a development set since.
 HOLDOUT4 = LABELED / "holdout4_emergencies.jsonl"
 HOLDOUT4_NEGATIVES = LABELED / "holdout4_non_emergencies.jsonl"
 
@@ -149,7 +150,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="neither open nor measure this holdout (holdout, holdout4): a run made while a "
+        help="neither open nor measure this holdout (holdout): a run made while a "
         "holdout is still being written, or before its one measurement",
     )
     args = parser.parse_args()
@@ -181,6 +182,8 @@ def main() -> None:
     figures["recall_tuning7"] = _report_recall(TUNING7, _load_jsonl(TUNING7), args.show)
     figures["recall_holdout2"] = _report_recall(HOLDOUT2, _load_jsonl(HOLDOUT2), args.show)
     figures["recall_holdout3"] = _report_recall(HOLDOUT3, _load_jsonl(HOLDOUT3), args.show)
+    figures["recall_holdout4"] = _report_recall(HOLDOUT4, _load_jsonl(HOLDOUT4), args.show)
+    figures["recall_tuning8"] = _report_recall(TUNING8, _load_jsonl(TUNING8), args.show)
     negatives = _load_jsonl(NON_EMERGENCIES)
     figures["false_raises_development"] = _report_false_raises(
         NON_EMERGENCIES, negatives, show=True, target=" (target <= 10%)"
@@ -200,16 +203,15 @@ def main() -> None:
         ("tuning7", TUNING7_NEGATIVES),
         ("holdout2", HOLDOUT2_NEGATIVES),
         ("holdout3", HOLDOUT3_NEGATIVES),
+        ("holdout4", HOLDOUT4_NEGATIVES),
+        ("tuning8", TUNING8_NEGATIVES),
     ):
         figures[f"false_raises_{name}"] = _report_false_raises(
             path, _load_jsonl(path), show=True, target=""
         )
 
     # The holdout: written by someone else, never trained on.
-    for suffix, emergencies, look_alikes in (
-        ("holdout", HOLDOUT, HOLDOUT_NEGATIVES),
-        ("holdout4", HOLDOUT4, HOLDOUT4_NEGATIVES),
-    ):
+    for suffix, emergencies, look_alikes in (("holdout", HOLDOUT, HOLDOUT_NEGATIVES),):
         if suffix in args.skip_holdout:
             print(f"{suffix}: skipped (--skip-holdout)")
             continue

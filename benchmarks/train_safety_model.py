@@ -60,6 +60,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # wording it missed (responders on the scene, being told to leave, sounds, damage still
     # active), in other words; measured on the floor before any change.
     "tuning7": ("tuning7_emergencies.jsonl", "tuning7_non_emergencies.jsonl"),
+    # The fourth holdout, spent: measured once (108/120 = 90.0 %, 9/50 look-alikes) with this
+    # model's third version; a development set since the eighth round.
+    "holdout4": ("holdout4_emergencies.jsonl", "holdout4_non_emergencies.jsonl"),
+    # Written for the eighth round before any change: emergencies told beside a past or fixed
+    # one, and look-alikes that use hazard words for the past, the hypothetical, the routine.
+    "tuning8": ("tuning8_emergencies.jsonl", "tuning8_non_emergencies.jsonl"),
     # Everyday maintenance in tenants' words (a leak into a bowl, a dead outlet, a chilly room):
     # CLINC150 is no maintenance text, and without these the model took a tenant's style for
     # an emergency.
@@ -71,7 +77,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 TRAINING_FILES: tuple[str, ...] = tuple(name for group in GROUPS.values() for name in group)
 # Never read, by this script or its figures: measured by the lead, never tuned on. The first
 # holdout is worn (measured after four rounds of rules) but stays out so that it still says
-# something about the model. Numbered holdouts ("holdout4_…", "holdout5…", any number) are
+# something about the model. Numbered holdouts ("holdout5_…", "holdout6…", any number) are
 # written blind while this is trained: every one is refused by its name alone (none of their
 # files is known here, or may be opened) unless it is listed in SPENT_HOLDOUTS, which a round
 # does only after the lead has recorded its one measurement (evals/labeled/README.md).
@@ -83,7 +89,7 @@ HOLDOUTS = frozenset(
     }
 )
 HOLDOUT_PREFIXES = ("holdout_", "spanish_holdout")
-SPENT_HOLDOUTS = frozenset({2, 3})
+SPENT_HOLDOUTS = frozenset({2, 3, 4})
 _NUMBERED_HOLDOUT = re.compile(r"holdout(\d+)(?!\d)")
 
 

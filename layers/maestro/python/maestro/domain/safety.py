@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from maestro.domain import safety_spanish
+from maestro.domain import safety_framing, safety_spanish
 from maestro.domain.common import Frozen
 from maestro.domain.safety_lexicon import (
     KEYWORDS,
@@ -200,10 +200,6 @@ _BODY_SYMPTOM = (
     rf"(?:\w+\W+)?(?:sick|sleepy|drowsy|confused|faint|weak|out\W+of\W+it)\b|"
     rf"\b(?:can{_A}t|cant|won{_A}t|wont)\W+(?:\w+\W+)?wake\W+(?:up|him|her|them)\b"
 )
-_BATTERY_VETO = (
-    r"chirp\w*|low\W+batter\w*|batter(?:y|ies)\W+(?:is\W+|are\W+)?(?:low|dying|dead|going)|"
-    r"needs?\W+(?:a\W+)?(?:new\W+)?batter|replace\W+(?:the\W+|a\W+)?batter|new\W+batter"
-)
 
 
 # Someone other than the writer, in the third person: who a medical emergency happens to.
@@ -283,6 +279,7 @@ _SMOKE_AS_VERB = r"(?<!people )(?<!they )(?<!he )(?<!she )(?<!i )(?<!we )(?<!to 
 _FIRE = r"(?:fi+re|fyre|fier|fiyre|fiyer)"
 _FIRE_NOUN = (
     rf"{_FIRE}\b(?!\W*(?:alarms?|extinguishers?|escapes?|drills?|inspections?|doors?|exits?|"
+    r"trucks?|engines?|brigade|crews?|chief|captain|lanes?|"
     r"codes?|safety|marshal|hydrants?|pits?|place|wall|works|fighters?|m[ae]n|proof|rated|rating|"
     r"sprinklers?|department|dept|station|insurance|hazards?|ants?|sale|tv|stick|up|away|off|"
     r"at\W+will)\b|\W+(?:in|on)\W+(?:the|my|our|a)\W+(?:fire\W*place|fire\W*pit|grill|bbq|"
@@ -344,13 +341,12 @@ _RULES: tuple[Rule, ...] = (
         # the device names the gas itself: "the alarm in the hall says CO"
         rf"\b{_CO_DEVICE}{_gap(4)}(?:says|reads|reading|shows|showing|display\w*)\W+"
         rf"(?:co|c0|carbon)\b(?!\W*op\b)",
-        veto=_BATTERY_VETO,
     ),
     _rule(
         "carbon_monoxide",
         "emergency",
         r"\bcarb[oa]n\W*m[a-z]{4,}|\bm[oa]n[oi]x[a-z]*|\bmonixide\b",
-        veto=_BATTERY_VETO + r"|install\w*|inspect\w*|missing|expired|\bnew\b",
+        veto=r"missing|\bnew\b",
     ),
     _rule(
         "carbon_monoxide",
@@ -363,7 +359,7 @@ _RULES: tuple[Rule, ...] = (
         rf"shriek\w*|wail\w*|squeal\w*|going\W+crazy|won{_A}t\W+stop|wont\W+stop|keeps?\W+going)",
         r"\bbeep(?:ing|s|ed|in)?\b",
         requires=_BODY_SYMPTOM,
-        veto=_BATTERY_VETO + r"|smoke\W*(?:alarm|detector)|fire\W*alarm|\bcar\b|alarm\W+clock|"
+        veto=r"smoke\W*(?:alarm|detector)|fire\W*alarm|\bcar\b|alarm\W+clock|"
         r"\bclock\b|security|burglar|keypad|microwave|timer|truck|\bphone\b|washer|dryer|"
         r"dishwasher|fridge|cook\w*|toast|popcorn|burnt|\btest\w*|drill|false\W+alarm|\bflu\b|"
         r"\bshot\b|all\W+good|\bfine\W+now",
@@ -395,8 +391,8 @@ _RULES: tuple[Rule, ...] = (
         r"spreading)\b",
         r"\b(?:in|into)\W+flames\b",
         rf"\b(?:see|saw|seeing|{_THERES}){_gap(1)}flames?\b",
-        # a fire told as past ("a small grease fire last month, its fine") is a repair story
-        veto=r"\blast\W+(?:week|month|year|summer|winter)\b|\b(?:weeks?|months?|years?)\W+ago\b",
+        # a fire told as past ("a small grease fire last month, its fine") is a repair story:
+        # the past frame (safety_framing), which yields when the text says it is burning now
         trigger=r"fi+re|fyre|fier|fiyre|fiyer|fir\b|flame|burning",
     ),
     _rule(
@@ -425,7 +421,7 @@ _RULES: tuple[Rule, ...] = (
         rf"(?:go(?:ing|in)?\W+off|goes\W+off|went\W+off|gone\W+off|sounding|blaring|screaming|"
         rf"ringing|won{_A}t\W+stop|wont\W+stop|alarming|triggered|activated|beeping\W+nonstop)",
         # cooking, steam and an all-clear explain the alarm; a fire would match the rules above
-        veto=_BATTERY_VETO + r"|cook\w*|toast|steam|shower|false\W+alarm|all\W+good|all\W+fine|"
+        veto=r"cook\w*|toast|steam|shower|false\W+alarm|all\W+good|all\W+fine|"
         rf"it{_A}s\W+fine|its\W+fine|everything{_A}s\W+fine|no\W+fire",
     ),
     _rule(
@@ -1307,13 +1303,18 @@ _SEVERITY_RANK: dict[Severity, int] = {"emergency": 0, "urgent": 1}
 
 
 def _negated(text: str, start: int, end: int) -> bool:
+    """Whether the hit at ``text[start:end]`` is denied ("no smoke"), cleared right after it
+    ("the smell is gone"), or framed as not happening now (``safety_framing``: past, fixed,
+    hypothetical, a detector's upkeep, a figure of speech), unless the text says it is live."""
     before = text[max(0, start - 60) : start]
     breaks = list(_compiled(_CLAUSE_BREAK).finditer(before))
     if breaks:
         before = before[breaks[-1].end() :]
     if _compiled(_NEG_BEFORE).search(before):
         return True
-    return _compiled(_RESOLVED_AFTER).match(text[end : end + 40]) is not None
+    if _compiled(_RESOLVED_AFTER).match(text[end : end + 40]) is not None:
+        return True
+    return safety_framing.frame(text, start, end) is not None
 
 
 # ---------------------------------------------------------------------------------------------

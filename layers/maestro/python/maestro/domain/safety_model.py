@@ -31,9 +31,10 @@ from typing import cast
 
 from maestro.domain.safety_concepts import FINGERPRINT as IDEAS_FINGERPRINT
 from maestro.domain.safety_concepts import idea_grams
+from maestro.domain.safety_framing import text_frames
 from maestro.domain.safety_rules import CATEGORIES, Category
 
-FEATURES_VERSION = 4
+FEATURES_VERSION = 5
 """Bumped whenever :func:`features` changes: weights trained for another version are refused."""
 
 BUCKETS = 1 << 20
@@ -178,13 +179,16 @@ def _gram_buckets(words: list[Token]) -> dict[int, int]:
     return first_word
 
 
-def _vector(words: list[Token]) -> tuple[dict[int, float], dict[int, int]]:
+def _vector(words: list[Token], text: str) -> tuple[dict[int, float], dict[int, int]]:
     """The feature vector of a text's words, and for each n-gram bucket the first word it
-    belongs to (ideas and the length band belong to no one word)."""
+    belongs to (ideas, the length band and the text's frames belong to no one word)."""
     first_word = _gram_buckets(words)
     if words:
         length = bucket(f"l:{_length_band(len(words))}")
-        whole_text = {length} - first_word.keys()
+        # How the text frames what it tells (safety_framing): past, fixed, hypothetical, a
+        # detector's upkeep, or live now.
+        framed = {bucket(f"f:{kind}") for kind in text_frames(text)}
+        whole_text = ({length} | framed) - first_word.keys()
     else:
         whole_text = set()
     ideas = {bucket(gram) for gram in idea_grams([token.word for token in words])}
@@ -200,7 +204,7 @@ def features(text: str) -> dict[int, float]:
     """The text's feature vector: each n-gram's bucket with one value, each idea's with
     ``IDEA_SCALE`` times it, the n-grams' part of unit length at most (a short text's is
     shorter, see ``_MIN_LENGTH``)."""
-    vector, _ = _vector(tokens(text))
+    vector, _ = _vector(tokens(text), text)
     return dict(sorted(vector.items()))
 
 
@@ -282,7 +286,7 @@ def model_hit(text: str, model: Weights | None = None) -> ModelHit | None:
     words = tokens(text)
     if not words:
         return None
-    vector, first_word = _vector(words)
+    vector, first_word = _vector(words, text)
     logit = model.bias
     per_word = [0.0] * len(words)
     for b, value in vector.items():
