@@ -189,7 +189,9 @@ def _dispatch_story() -> Calls:
         answer(leak, "details")
         answer(leak, "accept")
         assert stack.wo_execution(leak)["status"] == "SUCCEEDED"
-        sms(stack, "the hallway light keeps flickering and buzzing")
+        # A routine electrical job. "flickering and buzzing" is raised by the safety floor's
+        # learned half since the eighth round (0.98, threshold 0.975): a page, not a dispatch.
+        sms(stack, "the hallway light keeps flickering")
         flush(stack)
         stack.advance(7 * 3600)  # the gather deadline, then the offer's: the PM paged
         assert [e["status"] for e in stack.wo_executions()] == ["SUCCEEDED", "SUCCEEDED"]
