@@ -336,3 +336,39 @@ def test_a_pm_closes_a_request_no_vendor_took(stack: LocalStack) -> None:
     )
     assert "no vendor" in closed.what
     assert _no_shame(stack, "WO-731") == ["completed"]
+
+
+@pytest.mark.parametrize("answer", ["Yes.", "thanks so much", "👌", "okay"])
+def test_the_tenants_bare_yes_or_thanks_to_the_completion_question_confirms_it(
+    stack: LocalStack, answer: str
+) -> None:
+    """Review of #20: the question says "Reply YES", but no pending item stores it, so a bare
+    YES met "There's nothing waiting for your yes right now" (untrue) and a thanks or an ok was
+    taken by the pre-check as chit-chat ("You're welcome!", or silence): the job stayed
+    ``completion_reported`` for good. Either answers the question as a yes."""
+    _assigned(stack, "WO-541", "balcony door sticks")
+    rosa = ROSA.phones[0]
+    _text(stack, DEE.phone, "new rollers in, job complete")
+    assert _wo(stack, "WO-541").status is WorkOrderStatus.COMPLETION_REPORTED
+
+    _text(stack, rosa, answer)
+    wo = _wo(stack, "WO-541")
+    assert (wo.status, wo.rating_requested) == (WorkOrderStatus.COMPLETED, True)
+    told = to_phone(stack, rosa)[-1]
+    assert told.startswith("Thanks for confirming: WO-541")
+    assert "nothing waiting" not in " ".join(to_phone(stack, rosa))
+    assert _no_shame(stack, "WO-541") == ["completion_reported", "completed"]
+
+
+def test_with_no_completion_question_out_a_yes_or_thanks_is_still_what_it_was(
+    stack: LocalStack,
+) -> None:
+    """The other side of the above: a tenant whose job is only assigned (nothing asked) still
+    hears that no yes was waiting, and a thanks is answered in kind; nothing changes."""
+    _assigned(stack, "WO-542", "balcony door sticks")
+    rosa = ROSA.phones[0]
+    _text(stack, rosa, "yes")
+    assert "nothing waiting for your yes" in to_phone(stack, rosa)[-1]
+    _text(stack, rosa, "thanks so much")
+    assert to_phone(stack, rosa)[-1] == "You're welcome!"
+    assert _wo(stack, "WO-542").status is WorkOrderStatus.ASSIGNED
