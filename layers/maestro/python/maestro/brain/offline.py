@@ -403,6 +403,19 @@ _LEXICON = _lexicon(
     ("structural", r"ceilings?|walls?|floors?|roof|stairs|cracks?|cracked|holes?"),
     ("general", r"mou?ld|mildew"),
 )
+# Plain symptoms of a thing coming apart or acting up, whatever the thing (review of #20: "the
+# towel bar fell off", "the railing is wobbly", "the detector keeps chirping" were read as no
+# problem, so a text of two problems opened one or none).
+_COMING_APART = (
+    # A thing falls off or down; a person falls down the stairs or off a ladder.
+    r"fell\s+(?:apart|out)|(?:fell|falls?)\s+(?:off|down)(?!\s+(?:the|a|my|his|her|some)\s+"
+    r"(?:stairs|steps|ladder|bed|bike|chair|stool|couch))|falls?\s+apart|came\s+(?:off|loose|apart|down|"
+    r"unglued)|off\s+(?:its|the)\s+tracks?|snapped|shattered|chipped|bent|torn|ripped|"
+    r"wobbl\w*|shaky|chirp\w*|(?:is|went|has\s+gone)\s+dead|died|"
+    # What a machine keeps doing, not a person ("my son keeps asking" is no problem).
+    r"keeps?\s+(?:chirp|click|blink|flash|reset|cycl|turn|shut|switch|cutt|stall|squeal|"
+    r"whistl|bang|knock|freez|fogg|hiss|whin|grind|hum|buzz|spark)\w*"
+)
 # A noun alone ("the fridge") is not a problem; a symptom, a pest or mould is.
 _SYMPTOM = re.compile(
     r"\b(?:broken|broke|busted|damaged|not\s+working|(?:does|do|is|are)?n'?t\s+work\w*|"
@@ -418,7 +431,8 @@ _SYMPTOM = re.compile(
     r"standing\s+water|puddles?|flood\w*|"
     r"(?:loud\s+)?nois\w*|loose|falling\s+off|(?:is|are|went|gone)\s+out|smell\w*|"
     r"infest\w*|mou?ld\w*|mildew|missing|dead|died|(?<!no\s)(?:issue|problem)s?|"
-    r"needs?\s+(?:fixing|repair\w*|to\s+be\s+(?:fixed|repaired))|repair\w*)\b",
+    r"needs?\s+(?:fixing|repair\w*|to\s+be\s+(?:fixed|repaired))|repair\w*|"
+    rf"{_COMING_APART})\b",
     re.IGNORECASE,
 )
 _ROOM = re.compile(
@@ -434,7 +448,8 @@ _OBJECT_SYMPTOM = re.compile(
     r"(?:does|do|is|are)\s+not\s+work\w*|won'?t\s+[a-z]+|stopped\s+working|quit\s+working|"
     r"leak\w*|drip\w*|clogged|cracked|stuck|jammed|loose|falling\s+off|came\s+off|"
     r"(?:making|makes?)\s+(?:an?\s+)?(?:[a-z]+\s+)?nois\w*|rattl\w*|squeak\w*|grind\w*|"
-    r"flicker\w*|(?:is|are|was|were)(?:n'?t|\s+not)\s+[a-z]+ing)\b",
+    r"flicker\w*|(?:is|are|was|were)(?:n'?t|\s+not)\s+[a-z]+ing|"
+    rf"{_COMING_APART})\b",
     re.IGNORECASE,
 )
 # The parts of things (maestro.domain.parts): "the trap", "a hinge", "the flapper".
