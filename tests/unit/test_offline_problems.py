@@ -230,3 +230,33 @@ def test_a_thing_coming_apart_or_acting_up_is_a_problem_of_its_own(
 )
 def test_what_people_keep_doing_is_no_problem_with_the_home(text: str) -> None:
     assert not [q for q in _queued(text) if isinstance(q, tuple) and isinstance(q[1], str)]
+
+
+@pytest.mark.parametrize(
+    ("text", "contexts", "queued"),
+    [
+        (
+            "the dishwasher is still wet inside. also the hallway carpet is torn",
+            (UNDRAINED_DISHWASHER, WARM_FRIDGE),
+            [
+                ("the hallway carpet is torn", "general"),
+                (Lane.RELAY_TO_OPEN_WO, "WO-514"),
+            ],
+        ),
+        (
+            "the kitchen sink is still slow; the garage light went dead",
+            (SLOW_SINK, WARM_FRIDGE),
+            [
+                ("the garage light went dead", "electrical"),
+                (Lane.RELAY_TO_OPEN_WO, "WO-510"),
+            ],
+        ),
+    ],
+)
+def test_news_that_an_open_problem_persists_and_a_new_problem_go_their_own_ways(
+    text: str, contexts: tuple[OpenContext, ...], queued: list[object]
+) -> None:
+    """Review of #20: "the fridge is still warm" was no problem clause, so it was glued to the
+    next one as its lead: one work order opened for both, in the fridge's category, and the
+    open fridge job never heard of it."""
+    assert _queued(text, contexts) == queued

@@ -432,6 +432,9 @@ _SYMPTOM = re.compile(
     r"(?:loud\s+)?nois\w*|loose|falling\s+off|(?:is|are|went|gone)\s+out|smell\w*|"
     r"infest\w*|mou?ld\w*|mildew|missing|dead|died|(?<!no\s)(?:issue|problem)s?|"
     r"needs?\s+(?:fixing|repair\w*|to\s+be\s+(?:fixed|repaired))|repair\w*|"
+    # News that a problem persists: "the fridge is still warm", "the drain's still slow".
+    r"still\s+(?:(?:too|so|very|really|pretty|kind\s+of)\s+)?(?:warm|hot|cold|slow|loud|noisy|"
+    r"dark|wet|damp|broken|off|out|bad|the\s+same)|"
     rf"{_COMING_APART})\b",
     re.IGNORECASE,
 )
