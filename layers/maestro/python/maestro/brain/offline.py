@@ -70,7 +70,7 @@ import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from maestro.domain.actions import (
@@ -115,6 +115,7 @@ from maestro.domain.models import (
 )
 from maestro.domain.parts import PARTS_OF, all_parts
 from maestro.domain.records import BrainSample
+from maestro.domain.spanish_gloss import english_gloss
 from maestro.domain.wo_refs import WoRef, wo_ref_spans
 
 if TYPE_CHECKING:
@@ -243,10 +244,14 @@ def _availability(text: str) -> str | None:
 
 # --- ratings (rule 3) --------------------------------------------------------------------------
 
-_SPELLED = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_SPELLED = {
+    **{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5},
+    **{"una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5},
+}
 _STRONG_RATING = re.compile(
-    r"(?<![\w/.:#-])([1-5])\s*(?:stars?\b|⭐|/\s*5\b|out\s+of\s+(?:5|five)\b)"
-    r"|\b(one|two|three|four|five)\s+stars?\b",
+    r"(?<![\w/.:#-])([1-5])\s*(?:stars?\b|estrellas?\b|⭐|/\s*5\b|out\s+of\s+(?:5|five)\b|"
+    r"de\s+(?:5|cinco)\b)"
+    r"|\b(one|two|three|four|five|una|uno|dos|tres|cuatro|cinco)\s+(?:stars?|estrellas?)\b",
     re.IGNORECASE,
 )
 _LONE_DIGIT = re.compile(r"(?<![\w/.:#$-])([1-5])(?![\w/.:%$-])")
@@ -1218,10 +1223,31 @@ class OfflineBrain:
             or _rating_answer(text, parts, contexts, can_rate)
             or _by_words(text, parts, contexts)
         )
+        if found is None and (gloss := english_gloss(package.text)) is not None:
+            # A Spanish text the rules read nothing in: read again in its English gloss
+            # ("la secadora no funciona" → "the dryer is not working"), problems and their
+            # work orders only; a command or a rating was read in its own words above.
+            glossed = _parts("\n".join(_clean(line) for line in gloss.split("\n")), gloss)
+            found = _by_words(_clean(gloss), glossed, contexts)
+            if found is not None:
+                # A note goes on in the tenant's own words, never in the gloss.
+                found = replace(found, plan=tuple(_own_words(a, text) for a in found.plan))
         return found or _Reading(
             "6-assistant",
             (ContinueWithAssistant(confidence=_FAIRLY_SURE, why=_why("no rule matched")),),
         )
+
+
+def _own_words(action: Action, text: str) -> Action:
+    """A relay read in a gloss, carrying the sender's own words instead."""
+    if isinstance(action, RelayToOpenWo):
+        return action.model_copy(
+            update={
+                "evidence": truncate(text, 400),
+                "params": RelayToOpenWoParams(note=truncate(text, 1000)),
+            }
+        )
+    return action
 
 
 def _targetable(open_contexts: Sequence[OpenContext]) -> list[OpenContext]:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from maestro.domain.common import Frozen
+from maestro.domain.spanish_gloss import gloss_word
 
 __all__ = ["NEW_CANDIDATE", "Answer", "read_answer", "read_confirmation", "tokens"]
 
@@ -121,7 +122,9 @@ def tokens(text: str) -> list[str]:
 
 
 def _content(text: str) -> set[str]:
-    return {_stem(t) for t in _tokens(text) if len(t) >= 3 and not t.isdigit()} - _STOPWORDS
+    # Spanish words meet the English lines of the candidates: "la del baño" names "bathroom".
+    words = (w for t in _tokens(text) for w in gloss_word(t).split())
+    return {_stem(w) for w in words if len(w) >= 3 and not w.isdigit()} - _STOPWORDS
 
 
 def _mentioned(text: str, ids: Sequence[str]) -> list[str]:
