@@ -97,3 +97,20 @@ def test_a_spanish_rating_is_read(text: str, stars: int) -> None:
     rating = _rating(text)
     assert rating is not None
     assert (rating.stars, rating.strong) == (stars, True)
+
+
+def test_a_spanish_command_names_its_job_by_its_thing() -> None:
+    """ "ya no necesito lo de la ventana, cancélelo" was asked about among all three: the
+    window is named in Spanish. Held for a YES like any command."""
+    from maestro.domain.actions import ManageExisting
+
+    contexts = (
+        wo_context("WO-431", "bedroom window won't close, unit 2C"),
+        wo_context("WO-432", "fridge not cooling, unit 2C"),
+    )
+    pkg = package("ya no hace falta lo del refri, anúlelo por favor")
+    samples = OfflineBrain().samples(pkg, "tenant", contexts)
+    disposal = dispose(pkg, MARIA, contexts, aggregate(samples, ConsensusPolicy(k=5)))
+    (item,) = disposal.actions
+    assert isinstance(item.action, ManageExisting)
+    assert (item.action.params.operation, item.action.params.wo_ids) == ("cancel", ("WO-432",))

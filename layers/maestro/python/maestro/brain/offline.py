@@ -1317,6 +1317,11 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
     open_wos = [c for c in _work_orders(contexts) if not c.rating_requested]
     call = DeferredCall(operation=operation, request=truncate(text, 300))
     chosen = _commanded(said, open_wos, call) if open_wos else []
+    if isinstance(chosen, Clarify) and (gloss := english_gloss(said)) is not None:
+        # "ya no necesito lo de la ventana, cancélelo": the job named in Spanish (held for a
+        # YES that names it, like any command).
+        in_gloss = _commanded(gloss, open_wos, call)
+        chosen = in_gloss if in_gloss and not isinstance(in_gloss, Clarify) else chosen
     if isinstance(chosen, Clarify):
         return _Reading("7-manage", (chosen,))
     ids = tuple(c.context_id for c in chosen)
