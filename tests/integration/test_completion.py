@@ -20,7 +20,7 @@ from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.directory import Directory, Person, PersonRole, Property, Trade, Unit, Vendor
 from maestro.domain.models import WorkOrder, WorkOrderStatus
-from maestro.domain.timeline import StatusEntry
+from maestro.domain.timeline import NoteEntry, StatusEntry
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed_directory
 from tests.integration.embedded import flush, sms, to_phone
@@ -141,14 +141,17 @@ def test_a_vendors_done_on_their_one_job_asks_the_tenant_and_her_yes_completes_i
     _assigned(stack, "WO-501", "bathroom hot tap won't shut off")
     rosa = ROSA.phones[0]
 
-    # Work left is no completion: nothing changes, the tenant hears nothing.
+    # Work left is no completion: the job stays as it is, and the tenant hears the vendor's
+    # news as an update on it (review of #20), never a question whether it is finished.
     _text(stack, DEE.phone, "got the old stem out, done for today, back tmrw with the part")
     assert _wo(stack, "WO-501").status is WorkOrderStatus.ASSIGNED
-    assert to_phone(stack, rosa) == []
+    (update,) = to_phone(stack, rosa)
+    assert update.startswith("Update on WO-501")
+    assert "finished" not in update
 
     _text(stack, DEE.phone, "swapped the stem + washer, all sorted 👌")
     assert _wo(stack, "WO-501").status is WorkOrderStatus.COMPLETION_REPORTED
-    (asked,) = to_phone(stack, rosa)
+    asked = to_phone(stack, rosa)[-1]
     assert asked.startswith("Dee says WO-501 (bathroom hot tap won't shut off) is finished.")
     assert "Reply YES" in asked
     assert "asked the tenant to confirm" in to_phone(stack, DEE.phone)[-1]
@@ -372,3 +375,26 @@ def test_with_no_completion_question_out_a_yes_or_thanks_is_still_what_it_was(
     _text(stack, rosa, "thanks so much")
     assert to_phone(stack, rosa)[-1] == "You're welcome!"
     assert _wo(stack, "WO-542").status is WorkOrderStatus.ASSIGNED
+
+
+def test_a_vendors_progress_news_on_their_one_job_reaches_its_tenant_and_record(
+    stack: LocalStack,
+) -> None:
+    """Review of #20: a vendor's news that is not a completion ("valve's on backorder, back
+    next tuesday") was saved and acted on by nothing ("I couldn't tell what you need"): the
+    job's record and its tenant never heard. A question stays the assistant's."""
+    _assigned(stack, "WO-551", "tub spout leaks behind the wall")
+    rosa = ROSA.phones[0]
+
+    _text(stack, DEE.phone, "valve's on backorder, I'll be back next tuesday to finish")
+    assert _wo(stack, "WO-551").status is WorkOrderStatus.ASSIGNED
+    (told,) = to_phone(stack, rosa)
+    assert "WO-551" in told
+    assert "valve's on backorder" in told
+    timeline = DynamoTimeline(stack.ddb, stack.tables["timeline"])
+    assert any(
+        isinstance(e, NoteEntry) and "backorder" in e.note for e in timeline.for_wo("WO-551")
+    )
+
+    _text(stack, DEE.phone, "does she have a dog?")
+    assert len(to_phone(stack, rosa)) == 1  # a question is not relayed

@@ -1207,7 +1207,9 @@ class OfflineBrain:
         can_rate = str(sender_role) in _RATERS
         # The same words, one line per message: a new message starts a new clause.
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
-        if str(sender_role) == "vendor" and (done := _completion_report(text, contexts)):
+        if str(sender_role) == "vendor" and (
+            done := _completion_report(text, contexts) or _vendor_news(text, contexts)
+        ):
             return done
         if str(sender_role) == "pm":
             return (
@@ -1885,6 +1887,41 @@ def _note_body(text: str, named: Sequence[WoRef]) -> str:
 
 
 # --- completion from the field (docs/completion.md) ---------------------------------------------
+
+
+# A vendor's news about a job in hand: a part, another trip, a delay, no way in (review of #20:
+# "gonna need another trip, part on order" was saved and acted on by nothing; the tenant and
+# the job's record never heard of it).
+_VENDOR_NEWS = re.compile(
+    r"\b(?:parts?|ordered|ordering|on\s+order|back\s*order\w*|another\s+(?:trip|visit)|"
+    r"come\s+back|be\s+back|coming\s+back|running\s+late|delayed|stuck\s+in\s+traffic|"
+    r"on\s+my\s+way|omw|(?:wasn'?t|not|nobody|no\s+one)\s+(?:\w+\s+)?home|left\s+a\s+(?:card|note)|"
+    r"couldn'?t\s+get\s+in|no\s+access|locked\s+out|waiting\s+(?:on|for)|needs?\s+(?:a\s+)?new|"
+    r"replace(?:ment)?)\b",
+    re.IGNORECASE,
+)
+
+
+def _vendor_news(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """A vendor's progress news on the one job of theirs it is about (their only job in hand,
+    or the one its words name): relayed to that job, so its record and its tenant have it. A
+    question is not news: it is left for the assistant."""
+    if "?" in text or _VENDOR_NEWS.search(text) is None:
+        return None
+    jobs = [
+        c for c in _work_orders(contexts) if c.relation == "vendor" and c.wo_status in REPORTABLE
+    ]
+    named = _ids_named(text, jobs)
+    if named:
+        chosen = [c for c in jobs if c.context_id in named]
+    elif len(jobs) == 1:
+        chosen = jobs
+    else:
+        chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, jobs)
+    if len(chosen) != 1:
+        return None
+    (job,) = chosen
+    return _Reading("9-vendor-news", (_relay(job, text, f"the vendor's news on {job.context_id}"),))
 
 
 def _completion_report(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
