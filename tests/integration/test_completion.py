@@ -23,7 +23,7 @@ from maestro.domain.models import WorkOrder, WorkOrderStatus
 from maestro.domain.timeline import NoteEntry, StatusEntry
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed_directory
-from tests.integration.embedded import flush, sms, to_phone
+from tests.integration.embedded import flush, sms, to_phone, work_orders
 
 pytestmark = pytest.mark.integration
 
@@ -398,3 +398,22 @@ def test_a_vendors_progress_news_on_their_one_job_reaches_its_tenant_and_record(
 
     _text(stack, DEE.phone, "does she have a dog?")
     assert len(to_phone(stack, rosa)) == 1  # a question is not relayed
+
+
+def test_a_yes_said_beside_a_new_problem_completes_the_job_and_opens_the_problem(
+    stack: LocalStack,
+) -> None:
+    """Review of #20: "yes thanks! btw the bedroom blinds are broken" opened the blinds' work
+    order and lost the yes: the reported job stayed ``completion_reported``."""
+    _assigned(stack, "WO-561", "shower valve drips")
+    rosa = ROSA.phones[0]
+    _text(stack, DEE.phone, "new cartridge in, job complete")
+    assert _wo(stack, "WO-561").status is WorkOrderStatus.COMPLETION_REPORTED
+
+    _text(stack, rosa, "looks good, thank you. unrelated but the coat closet light is out")
+    assert _wo(stack, "WO-561").status is WorkOrderStatus.COMPLETED
+    opened = [wo for wo in work_orders(stack) if wo.wo_id != "WO-561"]
+    assert [(wo.category, "closet light" in wo.summary) for wo in opened] == [("electrical", True)]
+    said = " ".join(to_phone(stack, rosa))
+    assert "Thanks for confirming: WO-561" in said
+    assert f"I've opened {opened[0].wo_id}" in said

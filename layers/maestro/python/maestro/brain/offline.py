@@ -1989,6 +1989,18 @@ def _completion_answer(
     ]
     if not reported:
         return None
+    side: tuple[Action, ...] = ()
+    whole = text  # what a complaint passes on: the tenant's whole message
+    described_any = frozenset().union(*(_content_stems(c.description) for c in reported))
+    if any(p.problem.things and not p.problem.things & described_any for p in parts.problems):
+        # "yes thanks! btw the bedroom blinds are broken": the yes is said beside a new
+        # problem. What is left once the problems are out answers the question; the problems
+        # go their own ways (review of #20: the yes was lost, the job stayed reported).
+        rest = " ".join(parts.rest.replace(" . ", " ").split())
+        if not rest or not (confirms_done(rest) or disputes_done(rest)):
+            return None  # "my fridge is broken": a new problem, not this job's answer
+        relays, creates = _side_problems(parts, contexts)
+        side, whole, text = (*relays, *creates), text, rest
     confirms = confirms_done(text)
     if not confirms and not disputes_done(text):
         return None
@@ -1997,12 +2009,15 @@ def _completion_answer(
         return _Reading("9-which", (_clarify(targets, "which finished job?", text),))
     (target,) = targets
     described = _content_stems(target.description)
-    if any(p.problem.things and not p.problem.things & described for p in parts.problems):
+    if not side and any(
+        p.problem.things and not p.problem.things & described for p in parts.problems
+    ):
         return None  # "my fridge is broken": a new problem, not this job's
     if confirms:
         return _Reading(
             "9-confirmed",
             (
+                *side,
                 ManageExisting(
                     confidence=_SURE,
                     why=_why(f"the tenant confirms {target.context_id} is finished"),
@@ -2017,5 +2032,8 @@ def _completion_answer(
         )
     return _Reading(
         "9-not-finished",
-        (_relay(target, text, f"the tenant says {target.context_id} is not finished", _SURE),),
+        (
+            *side,
+            _relay(target, whole, f"the tenant says {target.context_id} is not finished", _SURE),
+        ),
     )
