@@ -199,3 +199,41 @@ def test_a_spanish_cancel_asked_about_is_answered_all_but_one_and_held_in_spanis
         b for b in heard if b.endswith("was cancelled by the tenant.")
     ), heard  # two notices, never the tenant's words
     assert len(heard) == 2
+
+
+def test_an_answer_leaving_one_out_holds_the_cancel_of_the_others(stack: LocalStack) -> None:
+    """Review of #20: "not the fan one" picked the fan (its "not" was read as a stopword), and
+    the cancel was held for exactly the request the tenant meant to keep."""
+    for wo_id, summary in (FRIDGE, FAN, LOCK):
+        open_wo(stack, wo_id, summary)
+    sms(stack, "I'd like to cancel a few of these")
+    flush(stack)
+    sms(stack, "not the fan one")
+    answered = flush(stack)
+    hold = pending_item(stack, answered, "manage_existing")
+    assert isinstance(hold, PendingConfirmation)
+    assert set(hold.wo_ids) == {FRIDGE[0], LOCK[0]}
+    text = said_to_tenant(stack, answered)
+    assert FAN[0] not in text
+    assert FRIDGE[0] in text
+    assert LOCK[0] in text
+    assert {wo(stack, i).status for i in (FRIDGE[0], FAN[0], LOCK[0])} == {WorkOrderStatus.OPEN}
+
+
+def test_a_move_of_a_named_visit_is_held_never_passed_on_as_a_note(stack: LocalStack) -> None:
+    """Review of #20: "move the sink appointment to friday" named its job, so it was relayed
+    to the vendor as a note ("Update on WO-…: …") and the tenant told it was passed on; the
+    move itself was neither held nor asked about."""
+    for wo_id, summary in (FRIDGE, FAN, LOCK):
+        open_wo(stack, wo_id, summary)
+    sms(stack, "could we change the time of the fan visit?")
+    asked = flush(stack)
+    hold = pending_item(stack, asked, "manage_existing")
+    assert isinstance(hold, PendingConfirmation)
+    assert hold.wo_ids == (FAN[0],)
+    assert hold.call is not None
+    assert hold.call.operation == "reschedule"
+    assert "Reply YES to ask for a new time for the visit for WO-302" in said_to_tenant(
+        stack, asked
+    )
+    assert to_phone(stack, VIC.phone) == []  # nothing relayed

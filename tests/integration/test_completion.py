@@ -20,10 +20,10 @@ from maestro.adapters.dynamodb_timeline import DynamoTimeline
 from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
 from maestro.domain.directory import Directory, Person, PersonRole, Property, Trade, Unit, Vendor
 from maestro.domain.models import WorkOrder, WorkOrderStatus
-from maestro.domain.timeline import StatusEntry
+from maestro.domain.timeline import NoteEntry, StatusEntry
 from maestro_dev.local.stack import LocalStack
 from maestro_dev.local.world import seed_directory
-from tests.integration.embedded import flush, sms, to_phone
+from tests.integration.embedded import flush, sms, to_phone, work_orders
 
 pytestmark = pytest.mark.integration
 
@@ -141,14 +141,17 @@ def test_a_vendors_done_on_their_one_job_asks_the_tenant_and_her_yes_completes_i
     _assigned(stack, "WO-501", "bathroom hot tap won't shut off")
     rosa = ROSA.phones[0]
 
-    # Work left is no completion: nothing changes, the tenant hears nothing.
+    # Work left is no completion: the job stays as it is, and the tenant hears the vendor's
+    # news as an update on it (review of #20), never a question whether it is finished.
     _text(stack, DEE.phone, "got the old stem out, done for today, back tmrw with the part")
     assert _wo(stack, "WO-501").status is WorkOrderStatus.ASSIGNED
-    assert to_phone(stack, rosa) == []
+    (update,) = to_phone(stack, rosa)
+    assert update.startswith("Update on WO-501")
+    assert "finished" not in update
 
     _text(stack, DEE.phone, "swapped the stem + washer, all sorted 👌")
     assert _wo(stack, "WO-501").status is WorkOrderStatus.COMPLETION_REPORTED
-    (asked,) = to_phone(stack, rosa)
+    asked = to_phone(stack, rosa)[-1]
     assert asked.startswith("Dee says WO-501 (bathroom hot tap won't shut off) is finished.")
     assert "Reply YES" in asked
     assert "asked the tenant to confirm" in to_phone(stack, DEE.phone)[-1]
@@ -336,3 +339,81 @@ def test_a_pm_closes_a_request_no_vendor_took(stack: LocalStack) -> None:
     )
     assert "no vendor" in closed.what
     assert _no_shame(stack, "WO-731") == ["completed"]
+
+
+@pytest.mark.parametrize("answer", ["Yes.", "thanks so much", "👌", "okay"])
+def test_the_tenants_bare_yes_or_thanks_to_the_completion_question_confirms_it(
+    stack: LocalStack, answer: str
+) -> None:
+    """Review of #20: the question says "Reply YES", but no pending item stores it, so a bare
+    YES met "There's nothing waiting for your yes right now" (untrue) and a thanks or an ok was
+    taken by the pre-check as chit-chat ("You're welcome!", or silence): the job stayed
+    ``completion_reported`` for good. Either answers the question as a yes."""
+    _assigned(stack, "WO-541", "balcony door sticks")
+    rosa = ROSA.phones[0]
+    _text(stack, DEE.phone, "new rollers in, job complete")
+    assert _wo(stack, "WO-541").status is WorkOrderStatus.COMPLETION_REPORTED
+
+    _text(stack, rosa, answer)
+    wo = _wo(stack, "WO-541")
+    assert (wo.status, wo.rating_requested) == (WorkOrderStatus.COMPLETED, True)
+    told = to_phone(stack, rosa)[-1]
+    assert told.startswith("Thanks for confirming: WO-541")
+    assert "nothing waiting" not in " ".join(to_phone(stack, rosa))
+    assert _no_shame(stack, "WO-541") == ["completion_reported", "completed"]
+
+
+def test_with_no_completion_question_out_a_yes_or_thanks_is_still_what_it_was(
+    stack: LocalStack,
+) -> None:
+    """The other side of the above: a tenant whose job is only assigned (nothing asked) still
+    hears that no yes was waiting, and a thanks is answered in kind; nothing changes."""
+    _assigned(stack, "WO-542", "balcony door sticks")
+    rosa = ROSA.phones[0]
+    _text(stack, rosa, "yes")
+    assert "nothing waiting for your yes" in to_phone(stack, rosa)[-1]
+    _text(stack, rosa, "thanks so much")
+    assert to_phone(stack, rosa)[-1] == "You're welcome!"
+    assert _wo(stack, "WO-542").status is WorkOrderStatus.ASSIGNED
+
+
+def test_a_vendors_progress_news_on_their_one_job_reaches_its_tenant_and_record(
+    stack: LocalStack,
+) -> None:
+    """Review of #20: a vendor's news that is not a completion ("valve's on backorder, back
+    next tuesday") was saved and acted on by nothing ("I couldn't tell what you need"): the
+    job's record and its tenant never heard. A question stays the assistant's."""
+    _assigned(stack, "WO-551", "tub spout leaks behind the wall")
+    rosa = ROSA.phones[0]
+
+    _text(stack, DEE.phone, "valve's on backorder, I'll be back next tuesday to finish")
+    assert _wo(stack, "WO-551").status is WorkOrderStatus.ASSIGNED
+    (told,) = to_phone(stack, rosa)
+    assert "WO-551" in told
+    assert "valve's on backorder" in told
+    timeline = DynamoTimeline(stack.ddb, stack.tables["timeline"])
+    assert any(
+        isinstance(e, NoteEntry) and "backorder" in e.note for e in timeline.for_wo("WO-551")
+    )
+
+    _text(stack, DEE.phone, "does she have a dog?")
+    assert len(to_phone(stack, rosa)) == 1  # a question is not relayed
+
+
+def test_a_yes_said_beside_a_new_problem_completes_the_job_and_opens_the_problem(
+    stack: LocalStack,
+) -> None:
+    """Review of #20: "yes thanks! btw the bedroom blinds are broken" opened the blinds' work
+    order and lost the yes: the reported job stayed ``completion_reported``."""
+    _assigned(stack, "WO-561", "shower valve drips")
+    rosa = ROSA.phones[0]
+    _text(stack, DEE.phone, "new cartridge in, job complete")
+    assert _wo(stack, "WO-561").status is WorkOrderStatus.COMPLETION_REPORTED
+
+    _text(stack, rosa, "looks good, thank you. unrelated but the coat closet light is out")
+    assert _wo(stack, "WO-561").status is WorkOrderStatus.COMPLETED
+    opened = [wo for wo in work_orders(stack) if wo.wo_id != "WO-561"]
+    assert [(wo.category, "closet light" in wo.summary) for wo in opened] == [("electrical", True)]
+    said = " ".join(to_phone(stack, rosa))
+    assert "Thanks for confirming: WO-561" in said
+    assert f"I've opened {opened[0].wo_id}" in said

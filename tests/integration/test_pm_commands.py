@@ -260,3 +260,25 @@ def test_a_pms_emergency_pages_and_puts_no_job_of_their_property_on_hold(
     )
     state = DynamoStateStore(stack.ddb, stack.tables["state"]).get("WO-204")
     assert state is None or state.interrupted_at is None
+
+
+def test_a_pms_shorthand_cancel_and_move_are_held_like_the_plain_words(
+    stack: LocalStack,
+) -> None:
+    """Review of #20: "nix 521, dup ticket" got the PM help text, "bump 522 to next week" the
+    status of 522 (a move read as a question), and the command was lost both times."""
+    put_wo(stack, "WO-521", "hall carpet seam lifting", ELM)
+    put_wo(stack, "WO-522", "tub caulk moldy", ELM)
+
+    sms(stack, "nix 521, dup ticket", PAT.phone)
+    flush(stack)
+    assert "Reply YES to cancel WO-521" in to_phone(stack, PAT.phone)[-1]
+    sms(stack, "YES", PAT.phone)
+    flush(stack)
+    assert wo(stack, "WO-521").status is WorkOrderStatus.CANCELLED
+
+    sms(stack, "bump 522 to next week", PAT.phone)
+    flush(stack)
+    held = to_phone(stack, PAT.phone)[-1]
+    assert "Reply YES to ask to move the visit for WO-522" in held, held
+    assert wo(stack, "WO-522").status is WorkOrderStatus.OPEN

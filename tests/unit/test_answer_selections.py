@@ -107,3 +107,44 @@ def test_a_pick_of_several_narrows_a_hold_over_several() -> None:
     assert read_confirmation("the fridge and the lock", IDS, LINES).ids == (FRIDGE, LOCK)
     assert read_confirmation("yes", IDS, LINES).kind == "yes"
     assert read_confirmation("both", IDS, LINES).kind != "pick"
+
+
+@pytest.mark.parametrize(
+    ("reply", "picked"),
+    [
+        ("not the fridge", (FAN, LOCK)),
+        ("just not the bathroom one please", (FRIDGE, LOCK)),
+        ("anything but the lock", (FRIDGE, FAN)),
+        ("except #1", (FAN, LOCK)),
+        ("not WO-302, the other two", (FRIDGE, LOCK)),
+        ("menos el ventilador... no, menos la 3", None),
+        ("excepto la 1", (FAN, LOCK)),
+    ],
+)
+def test_an_answer_that_opens_by_leaving_some_out_picks_the_others(
+    reply: str, picked: tuple[str, ...] | None
+) -> None:
+    """Review of #20: "not the sink one" picked the sink one (the "not" was a stopword), and a
+    cancel was held for exactly the job the party said to keep."""
+    answer = read_answer(reply, IDS, LINES)
+    if picked is None:
+        assert answer.kind == "unclear"
+    else:
+        assert (answer.kind, answer.ids) == ("pick", picked)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "the fridge, not the fan",
+        "WO-301 but not WO-303",
+        "not the fan, just the one",  # one kept of two left: which one?
+        "not the fan, the lock",  # and then it names one: unclear, never a guess
+        "2 not 3",
+    ],
+)
+def test_a_negation_inside_a_choice_is_never_read_as_naming_what_it_leaves_out(
+    reply: str,
+) -> None:
+    answer = read_answer(reply, IDS, LINES)
+    assert answer.kind == "unclear", answer

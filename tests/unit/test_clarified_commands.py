@@ -118,6 +118,21 @@ def test_a_rating_for_which_of_two_keeps_the_stars() -> None:
         ("the tech cancelled on me twice", None),
         ("I don't need the plumber to come in, just the balcony", None),
         ("the sink is leaking again", None),
+        # Review of #20: the visit moved by what it is, a PM's shorthand, Spanish enclitics.
+        ("could we shift tomorrow's visit", "reschedule"),
+        ("I have to change my appointment time", "reschedule"),
+        ("can the plumber stop by on a different day", "reschedule"),
+        ("bump wo-88 to thursday", "reschedule"),
+        ("quisiera mover la visita", "reschedule"),
+        ("nix 4410. dup of the other one", "cancel"),
+        ("please withdraw that request, landlord fixed it", "cancel"),
+        ("anúlela por favor", "cancel"),
+        ("ya no hace falta, gracias", "cancel"),
+        ("the repair is not needed anymore", "cancel"),
+        ("I'll drop it by the office", None),
+        ("the breaker keeps tripping, should I kill the power?", None),
+        ("can you change the smoke detector battery", None),
+        ("what time is the appointment tomorrow?", None),
     ],
 )
 def test_the_words_of_a_command(text: str, command: str | None) -> None:

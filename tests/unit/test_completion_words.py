@@ -9,6 +9,9 @@ import pytest
 from maestro.domain.completion import confirms_done, disputes_done, reports_done
 
 DONE = [
+    # Whatever it does, it does it right now (review of #20).
+    "rehung the cabinet door, it shuts properly now",
+    "bled the radiator, heats great now",
     "finished",
     "Finished up at 4C, the disposal spins freely now",
     "fixed",
@@ -37,6 +40,8 @@ DONE = [
 ]
 
 NOT_DONE = [
+    "ok now what",
+    "working on it right now",
     "not done yet",
     "Will finish tomorrow",
     "done for today, back at 9",
@@ -82,6 +87,11 @@ def test_work_left_or_a_question_is_no_completion(text: str) -> None:
 
 
 YES = [
+    # Asked "All good? Reply YES, or tell us what's still wrong", an ok or a thanks with
+    # nothing else said is a yes (review of #20: these were left to the pre-check's chit-chat).
+    "thanks!",
+    "ok",
+    "👍",
     "YES",
     "yes",
     "Yes!",
@@ -110,7 +120,7 @@ COMPLAINTS = [
     "doesn't drain",
 ]
 
-NEITHER = ["thanks!", "ok", "who is Vic?", "when did he come?"]
+NEITHER = ["who is Vic?", "when did he come?", "hmm", "is it?"]
 
 
 @pytest.mark.parametrize("text", YES)

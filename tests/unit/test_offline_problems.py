@@ -184,3 +184,79 @@ def test_the_part_of_table_is_one_word_per_part_and_knows_the_common_fixtures() 
     assert parts_of("spaceship") == frozenset()
     for parts in PARTS_OF.values():
         assert all(part == part.lower() and " " not in part for part in parts)
+
+
+# --- review of #20: plain symptoms of a thing coming apart or acting up -----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "created"),
+    [
+        (
+            "the coat hook fell down. also the tub faucet drips",
+            [("the coat hook fell down", "general"), ("the tub faucet drips", "plumbing")],
+        ),
+        (
+            "the stair banister is shaky and the hall closet light keeps flashing",
+            [
+                ("the stair banister is shaky", "general"),
+                ("the hall closet light keeps flashing", "electrical"),
+            ],
+        ),
+        (
+            "my vanity mirror shattered, plus the bathroom vent keeps whistling",
+            [
+                ("my vanity mirror shattered", "general"),
+                ("the bathroom vent keeps whistling", "hvac"),
+            ],
+        ),
+    ],
+)
+def test_a_thing_coming_apart_or_acting_up_is_a_problem_of_its_own(
+    text: str, created: list[tuple[str, str]]
+) -> None:
+    """Before: "fell down", "shaky", "shattered", "keeps flashing/whistling" were no symptom, so
+    the clause joined its neighbour's work order or the whole text opened none."""
+    assert _queued(text) == created
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my daughter keeps asking when the electrician comes",
+        "the kids keep playing with the thermostat",
+        "my nephew fell down the stairs at school",
+    ],
+)
+def test_what_people_keep_doing_is_no_problem_with_the_home(text: str) -> None:
+    assert not [q for q in _queued(text) if isinstance(q, tuple) and isinstance(q[1], str)]
+
+
+@pytest.mark.parametrize(
+    ("text", "contexts", "queued"),
+    [
+        (
+            "the dishwasher is still wet inside. also the hallway carpet is torn",
+            (UNDRAINED_DISHWASHER, WARM_FRIDGE),
+            [
+                ("the hallway carpet is torn", "general"),
+                (Lane.RELAY_TO_OPEN_WO, "WO-514"),
+            ],
+        ),
+        (
+            "the kitchen sink is still slow; the garage light went dead",
+            (SLOW_SINK, WARM_FRIDGE),
+            [
+                ("the garage light went dead", "electrical"),
+                (Lane.RELAY_TO_OPEN_WO, "WO-510"),
+            ],
+        ),
+    ],
+)
+def test_news_that_an_open_problem_persists_and_a_new_problem_go_their_own_ways(
+    text: str, contexts: tuple[OpenContext, ...], queued: list[object]
+) -> None:
+    """Review of #20: "the fridge is still warm" was no problem clause, so it was glued to the
+    next one as its lead: one work order opened for both, in the fridge's category, and the
+    open fridge job never heard of it."""
+    assert _queued(text, contexts) == queued

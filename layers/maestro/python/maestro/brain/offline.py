@@ -70,7 +70,7 @@ import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from maestro.domain.actions import (
@@ -115,6 +115,7 @@ from maestro.domain.models import (
 )
 from maestro.domain.parts import PARTS_OF, all_parts
 from maestro.domain.records import BrainSample
+from maestro.domain.spanish_gloss import english_gloss
 from maestro.domain.wo_refs import WoRef, wo_ref_spans
 
 if TYPE_CHECKING:
@@ -243,10 +244,14 @@ def _availability(text: str) -> str | None:
 
 # --- ratings (rule 3) --------------------------------------------------------------------------
 
-_SPELLED = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_SPELLED = {
+    **{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5},
+    **{"una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5},
+}
 _STRONG_RATING = re.compile(
-    r"(?<![\w/.:#-])([1-5])\s*(?:stars?\b|⭐|/\s*5\b|out\s+of\s+(?:5|five)\b)"
-    r"|\b(one|two|three|four|five)\s+stars?\b",
+    r"(?<![\w/.:#-])([1-5])\s*(?:stars?\b|estrellas?\b|⭐|/\s*5\b|out\s+of\s+(?:5|five)\b|"
+    r"de\s+(?:5|cinco)\b)"
+    r"|\b(one|two|three|four|five|una|uno|dos|tres|cuatro|cinco)\s+(?:stars?|estrellas?)\b",
     re.IGNORECASE,
 )
 _LONE_DIGIT = re.compile(r"(?<![\w/.:#$-])([1-5])(?![\w/.:%$-])")
@@ -403,6 +408,19 @@ _LEXICON = _lexicon(
     ("structural", r"ceilings?|walls?|floors?|roof|stairs|cracks?|cracked|holes?"),
     ("general", r"mou?ld|mildew"),
 )
+# Plain symptoms of a thing coming apart or acting up, whatever the thing (review of #20: "the
+# towel bar fell off", "the railing is wobbly", "the detector keeps chirping" were read as no
+# problem, so a text of two problems opened one or none).
+_COMING_APART = (
+    # A thing falls off or down; a person falls down the stairs or off a ladder.
+    r"fell\s+(?:apart|out)|(?:fell|falls?)\s+(?:off|down)(?!\s+(?:the|a|my|his|her|some)\s+"
+    r"(?:stairs|steps|ladder|bed|bike|chair|stool|couch))|falls?\s+apart|came\s+(?:off|loose|apart|down|"
+    r"unglued)|off\s+(?:its|the)\s+tracks?|snapped|shattered|chipped|bent|torn|ripped|"
+    r"wobbl\w*|shaky|chirp\w*|(?:is|went|has\s+gone)\s+dead|died|"
+    # What a machine keeps doing, not a person ("my son keeps asking" is no problem).
+    r"keeps?\s+(?:chirp|click|blink|flash|reset|cycl|turn|shut|switch|cutt|stall|squeal|"
+    r"whistl|bang|knock|freez|fogg|hiss|whin|grind|hum|buzz|spark)\w*"
+)
 # A noun alone ("the fridge") is not a problem; a symptom, a pest or mould is.
 _SYMPTOM = re.compile(
     r"\b(?:broken|broke|busted|damaged|not\s+working|(?:does|do|is|are)?n'?t\s+work\w*|"
@@ -418,7 +436,11 @@ _SYMPTOM = re.compile(
     r"standing\s+water|puddles?|flood\w*|"
     r"(?:loud\s+)?nois\w*|loose|falling\s+off|(?:is|are|went|gone)\s+out|smell\w*|"
     r"infest\w*|mou?ld\w*|mildew|missing|dead|died|(?<!no\s)(?:issue|problem)s?|"
-    r"needs?\s+(?:fixing|repair\w*|to\s+be\s+(?:fixed|repaired))|repair\w*)\b",
+    r"needs?\s+(?:fixing|repair\w*|to\s+be\s+(?:fixed|repaired))|repair\w*|"
+    # News that a problem persists: "the fridge is still warm", "the drain's still slow".
+    r"still\s+(?:(?:too|so|very|really|pretty|kind\s+of)\s+)?(?:warm|hot|cold|slow|loud|noisy|"
+    r"dark|wet|damp|broken|off|out|bad|the\s+same)|"
+    rf"{_COMING_APART})\b",
     re.IGNORECASE,
 )
 _ROOM = re.compile(
@@ -434,7 +456,8 @@ _OBJECT_SYMPTOM = re.compile(
     r"(?:does|do|is|are)\s+not\s+work\w*|won'?t\s+[a-z]+|stopped\s+working|quit\s+working|"
     r"leak\w*|drip\w*|clogged|cracked|stuck|jammed|loose|falling\s+off|came\s+off|"
     r"(?:making|makes?)\s+(?:an?\s+)?(?:[a-z]+\s+)?nois\w*|rattl\w*|squeak\w*|grind\w*|"
-    r"flicker\w*|(?:is|are|was|were)(?:n'?t|\s+not)\s+[a-z]+ing)\b",
+    r"flicker\w*|(?:is|are|was|were)(?:n'?t|\s+not)\s+[a-z]+ing|"
+    rf"{_COMING_APART})\b",
     re.IGNORECASE,
 )
 # The parts of things (maestro.domain.parts): "the trap", "a hinge", "the flapper".
@@ -1184,7 +1207,9 @@ class OfflineBrain:
         can_rate = str(sender_role) in _RATERS
         # The same words, one line per message: a new message starts a new clause.
         parts = _parts("\n".join(_clean(line) for line in package.text.split("\n")), text)
-        if str(sender_role) == "vendor" and (done := _completion_report(text, contexts)):
+        if str(sender_role) == "vendor" and (
+            done := _completion_report(text, contexts) or _vendor_news(text, contexts)
+        ):
             return done
         if str(sender_role) == "pm":
             return (
@@ -1200,10 +1225,31 @@ class OfflineBrain:
             or _rating_answer(text, parts, contexts, can_rate)
             or _by_words(text, parts, contexts)
         )
+        if found is None and (gloss := english_gloss(package.text)) is not None:
+            # A Spanish text the rules read nothing in: read again in its English gloss
+            # ("la secadora no funciona" → "the dryer is not working"), problems and their
+            # work orders only; a command or a rating was read in its own words above.
+            glossed = _parts("\n".join(_clean(line) for line in gloss.split("\n")), gloss)
+            found = _by_words(_clean(gloss), glossed, contexts)
+            if found is not None:
+                # A note goes on in the tenant's own words, never in the gloss.
+                found = replace(found, plan=tuple(_own_words(a, text) for a in found.plan))
         return found or _Reading(
             "6-assistant",
             (ContinueWithAssistant(confidence=_FAIRLY_SURE, why=_why("no rule matched")),),
         )
+
+
+def _own_words(action: Action, text: str) -> Action:
+    """A relay read in a gloss, carrying the sender's own words instead."""
+    if isinstance(action, RelayToOpenWo):
+        return action.model_copy(
+            update={
+                "evidence": truncate(text, 400),
+                "params": RelayToOpenWoParams(note=truncate(text, 1000)),
+            }
+        )
+    return action
 
 
 def _targetable(open_contexts: Sequence[OpenContext]) -> list[OpenContext]:
@@ -1273,6 +1319,11 @@ def _command(text: str, parts: _Parts, contexts: Sequence[OpenContext]) -> _Read
     open_wos = [c for c in _work_orders(contexts) if not c.rating_requested]
     call = DeferredCall(operation=operation, request=truncate(text, 300))
     chosen = _commanded(said, open_wos, call) if open_wos else []
+    if isinstance(chosen, Clarify) and (gloss := english_gloss(said)) is not None:
+        # "ya no necesito lo de la ventana, cancélelo": the job named in Spanish (held for a
+        # YES that names it, like any command).
+        in_gloss = _commanded(gloss, open_wos, call)
+        chosen = in_gloss if in_gloss and not isinstance(in_gloss, Clarify) else chosen
     if isinstance(chosen, Clarify):
         return _Reading("7-manage", (chosen,))
     ids = tuple(c.context_id for c in chosen)
@@ -1838,6 +1889,41 @@ def _note_body(text: str, named: Sequence[WoRef]) -> str:
 # --- completion from the field (docs/completion.md) ---------------------------------------------
 
 
+# A vendor's news about a job in hand: a part, another trip, a delay, no way in (review of #20:
+# "gonna need another trip, part on order" was saved and acted on by nothing; the tenant and
+# the job's record never heard of it).
+_VENDOR_NEWS = re.compile(
+    r"\b(?:parts?|ordered|ordering|on\s+order|back\s*order\w*|another\s+(?:trip|visit)|"
+    r"come\s+back|be\s+back|coming\s+back|running\s+late|delayed|stuck\s+in\s+traffic|"
+    r"on\s+my\s+way|omw|(?:wasn'?t|not|nobody|no\s+one)\s+(?:\w+\s+)?home|left\s+a\s+(?:card|note)|"
+    r"couldn'?t\s+get\s+in|no\s+access|locked\s+out|waiting\s+(?:on|for)|needs?\s+(?:a\s+)?new|"
+    r"replace(?:ment)?)\b",
+    re.IGNORECASE,
+)
+
+
+def _vendor_news(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
+    """A vendor's progress news on the one job of theirs it is about (their only job in hand,
+    or the one its words name): relayed to that job, so its record and its tenant have it. A
+    question is not news: it is left for the assistant."""
+    if "?" in text or _VENDOR_NEWS.search(text) is None:
+        return None
+    jobs = [
+        c for c in _work_orders(contexts) if c.relation == "vendor" and c.wo_status in REPORTABLE
+    ]
+    named = _ids_named(text, jobs)
+    if named:
+        chosen = [c for c in jobs if c.context_id in named]
+    elif len(jobs) == 1:
+        chosen = jobs
+    else:
+        chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, jobs)
+    if len(chosen) != 1:
+        return None
+    (job,) = chosen
+    return _Reading("9-vendor-news", (_relay(job, text, f"the vendor's news on {job.context_id}"),))
+
+
 def _completion_report(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     """A vendor's "it's done" on the one job of theirs it is about: their only job in hand,
     the one named (by id or by its words), else a question naming their jobs. None when it is
@@ -1903,6 +1989,18 @@ def _completion_answer(
     ]
     if not reported:
         return None
+    side: tuple[Action, ...] = ()
+    whole = text  # what a complaint passes on: the tenant's whole message
+    described_any = frozenset().union(*(_content_stems(c.description) for c in reported))
+    if any(p.problem.things and not p.problem.things & described_any for p in parts.problems):
+        # "yes thanks! btw the bedroom blinds are broken": the yes is said beside a new
+        # problem. What is left once the problems are out answers the question; the problems
+        # go their own ways (review of #20: the yes was lost, the job stayed reported).
+        rest = " ".join(parts.rest.replace(" . ", " ").split())
+        if not rest or not (confirms_done(rest) or disputes_done(rest)):
+            return None  # "my fridge is broken": a new problem, not this job's answer
+        relays, creates = _side_problems(parts, contexts)
+        side, whole, text = (*relays, *creates), text, rest
     confirms = confirms_done(text)
     if not confirms and not disputes_done(text):
         return None
@@ -1911,12 +2009,15 @@ def _completion_answer(
         return _Reading("9-which", (_clarify(targets, "which finished job?", text),))
     (target,) = targets
     described = _content_stems(target.description)
-    if any(p.problem.things and not p.problem.things & described for p in parts.problems):
+    if not side and any(
+        p.problem.things and not p.problem.things & described for p in parts.problems
+    ):
         return None  # "my fridge is broken": a new problem, not this job's
     if confirms:
         return _Reading(
             "9-confirmed",
             (
+                *side,
                 ManageExisting(
                     confidence=_SURE,
                     why=_why(f"the tenant confirms {target.context_id} is finished"),
@@ -1931,5 +2032,8 @@ def _completion_answer(
         )
     return _Reading(
         "9-not-finished",
-        (_relay(target, text, f"the tenant says {target.context_id} is not finished", _SURE),),
+        (
+            *side,
+            _relay(target, whole, f"the tenant says {target.context_id} is not finished", _SURE),
+        ),
     )

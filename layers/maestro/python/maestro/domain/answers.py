@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from maestro.domain.common import Frozen
+from maestro.domain.spanish_gloss import gloss_word
 
 __all__ = ["NEW_CANDIDATE", "Answer", "read_answer", "read_confirmation", "tokens"]
 
@@ -121,7 +122,9 @@ def tokens(text: str) -> list[str]:
 
 
 def _content(text: str) -> set[str]:
-    return {_stem(t) for t in _tokens(text) if len(t) >= 3 and not t.isdigit()} - _STOPWORDS
+    # Spanish words meet the English lines of the candidates: "la del baño" names "bathroom".
+    words = (w for t in _tokens(text) for w in gloss_word(t).split())
+    return {_stem(w) for w in words if len(w) >= 3 and not w.isdigit()} - _STOPWORDS
 
 
 def _mentioned(text: str, ids: Sequence[str]) -> list[str]:
@@ -277,6 +280,43 @@ def _all_but(text: str, ids: Sequence[str], lines: Sequence[str]) -> Answer | No
     return Answer(kind="pick", ids=kept, why="all but the ones named")
 
 
+# A reply that opens by leaving some out: "not the sink one", "anything but 2", "except the
+# fan", "menos la 2", "not the window, the other two". What it names is left out.
+_LEADING_NOT = re.compile(
+    r"^\s*(?:(?:just|only|anything|any|everything|all|todas?|todos?|todo|cualquiera)\s+)?"
+    r"(?:but\s+not|but|except(?:\s+for)?|not|excluding|menos|excepto|salvo)\s+(?P<rest>.+)$",
+    re.DOTALL,
+)
+# Words a reply may add after what it leaves out: "…, the other two", "…, the rest".
+_THE_REST = _AROUND | _vocab("other others rest remaining one two three four dos tres demas")
+# A word that turns what follows it around: a reply with one is never read as naming what it
+# says ("not the sink one" picks anything but the sink), only as the shapes above read it.
+_NEGATIONS = _vocab("not dont don't except excluding without nor menos excepto salvo")
+
+
+def _leading_not(text: str, ids: Sequence[str], lines: Sequence[str]) -> Answer | None:
+    """ "not the sink one", "anything but 2", "menos la del baño": every candidate but the
+    ones named first. None when the reply does not open that way."""
+    match = _LEADING_NOT.match(_fold(text.lower()).replace("’", "'"))
+    if match is None or _is_no(_tokens(text)):
+        return None  # "not now", "don't": a no
+    parts = re.split(r"[,;:]|\s-\s", match.group("rest"), maxsplit=1)
+    named = parts[0]
+    tail = parts[1] if len(parts) > 1 else ""
+    left_out = _several(named, ids, lines)
+    if not left_out:
+        return Answer(kind="unclear", why="all but which?")
+    real = [i for i, cid in enumerate(ids) if cid != NEW_CANDIDATE]
+    kept = tuple(ids[i] for i in real if i not in left_out)
+    if not kept:
+        return Answer(kind="unclear", why="all but every one of them")
+    said = set(_tokens(tail))
+    counted = {({"one": 1, "una": 1, "uno": 1} | _COUNTS).get(t) for t in said} - {None}
+    if said and (not said <= _THE_REST or counted - {len(kept)}):
+        return Answer(kind="unclear", why="all but some, and then something else")
+    return Answer(kind="pick", ids=kept, why="all but the ones named first")
+
+
 def read_answer(
     text: str, candidate_ids: Sequence[str], candidate_lines: Sequence[str] = ()
 ) -> Answer:
@@ -288,9 +328,15 @@ def read_answer(
     if not ids or not tokens:
         return Answer(kind="unclear", why="an empty answer")
 
-    excepted = _all_but(text, ids, lines)
+    excepted = _all_but(text, ids, lines) or _leading_not(text, ids, lines)
     if excepted is not None:
         return excepted
+    if set(tokens) & _NEGATIONS:
+        # "the first, not the second", "WO-301 but not WO-302": what is left out is no pick,
+        # and no reading here tells the two apart. Asked again (a no is still a no).
+        if _is_no(tokens):
+            return Answer(kind="no", why="declined")
+        return Answer(kind="unclear", why="names some and leaves some out")
     several = _several(text, ids, lines)
     if several is not None:
         return Answer(kind="pick", ids=tuple(ids[i] for i in several), why="named, part by part")

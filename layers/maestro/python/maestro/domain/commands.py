@@ -47,14 +47,38 @@ __all__ = [
 Command = Literal["cancel", "reschedule"]
 
 _OBJECT = r"(?:it|them|that|this|those|these|the\s+(?:visit|appointment|repair|request)s?)"
+# A work order as a command names it: its id, or the number a PM writes for it ("kill 205").
+_REF = r"(?:wo[-\s]?#?\d+|#?\d{2,})"
+# What a job is called when its visit moves: "my appointment", "the sink visit", "the time".
+_WHEN = r"(?:visit|appointment|appt|time|date|day|slot)s?"
+# What a job is called when it is called off: "the request", "that ticket", "the job".
+_JOB = r"(?:visit|appointment|appt|repair|request|ticket|job|work\s+order)s?"
 CANCEL = re.compile(
     r"\bcancel(?:l?ing)?\b|\bcall(?:ing)?\s+off\b|\bcancel(?:ar|a|e|en)\b|\banul(?:ar|a|e)\b"
-    r"|\bno\s+longer\s+need\b|\bdon[’']?t\s+need\s+(?:\w+\s+){0,4}?any\s*more\b",
+    r"|\bno\s+longer\s+need\b|\bdon[’']?t\s+need\s+(?:\w+\s+){0,4}?any\s*more\b"
+    # Spanish with the pronoun on the verb, accent or not: "cancélelo", "cancelarla".
+    r"|\bcanc[eé]l(?:ar|a|e|en)(?:lo|la|los|las)\b|\banúl(?:ar|a|e)?(?:lo|la|los|las)\b"
+    r"|\bya\s+no\s+(?:lo\s+|la\s+|los\s+|las\s+)?(?:necesito|necesitamos|hace\s+falta)\b"
+    r"|\bno\s+longer\s+(?:needed|necessary|required)\b|\bnot\s+needed\s+any\s*more\b"
+    # A PM's (or anyone's) shorthand, only with what it calls off right after it: "kill 205",
+    # "scrap that ticket", "drop WO-12" (never "drop it off", "kill the power").
+    r"|\b(?:kill|scrap|drop|nix|void|withdraw|scratch|ditch)\s+(?:(?:this|that|the|my|our)\s+"
+    rf"(?:\w+\s+){{0,2}}?{_JOB}\b|{_REF}\b|(?:it|that|them)\b(?!\s+(?:off|by|in|down|at|on|out)\b))",
     re.IGNORECASE,
 )
 RESCHEDULE = re.compile(
     r"\bre-?schedul(?:e|ing)\b|\bpostpone\b|\breprogram(?:ar|a|e|en)\b"
-    rf"|\bpush\s+{_OBJECT}\s+back\b|\bmove\s+{_OBJECT}\s+to\b",
+    rf"|\bpush\s+{_OBJECT}\s+back\b|\bmove\s+{_OBJECT}\s+to\b"
+    # The visit moved by what it is: "move my appointment", "change the time for the light
+    # repair", "push the sink visit to friday", "bump 204 to next week".
+    r"|\b(?:move|push|change|shift|bump|switch)\s+(?:(?:my|our|the|this|that|tomorrow[’']?s|"
+    rf"today[’']?s|\w+[’']s)\s+)?(?:\w+\s+){{0,2}}?{_WHEN}\b"
+    rf"|\b(?:move|push|bump|shift)\s+{_REF}\s+(?:back|to|till|until|out)\b"
+    # "can the electrician come another day", "could we do a different time".
+    r"|\b(?:come|do\s+it|make\s+it|do|visit|stop\s+by)\s+(?:on\s+|at\s+)?(?:another|a\s+different|"
+    r"a\s+later|some\s+other)\s+(?:day|time|date)\b"
+    r"|\b(?:cambiar|mover|cambie|mueva|cambiemos)\s+(?:la|el|mi|su)\s+(?:cita|visita|hora|fecha)\b"
+    r"|\botro\s+d[ií]a\b",
     re.IGNORECASE,
 )
 NEGATED_COMMAND = re.compile(

@@ -40,6 +40,9 @@ _DONE = re.compile(
             r"(?<![\w'])all\s+(?:set|good|sorted|fixed|squared\s+away)(?![\w'])",
             r"(?<![\w'])good\s+to\s+go(?![\w'])",
             r"(?<![\w'])taken\s+care\s+of(?![\w'])",
+            # Whatever it does, it does it right now: "slides fine now", "should be good now".
+            r"(?<![\w'])(?:fine|good|great|properly|perfectly|normally)\s+now"
+            r"(?![\w'])",
             r"(?<![\w'])(?:works?|working|runs?|running|drains?|draining|flushes)\s+"
             r"(?:fine|great|good|perfectly|properly|normally|again|now)(?![\w'])",
             # Spanish
@@ -148,7 +151,17 @@ _YES_WORDS = _vocab(
     "bueno claro all looks seems it is its works working everything now todo esta funciona "
     "much so very indeed totally definitely absolutely de acuerdo vale"
 )
-_YES_LEAD = _vocab("yes y yeah yea yep yup ya yess yesss si sure correct confirmed")
+# A word that can open a plain yes. The tenant was just asked "All good? Reply YES, or tell us
+# what's still wrong": an ok or a thanks with nothing else said answers it as a yes does.
+_YES_LEAD = _vocab(
+    "yes y yeah yea yep yup ya yess yesss si sure correct confirmed confirm ok okay k thanks "
+    "thank thx ty great perfect awesome excellent gracias perfecto vale claro"
+)
+# A thumbs-up or a check mark alone is a yes too.
+_YES_MARKS = re.compile(
+    "^[\\s!.]*(?:[\U0001f44d\U0001f44c\u2705\u2714\U0001f64f\U0001f64c]"
+    "[\ufe0f\U0001f3fb-\U0001f3ff]?[\\s!.]*)+$"
+)
 _HOLDS_UP = re.compile(
     r"(?<![\w'])(?:all\s+good|looks\s+good|looks\s+great|works?\s+(?:now|great|fine|perfectly)|"
     r"working\s+(?:now|great|fine|perfectly)|it'?s\s+(?:fixed|good|fine|working|perfect)|"
@@ -184,7 +197,9 @@ def confirms_done(text: str) -> bool:
     if disputes_done(folded):
         return False
     words = [w.rstrip("!") for w in _TOKEN.findall(folded)]
-    if not words or len(words) > 12:
+    if not words:
+        return _YES_MARKS.match(text) is not None
+    if len(words) > 12:
         return False
     if words[0] in _YES_LEAD and set(words) <= _YES_WORDS:
         return True

@@ -629,6 +629,10 @@ def dispose(
     """
     policy = policy or DisposePolicy()
     route = precheck.route if precheck is not None else Route.REASONING
+    if route is Route.HANDBACK and consensus is not None:
+        # Resolve sent the pre-check's handback on to the brain (a "thanks" or "ok" that may
+        # answer a question no pending item stores, docs/completion.md): its reading decides.
+        route = Route.REASONING
     if sender is None:
         open_contexts = ()  # an unknown number owns nothing, whatever the caller passed
     contexts = tuple(sorted(open_contexts, key=lambda c: c.context_id))

@@ -167,10 +167,15 @@ def resolve_pending(
     handback: bool = False,
     judge: Judge = stale_by_default,
     answers_question: AnswerJudge | None = None,
+    completion_asked: bool = False,
 ) -> Resolution:
     """Match ``package`` against ``pending`` (see the module docstring). ``answers_question``
     settles what the rules read as an unclear answer: still about the question (ask again) or a
-    new topic (the brain reads it); without it, it is asked again."""
+    new topic (the brain reads it); without it, it is asked again. ``completion_asked``: the
+    sender is a tenant asked whether a job its vendor reported finished holds up ("Reply YES,
+    or tell us what's still wrong"), a question no pending item stores: with no hold or
+    question of theirs open, their yes, thanks or ok answers it, so the brain reads it (never
+    "nothing is waiting for your yes", never a handback)."""
     transitions: list[PendingTransition] = []
     holds = sorted(pending.confirmations, key=lambda h: (h.held_at, h.confirmation_id))
     questions = sorted(pending.clarifications, key=lambda q: (q.asked_at, q.clarification_id))
@@ -193,7 +198,9 @@ def resolve_pending(
         transitions.append(_close("confirmation", hold.confirmation_id, "held", "superseded"))
     for question in live_questions[:-1]:
         transitions.append(_close("clarification", question.clarification_id, "open", "superseded"))
-    otherwise: Literal["handback", "brain"] = "handback" if handback else "brain"
+    otherwise: Literal["handback", "brain"] = (
+        "handback" if handback and not completion_asked else "brain"
+    )
     if sender is None:
         return Resolution(route=otherwise, transitions=tuple(transitions))
     text = " ".join(package.text.split())
@@ -214,7 +221,7 @@ def resolve_pending(
             package,
             answers_question,
         )
-    if read_confirmation(text, ()).kind == "yes":
+    if read_confirmation(text, ()).kind == "yes" and not completion_asked:
         return _yes_to_nothing(text, sender, transitions)
     return Resolution(route=otherwise, transitions=tuple(transitions))
 

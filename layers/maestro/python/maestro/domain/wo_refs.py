@@ -20,9 +20,12 @@ MAX_REFS = 4
 _PREFIXED = re.compile(
     r"(?<![\w-])(?:wo|work\s*order)\s*[-#:]?\s*#?([0-9a-z]*\d[0-9a-z]*)(?![\w-])", re.IGNORECASE
 )
-# "#204" or a bare "204": digits only, two or more, not a time, a price, a date or a phone.
+# "#204" or a bare "204": digits only, two or more, not a time, a price, a date or a phone. A
+# comma or a stop after it ends a sentence ("kill 205, tenant moved out"), unless a digit
+# follows ("1,500", "12.30").
 _BARE = re.compile(
-    r"(?<![\w$.,:/#-])#?(\d{2,8})(?![\w%.,/-]|:\d|\s*(?:am|pm|a\.m|p\.m)\b)", re.IGNORECASE
+    r"(?<![\w$.,:/#-])#?(\d{2,8})(?![\w%/-]|[.,]\d|:\d|\s*(?:am|pm|a\.m|p\.m)\b)",
+    re.IGNORECASE,
 )
 
 

@@ -5,6 +5,7 @@ See :mod:`maestro.pipeline.shared` for the order of the steps, and why.
 
 from __future__ import annotations
 
+from maestro.domain.models import WorkOrderStatus
 from maestro.domain.pending import resolve_pending
 from maestro.domain.records import Route
 from maestro.domain.wait_answers import resolve_waits
@@ -47,6 +48,10 @@ def resolve(pipeline: Pipeline, s: ExecutionState) -> JSON:
         handback=s.precheck is not None and s.precheck.route is Route.HANDBACK,
         judge=pipeline.judge,
         answers_question=pipeline.deps.models.judgments.answers_the_question,
+        completion_asked=any(
+            c.wo_status is WorkOrderStatus.COMPLETION_REPORTED and c.relation == "tenant"
+            for c in lease.contexts
+        ),
     )
     count("PendingAnswers", outcome=resolution.route)
     return dump(resolution)

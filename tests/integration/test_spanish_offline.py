@@ -1,0 +1,67 @@
+"""A Spanish tenant, the offline brain, signed SMS only (review of #20): two problems in one
+Spanish text open two work orders and the tenant hears it in Spanish; her Spanish rating is
+recorded. Naive: "He guardado su mensaje, pero no he hecho nada con él", nothing opened, and
+"cinco estrellas" met the same.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from embedded import flush, sms, to_phone, work_orders
+
+from maestro.adapters.dynamodb_work_orders import DynamoWorkOrderStore
+from maestro.domain.directory import Directory, Person, PersonRole, Property, Unit
+from maestro.domain.models import WorkOrder, WorkOrderStatus
+from maestro_dev.local.stack import LocalStack
+from maestro_dev.local.world import seed_directory
+
+pytestmark = pytest.mark.integration
+
+ALAMO = "prop-alamo"
+INES = Person(
+    person_id="t-ines",
+    role=PersonRole.TENANT,
+    name="Inés",
+    phones=("+13125550611",),
+    unit_id="alamo-5",
+)
+DIRECTORY = Directory(
+    properties=(Property(property_id=ALAMO, name="Álamo Court"),),
+    units=(Unit(unit_id="alamo-5", property_id=ALAMO, label="5"),),
+    people=(INES,),
+)
+
+
+def test_a_spanish_text_of_two_problems_opens_two_work_orders_and_a_rating_is_recorded() -> None:
+    with LocalStack(start=datetime(2027, 6, 8, 14, 0, tzinfo=UTC)) as stack:
+        seed_directory(stack, DIRECTORY)
+        ines = INES.phones[0]
+        now = stack.clock.now()
+        DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).create(
+            WorkOrder(
+                wo_id="WO-880",
+                tenant_id=INES.person_id,
+                unit="5",
+                property_id=ALAMO,
+                summary="hallway closet door off its track",
+                status=WorkOrderStatus.COMPLETED,
+                rating_requested=True,
+                created_at=now - timedelta(days=3),
+                updated_at=now - timedelta(hours=4),
+            )
+        )
+
+        sms(stack, "buenas, la lavadora no sirve y el apagador de la sala está flojo", ines)
+        flush(stack)
+        opened = [wo for wo in work_orders(stack) if wo.wo_id != "WO-880"]
+        assert sorted(wo.category for wo in opened) == ["appliance", "electrical"]
+        acks = [t for t in to_phone(stack, ines) if t.startswith("Recibido: he abierto WO-")]
+        assert len(acks) == 2, to_phone(stack, ines)
+
+        sms(stack, "cinco estrellas, todo bien", ines)
+        flush(stack)
+        rated = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).get("WO-880")
+        assert rated is not None
+        assert rated.rating == 5
