@@ -220,6 +220,21 @@ def test_the_new_time_is_the_time_words_only(request_words: str, when: str) -> N
     assert new_time(request_words) == when
 
 
+@pytest.mark.parametrize(
+    ("request_words", "when"),
+    [
+        ("can the plumber come another time? evenings are no good for us", ""),
+        ("change the visit, thursday won't work, wednesday after 4pm is ok", "wednesday after 4pm"),
+        ("push it back please, not saturday, sunday morning", "sunday morning"),
+        ("mover la cita, los viernes no me sirven, el lunes por la tarde", "lunes por la tarde"),
+    ],
+)
+def test_a_time_the_request_rules_out_is_not_the_new_time(request_words: str, when: str) -> None:
+    # The hold repeats the new time to the sender: "to evenings" for "evenings are no good"
+    # would say the opposite of what they asked.
+    assert new_time(request_words) == when
+
+
 def test_the_reschedule_hold_never_repeats_the_sentence() -> None:
     wos = {i: work_order(i, s) for i, s in JOBS.items()}
     chosen = ("WO-91", "WO-92")

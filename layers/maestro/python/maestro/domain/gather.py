@@ -664,14 +664,39 @@ _TIME_GLUE = re.compile(
 )
 
 
+# Words that rule a time out rather than offer it, before it in its clause ("not mornings",
+# "can't do friday", "anything but monday", "no puedo el lunes") or after it ("mornings are
+# bad", "friday doesn't work", "las mananas no me sirven").
+_RULED_OUT_BEFORE = re.compile(
+    r"(?:\b(?:not|no|never|except|but|cannot|can'?t|won'?t|don'?t|isn'?t|aren'?t|excepto|menos|"
+    r"salvo|nunca)\b|\bno\s+puedo\b)[^.,;!?\n]{0,24}$"
+)
+_RULED_OUT_AFTER = re.compile(
+    r"^[^.;!?\n,]{0,12}?\b(?:(?:is|are|'s|'re)\s+(?:bad|no\s+good|not\s+good|out|impossible|"
+    r"a\s+no)|(?:do|does|will|would)\s*(?:n'?t|\s+not)\s+work|won'?t\s+work|(?:is|are)n'?t\s+"
+    r"(?:good|possible|great)|no\s+good|no\s+(?:me\s+)?(?:sirven?|va|van|puedo))\b"
+)
+
+
+def _ruled_out(normal: str, start: int, end: int) -> bool:
+    return bool(
+        _RULED_OUT_BEFORE.search(normal[max(0, start - 40) : start])
+        or _RULED_OUT_AFTER.search(normal[end : end + 40])
+    )
+
+
 def availability_in(text: str) -> str:
     """The times ``text`` gives, lower case and unaccented, "" when it gives none: "need to push
     them back to friday after 3pm" → "friday after 3pm"; "el jueves por la tarde" → "jueves
-    por la tarde". Only time words: what the rest of the sentence says is left out."""
+    por la tarde". Only time words: what the rest of the sentence says is left out, and so is a
+    time it rules out ("mornings are bad", "not friday"): a reply that repeated it would say
+    the opposite of what was asked."""
     normal = _normal(text)
     spans: list[list[int]] = []
     for match in _AVAILABILITY.finditer(normal):
         start, end = match.span()
+        if _ruled_out(normal, start, end):
+            continue
         if spans and _TIME_GLUE.fullmatch(normal[spans[-1][1] : start]):
             spans[-1][1] = end
         else:
