@@ -1975,6 +1975,19 @@ _DONE_STEMS = frozenset(
 )  # fmt: skip
 
 
+_REPLY_LEAD = re.compile(r"^\W*(?:no|nope|nah|not|nop|todavia|todavía|sigue)\b", re.IGNORECASE)
+
+
+def _disputes_beside(rest: str, described: frozenset[str]) -> bool:
+    """Whether what is left beside a new problem disputes the reported job: it says something
+    is wrong and either opens as an answer ("no, still drips") or names the job's thing ("the
+    faucet still sprays"). A bare "won't start" left over from "the dryer is broken and won't
+    start" goes on the dryer's clause; it says nothing of the reported job."""
+    if not disputes_done(rest):
+        return False
+    return bool(_REPLY_LEAD.match(rest) or _content_stems(rest) & described)
+
+
 def _completion_answer(
     text: str, parts: _Parts, contexts: Sequence[OpenContext]
 ) -> _Reading | None:
@@ -1997,7 +2010,7 @@ def _completion_answer(
         # problem. What is left once the problems are out answers the question; the problems
         # go their own ways (review of #20: the yes was lost, the job stayed reported).
         rest = " ".join(parts.rest.replace(" . ", " ").split())
-        if not rest or not (confirms_done(rest) or disputes_done(rest)):
+        if not rest or not (confirms_done(rest) or _disputes_beside(rest, described_any)):
             return None  # "my fridge is broken": a new problem, not this job's answer
         relays, creates = _side_problems(parts, contexts)
         side, whole, text = (*relays, *creates), text, rest
