@@ -65,3 +65,20 @@ def test_a_spanish_text_of_two_problems_opens_two_work_orders_and_a_rating_is_re
         rated = DynamoWorkOrderStore(stack.ddb, stack.tables["work_orders"]).get("WO-880")
         assert rated is not None
         assert rated.rating == 5
+
+
+def test_the_gather_question_goes_in_the_language_of_her_words_when_the_directory_names_none() -> (
+    None
+):
+    # The directory gives Inés no language: the question the work order's execution sends her
+    # (a step that reads no timeline) is in the language of her words, read when gather ran.
+    assert INES.language is None
+    with LocalStack(start=datetime(2027, 6, 8, 14, 0, tzinfo=UTC)) as stack:
+        seed_directory(stack, DIRECTORY)
+        ines = INES.phones[0]
+        sms(stack, "hola, el horno de la cocina no calienta desde ayer", ines)
+        flush(stack)
+        stack.wait_for_executions(allow_paused=True)
+        asked = [t for t in to_phone(stack, ines) if "WO-" in t and "Recibido" not in t]
+        assert asked, to_phone(stack, ines)
+        assert all(t.startswith("Para enviar a la persona indicada") for t in asked), asked

@@ -47,7 +47,7 @@ from maestro.domain.dispatch import (
 from maestro.domain.events import DomainEvent, EventType, body_digest, claim_dict
 from maestro.domain.judge import DispatchPolicy
 from maestro.domain.language import language_for
-from maestro.domain.models import Urgency, WorkOrder, WorkOrderStatus
+from maestro.domain.models import Party, Urgency, WorkOrder, WorkOrderStatus
 from maestro.domain.records import MaestroState, OutstandingItem
 from maestro.domain.timeline import NoteEntry, StatusEntry, entry_id_for, photos_on
 from maestro.lanes.on_call import page_recipient, undeliverable
@@ -185,7 +185,7 @@ class Dispatch:
         tenant = self.deps.parties.by_party_id(wo.tenant_id)
         sent = None
         if tenant is not None:
-            text = gather.question(wo, asked, language_for(tenant.language))
+            text = gather.question(wo, asked, self._tenant_language(tenant, wo))
             sent = self._send(step, tenant.phone, text, f"{wo.wo_id}#gather#1")
         self._await_answer(wo, step.now)
         wait = Wait(
@@ -546,7 +546,7 @@ class Dispatch:
         self._send(step, vendor.phone, vendor_text, f"{wo.wo_id}#assigned#vendor")
         tenant = self.deps.parties.by_party_id(wo.tenant_id)
         if tenant is not None:
-            text = dispatch_texts.tenant_coming_text(wo, vendor, language_for(tenant.language))
+            text = dispatch_texts.tenant_coming_text(wo, vendor, self._tenant_language(tenant, wo))
             self._send(step, tenant.phone, text, f"{wo.wo_id}#assigned#tenant")
         self._update(
             run,
@@ -658,6 +658,12 @@ class Dispatch:
             return None
         unit = self.deps.directory.unit(wo.unit)
         return unit.label if unit is not None else wo.unit
+
+    @staticmethod
+    def _tenant_language(tenant: Party, wo: WorkOrder) -> str:
+        """The directory's language for the tenant, else the one they wrote in when the WO was
+        opened, else English."""
+        return language_for(tenant.language or wo.language)
 
     def _language_of(self, party_id: str) -> str:
         party = self.deps.parties.by_party_id(party_id)

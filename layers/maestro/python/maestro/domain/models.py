@@ -336,6 +336,12 @@ class WorkOrder(Frozen):
     visit: VisitWindow | None = None
     rating_requested: bool = False
     rating: int | None = Field(default=None, ge=1, le=5)
+    language: str | None = Field(
+        default=None,
+        description="The language the tenant wrote in when it was opened (the directory's, else "
+        "the message's): what the work order's own texts to them use when the directory names "
+        "none",
+    )
     version: int = Field(default=1, ge=1)
     created_at: AwareDatetime
     updated_at: AwareDatetime

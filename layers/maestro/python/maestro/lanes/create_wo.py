@@ -49,6 +49,7 @@ def run(action: CreateWo, ctx: LaneContext) -> LaneOutcome:
         summary=_summary(action),
         category=action.params.category,
         urgency=Urgency(action.params.urgency),
+        language=ctx.sender_language,
         created_at=ctx.now,
         updated_at=ctx.now,
     )
