@@ -1902,6 +1902,19 @@ _VENDOR_NEWS = re.compile(
 )
 
 
+def _jobs_meant(
+    text: str, jobs: Sequence[OpenContext], ignored: frozenset[str]
+) -> list[OpenContext]:
+    """The jobs a vendor's text is about: those it names by id, else their only one, else the
+    best match of its words (``ignored`` left out: the words of the report itself)."""
+    named = _ids_named(text, jobs)
+    if named:
+        return [c for c in jobs if c.context_id in named]
+    if len(jobs) == 1:
+        return list(jobs)
+    return _best_by_stems(_content_stems(text) - ignored, jobs)
+
+
 def _vendor_news(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     """A vendor's progress news on the one job of theirs it is about (their only job in hand,
     or the one its words name): relayed to that job, so its record and its tenant have it. A
@@ -1911,13 +1924,7 @@ def _vendor_news(text: str, contexts: Sequence[OpenContext]) -> _Reading | None:
     jobs = [
         c for c in _work_orders(contexts) if c.relation == "vendor" and c.wo_status in REPORTABLE
     ]
-    named = _ids_named(text, jobs)
-    if named:
-        chosen = [c for c in jobs if c.context_id in named]
-    elif len(jobs) == 1:
-        chosen = jobs
-    else:
-        chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS, jobs)
+    chosen = _jobs_meant(text, jobs, _COMMAND_STEMS)
     if len(chosen) != 1:
         return None
     (job,) = chosen
@@ -1937,12 +1944,7 @@ def _completion_report(text: str, contexts: Sequence[OpenContext]) -> _Reading |
     if not jobs:
         return None
     named = _ids_named(text, jobs)
-    if named:
-        chosen = [c for c in jobs if c.context_id in named]
-    elif len(jobs) == 1:
-        chosen = jobs
-    else:
-        chosen = _best_by_stems(_content_stems(text) - _COMMAND_STEMS - _DONE_STEMS, jobs)
+    chosen = _jobs_meant(text, jobs, _COMMAND_STEMS | _DONE_STEMS)
     # Several named ("WO-12 and WO-14 are done"): each is reported. None: the lane asks which,
     # listing their jobs, with the report kept for the answer (I4).
     ids = tuple(c.context_id for c in chosen) if named or len(chosen) == 1 else ()
