@@ -596,3 +596,31 @@ def test_a_task_token_is_answered_while_another_execution_is_starting(
         assert answer() == "InvalidToken"
     with pytest.raises(AttributeError, match="callback_pool_manager"):
         answer()  # moto alone trips on the starting execution
+
+
+def test_asts_are_built_one_at_a_time_while_any_stack_is_up() -> None:
+    # CPython 3.11's AST constructor is not thread-safe (python/cpython#106905): while a stack's
+    # threads run, every ast.parse (a literal_eval, a traceback's carets) takes one lock, and
+    # the last stack out puts ast.parse back.
+    import ast
+    import threading
+
+    original = ast.parse
+    with thread_safe_moto():
+        wrapped = ast.parse
+        assert wrapped is not original
+        with thread_safe_moto():
+            assert ast.parse is wrapped  # one lock for the process, not one per stack
+        assert ast.parse is wrapped  # the inner stack's exit left the outer's in place
+        assert ast.literal_eval("'$.judged'") == "$.judged"
+        results: list[object] = []
+        threads = [
+            threading.Thread(target=lambda: results.append(ast.literal_eval("[1, (2, {3: 4})]")))
+            for _ in range(8)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == [[1, (2, {3: 4})]] * 8
+    assert ast.parse is original

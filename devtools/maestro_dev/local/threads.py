@@ -31,8 +31,10 @@ write before it writes. So:
   execution's start: 0.35 s of CPU each, a third of what a package cost the process (measured).
   The syntax tree of a definition is kept (it is only read); each execution still builds its
   own evaluation components from it.
-- **One ``ast.literal_eval`` at a time**: CPython 3.11's AST constructor is not safe in two
-  threads at once, and every execution reads the ASL's string literals with it.
+- **One AST at a time**: CPython 3.11's AST constructor is not safe in two threads at once,
+  and threads build ASTs: every execution reads the ASL's string literals with
+  ``ast.literal_eval``, and Python 3.11 formats a traceback's carets with ``ast.parse`` (any
+  thread that logs an exception).
 - **A task's AWS client is made once.** moto's Step Functions makes a new boto3 client for every
   Lambda task and PutEvents (a few ms of CPU each, from boto3's default session, which is not
   thread-safe); one client per region and service is kept and shared (clients are).
@@ -158,7 +160,7 @@ def thread_safe_moto(priority: Priority | None = None) -> Iterator[None]:
         stack.enter_context(_item_level_transactions())
         stack.enter_context(_partition_queries())
         stack.enter_context(_parse_once())
-        stack.enter_context(_one_literal_eval_at_a_time())
+        stack.enter_context(_one_ast_at_a_time())
         stack.enter_context(_shared_task_clients())
         yield
 
@@ -298,26 +300,44 @@ def _parse_once() -> Iterator[None]:
         yield
 
 
+_AST_LOCK = threading.RLock()
+_AST_USERS = 0
+_AST_PARSE: Any = None
+
+
 @contextmanager
-def _one_literal_eval_at_a_time() -> Iterator[None]:
-    """Each execution's preprocessor reads the ASL's string literals with ``ast.literal_eval``,
-    in the execution's own thread. CPython 3.11 before 3.11.8 keeps the AST constructor's
-    recursion depth in state shared by every thread (python/cpython#106905): two threads
-    building ASTs at once can leave it wrong, and a later parse then raises "AST constructor
-    recursion depth mismatch", which fails that execution's state. One at a time, it cannot."""
+def _one_ast_at_a_time() -> Iterator[None]:
+    """``ast.parse`` one call at a time in the whole process while any stack is up. CPython 3.11
+    before 3.11.8 keeps the AST constructor's recursion depth in state shared by every thread
+    (python/cpython#106905): two threads building ASTs at once can leave it wrong, and a later
+    parse raises "AST constructor recursion depth mismatch", failing whatever made it (an
+    execution's state reading an ASL literal, a step formatting a traceback: a package failed
+    open under ``make test``). ``ast.literal_eval`` and ``traceback`` both call ``ast.parse``
+    through the module, so one lock there covers them; the lock and the patch are the process's
+    (a lock per stack would not keep two stacks' threads apart), counted so the last stack out
+    puts ``ast.parse`` back."""
     import ast
 
-    from moto.stepfunctions.parser.asl.antlt4utils import antlr4utils
+    global _AST_USERS, _AST_PARSE
+    with _AST_LOCK:
+        if _AST_USERS == 0:
+            original = ast.parse
 
-    lock = threading.Lock()
+            def parse(*args: Any, **kwargs: Any) -> Any:
+                with _AST_LOCK:
+                    return original(*args, **kwargs)
 
-    def literal_eval(source: str) -> Any:
-        with lock:
-            return ast.literal_eval(source)
-
-    serialized = types.SimpleNamespace(literal_eval=literal_eval)
-    with mock.patch.object(antlr4utils, "ast", serialized):
+            _AST_PARSE = original
+            ast.parse = parse
+        _AST_USERS += 1
+    try:
         yield
+    finally:
+        with _AST_LOCK:
+            _AST_USERS -= 1
+            if _AST_USERS == 0:
+                ast.parse = _AST_PARSE
+                _AST_PARSE = None
 
 
 @contextmanager
