@@ -168,7 +168,7 @@ def _report(ctx: LaneContext, wo: WorkOrder, *, ack: bool = True) -> LaneOutcome
     tenant = phone_of(ctx, updated.tenant_id)
     asked = ""
     if tenant is not None:
-        tenant_language = ctx.language_of(tenant)
+        tenant_language = ctx.language_of(tenant, updated)
         check = in_language(COMPLETION_CHECK, tenant_language).format(
             vendor=vendor_name(ctx, updated, tenant_language), job=job_label(updated)
         )
@@ -292,7 +292,7 @@ def tell_closed(ctx: LaneContext, done: list[WorkOrder]) -> None:
         if tenant is not None:
             # No vendor did the work (closed unworked): the tenant is told, and asked nothing.
             closed = CLOSED_BY_PM_RATING_REQUEST if wo.rating_requested else CLOSED_BY_PM_NO_VENDOR
-            text = in_language(closed, ctx.language_of(tenant)).format(job=job_label(wo))
+            text = in_language(closed, ctx.language_of(tenant, wo)).format(job=job_label(wo))
             ctx.send(tenant, truncate(text, 500), suffix=f"tenant#{wo.wo_id}")
         vendor = phone_of(ctx, wo.vendor_id)
         if vendor is not None and wo.vendor_id != sender.party_id:

@@ -22,7 +22,7 @@ from maestro.domain.common import Frozen
 from maestro.domain.dispose import QueuedAction
 from maestro.domain.events import DomainEvent, Effect, EventType, body_digest, claim_dict
 from maestro.domain.language import language_for
-from maestro.domain.models import OpenContext, Package, Party
+from maestro.domain.models import OpenContext, Package, Party, WorkOrder
 from maestro.domain.timeline import (
     TIMELINE_ENTRY,
     EntryKind,
@@ -96,15 +96,20 @@ class LaneContext:
         preferred = self.sender.language if self.sender is not None else None
         return language_for(preferred, self.package.text)
 
-    def language_of(self, phone: str) -> str:
+    def language_of(self, phone: str, wo: WorkOrder | None = None) -> str:
         """The language whoever has ``phone`` reads: the sender's as above; anyone else's from
-        the directory (English when it names none: their words are not in this package)."""
+        the directory; for the tenant of ``wo`` whom the directory gives none, the language
+        they wrote in when it was opened (``WorkOrder.language``); else English (their words
+        are not in this package)."""
         if phone == self.package.sender_phone or (
             self.sender is not None and phone == self.sender.phone
         ):
             return self.sender_language
         party = self.parties.by_phone(phone)
-        return language_for(party.language if party is not None else None)
+        preferred = party.language if party is not None else None
+        if not preferred and wo is not None and party is not None:
+            preferred = wo.language if party.party_id == wo.tenant_id else None
+        return language_for(preferred)
 
     def resolve_target(self, target: str | None) -> str | None:
         """A ``new:<ref>`` target names the WO an earlier create in this package made."""

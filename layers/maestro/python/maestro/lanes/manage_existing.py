@@ -540,7 +540,7 @@ def _tell(ctx: LaneContext, call: ManageExistingParams, done: list[WorkOrder]) -
             # The tenant learns their request is closed, in fixed words: nothing the PM wrote.
             ctx.send(
                 tenant,
-                truncate(_cancelled_by(wo, by_pm, ctx.language_of(tenant)), 500),
+                truncate(_cancelled_by(wo, by_pm, ctx.language_of(tenant, wo)), 500),
                 suffix=f"tenant#{wo.wo_id}",
             )
         vendor = phone_of(ctx, wo.vendor_id)

@@ -61,6 +61,6 @@ def run(action: RecordRating, ctx: LaneContext) -> LaneOutcome:
     tenant_phone = phone_of(ctx, rated.tenant_id)
     if tenant_phone is not None:
         label = f"{wo_id} ({short(rated.summary)})"
-        thanks = say(RATED, ctx.language_of(tenant_phone), stars=stars, label=label)
+        thanks = say(RATED, ctx.language_of(tenant_phone, rated), stars=stars, label=label)
         ctx.send(tenant_phone, thanks, suffix="tenant")
     return finish(ctx, lane, target=wo_id, note=f"rated {wo_id} {stars}/5")

@@ -131,7 +131,7 @@ def _relay_onward(
     phone = phone_of(ctx, other_id)
     if phone is None:
         return f"{role} {other_id} has no phone the directory can find: not relayed", ""
-    language = ctx.language_of(phone)
+    language = ctx.language_of(phone, wo)
     if reopened:
         words = say(REOPENED_TO_VENDOR, language, job=job_label(wo), said=short(note, 300))
     elif vendors and ctx.sender is not None:

@@ -174,7 +174,7 @@ def run(action: ScheduleVisit, ctx: LaneContext) -> LaneOutcome:
         if phone is None:
             missing.append(who)
             continue
-        language = ctx.language_of(phone)
+        language = ctx.language_of(phone, updated)
         filled = say(
             body,
             language,
